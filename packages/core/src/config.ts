@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { CertwrightError } from './errors.js';
+
+/**
+ * The service's configuration, parsed once from `SVC_*` variables at start-up and frozen.
+ * Every failure names the variable it is about.
+ */
+export interface ServiceConfig {
+  port: number;
+  listenAddr: string;
+  tls: { certPath: string; keyPath: string };
+  auth: { type: 'api-key'; secret: string } | { type: 'none' };
+  dataDir: string;
+  /** Absent means embedded PGlite in `dataDir`. */
+  databaseUrl: string | undefined;
+  /** Present switches queue and ephemeral store to Redis. */
+  redisUrl: string | undefined;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+  /** Largest request body any route accepts, in bytes. */
+  maxBodyBytes: number;
+  notificationRetryIntervalMs: number;
+  /** Shutdown grace period for in-flight requests and jobs. */
+  shutdownTimeoutMs: number;
+}
+
+export const JWT_REFUSED_MESSAGE =
+  'SVC_AUTH_TYPE=jwt is not supported: certwright has no JWT middleware. For JWT or OIDC, put an ' +
+  'authenticating gateway in front of the service and run it with SVC_AUTH_TYPE=none.';
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Parses Go-style durations such as `500ms`, `30s`, `2m`, `1h`. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match) throw new Error(`'${text}' is not a duration such as 30s, 2m or 1h`);
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
+}
+
+const port = z.coerce.number().int().min(1).max(65535);
+const duration = z.string().transform((text, ctx) => {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+const url = (schemes: string[]) =>
+  z
+    .string()
+    .refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
+      message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
+    });
+
+type Env = Record<string, string | undefined>;
+
+export function parseConfig(env: Env): Readonly<ServiceConfig> {
+  const problems: string[] = [];
+  const read = <T>(name: string, schema: z.ZodType<T>, fallback?: string): T | undefined => {
+    const raw = env[name] === '' ? undefined : env[name];
+    const value = raw ?? fallback;
+    if (value === undefined) return undefined;
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    problems.push(`${name}: ${result.error.issues.map((i) => i.message).join('; ')}`);
+    return undefined;
+  };
+  const required = <T>(name: string, schema: z.ZodType<T>, why: string): T | undefined => {
+    if (!env[name]) {
+      problems.push(`${name} is required (${why})`);
+      return undefined;
+    }
+    return read(name, schema);
+  };
+
+  const authType = env.SVC_AUTH_TYPE || 'api-key';
+  if (authType === 'jwt') throw new CertwrightError('config_invalid', JWT_REFUSED_MESSAGE);
+  if (authType !== 'api-key' && authType !== 'none') {
+    throw new CertwrightError(
+      'config_invalid',
+      `SVC_AUTH_TYPE='${authType}' is not supported: use api-key or none`,
+    );
+  }
+  const secret =
+    authType === 'api-key'
+      ? required('SVC_AUTH_SECRET', z.string().min(16, 'must be at least 16 characters'), 'SVC_AUTH_TYPE is api-key')
+      : undefined;
+
+  const config: ServiceConfig = {
+    port: read('SVC_PORT', port, '8443') as number,
+    listenAddr: read('SVC_LISTEN_ADDR', z.string().min(1), '0.0.0.0') as string,
+    tls: {
+      certPath: required('SVC_TLS_CERT_PATH', z.string(), 'the server listens on TLS only') as string,
+      keyPath: required('SVC_TLS_KEY_PATH', z.string(), 'the server listens on TLS only') as string,
+    },
+    auth: authType === 'api-key' ? { type: 'api-key', secret: secret as string } : { type: 'none' },
+    dataDir: read('SVC_DATA_DIR', z.string().min(1), './data') as string,
+    databaseUrl: read('SVC_DATABASE_URL', url(['postgres', 'postgresql', 'mysql'])),
+    redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
+    logLevel: read('SVC_LOG_LEVEL', z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']), 'info') as ServiceConfig['logLevel'],
+    maxBodyBytes: read('SVC_MAX_BODY_BYTES', z.coerce.number().int().min(1024), String(1024 * 1024)) as number,
+    notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
+    shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,
+  };
+  if (problems.length > 0) {
+    throw new CertwrightError('config_invalid', `invalid configuration: ${problems.join('; ')}`);
+  }
+  return Object.freeze(config);
+}
+
+/** Renders a connection URL for logs: the password, if any, is replaced. */
+export function redactUrl(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '[unparsable url]';
+  }
+}

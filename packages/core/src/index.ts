@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './config.js';
+export * from './transport.js';
+export * from './ports/clock.js';
+export * from './ports/logger.js';
+export * from './web/body.js';
