@@ -1,0 +1,1 @@
+export { createRequestListener } from './request-listener.js';
