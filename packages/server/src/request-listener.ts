@@ -12,12 +12,11 @@ export function createRequestListener(
   logger?: Logger,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const host = req.headers.host ?? `localhost:${req.socket.localPort ?? 8443}`;
-    const request = toWebRequest(req, { origin: `https://${host}` });
-    handler(request, transportFromSocket(req.socket))
+    Promise.resolve()
+      .then(() => handler(toWebRequest(req, { origin: originOf(req) }), transportFromSocket(req.socket)))
       .then((response) => sendWebResponse(res, response, req.method))
       .catch((error: unknown) => {
-        logger?.error({ err: error }, 'handler failed outside its error mapping');
+        logger?.error({ err: error }, 'request failed outside the handler error mapping');
         if (!res.headersSent) {
           res.writeHead(500, { 'content-type': 'application/problem+json' });
           res.end(JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 }));
@@ -26,4 +25,13 @@ export function createRequestListener(
         }
       });
   };
+}
+
+const HOST = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;
+
+/** A Host header that is not a plain host[:port] is ignored rather than trusted into a URL. */
+function originOf(req: IncomingMessage): string {
+  const host = req.headers.host;
+  if (host && HOST.test(host)) return `https://${host}`;
+  return `https://localhost:${req.socket.localPort ?? 8443}`;
 }
