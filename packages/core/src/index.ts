@@ -4,3 +4,5 @@ export * from './transport.js';
 export * from './ports/clock.js';
 export * from './ports/logger.js';
 export * from './web/body.js';
+export * from './ports/queue.js';
+export * from './ports/ephemeral.js';
