@@ -9,7 +9,7 @@ export default defineConfig({
     projects: [
       'packages/*/vitest.config.ts',
       'examples/*/vitest.config.ts',
-      'test/interop/vitest.config.ts',
+      'test/*/vitest.config.ts',
     ],
   },
 });
