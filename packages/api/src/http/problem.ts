@@ -1,0 +1,81 @@
+import type { CertwrightError, ErrorCode } from '@certwright/core';
+
+/** REST mapping of the stable error codes; the domain never chooses an HTTP status. */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  validation_failed: 400,
+  bad_request: 400,
+  invalid_reference: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  unavailable: 503,
+  config_invalid: 500,
+  internal: 500,
+};
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Codes whose message may reach the client; the rest get a fixed detail. */
+const HIDDEN: ReadonlySet<ErrorCode> = new Set(['internal', 'config_invalid']);
+
+export interface ProblemInit {
+  status: number;
+  code: string;
+  detail: string;
+  requestId: string;
+  fields?: { field: string; message: string }[];
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** RFC 9457 problem document with the members DESIGN §5 adds (`error`, `request_id`, `errors`). */
+export function problem(init: ProblemInit): Response {
+  const body: Record<string, unknown> = {
+    ...init.extra,
+    type: `urn:certwright:error:${init.code}`,
+    title: TITLES[init.status] ?? 'Error',
+    status: init.status,
+    detail: init.detail,
+    error: init.code,
+    request_id: init.requestId,
+  };
+  if (init.fields && init.fields.length > 0) body.errors = init.fields;
+  return new Response(JSON.stringify(body), {
+    status: init.status,
+    headers: { 'content-type': 'application/problem+json', ...init.headers },
+  });
+}
+
+export function problemFromError(error: CertwrightError, requestId: string): Response {
+  const status = STATUS_BY_CODE[error.code] ?? 500;
+  const headers: Record<string, string> = {};
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
+  return problem({
+    status,
+    code: error.code,
+    detail: HIDDEN.has(error.code) ? 'internal error' : error.message,
+    requestId,
+    fields: error.fields,
+    extra: HIDDEN.has(error.code) ? {} : error.extra,
+    headers,
+  });
+}

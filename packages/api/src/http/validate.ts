@@ -1,0 +1,36 @@
+import { type FieldIssue, readBodyBytes, validationError } from '@certwright/core';
+import type { z } from 'zod';
+
+/** Validates one part of a request; issues name the field, prefixed by where it came from. */
+export function parsePart<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
+  const result = schema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  throw validationError(result.error.issues.map((issue) => toFieldIssue(issue, where)));
+}
+
+function toFieldIssue(issue: z.core.$ZodIssue, where: string): FieldIssue {
+  const field = issue.path.length > 0 ? issue.path.join('.') : where;
+  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+  return { field, message: missing ? 'is required' : issue.message };
+}
+
+/** URLSearchParams as an object; a repeated key becomes an array. */
+export function queryObject(params: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(params.keys())) {
+    const all = params.getAll(key);
+    out[key] = all.length === 1 ? (all[0] as string) : all;
+  }
+  return out;
+}
+
+/** Reads a bounded JSON body; an empty body is `undefined` so schemas decide if it is allowed. */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const bytes = await readBodyBytes(request, limit);
+  if (bytes.byteLength === 0) return undefined;
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw validationError([{ field: 'body', message: 'is not valid JSON' }]);
+  }
+}
