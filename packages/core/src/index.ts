@@ -6,3 +6,6 @@ export * from './ports/logger.js';
 export * from './ports/queue.js';
 export * from './transport.js';
 export * from './web/body.js';
+export * from './domain/index.js';
+export * from './crypto/secret-box.js';
+export * from './ports/storage.js';

@@ -1,0 +1,463 @@
+import type { Agent, AgentDependencyCounts, AgentStatus } from '../domain/agent.js';
+import type { AuditCategory, AuditEvent, NewAuditEvent } from '../domain/audit.js';
+import type {
+  CertificateSortField,
+  CertificateSource,
+  CertificateStatus,
+  CertificateVersion,
+  CertificateVersionWithKey,
+  ManagedCertificate,
+  RevocationReason,
+} from '../domain/certificate.js';
+import type { PageRequest, PageResult, SortDirection } from '../domain/common.js';
+import type { Issuer, IssuerConfig, IssuerType, IssuerWithConfig } from '../domain/issuer.js';
+import type { Job, JobStatus, JobType } from '../domain/job.js';
+import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
+import type { Owner } from '../domain/owner.js';
+import type { PolicyRule, PolicyRuleType, PolicyViolation, Severity } from '../domain/policy.js';
+import type { CertificateProfile } from '../domain/profile.js';
+import type { RenewalPolicy } from '../domain/renewal-policy.js';
+import type {
+  DeploymentTarget,
+  DeploymentTargetWithConfig,
+  TargetConfig,
+  TargetType,
+} from '../domain/target.js';
+import type { Team } from '../domain/team.js';
+import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
+
+/*
+ * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
+ * of:
+ *   not_found          the addressed record does not exist (update, delete, require …)
+ *   conflict           a unique value is taken, or a delete hits a record still referenced
+ *   invalid_reference  a create/update names a record that does not exist
+ *   unavailable        the database cannot be reached; retrying later may succeed
+ * Driver errors never escape. Ids are generated when a create input leaves them out;
+ * timestamps default to the storage's clock.
+ */
+
+/** Creates accept an optional id and timestamps; everything else as in the record. */
+type NewRecord<T, Defaults extends keyof T = never> = Omit<
+  T,
+  'id' | 'created_at' | 'updated_at' | Defaults
+> & {
+  id?: string;
+  created_at?: Date;
+} & Partial<Pick<T, Defaults>>;
+
+/** Updates name only the mutable fields they change. */
+type Patch<T, Fixed extends keyof T = never> = Partial<Omit<T, 'id' | 'created_at' | 'updated_at' | Fixed>>;
+
+/** Number of records of each kind that still reference a record (409 on delete when > 0). */
+export type ReferenceCounts = Record<string, number>;
+
+interface CrudRepository<T, New, Update> {
+  create(input: New): Promise<T>;
+  get(id: string): Promise<T | null>;
+  /** Like get, but a missing record is `not_found`. */
+  require(id: string): Promise<T>;
+  update(id: string, patch: Update): Promise<T>;
+  /** `conflict` while other records reference it. */
+  delete(id: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Certificates and versions
+
+export type NewCertificate = NewRecord<
+  ManagedCertificate,
+  | 'sans'
+  | 'status'
+  | 'source'
+  | 'profile_id'
+  | 'environment'
+  | 'metadata'
+  | 'tags'
+  | 'current_version_id'
+  | 'expires_at'
+  | 'last_renewal_at'
+>;
+/** current_version_id and expires_at follow the versions; they are not patched directly. */
+export type CertificatePatch = Patch<ManagedCertificate, 'current_version_id' | 'expires_at'>;
+
+export interface CertificateFilter {
+  ids?: string[];
+  status?: CertificateStatus | CertificateStatus[];
+  /** Excluded statuses (e.g. bulk renewal skips Archived, Revoked, Expired, RenewalInProgress). */
+  notStatus?: CertificateStatus[];
+  issuer_id?: string;
+  owner_id?: string;
+  team_id?: string;
+  profile_id?: string;
+  renewal_policy_id?: string;
+  /** '' matches only unspecified provenance; leave undefined for any source. */
+  source?: CertificateSource;
+  environment?: string;
+  /** Certificates bound to at least one target of this agent. */
+  agent_id?: string;
+  /** Latest version's not_after strictly before / at-or-after. Certificates without a version never match. */
+  expiresBefore?: Date;
+  expiresAfter?: Date;
+  /** Case-insensitive substring of name, common_name or any SAN. */
+  search?: string;
+}
+
+export interface CertificateListQuery extends CertificateFilter, PageRequest {
+  sort?: CertificateSortField;
+  order?: SortDirection;
+}
+
+export interface CertificateRepository
+  extends CrudRepository<ManagedCertificate, NewCertificate, CertificatePatch> {
+  list(query?: CertificateListQuery): Promise<PageResult<ManagedCertificate>>;
+  /**
+   * Ids matching a filter in id order, one batch at a time (keyset paging after `afterId`),
+   * for bulk operations over many thousands of certificates.
+   */
+  listIds(filter: CertificateFilter, batch: { afterId?: string; limit: number }): Promise<string[]>;
+  /** Applies one patch to many certificates in one statement; returns how many changed. */
+  updateMany(ids: readonly string[], patch: CertificatePatch): Promise<number>;
+  countByStatus(): Promise<Record<CertificateStatus, number>>;
+  /** Replaces the target bindings of a certificate (`invalid_reference` for an unknown target). */
+  setTargets(certificateId: string, targetIds: readonly string[]): Promise<void>;
+  listTargetIds(certificateId: string): Promise<string[]>;
+  /**
+   * Renewal scan: certificates in `statuses` (default Active, Expiring) whose latest version
+   * expires within their renewal policy's renewal_window_days of `now`, soonest first.
+   */
+  renewalDue(query: {
+    now: Date;
+    statuses?: CertificateStatus[];
+    limit: number;
+  }): Promise<ManagedCertificate[]>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewCertificateVersion = Omit<
+  CertificateVersion,
+  'id' | 'created_at' | 'revoked_at' | 'revocation_reason' | 'invalidity_date'
+> & {
+  id?: string;
+  created_at?: Date;
+  /** PKCS#8 PEM; sealed before it is stored. Null when the key never reaches the server. */
+  private_key_pem?: string | null;
+};
+
+export interface Revocation {
+  revoked_at: Date;
+  reason: RevocationReason;
+  invalidity_date?: Date | null;
+}
+
+export interface CertificateVersionRepository {
+  /**
+   * Stores a version and makes it the certificate's current one (current_version_id and
+   * expires_at), atomically. `conflict` when (issuer_id, serial_number) is taken.
+   */
+  create(input: NewCertificateVersion): Promise<CertificateVersion>;
+  get(id: string): Promise<CertificateVersion | null>;
+  /** Decrypts the private key; only for export and deployment. */
+  getWithKey(id: string): Promise<CertificateVersionWithKey | null>;
+  latest(certificateId: string): Promise<CertificateVersion | null>;
+  listForCertificate(certificateId: string, page?: PageRequest): Promise<PageResult<CertificateVersion>>;
+  findBySerial(issuerId: string, serialNumber: string): Promise<CertificateVersion | null>;
+  /** Marks a version revoked. A version already revoked keeps its first revocation. */
+  revoke(id: string, revocation: Revocation): Promise<CertificateVersion>;
+  /** Revokes every unrevoked version of the given certificates; returns how many changed. */
+  revokeForCertificates(certificateIds: readonly string[], revocation: Revocation): Promise<number>;
+  /** Revoked versions of an issuer in serial order, fetched page by page (CRL building). */
+  streamRevoked(issuerId: string, pageSize?: number): AsyncIterable<CertificateVersion>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reference data
+
+export type NewOwner = NewRecord<Owner, 'email'>;
+export interface OwnerRepository extends CrudRepository<Owner, NewOwner, Patch<Owner>> {
+  list(query?: PageRequest & { search?: string }): Promise<PageResult<Owner>>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewTeam = NewRecord<Team, 'description'>;
+export interface TeamRepository extends CrudRepository<Team, NewTeam, Patch<Team>> {
+  list(query?: PageRequest & { search?: string }): Promise<PageResult<Team>>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewIssuer = NewRecord<Issuer, 'enabled'> & { config?: IssuerConfig };
+export type IssuerPatch = Patch<Issuer> & { config?: IssuerConfig };
+export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, IssuerPatch> {
+  /** Decrypts the connector config; for the issuing pipeline only, never for API output. */
+  getWithConfig(id: string): Promise<IssuerWithConfig | null>;
+  list(query?: PageRequest & { type?: IssuerType; enabled?: boolean }): Promise<PageResult<Issuer>>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewProfile = NewRecord<
+  CertificateProfile,
+  | 'description'
+  | 'allowed_ekus'
+  | 'required_csr_attributes'
+  | 'must_staple'
+  | 'key_generation'
+  | 'allowed_key_algorithms'
+>;
+export interface ProfileRepository
+  extends CrudRepository<CertificateProfile, NewProfile, Patch<CertificateProfile>> {
+  list(query?: PageRequest): Promise<PageResult<CertificateProfile>>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewRenewalPolicy = NewRecord<
+  RenewalPolicy,
+  'renewal_window_days' | 'retry_interval_seconds' | 'alert_thresholds_days' | 'max_retries'
+>;
+export interface RenewalPolicyRepository
+  extends CrudRepository<RenewalPolicy, NewRenewalPolicy, Patch<RenewalPolicy>> {
+  getByName(name: string): Promise<RenewalPolicy | null>;
+  list(query?: PageRequest): Promise<PageResult<RenewalPolicy>>;
+  references(id: string): Promise<ReferenceCounts>;
+}
+
+export type NewPolicyRule = NewRecord<PolicyRule, 'severity' | 'enabled' | 'description' | 'config'>;
+export interface PolicyRuleRepository extends CrudRepository<PolicyRule, NewPolicyRule, Patch<PolicyRule>> {
+  list(query?: PageRequest & { type?: PolicyRuleType; enabled?: boolean }): Promise<PageResult<PolicyRule>>;
+}
+
+export type NewViolation = Omit<PolicyViolation, 'id' | 'detected_at'> & { id?: string; detected_at?: Date };
+export interface ViolationRepository {
+  create(input: NewViolation): Promise<PolicyViolation>;
+  get(id: string): Promise<PolicyViolation | null>;
+  list(
+    query?: PageRequest & {
+      certificate_id?: string;
+      rule_id?: string;
+      severity?: Severity;
+      rule_type?: PolicyRuleType;
+    },
+  ): Promise<PageResult<PolicyViolation>>;
+  /** Replaces all violations of one certificate (re-evaluation) atomically. */
+  replaceForCertificate(
+    certificateId: string,
+    violations: readonly NewViolation[],
+  ): Promise<PolicyViolation[]>;
+  delete(id: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents, targets, jobs
+
+export type NewAgent = Omit<
+  Agent,
+  'id' | 'registered_at' | 'retired_at' | 'retired_reason' | 'last_heartbeat_at' | 'status'
+> & {
+  id?: string;
+  registered_at?: Date;
+  status?: AgentStatus;
+  last_heartbeat_at?: Date | null;
+  /** SHA-256 hex of the agent key; unique; never returned by any read. */
+  api_key_hash: string | null;
+};
+export type AgentPatch = Partial<Omit<Agent, 'id' | 'registered_at'>> & { api_key_hash?: string | null };
+
+export interface AgentRepository {
+  create(input: NewAgent): Promise<Agent>;
+  get(id: string): Promise<Agent | null>;
+  require(id: string): Promise<Agent>;
+  /** The agent whose key hashes to this value (retired ones included: callers answer 410). */
+  getByApiKeyHash(apiKeyHash: string): Promise<Agent | null>;
+  update(id: string, patch: AgentPatch): Promise<Agent>;
+  list(query?: PageRequest & { retired?: boolean; status?: AgentStatus }): Promise<PageResult<Agent>>;
+  /** Spec §2.2: active (unretired) targets, certificates bound to them, open jobs. */
+  dependencyCounts(id: string): Promise<AgentDependencyCounts>;
+}
+
+export type NewTarget = NewRecord<DeploymentTarget, 'enabled' | 'retired_at' | 'retired_reason'> & {
+  config?: TargetConfig;
+};
+export type TargetPatch = Patch<DeploymentTarget, 'agent_id'> & { config?: TargetConfig };
+export interface TargetRepository extends CrudRepository<DeploymentTarget, NewTarget, TargetPatch> {
+  getWithConfig(id: string): Promise<DeploymentTargetWithConfig | null>;
+  list(
+    query?: PageRequest & { agent_id?: string; type?: TargetType; retired?: boolean },
+  ): Promise<PageResult<DeploymentTarget>>;
+  /** Retires every active target of an agent with one timestamp; returns how many. */
+  retireForAgent(agentId: string, at: Date, reason: string): Promise<number>;
+  /** Unretired targets bound to a certificate (deployment fan-out). */
+  listForCertificate(certificateId: string): Promise<DeploymentTarget[]>;
+}
+
+export type NewJob = Omit<
+  Job,
+  | 'id'
+  | 'created_at'
+  | 'updated_at'
+  | 'status'
+  | 'attempts'
+  | 'max_attempts'
+  | 'last_error'
+  | 'csr_pem'
+  | 'scheduled_at'
+  | 'started_at'
+  | 'completed_at'
+  | 'locked_by'
+  | 'lease_expires_at'
+  | 'verification_status'
+  | 'verification_detail'
+  | 'verified_at'
+  | 'payload'
+  | 'result'
+  | 'certificate_id'
+  | 'target_id'
+  | 'agent_id'
+> &
+  Partial<Omit<Job, 'id' | 'created_at' | 'updated_at' | 'type'>> & { id?: string; created_at?: Date };
+export type JobPatch = Patch<Job, 'type'>;
+
+export interface JobListQuery extends PageRequest {
+  status?: JobStatus | JobStatus[];
+  type?: JobType;
+  certificate_id?: string;
+  target_id?: string;
+  agent_id?: string;
+}
+
+export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'> {
+  list(query?: JobListQuery): Promise<PageResult<Job>>;
+  /**
+   * Atomically claims up to `limit` Pending jobs due at `now` (and Running jobs whose lease
+   * expired), skipping rows other claimers hold (`FOR UPDATE SKIP LOCKED`): each claimed job
+   * becomes Running, attempts + 1, locked_by = worker, lease_expires_at = now + leaseMs.
+   * Concurrent claimers never receive the same job.
+   */
+  claimDue(query: {
+    now: Date;
+    worker: string;
+    leaseMs: number;
+    limit: number;
+    types?: JobType[];
+    agentId?: string | null;
+  }): Promise<Job[]>;
+  /** Open jobs addressed to an agent (its work poll): Pending and AwaitingCSR, oldest first. */
+  listOpenForAgent(agentId: string, limit?: number): Promise<Job[]>;
+  /**
+   * Running jobs whose lease expired before `now` and whose attempts are used up become Failed
+   * with `reason`; returns them.
+   */
+  failExpired(now: Date, reason: string): Promise<Job[]>;
+  /** Cancels open jobs of a certificate (e.g. on archive); returns how many. */
+  cancelOpenForCertificate(certificateId: string, at: Date): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Notifications, webhooks, audit
+
+export type NewNotification = Omit<
+  NotificationEvent,
+  | 'id'
+  | 'created_at'
+  | 'updated_at'
+  | 'status'
+  | 'retry_count'
+  | 'next_retry_at'
+  | 'last_error'
+  | 'sent_at'
+  | 'certificate_id'
+> &
+  Partial<
+    Pick<
+      NotificationEvent,
+      'status' | 'retry_count' | 'next_retry_at' | 'last_error' | 'sent_at' | 'certificate_id'
+    >
+  > & {
+    id?: string;
+    /** Left out (or the zero time) → now (spec §2.7). */
+    created_at?: Date;
+  };
+
+export interface NotificationRepository {
+  create(input: NewNotification): Promise<NotificationEvent>;
+  get(id: string): Promise<NotificationEvent | null>;
+  require(id: string): Promise<NotificationEvent>;
+  update(id: string, patch: Patch<NotificationEvent, 'type'>): Promise<NotificationEvent>;
+  list(
+    query?: PageRequest & {
+      status?: NotificationStatus | NotificationStatus[];
+      type?: NotificationType;
+      certificate_id?: string;
+      channel?: string;
+    },
+  ): Promise<PageResult<NotificationEvent>>;
+  /** Failed events whose next_retry_at is at or before `now`, oldest retry first. */
+  dueForRetry(now: Date, limit: number): Promise<NotificationEvent[]>;
+  countByStatus(): Promise<Record<NotificationStatus, number>>;
+}
+
+export type NewWebhook = NewRecord<
+  Webhook,
+  'enabled' | 'method' | 'service' | 'template' | 'header_names'
+> & { headers?: WebhookHeaders };
+export type WebhookPatch = Patch<Webhook, 'header_names'> & { headers?: WebhookHeaders };
+export interface WebhookRepository extends CrudRepository<Webhook, NewWebhook, WebhookPatch> {
+  getWithHeaders(id: string): Promise<WebhookWithHeaders | null>;
+  list(query?: PageRequest & { enabled?: boolean }): Promise<PageResult<Webhook>>;
+}
+
+export interface AuditStreamQuery {
+  /** occurred_at at or after. */
+  from?: Date;
+  /** occurred_at strictly before. */
+  to?: Date;
+  category?: AuditCategory;
+  /** At most this many events in all. */
+  limit?: number;
+  /** Rows fetched per round trip (default 1000); bounds memory. */
+  pageSize?: number;
+  /** Start after this seq (resume a chain verification). */
+  afterSeq?: number;
+}
+
+export interface AuditRepository {
+  /**
+   * Appends one event to the hash chain: reads the chain head under a row lock inside the
+   * transaction, so concurrent appends serialize and the chain never forks.
+   */
+  append(event: NewAuditEvent): Promise<AuditEvent>;
+  /** Events in chain order, fetched page by page; never buffers the whole range. */
+  stream(query?: AuditStreamQuery): AsyncIterable<AuditEvent>;
+  /** The last appended event, or null for an empty chain. */
+  head(): Promise<AuditEvent | null>;
+  list(
+    query?: PageRequest & { action?: string; resource_id?: string; category?: AuditCategory },
+  ): Promise<PageResult<AuditEvent>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface Storage {
+  readonly engine: 'postgres' | 'pglite' | 'mysql';
+  readonly certificates: CertificateRepository;
+  readonly versions: CertificateVersionRepository;
+  readonly issuers: IssuerRepository;
+  readonly owners: OwnerRepository;
+  readonly teams: TeamRepository;
+  readonly profiles: ProfileRepository;
+  readonly renewalPolicies: RenewalPolicyRepository;
+  readonly policyRules: PolicyRuleRepository;
+  readonly violations: ViolationRepository;
+  readonly agents: AgentRepository;
+  readonly targets: TargetRepository;
+  readonly jobs: JobRepository;
+  readonly notifications: NotificationRepository;
+  readonly webhooks: WebhookRepository;
+  readonly audit: AuditRepository;
+  /**
+   * Runs `fn` in one database transaction: it commits when `fn` resolves and rolls back when it
+   * throws (the error is rethrown). Use only the `tx` handed in inside `fn`. Calling
+   * `transaction` on `tx` joins the running transaction.
+   */
+  transaction<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
+  /** Round trip to the database; `unavailable` when it cannot be reached. */
+  ping(): Promise<void>;
+}
