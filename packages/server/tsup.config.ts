@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: {"index":"src/index.ts"},
+  entry: { index: 'src/index.ts', main: 'src/main.ts', quickstart: 'src/quickstart.ts' },
   format: ['esm'],
-  dts: true,
+  dts: { entry: { index: 'src/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',

@@ -37,7 +37,8 @@ export function parseDuration(text: string): number {
   return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }
 
-const port = z.coerce.number().int().min(1).max(65535);
+// 0 asks the OS for a free port (tests, side-by-side instances).
+const port = z.coerce.number().int().min(0).max(65535);
 const duration = z.string().transform((text, ctx) => {
   try {
     return parseDuration(text);
@@ -47,11 +48,9 @@ const duration = z.string().transform((text, ctx) => {
   }
 });
 const url = (schemes: string[]) =>
-  z
-    .string()
-    .refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
-      message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
-    });
+  z.string().refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
+    message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
+  });
 
 type Env = Record<string, string | undefined>;
 
@@ -84,7 +83,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   }
   const secret =
     authType === 'api-key'
-      ? required('SVC_AUTH_SECRET', z.string().min(16, 'must be at least 16 characters'), 'SVC_AUTH_TYPE is api-key')
+      ? required(
+          'SVC_AUTH_SECRET',
+          z.string().min(16, 'must be at least 16 characters'),
+          'SVC_AUTH_TYPE is api-key',
+        )
       : undefined;
 
   const config: ServiceConfig = {
@@ -98,8 +101,16 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     dataDir: read('SVC_DATA_DIR', z.string().min(1), './data') as string,
     databaseUrl: read('SVC_DATABASE_URL', url(['postgres', 'postgresql', 'mysql'])),
     redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
-    logLevel: read('SVC_LOG_LEVEL', z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']), 'info') as ServiceConfig['logLevel'],
-    maxBodyBytes: read('SVC_MAX_BODY_BYTES', z.coerce.number().int().min(1024), String(1024 * 1024)) as number,
+    logLevel: read(
+      'SVC_LOG_LEVEL',
+      z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),
+      'info',
+    ) as ServiceConfig['logLevel'],
+    maxBodyBytes: read(
+      'SVC_MAX_BODY_BYTES',
+      z.coerce.number().int().min(1024),
+      String(1024 * 1024),
+    ) as number,
     notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
     shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,
   };

@@ -1,0 +1,45 @@
+import type { ResponseEvent } from '@certwright/api';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export interface ServerMetrics {
+  registry: Registry;
+  observe(event: ResponseEvent): void;
+  /** Spec §6.2: incremented each time a notification becomes dead. */
+  notificationDead: Counter;
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export function createMetrics(): ServerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request duration by method and route template',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  const notificationDead = new Counter({
+    name: 'svc_notification_dead_total',
+    help: 'Notifications that exhausted their retry budget and became dead',
+    registers: [registry],
+  });
+  return {
+    registry,
+    notificationDead,
+    observe(event) {
+      // Route templates, never raw paths, keep label cardinality bounded.
+      requests.inc({ method: event.method, route: event.route, status: String(event.status) });
+      duration.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
+import { CertwrightError, type Handler, type Logger } from '@certwright/core';
+import { createRequestListener } from './request-listener.js';
+
+export interface TlsServerOptions {
+  handler: Handler;
+  certPath: string;
+  keyPath: string;
+  port: number;
+  host: string;
+  logger: Logger;
+}
+
+export interface TlsServer {
+  readonly server: Server;
+  readonly port: number;
+  /** Re-reads certificate and key; a pair that does not load is refused and the old one stays. */
+  reload(): Promise<boolean>;
+  /** Stops accepting, lets in-flight requests finish within `graceMs`, then cuts the rest. */
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * TLS 1.3 only, no plaintext listener. Client certificates are requested but not required:
+ * the mTLS protocol routes verify them against their own trust bundles.
+ */
+export async function startTlsServer(options: TlsServerOptions): Promise<TlsServer> {
+  const { logger } = options;
+  const pair = await loadPair(options.certPath, options.keyPath);
+  const server = createServer(
+    {
+      ...pair,
+      minVersion: 'TLSv1.3',
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
+    createRequestListener(options.handler, logger),
+  );
+  server.on('tlsClientError', (error, socket) => {
+    logger.debug({ err: error.message, remote: socket.remoteAddress }, 'TLS handshake failed');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    server,
+    port,
+    async reload() {
+      try {
+        const next = await loadPair(options.certPath, options.keyPath);
+        server.setSecureContext({ ...next, minVersion: 'TLSv1.3' });
+        logger.info({ cert_path: options.certPath }, 'TLS certificate and key reloaded');
+        return true;
+      } catch (error) {
+        logger.error(
+          { err: (error as Error).message, cert_path: options.certPath },
+          'TLS reload refused; the previous certificate and key stay in use',
+        );
+        return false;
+      }
+    },
+    close(graceMs) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        timer.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/** Loads and checks a pair: createSecureContext fails when the key does not match. */
+async function loadPair(certPath: string, keyPath: string): Promise<{ cert: Buffer; key: Buffer }> {
+  const [cert, key] = await Promise.all([
+    readTlsFile(certPath, 'SVC_TLS_CERT_PATH'),
+    readTlsFile(keyPath, 'SVC_TLS_KEY_PATH'),
+  ]);
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new CertwrightError(
+      'config_invalid',
+      `TLS certificate and key do not load together: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return { cert, key };
+}
+
+async function readTlsFile(path: string, variable: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new CertwrightError(
+      'config_invalid',
+      `${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code})`,
+      {
+        cause: error,
+      },
+    );
+  }
+}

@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Runs certwright-server from its sources in a child process, as an operator would run it. */
+export function runServer(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
+    env: { PATH: process.env.PATH ?? '', SVC_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout?.on('data', (d) => {
+    text += d;
+  });
+  child.stderr?.on('data', (d) => {
+    text += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => text, exited };
+}
+
+/** Starts the server and waits for its "listening" log line; fails with the output otherwise. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${run.output()}`)), 30_000);
+    const check = () => {
+      const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)"/.exec(run.output());
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    };
+    run.child.stdout?.on('data', check);
+    run.exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`server exited:\n${run.output()}`));
+    });
+  });
+  return { ...run, port };
+}
