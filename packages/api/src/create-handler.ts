@@ -4,6 +4,7 @@ import {
   type Handler,
   isCertwrightError,
   type Logger,
+  type Services,
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
@@ -21,6 +22,7 @@ import type { JsonResult, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
 import { parsePart, queryObject, readJsonBody } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
+import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
 export interface HandlerOptions {
@@ -35,10 +37,9 @@ export interface HandlerOptions {
   maxBodyBytes?: number;
   /** Additional principals (agent keys, sessions) tried after the API key. */
   authenticators?: Authenticator[];
-  /**
-   * Feature routes (inventory, agents, …) and an embedder's own REST routes, served after the
-   * system routes in the order given.
-   */
+  /** The domain services; when given, every feature route (inventory, agents, …) is served. */
+  services?: Services;
+  /** An embedder's own REST routes, served after the feature routes in the order given. */
   routes?: readonly RouteSpec[];
   /** Called once per request, after the response is built (metrics, access logs). */
   onResponse?: (event: ResponseEvent) => void;
@@ -75,6 +76,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     metrics: options.metrics,
     openapi: () => openapi,
   });
+  if (options.services) routes.push(...featureRoutes(options.services));
   routes.push(...(options.routes ?? []));
   openapi = buildOpenApiDocument(routes, { version: options.version?.version ?? '2.0.0' });
   const router = new Router(routes);

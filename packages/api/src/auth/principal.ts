@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Actor } from '@certwright/core';
 
 /** Who is calling. `admin` gates §5.4 admin-only routes. */
 export interface Principal {
@@ -33,4 +34,12 @@ export function bearerToken(header: string | null): string | null {
   if (!header) return null;
   const match = /^Bearer[ \t]+([^\s]+)\s*$/i.exec(header);
   return match ? (match[1] as string) : null;
+}
+
+/** The audit actor for a principal (`api-key` principals are recorded as `api_key`). */
+export function actorOf(principal: Principal | null): Actor {
+  if (!principal) return { type: 'anonymous', id: 'anonymous' };
+  const type =
+    principal.kind === 'api-key' ? 'api_key' : principal.kind === 'session' ? 'user' : principal.kind;
+  return { type, id: principal.id };
 }
