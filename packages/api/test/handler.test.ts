@@ -55,7 +55,7 @@ describe('authentication', () => {
     const handler = make();
     const details = new Set<string>();
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: 'Bearer wrong' },
       { authorization: `Basic ${SECRET}` },
       { authorization: `Bearer ${SECRET}x` },
