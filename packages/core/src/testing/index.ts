@@ -1,0 +1,2 @@
+export * from './ephemeral-contract.js';
+export * from './queue-contract.js';
