@@ -73,12 +73,34 @@ export async function sendWebResponse(
           res.once('close', finish);
         });
       }
-      if (res.destroyed) break;
+      if (res.destroyed) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
     }
-  } finally {
-    if (res.destroyed) await reader.cancel().catch(() => {});
-    res.end();
+  } catch (error) {
+    // Ending here would send the terminating chunk, and the client would take a body that
+    // failed half-way for a complete one; destroying the stream makes the failure visible.
+    res.destroy();
+    throw error;
   }
+  res.end();
+}
+
+const PLAIN_HOST = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;
+
+/**
+ * The origin a host builds the request URL on. A Host header that is not a plain
+ * `host[:port]` is not trusted into a URL (it could carry userinfo or a path); the local
+ * address stands in for it.
+ */
+export function requestOrigin(
+  protocol: string,
+  host: string | undefined,
+  localPort: number | undefined,
+): string {
+  if (host !== undefined && PLAIN_HOST.test(host)) return `${protocol}://${host}`;
+  return `${protocol}://localhost${localPort === undefined ? '' : `:${localPort}`}`;
 }
 
 /** Reads what the connection knows: peer address, TLS version, client chain, exporter. */

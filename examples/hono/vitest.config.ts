@@ -1,0 +1,7 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
+  test: { name: 'example-hono', include: ['test/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 },
+});
