@@ -1,0 +1,233 @@
+import { CertwrightError } from '../errors.js';
+import { Tag } from './der.js';
+
+/**
+ * A small, strict DER reader for the structures certwright parses itself (PKCS#10, OCSP
+ * requests, certificates it holds). It never recurses on input it has not been asked to
+ * descend into, refuses BER-only forms (indefinite lengths, non-minimal lengths, high tag
+ * numbers), and `assertDerBounds` caps size, node count and depth before anything else
+ * touches untrusted bytes.
+ */
+
+export interface DerNode {
+  /** The identifier octet (class, constructed bit and tag number in one byte). */
+  readonly tag: number;
+  /** Offset of the identifier octet. */
+  readonly start: number;
+  /** Offset of the first content octet. */
+  readonly contentStart: number;
+  /** Offset just past the last content octet. */
+  readonly end: number;
+}
+
+export interface DerBounds {
+  maxBytes: number;
+  maxNodes: number;
+  maxDepth: number;
+}
+
+/** Raised for malformed DER; carries `bad_request` so every surface maps it to a client error. */
+export function malformed(what: string, reason: string): CertwrightError {
+  return new CertwrightError('bad_request', `${what}: ${reason}`, { extra: { reason } });
+}
+
+/** Reads one TLV header at `offset`, checking that it fits inside `limit`. */
+export function readNode(buf: Uint8Array, offset: number, limit: number = buf.length): DerNode {
+  if (offset >= limit) throw malformed('DER', 'truncated (missing tag)');
+  const tag = buf[offset]!;
+  if ((tag & 0x1f) === 0x1f) throw malformed('DER', 'high tag numbers are not used by these structures');
+  if (offset + 1 >= limit) throw malformed('DER', 'truncated (missing length)');
+  const first = buf[offset + 1]!;
+  let length: number;
+  let contentStart: number;
+  if (first < 0x80) {
+    length = first;
+    contentStart = offset + 2;
+  } else {
+    const n = first & 0x7f;
+    if (n === 0) throw malformed('DER', 'indefinite length is not DER');
+    if (n > 4) throw malformed('DER', 'length field too large');
+    if (offset + 2 + n > limit) throw malformed('DER', 'truncated (length field)');
+    length = 0;
+    for (let i = 0; i < n; i++) length = length * 256 + buf[offset + 2 + i]!;
+    if (buf[offset + 2] === 0 || length < 0x80) throw malformed('DER', 'non-minimal length encoding');
+    contentStart = offset + 2 + n;
+  }
+  const end = contentStart + length;
+  if (end > limit) throw malformed('DER', 'truncated (content shorter than its length)');
+  return { tag, start: offset, contentStart, end };
+}
+
+/** Parses exactly one TLV spanning the whole buffer. */
+export function readRoot(buf: Uint8Array): DerNode {
+  const node = readNode(buf, 0);
+  if (node.end !== buf.length) throw malformed('DER', 'trailing bytes after the outer structure');
+  return node;
+}
+
+export const isConstructed = (node: DerNode): boolean => (node.tag & 0x20) !== 0;
+
+/** The direct children of a constructed node. */
+export function children(buf: Uint8Array, node: DerNode): DerNode[] {
+  if (!isConstructed(node)) throw malformed('DER', 'expected a constructed value');
+  const out: DerNode[] = [];
+  let offset = node.contentStart;
+  while (offset < node.end) {
+    const child = readNode(buf, offset, node.end);
+    out.push(child);
+    offset = child.end;
+  }
+  return out;
+}
+
+export const content = (buf: Uint8Array, node: DerNode): Uint8Array =>
+  buf.subarray(node.contentStart, node.end);
+export const raw = (buf: Uint8Array, node: DerNode): Uint8Array => buf.subarray(node.start, node.end);
+
+/**
+ * Walks the whole tree of constructed values without recursion and refuses input that is
+ * too large, has too many nodes, or nests too deeply. Run it on untrusted bytes before any
+ * parser (ours or a library's) sees them.
+ */
+export function assertDerBounds(buf: Uint8Array, bounds: DerBounds, what: string): void {
+  if (buf.length > bounds.maxBytes) {
+    throw new CertwrightError(
+      'bad_request',
+      `${what}: ${buf.length} bytes exceeds the ${bounds.maxBytes}-byte limit`,
+      {
+        extra: { reason: 'too_large' },
+      },
+    );
+  }
+  const root = readRoot(buf);
+  let nodes = 0;
+  const stack: { node: DerNode; depth: number }[] = [{ node: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (++nodes > bounds.maxNodes) {
+      throw malformed(what, `more than ${bounds.maxNodes} ASN.1 values`);
+    }
+    if (depth > bounds.maxDepth) throw malformed(what, `nested deeper than ${bounds.maxDepth} levels`);
+    if (!isConstructed(node)) continue;
+    let offset = node.contentStart;
+    while (offset < node.end) {
+      const child = readNode(buf, offset, node.end);
+      stack.push({ node: child, depth: depth + 1 });
+      offset = child.end;
+    }
+  }
+}
+
+/** Checks a node's tag, naming the field in the error. */
+export function expectTag(node: DerNode | undefined, tag: number, field: string): DerNode {
+  if (!node) throw malformed(field, 'missing');
+  if (node.tag !== tag) {
+    throw malformed(field, `unexpected tag 0x${node.tag.toString(16)} (expected 0x${tag.toString(16)})`);
+  }
+  return node;
+}
+
+/** Decodes an OBJECT IDENTIFIER node to dotted form. */
+export function readOid(buf: Uint8Array, node: DerNode | undefined, field = 'OID'): string {
+  const n = expectTag(node, Tag.OID, field);
+  const bytes = content(buf, n);
+  if (bytes.length === 0 || bytes.length > 64) throw malformed(field, 'bad OID length');
+  const arcs: bigint[] = [];
+  let value = 0n;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (value === 0n && b === 0x80) throw malformed(field, 'non-minimal OID arc');
+    value = (value << 7n) | BigInt(b & 0x7f);
+    if ((b & 0x80) === 0) {
+      arcs.push(value);
+      value = 0n;
+    } else if (i === bytes.length - 1) {
+      throw malformed(field, 'truncated OID arc');
+    }
+  }
+  const first = arcs[0]!;
+  const head = first < 40n ? [0n, first] : first < 80n ? [1n, first - 40n] : [2n, first - 80n];
+  return [...head, ...arcs.slice(1)].join('.');
+}
+
+/** Magnitude bytes of a non-negative INTEGER (leading zero octet stripped). */
+export function readUnsignedInteger(buf: Uint8Array, node: DerNode | undefined, field: string): Uint8Array {
+  const n = expectTag(node, Tag.INTEGER, field);
+  const bytes = content(buf, n);
+  if (bytes.length === 0) throw malformed(field, 'empty INTEGER');
+  if ((bytes[0]! & 0x80) !== 0) throw malformed(field, 'negative INTEGER');
+  return bytes.length > 1 && bytes[0] === 0 ? bytes.subarray(1) : bytes;
+}
+
+/** A small INTEGER (version fields, enumerations) as a number. */
+export function readSmallInteger(
+  buf: Uint8Array,
+  node: DerNode | undefined,
+  field: string,
+  tag: number = Tag.INTEGER,
+): number {
+  const n = expectTag(node, tag, field);
+  const bytes = content(buf, n);
+  if (bytes.length === 0 || bytes.length > 4) throw malformed(field, 'INTEGER out of range');
+  let v = (bytes[0]! & 0x80) !== 0 ? -1 : 0;
+  for (const b of bytes) v = v * 256 + b;
+  return v;
+}
+
+/** Parses UTCTime or GeneralizedTime (the RFC 5280 profile: `Z`, whole seconds). */
+export function readTime(buf: Uint8Array, node: DerNode | undefined, field: string): Date {
+  if (!node) throw malformed(field, 'missing');
+  const text = Buffer.from(content(buf, node)).toString('latin1');
+  const utc = node.tag === Tag.UTC_TIME ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text) : null;
+  const gen =
+    node.tag === Tag.GENERALIZED_TIME
+      ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.\d+)?Z$/.exec(text)
+      : null;
+  const m = utc ?? gen;
+  if (!m) throw malformed(field, 'not an RFC 5280 time');
+  let year = Number(m[1]);
+  // RFC 5280 §4.1.2.5.1: two-digit years 50–99 are 19xx, 00–49 are 20xx.
+  if (utc) year += year >= 50 ? 1900 : 2000;
+  const date = new Date(
+    Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])),
+  );
+  if (Number.isNaN(date.getTime())) throw malformed(field, 'invalid date');
+  return date;
+}
+
+/** Decodes the directory string types that appear in names and attributes. */
+export function readString(buf: Uint8Array, node: DerNode | undefined, field: string): string {
+  if (!node) throw malformed(field, 'missing');
+  const bytes = Buffer.from(content(buf, node));
+  switch (node.tag) {
+    case Tag.UTF8_STRING:
+      return bytes.toString('utf8');
+    case Tag.PRINTABLE_STRING:
+    case Tag.IA5_STRING:
+    case Tag.T61_STRING:
+    case 0x1a: // VisibleString
+    case 0x12: // NumericString
+      return bytes.toString('latin1');
+    case Tag.BMP_STRING: {
+      if (bytes.length % 2 !== 0) throw malformed(field, 'odd BMPString length');
+      return Buffer.from(bytes).swap16().toString('utf16le');
+    }
+    case Tag.UNIVERSAL_STRING: {
+      if (bytes.length % 4 !== 0) throw malformed(field, 'bad UniversalString length');
+      let s = '';
+      for (let i = 0; i < bytes.length; i += 4) s += String.fromCodePoint(bytes.readUInt32BE(i));
+      return s;
+    }
+    default:
+      throw malformed(field, `unsupported string type 0x${node.tag.toString(16)}`);
+  }
+}
+
+/** The bytes of a BIT STRING with no unused bits (keys, signatures). */
+export function readBitStringBytes(buf: Uint8Array, node: DerNode | undefined, field: string): Uint8Array {
+  const n = expectTag(node, Tag.BIT_STRING, field);
+  const bytes = content(buf, n);
+  if (bytes.length === 0) throw malformed(field, 'empty BIT STRING');
+  if (bytes[0] !== 0) throw malformed(field, 'BIT STRING with unused bits');
+  return bytes.subarray(1);
+}

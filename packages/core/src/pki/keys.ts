@@ -1,0 +1,132 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair as generateKeyPairCb,
+  type KeyObject,
+} from 'node:crypto';
+import { promisify } from 'node:util';
+import { CertwrightError } from '../errors.js';
+import { pemDecode, pemEncode } from './pem.js';
+
+const generate = promisify(generateKeyPairCb);
+
+/** Key algorithms certwright generates (spec: RSA 2048/3072/4096, ECDSA P-256/P-384, Ed25519). */
+export type KeyAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384' | 'Ed25519';
+
+export const KEY_ALGORITHMS: readonly KeyAlgorithm[] = [
+  'RSA-2048',
+  'RSA-3072',
+  'RSA-4096',
+  'ECDSA-P256',
+  'ECDSA-P384',
+  'Ed25519',
+];
+
+export interface KeyPair {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+/** What a public key is, in the terms profiles use to allow or refuse it. */
+export type PublicKeyDescription =
+  | { type: 'RSA'; bits: number }
+  | { type: 'EC'; curve: 'P-256' | 'P-384' | 'P-521' }
+  | { type: 'Ed25519' }
+  | { type: 'Ed448' };
+
+/** Generates a key pair off the main thread (node runs key generation in its thread pool). */
+export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair> {
+  switch (algorithm) {
+    case 'RSA-2048':
+    case 'RSA-3072':
+    case 'RSA-4096':
+      return generate('rsa', { modulusLength: Number(algorithm.slice(4)), publicExponent: 0x10001 });
+    case 'ECDSA-P256':
+      return generate('ec', { namedCurve: 'P-256' });
+    case 'ECDSA-P384':
+      return generate('ec', { namedCurve: 'P-384' });
+    case 'Ed25519':
+      return generate('ed25519');
+    default:
+      throw new CertwrightError('validation_failed', `unsupported key algorithm '${String(algorithm)}'`, {
+        fields: [{ field: 'key_algorithm', message: `must be one of ${KEY_ALGORITHMS.join(', ')}` }],
+      });
+  }
+}
+
+const CURVES: Record<string, 'P-256' | 'P-384' | 'P-521'> = {
+  prime256v1: 'P-256',
+  secp384r1: 'P-384',
+  secp521r1: 'P-521',
+};
+
+/** Describes a public (or private) key: algorithm and size or curve. */
+export function describePublicKey(key: KeyObject | Uint8Array): PublicKeyDescription {
+  const k = key instanceof Uint8Array ? importSpkiDer(key) : key;
+  const details = k.asymmetricKeyDetails ?? {};
+  switch (k.asymmetricKeyType) {
+    case 'rsa':
+      return { type: 'RSA', bits: details.modulusLength ?? 0 };
+    case 'ec': {
+      const curve = CURVES[details.namedCurve ?? ''];
+      if (!curve) {
+        throw new CertwrightError(
+          'validation_failed',
+          `unsupported EC curve '${details.namedCurve ?? 'unknown'}'`,
+        );
+      }
+      return { type: 'EC', curve };
+    }
+    case 'ed25519':
+      return { type: 'Ed25519' };
+    case 'ed448':
+      return { type: 'Ed448' };
+    default:
+      throw new CertwrightError(
+        'validation_failed',
+        `unsupported public key type '${k.asymmetricKeyType ?? 'unknown'}'`,
+      );
+  }
+}
+
+/** Short text form of a description, e.g. `RSA-2048`, `ECDSA-P256`, `Ed25519`. */
+export function keyAlgorithmName(d: PublicKeyDescription): string {
+  if (d.type === 'RSA') return `RSA-${d.bits}`;
+  if (d.type === 'EC') return `ECDSA-${d.curve.replace('-', '')}`;
+  return d.type;
+}
+
+const asPublic = (key: KeyObject): KeyObject => (key.type === 'private' ? createPublicKey(key) : key);
+
+export const exportSpkiDer = (key: KeyObject): Buffer =>
+  asPublic(key).export({ type: 'spki', format: 'der' });
+export const exportSpkiPem = (key: KeyObject): string => pemEncode('PUBLIC KEY', exportSpkiDer(key));
+
+/** Unencrypted PKCS#8 DER, for the SecretBox that wraps CA keys at rest. Never log it. */
+export function exportPkcs8Der(key: KeyObject): Buffer {
+  if (key.type !== 'private') throw new CertwrightError('internal', 'exportPkcs8Der needs a private key');
+  return key.export({ type: 'pkcs8', format: 'der' });
+}
+
+export const exportPkcs8Pem = (key: KeyObject): string => pemEncode('PRIVATE KEY', exportPkcs8Der(key));
+
+export function importPkcs8Der(der: Uint8Array): KeyObject {
+  try {
+    return createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
+  } catch (cause) {
+    throw new CertwrightError('bad_request', 'not a valid PKCS#8 private key', { cause });
+  }
+}
+
+/** Imports `PRIVATE KEY` PEM only; legacy `RSA/EC PRIVATE KEY` forms are refused by label. */
+export const importPkcs8Pem = (pem: string): KeyObject => importPkcs8Der(pemDecode(pem, 'PRIVATE KEY'));
+
+export function importSpkiDer(der: Uint8Array): KeyObject {
+  try {
+    return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
+  } catch (cause) {
+    throw new CertwrightError('bad_request', 'not a valid SubjectPublicKeyInfo', { cause });
+  }
+}
+
+export const importSpkiPem = (pem: string): KeyObject => importSpkiDer(pemDecode(pem, 'PUBLIC KEY'));

@@ -1,0 +1,104 @@
+import { CertwrightError } from '../errors.js';
+
+/**
+ * PEM (RFC 7468) encoding and decoding. Decoding checks the label, so a private key can never
+ * be mistaken for a certificate (or the reverse) by a caller that passes the wrong file.
+ */
+
+export type PemLabel =
+  | 'CERTIFICATE'
+  | 'CERTIFICATE REQUEST'
+  | 'X509 CRL'
+  | 'PRIVATE KEY'
+  | 'ENCRYPTED PRIVATE KEY'
+  | 'PUBLIC KEY'
+  | (string & {});
+
+export interface PemBlock {
+  label: string;
+  der: Buffer;
+}
+
+/** Encodes DER bytes as PEM with 64-character lines and a trailing newline. */
+export function pemEncode(label: PemLabel, der: Uint8Array): string {
+  const b64 = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString('base64');
+  const lines: string[] = [];
+  for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}
+
+const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END ([A-Z0-9 ]+)-----/g;
+
+/** Strict base64: only the base64 alphabet (whitespace removed first), correct padding. */
+export function decodeBase64Strict(text: string, what: string): Buffer {
+  const compact = text.replace(/\s+/g, '');
+  if (compact.length === 0 || compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
+    throw new CertwrightError('bad_request', `${what}: not valid base64`, {
+      extra: { reason: 'bad_base64' },
+    });
+  }
+  return Buffer.from(compact, 'base64');
+}
+
+/** All PEM blocks in a text, in order (headers such as Proc-Type are refused). */
+export function pemDecodeAll(text: string): PemBlock[] {
+  const out: PemBlock[] = [];
+  for (const m of text.matchAll(BLOCK)) {
+    const [, begin, body, end] = m;
+    if (begin !== end) {
+      throw new CertwrightError('bad_request', `PEM: BEGIN ${begin} does not match END ${end}`, {
+        extra: { reason: 'pem_label_mismatch' },
+      });
+    }
+    if (body!.includes(':')) {
+      throw new CertwrightError(
+        'bad_request',
+        'PEM: encapsulated headers (legacy encryption) are not supported',
+        {
+          extra: { reason: 'pem_headers' },
+        },
+      );
+    }
+    out.push({ label: begin!, der: decodeBase64Strict(body!, `PEM ${begin}`) });
+  }
+  return out;
+}
+
+/**
+ * Decodes exactly one PEM block whose label is one of `labels`. Extra blocks are refused so
+ * that a bundle is never silently truncated to its first certificate.
+ */
+export function pemDecode(text: string, labels: PemLabel | readonly PemLabel[]): Buffer {
+  const accepted = typeof labels === 'string' ? [labels] : labels;
+  const blocks = pemDecodeAll(text);
+  if (blocks.length === 0) {
+    throw new CertwrightError('bad_request', `PEM: no ${accepted.join(' or ')} block found`, {
+      extra: { reason: 'pem_missing' },
+    });
+  }
+  if (blocks.length > 1) {
+    throw new CertwrightError('bad_request', `PEM: expected one block, found ${blocks.length}`, {
+      extra: { reason: 'pem_multiple' },
+    });
+  }
+  const block = blocks[0]!;
+  if (!accepted.includes(block.label)) {
+    throw new CertwrightError('bad_request', `PEM: expected ${accepted.join(' or ')}, found ${block.label}`, {
+      extra: { reason: 'pem_label' },
+    });
+  }
+  return block.der;
+}
+
+/** Decodes a PEM bundle of certificates (a chain), refusing any other label. */
+export function pemDecodeCertificates(text: string): Buffer[] {
+  const blocks = pemDecodeAll(text);
+  for (const b of blocks) {
+    if (b.label !== 'CERTIFICATE') {
+      throw new CertwrightError('bad_request', `PEM: expected CERTIFICATE blocks, found ${b.label}`, {
+        extra: { reason: 'pem_label' },
+      });
+    }
+  }
+  return blocks.map((b) => b.der);
+}

@@ -1,0 +1,123 @@
+import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { CertwrightError } from '../errors.js';
+import { algorithmIdentifier, NULL } from './der.js';
+import { OID } from './oids.js';
+
+/**
+ * Signature algorithms: choosing one for an issuer key, producing the AlgorithmIdentifier
+ * bytes, signing, and verifying signatures found in requests.
+ */
+
+export type HashName = 'sha1' | 'sha256' | 'sha384' | 'sha512';
+
+export interface SignatureAlgorithm {
+  /** RFC name, e.g. `sha256WithRSAEncryption`, `ecdsa-with-SHA384`, `Ed25519`. */
+  name: string;
+  oid: string;
+  /** node:crypto digest name; null for Ed25519/Ed448, which hash internally. */
+  hash: HashName | null;
+  /** DER AlgorithmIdentifier as it appears in certificates, CRLs and OCSP responses. */
+  identifier: Buffer;
+}
+
+const RSA_HASH_OID: Record<Exclude<HashName, 'sha1'>, string> = {
+  sha256: OID.sha256WithRSAEncryption,
+  sha384: OID.sha384WithRSAEncryption,
+  sha512: OID.sha512WithRSAEncryption,
+};
+
+/**
+ * The signature algorithm for an issuer key: sha256WithRSAEncryption for RSA (or a larger
+ * SHA-2 when asked), ECDSA with the hash matching the curve size (RFC 5480 §4), Ed25519.
+ */
+export function signatureAlgorithmFor(
+  key: KeyObject,
+  rsaHash: Exclude<HashName, 'sha1'> = 'sha256',
+): SignatureAlgorithm {
+  switch (key.asymmetricKeyType) {
+    case 'rsa': {
+      const oid = RSA_HASH_OID[rsaHash];
+      // RFC 4055 §5: the parameters of the PKCS#1 v1.5 signature OIDs are NULL.
+      return {
+        name: `${rsaHash}WithRSAEncryption`,
+        oid,
+        hash: rsaHash,
+        identifier: algorithmIdentifier(oid, NULL),
+      };
+    }
+    case 'ec': {
+      const curve = key.asymmetricKeyDetails?.namedCurve;
+      const hash: HashName = curve === 'secp384r1' ? 'sha384' : curve === 'secp521r1' ? 'sha512' : 'sha256';
+      const oid = { sha256: OID.ecdsaWithSHA256, sha384: OID.ecdsaWithSHA384, sha512: OID.ecdsaWithSHA512 }[
+        hash
+      ];
+      // RFC 5758 §3.2: the ECDSA signature AlgorithmIdentifier has no parameters at all.
+      return { name: `ecdsa-with-${hash.toUpperCase()}`, oid, hash, identifier: algorithmIdentifier(oid) };
+    }
+    case 'ed25519':
+      return {
+        name: 'Ed25519',
+        oid: OID.idEd25519,
+        hash: null,
+        identifier: algorithmIdentifier(OID.idEd25519),
+      };
+    default:
+      throw new CertwrightError(
+        'validation_failed',
+        `cannot sign with a '${key.asymmetricKeyType ?? 'unknown'}' key`,
+      );
+  }
+}
+
+/** Signs `data`; ECDSA signatures come out DER-encoded (Ecdsa-Sig-Value), as X.509 wants. */
+export function signData(alg: SignatureAlgorithm, key: KeyObject, data: Uint8Array): Buffer {
+  return sign(alg.hash, data, key);
+}
+
+/** Verification parameters for signature OIDs accepted in requests (PKCS#10). */
+const VERIFY: Record<string, { name: string; hash: HashName | null; key: string }> = {
+  [OID.sha1WithRSAEncryption]: { name: 'sha1WithRSAEncryption', hash: 'sha1', key: 'rsa' },
+  [OID.sha256WithRSAEncryption]: { name: 'sha256WithRSAEncryption', hash: 'sha256', key: 'rsa' },
+  [OID.sha384WithRSAEncryption]: { name: 'sha384WithRSAEncryption', hash: 'sha384', key: 'rsa' },
+  [OID.sha512WithRSAEncryption]: { name: 'sha512WithRSAEncryption', hash: 'sha512', key: 'rsa' },
+  [OID.ecdsaWithSHA1]: { name: 'ecdsa-with-SHA1', hash: 'sha1', key: 'ec' },
+  [OID.ecdsaWithSHA256]: { name: 'ecdsa-with-SHA256', hash: 'sha256', key: 'ec' },
+  [OID.ecdsaWithSHA384]: { name: 'ecdsa-with-SHA384', hash: 'sha384', key: 'ec' },
+  [OID.ecdsaWithSHA512]: { name: 'ecdsa-with-SHA512', hash: 'sha512', key: 'ec' },
+  [OID.idEd25519]: { name: 'Ed25519', hash: null, key: 'ed25519' },
+  [OID.idEd448]: { name: 'Ed448', hash: null, key: 'ed448' },
+};
+
+/** Name of a signature algorithm OID, or undefined when certwright cannot verify it. */
+export const signatureAlgorithmName = (oid: string): string | undefined => VERIFY[oid]?.name;
+
+/**
+ * Verifies a signature made with the algorithm `oid` by the key in `spki`. Returns false for
+ * a bad signature; throws `validation_failed` for an algorithm we do not accept (including
+ * RSASSA-PSS, which no enrollment client we support sends) or a key/algorithm mismatch.
+ */
+export function verifySignature(
+  oid: string,
+  spki: Uint8Array | KeyObject,
+  data: Uint8Array,
+  signature: Uint8Array,
+): boolean {
+  const v = VERIFY[oid];
+  if (!v) throw new CertwrightError('validation_failed', `unsupported signature algorithm ${oid}`);
+  const key =
+    spki instanceof Uint8Array
+      ? createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' })
+      : spki;
+  if (key.asymmetricKeyType !== v.key) {
+    throw new CertwrightError(
+      'validation_failed',
+      `signature algorithm ${v.name} does not match a ${key.asymmetricKeyType} key`,
+    );
+  }
+  try {
+    return verify(v.hash, data, key, signature);
+  } catch {
+    // A malformed ECDSA signature value makes OpenSSL raise instead of returning false.
+    return false;
+  }
+}
