@@ -56,6 +56,11 @@ export interface QueueJob<P = unknown> {
  * A job handed to one worker. `leaseId` identifies this particular delivery: `complete`, `fail`
  * and `extendLease` succeed only while that delivery still holds the lease, so a worker that
  * stalled past its lease cannot overwrite the outcome of the delivery that replaced it.
+ *
+ * "Holds the lease" means: the job is `running` and its current lease id is this one. A lease
+ * that has expired but that no claim has taken over yet is still held — recording the outcome
+ * then is harmless and saves a needless re-delivery. Implementations must not rely on the lease
+ * being unexpired, only on the id.
  */
 export interface ClaimedJob<P = unknown> extends QueueJob<P> {
   state: 'running';
