@@ -19,7 +19,7 @@ import { createTestTls, serverTlsOptions, type TestTls } from './support/tls.js'
 
 const PREFIX = '/cw';
 /** Added by the hosts themselves or by the connection, not by the handler. */
-const HOST_OWNED_HEADERS = new Set(['date', 'connection', 'keep-alive', 'x-powered-by']);
+const HOST_OWNED_HEADERS = new Set(['date', 'connection', 'keep-alive', 'x-powered-by', 'x-app-header']);
 
 type HostName = 'node-listener' | 'express' | 'fastify';
 interface Host {
@@ -51,6 +51,13 @@ async function startExpress(): Promise<Host> {
   app.get('/own', (_req, res) => {
     res.send('express route');
   });
+  // Stands for CORS/security middleware: headers set before certwright must survive.
+  app.use((req, res, next) => {
+    res.setHeader('x-app-header', 'express');
+    // The handler sets this one on /cookies too; the handler's value must win.
+    if (req.path.endsWith('/cookies')) res.setHeader('x-certwright-test', 'from the app');
+    next();
+  });
   app.use(PREFIX, certwright(conformanceHandler));
   // Mounted behind a raw body parser: the adapter must take the parser's Buffer.
   app.use('/after-raw', express.raw({ type: () => true, limit: '1mb' }), certwright(conformanceHandler));
@@ -69,6 +76,12 @@ async function startFastify(): Promise<Host> {
   const app = Fastify({ https: serverTlsOptions(tls) });
   // A sibling route outside the plugin keeps Fastify's JSON parser.
   app.post('/own-json', async (request) => ({ parsed: request.body }));
+  // Stands for CORS/security hooks: headers set with reply.header() must survive the hijack.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-app-header', 'fastify');
+    // The handler sets this one on /cookies too; the handler's value must win.
+    if (request.url.endsWith('/cookies')) reply.header('x-certwright-test', 'from the app');
+  });
   await app.register(certwrightPlugin, { handler: conformanceHandler, prefix: PREFIX });
   const origin = await app.listen({ port: 0, host: '127.0.0.1' });
   return { name: 'fastify', origin, close: () => app.close() };
@@ -299,6 +312,12 @@ describe.each(['express', 'fastify'] as const)('%s host conforms to the Node lis
     expect(response.headers.get('x-echo-origin')).toEqual([`https://localhost:${port}`]);
   });
 
+  it("keeps headers the app set before the handler, letting the handler's own win", async () => {
+    const response = await request(hosts.get(hostName)!, { method: 'GET', path: `${PREFIX}/cookies` });
+    expect(response.headers.get('x-app-header')).toEqual([hostName]);
+    expect(response.headers.get('x-certwright-test')).toEqual(['one']);
+  });
+
   it('cuts the connection when the response body fails half-way, never ending it cleanly', async () => {
     await expect(
       request(hosts.get(hostName)!, { method: 'GET', path: `${PREFIX}/broken-stream` }),
@@ -356,5 +375,24 @@ describe('Fastify specifics', () => {
     });
     expect(response.status).toBe(200);
     expect(JSON.parse(response.body.toString('utf8'))).toEqual({ parsed: { a: 1 } });
+  });
+});
+
+describe('Fastify plugin registered without a prefix', () => {
+  it("serves everything the app's own routes do not, which keep their parsers", async () => {
+    const app = Fastify();
+    app.post('/own-json', async (request) => ({ parsed: request.body }));
+    await app.register(certwrightPlugin, { handler: conformanceHandler });
+    try {
+      const own = await app.inject({ method: 'POST', url: '/own-json', payload: { a: 1 } });
+      expect(own.json()).toEqual({ parsed: { a: 1 } });
+      const root = await app.inject({ method: 'GET', url: '/echo?a=3' });
+      expect(root.headers['x-echo-path']).toBe('/echo?a=3');
+      const nested = await app.inject({ method: 'GET', url: '/some/deeper/path' });
+      expect(nested.statusCode).toBe(404);
+      expect(nested.headers['content-type']).toBe('application/problem+json');
+    } finally {
+      await app.close();
+    }
   });
 });
