@@ -19,7 +19,10 @@ export type QueueJobState = 'pending' | 'running' | 'completed' | 'dead';
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
 export interface EnqueueOptions {
-  /** Earliest time the job may be claimed. Default: now. A time in the past means "now". */
+  /**
+   * Earliest time the job may be claimed. Default: now. A time in the past makes the job due at
+   * once (an implementation may store it as given or as now).
+   */
   runAt?: Date;
   /**
    * De-duplication key, scoped to the topic. While a job with the same topic and key is

@@ -142,11 +142,13 @@ export function describeQueueContract(
       it('claims due jobs earliest runAt first, up to the limit, with a lease and attempt count', async () => {
         const t = topic();
         const now = subject.now().getTime();
-        const late = await queue.enqueue(t, { n: 'late' }, { runAt: new Date(now - 1_000) });
-        const early = await queue.enqueue(t, { n: 'early' }, { runAt: new Date(now - 5_000) });
-        await queue.enqueue(t, { n: 'third' });
+        const last = await queue.enqueue(t, { n: 'last' }, { runAt: new Date(now + 200) });
+        const second = await queue.enqueue(t, { n: 'second' }, { runAt: new Date(now + 100) });
+        const first = await queue.enqueue(t, { n: 'first' });
+        await subject.advance(250);
         const claimed = await queue.claim(t, { limit: 2, leaseMs: 60_000 });
-        expect(claimed.map((j) => j.id)).toEqual([early, late]);
+        expect(claimed.map((j) => j.id)).toEqual([first, second]);
+        expect((await mustGet(last)).state).toBe('pending');
         for (const job of claimed) {
           expect(job.state).toBe('running');
           expect(job.attempts).toBe(1);
