@@ -42,6 +42,14 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_AUTH_SECRET: 'short' })).toMatch(/SVC_AUTH_SECRET: must be at least 16/);
   });
 
+  it('decodes a 32-byte encryption key and refuses any other length', () => {
+    const hex = 'ab'.repeat(32);
+    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: hex }).encryptionKey).toEqual(new Uint8Array(32).fill(0xab));
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: b64 }).encryptionKey).toEqual(new Uint8Array(32).fill(7));
+    expect(failure({ ...base, SVC_ENCRYPTION_KEY: 'abcd' })).toMatch(/SVC_ENCRYPTION_KEY: must be 32 bytes/);
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

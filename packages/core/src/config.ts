@@ -15,6 +15,11 @@ export interface ServiceConfig {
   databaseUrl: string | undefined;
   /** Present switches queue and ephemeral store to Redis. */
   redisUrl: string | undefined;
+  /**
+   * 32-byte key sealing secrets at rest (CA keys, issuer and target config). Absent: the
+   * server keeps one in `dataDir` — fine for one instance, wrong for several.
+   */
+  encryptionKey: Uint8Array | undefined;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
@@ -51,6 +56,25 @@ const url = (schemes: string[]) =>
   z.string().refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
     message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
   });
+
+/** 32 bytes as 64 hex digits or base64/base64url (`openssl rand -base64 32`). */
+export function decodeEncryptionKey(text: string): Uint8Array {
+  const trimmed = text.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (bytes.byteLength !== 32) throw new Error('must be 32 bytes as 64 hex digits or base64');
+  return new Uint8Array(bytes);
+}
+
+const encryptionKey = z.string().transform((text, ctx) => {
+  try {
+    return decodeEncryptionKey(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
 
 type Env = Record<string, string | undefined>;
 
@@ -101,6 +125,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     dataDir: read('SVC_DATA_DIR', z.string().min(1), './data') as string,
     databaseUrl: read('SVC_DATABASE_URL', url(['postgres', 'postgresql', 'mysql'])),
     redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
+    encryptionKey: read('SVC_ENCRYPTION_KEY', encryptionKey),
     logLevel: read(
       'SVC_LOG_LEVEL',
       z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),
