@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { readRoot } from './der-reader.js';
+import { bytesToIp, ipToBytes } from './ip.js';
+import {
+  describePublicKey,
+  exportPkcs8Der,
+  exportPkcs8Pem,
+  exportSpkiDer,
+  exportSpkiPem,
+  generateKeyPair,
+  importPkcs8Der,
+  importPkcs8Pem,
+  importSpkiPem,
+  KEY_ALGORITHMS,
+  keyAlgorithmName,
+} from './keys.js';
+import { decodeName, encodeName, formatName } from './name.js';
+
+describe('keys', () => {
+  for (const alg of KEY_ALGORITHMS) {
+    it(`generates, describes and round-trips ${alg} through PKCS#8 and SPKI`, async () => {
+      const { privateKey, publicKey } = await generateKeyPair(alg);
+      expect(keyAlgorithmName(describePublicKey(publicKey))).toBe(alg);
+      expect(describePublicKey(exportSpkiDer(privateKey))).toEqual(describePublicKey(publicKey));
+      const back = importPkcs8Der(exportPkcs8Der(privateKey));
+      expect(exportSpkiDer(back).equals(exportSpkiDer(publicKey))).toBe(true);
+      expect(exportSpkiDer(importPkcs8Pem(exportPkcs8Pem(privateKey))).equals(exportSpkiDer(publicKey))).toBe(
+        true,
+      );
+      expect(exportSpkiDer(importSpkiPem(exportSpkiPem(publicKey))).equals(exportSpkiDer(publicKey))).toBe(
+        true,
+      );
+    }, 30_000);
+  }
+  it('refuses garbage and the wrong PEM label', async () => {
+    expect(() => importPkcs8Der(Buffer.from('3000', 'hex'))).toThrow(/PKCS#8/);
+    const { publicKey } = await generateKeyPair('ECDSA-P256');
+    expect(() => importPkcs8Pem(exportSpkiPem(publicKey))).toThrow(/expected PRIVATE KEY/);
+    expect(() => exportPkcs8Der(publicKey)).toThrow(/private key/);
+  });
+});
+
+describe('names and IP addresses', () => {
+  it('writes RFC 4514 strings in reverse (DER) order and reads them back', () => {
+    const der = encodeName('CN=a\\,b,OU=x+O=y,C=DE');
+    const name = decodeName(der, readRoot(der));
+    expect(name.rdns.map((r) => r.map((a) => a.type))).toEqual([['C'], ['O', 'OU'], ['CN']]);
+    expect(name.rdns[2]![0]!.value).toBe('a,b');
+    expect(formatName(name.rdns)).toBe('CN=a\\,b,O=y+OU=x,C=DE');
+    expect(() => encodeName('C=Germany')).toThrow(/two-letter/);
+    expect(() => encodeName('XX=1')).toThrow(/unknown/);
+  });
+  it('converts IPv4 and IPv6 addresses', () => {
+    for (const [text, out] of [
+      ['192.0.2.1', '192.0.2.1'],
+      ['2001:db8::1', '2001:db8::1'],
+      ['::1', '::1'],
+      ['::ffff:192.0.2.1', '::ffff:c000:201'],
+      ['2001:0db8:0000:0000:1:0:0:1', '2001:db8::1:0:0:1'],
+    ]) {
+      expect(bytesToIp(ipToBytes(text!))).toBe(out);
+    }
+    expect(() => ipToBytes('300.1.1.1')).toThrow(/not an IP/);
+  });
+});
