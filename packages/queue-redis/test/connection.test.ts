@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 import { isCertwrightError, type Logger } from '@certwright/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient, RedisEphemeralStore, RedisQueue } from '../src/index.js';
-import { deletePrefix, runPrefix, sleep, testRedis } from './support.js';
+import { deletePrefix, REDIS_URL, runPrefix, sleep, testRedis } from './support.js';
 
 /**
  * A TCP relay in front of the real Redis that the test can cut, stall and restore, to see what
@@ -98,8 +98,9 @@ describe.skipIf(skip !== undefined)('Redis connection loss', () => {
   const logLines: string[] = [];
 
   beforeAll(async () => {
-    if (!direct) throw new Error('Redis at 127.0.0.1:6379 is unreachable and SVC_TEST_REQUIRE_SERVICES=1');
-    relay = new Relay({ host: '127.0.0.1', port: 6379 });
+    if (!direct) throw new Error(`Redis at ${REDIS_URL} is unreachable and SVC_TEST_REQUIRE_SERVICES=1`);
+    const target = new URL(REDIS_URL);
+    relay = new Relay({ host: target.hostname, port: Number(target.port || 6379) });
     await relay.start();
     // The default user of a test Redis has no password, so any password is accepted: that lets
     // us check that the one in the URL never reaches the logs.
