@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Handler, Logger } from '@certwright/core';
-import { sendWebResponse, toWebRequest, transportFromSocket } from '@certwright/core/node';
+import { requestOrigin, sendWebResponse, toWebRequest, transportFromSocket } from '@certwright/core/node';
 
 /**
  * The server's own Node listener: hands each request to a certwright handler unchanged.
@@ -13,7 +13,12 @@ export function createRequestListener(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     Promise.resolve()
-      .then(() => handler(toWebRequest(req, { origin: originOf(req) }), transportFromSocket(req.socket)))
+      .then(() =>
+        handler(
+          toWebRequest(req, { origin: requestOrigin('https', req.headers.host, req.socket.localPort) }),
+          transportFromSocket(req.socket),
+        ),
+      )
       .then((response) => sendWebResponse(res, response, req.method))
       .catch((error: unknown) => {
         logger?.error({ err: error }, 'request failed outside the handler error mapping');
@@ -25,13 +30,4 @@ export function createRequestListener(
         }
       });
   };
-}
-
-const HOST = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;
-
-/** A Host header that is not a plain host[:port] is ignored rather than trusted into a URL. */
-function originOf(req: IncomingMessage): string {
-  const host = req.headers.host;
-  if (host && HOST.test(host)) return `https://${host}`;
-  return `https://localhost:${req.socket.localPort ?? 8443}`;
 }
