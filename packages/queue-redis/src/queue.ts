@@ -186,6 +186,14 @@ export class RedisQueue implements Queue {
 
   async enqueue<P>(topic: string, payload: P, options: EnqueueOptions = {}): Promise<string> {
     assertEnqueueOptions(topic, options);
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(payload);
+    } catch (error) {
+      throw new CertwrightError('bad_request', 'queue payload must be JSON-serializable', { cause: error });
+    }
+    if (text === undefined)
+      throw new CertwrightError('bad_request', 'queue payload must be JSON-serializable');
     const id = `qj-${randomUUID()}`;
     const keys = [this.#jobKey(id), this.#ready(topic)];
     if (options.dedupeKey !== undefined) keys.push(this.#dedupePrefix(topic) + options.dedupeKey);
@@ -193,7 +201,7 @@ export class RedisQueue implements Queue {
       ENQUEUE.run(this.#client, keys, [
         id,
         topic,
-        JSON.stringify(payload ?? null),
+        text,
         options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
         options.runAt ? options.runAt.getTime() : '',
         options.dedupeKey ?? '',

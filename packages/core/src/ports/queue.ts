@@ -158,7 +158,7 @@ export interface Queue {
   /**
    * Adds a job and returns its id; with a `dedupeKey` already held by a pending or running job
    * of the same topic, returns that job's id instead (see {@link EnqueueOptions.dedupeKey}).
-   * `payload` must be JSON-serializable.
+   * `payload` must be JSON-serializable (`bad_request` otherwise, e.g. for `undefined`).
    */
   enqueue<P>(topic: string, payload: P, options?: EnqueueOptions): Promise<string>;
 

@@ -131,6 +131,10 @@ export function describeQueueContract(
         expect((await mustGet(later)).state).toBe('pending');
       });
 
+      it('rejects a payload that JSON cannot represent', async () => {
+        expect(codeOf(await queue.enqueue(topic(), undefined).catch((e: unknown) => e))).toBe('bad_request');
+      });
+
       it('rejects an empty topic and a maxAttempts below 1', async () => {
         expect(codeOf(await queue.enqueue('', {}).catch((e: unknown) => e))).toBe('bad_request');
         const error = await queue.enqueue(topic(), {}, { maxAttempts: 0 }).catch((e: unknown) => e);
