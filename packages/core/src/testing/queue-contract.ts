@@ -384,6 +384,37 @@ export function describeQueueContract(
         expect(peak).toBeGreaterThan(1);
       });
 
+      it('keeps extending the lease of a handler that runs longer than leaseMs', async () => {
+        const t = topic();
+        const id = await queue.enqueue(t, {});
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let started = false;
+        workers.push(
+          queue.work(
+            t,
+            async () => {
+              started = true;
+              await gate;
+            },
+            // Heartbeats every 500 ms real time; each pass below lets 500 ms pass on the queue's
+            // clock and then waits long enough for a heartbeat, so the lease never runs out.
+            { concurrency: 1, leaseMs: 1_500, pollIntervalMs: 10 },
+          ),
+        );
+        await eventually(async () => started);
+        for (let pass = 0; pass < 3; pass++) {
+          await subject.advance(500);
+          await new Promise((resolve) => setTimeout(resolve, 700));
+          expect(await queue.claim(t, { limit: 1, leaseMs: 60_000 })).toEqual([]);
+        }
+        release();
+        await eventually(async () => (await mustGet(id)).state === 'completed');
+        expect((await mustGet(id)).attempts).toBe(1);
+      });
+
       it('stop() signals in-flight handlers and waits for them to finish', async () => {
         const t = topic();
         const id = await queue.enqueue(t, {});
