@@ -22,6 +22,7 @@ import type { JsonResult, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
 import { parsePart, queryObject, readJsonBody } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
+import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
@@ -67,6 +68,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   const authenticators: Authenticator[] = [
     ...(options.auth.type === 'api-key' ? [apiKeyAuthenticator(options.auth.secret)] : []),
     ...(options.authenticators ?? []),
+    ...(options.services ? [agentKeyAuthenticator(options.services)] : []),
   ];
   let openapi: OpenApiDocument;
   const routes: RouteSpec[] = systemRoutes({
@@ -127,6 +129,15 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     }
     const spec = match.spec;
     matched.route = spec.path;
+    // An agent key opens only the agent's own routes (heartbeat, work, CSR, job status).
+    if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
+      return problem({
+        status: 403,
+        code: 'forbidden',
+        detail: 'agent keys may call only agent routes',
+        requestId,
+      });
+    }
     if (spec.admin && principal?.admin !== true) {
       return problem({
         status: 403,
@@ -178,6 +189,17 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     },
     routes,
   });
+}
+
+/**
+ * Agent keys (`cwa_…`) as principals: the token's SHA-256 is looked up by hash (spec §5.2.4).
+ * Retired agents still authenticate so that their heartbeat gets 410 rather than 401.
+ */
+function agentKeyAuthenticator(services: Services): Authenticator {
+  return async (token) => {
+    const agent = await services.agents.authenticate(token);
+    return agent ? { kind: 'agent', id: agent.id, admin: false } : null;
+  };
 }
 
 function jsonResponse(result: JsonResult): Response {

@@ -24,6 +24,12 @@ export interface ServiceConfig {
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
   notificationRetryIntervalMs: number;
+  /**
+   * Agent liveness and job timeouts: SVC_AGENT_DEGRADED_AFTER (default 2m),
+   * SVC_AGENT_OFFLINE_AFTER (10m, must exceed the former), SVC_AGENT_JOB_LEASE (15m),
+   * SVC_AGENT_CSR_TIMEOUT (24h). Same shape as the services' AgentSettings.
+   */
+  agents: { degradedAfterMs: number; offlineAfterMs: number; jobLeaseMs: number; csrTimeoutMs: number };
   /** Shutdown grace period for in-flight requests and jobs. */
   shutdownTimeoutMs: number;
 }
@@ -138,7 +144,16 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ) as number,
     notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
     shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,
+    agents: {
+      degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
+      offlineAfterMs: read('SVC_AGENT_OFFLINE_AFTER', duration, '10m') as number,
+      jobLeaseMs: read('SVC_AGENT_JOB_LEASE', duration, '15m') as number,
+      csrTimeoutMs: read('SVC_AGENT_CSR_TIMEOUT', duration, '24h') as number,
+    },
   };
+  if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
+    problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
+  }
   if (problems.length > 0) {
     throw new CertwrightError('config_invalid', `invalid configuration: ${problems.join('; ')}`);
   }

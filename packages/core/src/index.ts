@@ -3,6 +3,7 @@ export * from './crypto/secret-box.js';
 export * from './domain/index.js';
 export * from './ephemeral/memory-ephemeral-store.js';
 export * from './errors.js';
+export * from './notify/index.js';
 export * from './ports/clock.js';
 export * from './ports/ephemeral.js';
 export * from './ports/logger.js';

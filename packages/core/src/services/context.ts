@@ -1,4 +1,6 @@
 import type { ActorType } from '../domain/audit.js';
+import type { NotificationEvent } from '../domain/notification.js';
+import type { NotificationChannelRegistry } from '../notify/channel.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { Storage } from '../ports/storage.js';
@@ -17,4 +19,37 @@ export interface ServiceDeps {
   storage: Storage;
   clock: Clock;
   logger: Logger;
+  /** Agent liveness thresholds and job timeouts; defaults in {@link DEFAULT_AGENT_SETTINGS}. */
+  agentSettings?: Partial<AgentSettings>;
+  /** Notification delivery: the channels of this process and the dead-letter hook. */
+  notifications?: NotificationDeps;
+}
+
+/** Mirrors the `SVC_AGENT_*` variables of the server's configuration. */
+export interface AgentSettings {
+  /** A heartbeat older than this makes an agent Degraded (late, not yet lost). */
+  degradedAfterMs: number;
+  /** A heartbeat older than this (or none at all) makes an agent Offline. */
+  offlineAfterMs: number;
+  /** How long an agent holds a claimed job before it is offered again or fails. */
+  jobLeaseMs: number;
+  /** How long a job may wait in AwaitingCSR for its agent before it fails. */
+  csrTimeoutMs: number;
+}
+
+export const DEFAULT_AGENT_SETTINGS: Readonly<AgentSettings> = Object.freeze({
+  degradedAfterMs: 2 * 60_000,
+  offlineAfterMs: 10 * 60_000,
+  jobLeaseMs: 15 * 60_000,
+  csrTimeoutMs: 24 * 60 * 60_000,
+});
+
+export interface NotificationDeps {
+  /** Absent → an empty registry: every event resolves as sent with "no such channel". */
+  channels?: NotificationChannelRegistry;
+  /**
+   * Called once per event that goes dead, after the change committed (the server increments
+   * the Prometheus counter `svc_notification_dead_total` here). Must not throw.
+   */
+  onDead?: (event: NotificationEvent) => void;
 }

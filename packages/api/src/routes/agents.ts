@@ -1,0 +1,268 @@
+import { type Agent, agentSchema, CertwrightError, jobSchema, type Services } from '@certwright/core';
+import { z } from 'zod';
+import { actorOf, bearerToken } from '../auth/principal.js';
+import { defineRoute, type RouteInput, type RouteSpec } from '../http/route.js';
+import { envelope, envelopeSchema, idParams, pageQuery, queryBool } from './ops-shared.js';
+
+/**
+ * Routes an agent key may call; every other route answers 403 to an agent principal
+ * (enforced in createHandler). Each of them also checks that the key is the path's agent.
+ */
+export const AGENT_OPERATION_IDS: ReadonlySet<string> = new Set([
+  'agentHeartbeat',
+  'agentWork',
+  'agentSubmitCsr',
+  'agentReportJob',
+]);
+
+const text = (max: number) => z.string().trim().max(max);
+
+const registrationSchema = z.object({
+  name: text(255).min(1),
+  hostname: text(255).min(1),
+  os: text(64).optional(),
+  architecture: text(64).optional(),
+  ip_address: text(64).optional(),
+  version: text(64).optional(),
+});
+
+const heartbeatSchema = z
+  .object({
+    hostname: text(255).min(1).optional(),
+    os: text(64).optional(),
+    architecture: text(64).optional(),
+    ip_address: text(64).optional(),
+    version: text(64).optional(),
+    failures: z
+      .array(z.string().max(1000))
+      .max(100)
+      .optional()
+      .describe('failing connectors or checks; non-empty → Degraded'),
+  })
+  .optional();
+
+const retireQuery = z.object({
+  force: queryBool.optional(),
+  reason: z.string().max(2000).optional(),
+});
+
+const jobParams = z.object({ id: z.string().min(1).max(128), job_id: z.string().min(1).max(128) });
+
+const registeredSchema = agentSchema.extend({
+  api_key: z.string().describe('shown once; only its SHA-256 is stored'),
+});
+
+const workItemSchema = z.object({
+  job: jobSchema,
+  target: z
+    .object({ id: z.string(), name: z.string(), type: z.string(), config: z.record(z.string(), z.unknown()) })
+    .nullable(),
+  certificate: z
+    .object({
+      version_id: z.string(),
+      serial_number: z.string(),
+      cert_pem: z.string(),
+      chain_pem: z.string(),
+      private_key_pem: z.string().nullable(),
+    })
+    .nullable(),
+});
+
+/**
+ * Agent routes (spec §4.2, DESIGN §5). Literal paths precede `{id}` paths because the router
+ * takes the first match: `/api/v1/agents/retired` must never reach `/api/v1/agents/{id}`.
+ */
+export function agentRoutes(services: Services): RouteSpec[] {
+  const agents = services.agents;
+
+  /**
+   * The agent behind the request's bearer key, which must be the path's agent. This runs in
+   * the route, not only in the authenticator, so that with SVC_AUTH_TYPE=none an agent is
+   * still identified by its key. A missing or unknown key is 401 with no hint; the admin key
+   * or another agent's key is 403; a retired agent is 410.
+   */
+  const callingAgent = async (input: RouteInput<{ id: string }, unknown, unknown>): Promise<Agent> => {
+    const token = bearerToken(input.request.headers.get('authorization'));
+    const agent = token ? await agents.authenticate(token) : null;
+    if (!agent) {
+      if (input.principal?.kind === 'api-key') {
+        throw new CertwrightError('forbidden', "this route takes the agent's own key");
+      }
+      throw new CertwrightError('unauthorized', 'a valid agent key is required');
+    }
+    if (agent.id !== input.params.id)
+      throw new CertwrightError('forbidden', 'an agent may act only for itself');
+    if (agent.retired_at !== null) throw new CertwrightError('gone', `agent '${agent.id}' is retired`);
+    return agent;
+  };
+
+  return [
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/agents',
+      operationId: 'registerAgent',
+      summary: 'Register an agent; the response carries its API key once',
+      tags: ['agents'],
+      admin: true,
+      body: registrationSchema,
+      responses: { 201: { description: 'registered', schema: registeredSchema } },
+      handle: async ({ body, principal }) => {
+        const { agent, api_key } = await agents.register(actorOf(principal), body);
+        return { status: 201, body: { ...agent, api_key }, headers: { 'cache-control': 'no-store' } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/agents',
+      operationId: 'listAgents',
+      summary: 'Active (unretired) agents, newest first',
+      tags: ['agents'],
+      query: z.object(pageQuery),
+      responses: { 200: { description: 'agents', schema: envelopeSchema(agentSchema) } },
+      handle: async ({ query }) => {
+        const result = await agents.list({ page: query.page, perPage: query.per_page });
+        return { status: 200, body: envelope(result, query.page, query.per_page) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/agents/retired',
+      operationId: 'listRetiredAgents',
+      summary: 'Retired agents; page < 1 becomes 1, per_page < 1 becomes 50',
+      tags: ['agents'],
+      query: z.object(pageQuery),
+      responses: { 200: { description: 'retired agents', schema: envelopeSchema(agentSchema) } },
+      handle: async ({ query }) => {
+        const result = await agents.listRetired({ page: query.page, perPage: query.per_page });
+        return { status: 200, body: envelope(result, query.page, query.per_page) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/agents/{id}',
+      operationId: 'getAgent',
+      summary: 'One agent',
+      tags: ['agents'],
+      params: idParams,
+      responses: { 200: { description: 'the agent', schema: agentSchema } },
+      handle: async ({ params }) => ({ status: 200, body: await agents.get(params.id) }),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/v1/agents/{id}',
+      operationId: 'retireAgent',
+      summary: 'Retire an agent (spec §3.2): 200 retired, 204 already retired, 409 with counts',
+      tags: ['agents'],
+      admin: true,
+      params: idParams,
+      query: retireQuery,
+      responses: {
+        200: { description: 'retired by this call', schema: agentSchema },
+        204: { description: 'already retired; nothing changed' },
+        403: { description: 'sentinel agent (even with force), or not admin' },
+        404: { description: 'unknown agent' },
+        409: {
+          description:
+            'active dependencies without force; body has error, active_targets, active_certificates, pending_jobs',
+        },
+      },
+      handle: async ({ params, query, principal }) => {
+        const outcome = await agents.retire(actorOf(principal), params.id, {
+          force: query.force,
+          reason: query.reason,
+        });
+        if (!outcome.changed) return { status: 204 };
+        return { status: 200, body: outcome.agent };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/agents/{id}/heartbeat',
+      operationId: 'agentHeartbeat',
+      summary: "Heartbeat with the agent's own key; 410 once the agent is retired",
+      tags: ['agents'],
+      params: idParams,
+      body: heartbeatSchema,
+      responses: {
+        200: { description: 'recorded', schema: agentSchema },
+        403: { description: "not this agent's key" },
+        410: { description: 'the agent is retired; it should shut down' },
+      },
+      handle: async (input) => {
+        const agent = await callingAgent(input);
+        return { status: 200, body: await agents.heartbeat(agent.id, input.body ?? {}) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/agents/{id}/work',
+      operationId: 'agentWork',
+      summary: "The agent's work poll: claims its due jobs and lists jobs awaiting its CSR",
+      tags: ['agents'],
+      params: idParams,
+      responses: {
+        200: {
+          description: 'work',
+          schema: z.object({ jobs: z.array(workItemSchema), awaiting_csr: z.array(jobSchema) }),
+        },
+        403: { description: "not this agent's key" },
+        410: { description: 'the agent is retired' },
+      },
+      handle: async (input) => {
+        const agent = await callingAgent(input);
+        return { status: 200, body: await agents.work(agent.id), headers: { 'cache-control': 'no-store' } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/agents/{id}/jobs/{job_id}/csr',
+      operationId: 'agentSubmitCsr',
+      summary: 'Submit the CSR for an AwaitingCSR job; the job becomes Pending',
+      tags: ['agents'],
+      params: jobParams,
+      body: z.object({
+        csr_pem: z
+          .string()
+          .min(1)
+          .max(64 * 1024),
+      }),
+      responses: {
+        200: { description: 'accepted', schema: jobSchema },
+        404: { description: 'no such job of this agent' },
+        409: { description: 'the job is not AwaitingCSR' },
+      },
+      handle: async (input) => {
+        const agent = await callingAgent(input);
+        return {
+          status: 200,
+          body: await services.jobs.submitCsr(agent.id, input.params.job_id, input.body.csr_pem),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/agents/{id}/jobs/{job_id}/status',
+      operationId: 'agentReportJob',
+      summary: 'Report progress (Running) or the outcome (Completed, Failed) of a job',
+      tags: ['agents'],
+      params: jobParams,
+      body: z.object({
+        status: z.enum(['Running', 'Completed', 'Failed']),
+        error: z.string().max(4000).optional(),
+        result: z.record(z.string(), z.unknown()).optional(),
+      }),
+      responses: {
+        200: { description: 'recorded', schema: jobSchema },
+        404: { description: 'no such job of this agent' },
+        409: { description: 'the job already ended (e.g. it was cancelled) or awaits a CSR' },
+      },
+      handle: async (input) => {
+        const agent = await callingAgent(input);
+        return {
+          status: 200,
+          body: await services.jobs.reportFromAgent(agent.id, input.params.job_id, input.body),
+        };
+      },
+    }),
+  ];
+}

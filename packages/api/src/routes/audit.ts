@@ -1,0 +1,125 @@
+import { type AuditEvent, auditCategorySchema, auditEventSchema, type Services } from '@certwright/core';
+import { z } from 'zod';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { envelope, envelopeSchema, pageQuery, queryInt } from './ops-shared.js';
+
+const timestamp = z.iso
+  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
+  .transform((text) => new Date(text));
+
+const exportQuery = z.object({
+  from: timestamp.optional().describe('inclusive; default 90 days before `to` (or now)'),
+  to: timestamp.optional().describe('exclusive; default: no upper bound'),
+  limit: queryInt.optional().describe('1 to 100000, default 100000'),
+  category: auditCategorySchema.optional(),
+});
+
+/**
+ * The audit trail (spec §2.12, §4.16, §6). All admin-only: the export's permission
+ * `audit.export` is held by the API key (the admin principal); agents never see the trail.
+ */
+export function auditRoutes(services: Services): RouteSpec[] {
+  const audit = services.audit;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/audit/export',
+      operationId: 'exportAudit',
+      summary: 'NDJSON export, one event per line, streamed in chain order',
+      tags: ['audit'],
+      admin: true,
+      query: exportQuery,
+      responses: {
+        200: { description: 'one JSON audit event per line', contentType: 'application/x-ndjson' },
+      },
+      handle: async ({ query, logger }) => {
+        // Validation happens here, before the 200 status is committed to the wire.
+        const events = audit.export(query);
+        return new Response(ndjsonStream(events, logger), {
+          status: 200,
+          headers: {
+            'content-type': 'application/x-ndjson; charset=utf-8',
+            'cache-control': 'no-store',
+            'content-disposition': 'attachment; filename="audit-export.ndjson"',
+          },
+        });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/audit/verify',
+      operationId: 'verifyAuditChain',
+      summary: 'Recompute the hash chain over every event',
+      tags: ['audit'],
+      admin: true,
+      responses: {
+        200: {
+          description: 'chain report',
+          schema: z.object({
+            ok: z.boolean(),
+            checked: z.number().int(),
+            broken_at: z.number().int().optional(),
+            reason: z.string().optional(),
+            head_seq: z.number().int().nullable(),
+          }),
+        },
+      },
+      handle: async () => ({ status: 200, body: await audit.verifyChain() }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/audit',
+      operationId: 'listAudit',
+      summary: 'Audit events, paged',
+      tags: ['audit'],
+      admin: true,
+      query: z.object({
+        ...pageQuery,
+        action: z.string().min(1).max(128).optional(),
+        resource_id: z.string().min(1).max(255).optional(),
+        category: auditCategorySchema.optional(),
+      }),
+      responses: { 200: { description: 'events', schema: envelopeSchema(auditEventSchema) } },
+      handle: async ({ query }) => {
+        const { page, per_page, ...filter } = query;
+        const result = await services.deps.storage.audit.list({ ...filter, page, perPage: per_page });
+        return { status: 200, body: envelope(result, page, per_page) };
+      },
+    }),
+  ];
+}
+
+/**
+ * Pulls one event at a time from the storage's paged iterator, so memory holds one page of
+ * events however long the export. A client that disconnects cancels the stream, which closes
+ * the iterator (and its cursor). A storage failure mid-stream can no longer change the status:
+ * it ends the body with an error so the client sees a truncated transfer, never a silent cut.
+ */
+function ndjsonStream(
+  events: AsyncIterable<AuditEvent>,
+  logger: { error(fields: object, message?: string): void },
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const iterator = events[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await iterator.next();
+          if (next.done) {
+            controller.close();
+            return;
+          }
+          controller.enqueue(encoder.encode(`${JSON.stringify(next.value)}\n`));
+        } catch (error) {
+          logger.error({ err: error }, 'audit export failed mid-stream');
+          controller.error(error);
+        }
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
+    },
+    { highWaterMark: 16 },
+  );
+}

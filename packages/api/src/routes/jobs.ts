@@ -1,0 +1,111 @@
+import {
+  jobSchema,
+  jobStatusSchema,
+  jobTypeSchema,
+  type Services,
+  verificationStatusSchema,
+} from '@certwright/core';
+import { z } from 'zod';
+import { actorOf } from '../auth/principal.js';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { envelope, envelopeSchema, idParams, listParam, pageQuery } from './ops-shared.js';
+
+const verificationSchema = z.object({
+  job_id: z.string(),
+  status: verificationStatusSchema,
+  detail: z.string().nullable(),
+  verified_at: z.date().nullable(),
+  validation_job_id: z.string().nullable(),
+});
+
+/** Jobs (spec §4.6): list, get, cancel, deployment verification. */
+export function jobRoutes(services: Services): RouteSpec[] {
+  const jobs = services.jobs;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/jobs',
+      operationId: 'listJobs',
+      summary: 'Jobs, newest first; status takes a comma-separated list',
+      tags: ['jobs'],
+      query: z.object({
+        ...pageQuery,
+        status: listParam(jobStatusSchema).optional(),
+        type: jobTypeSchema.optional(),
+        certificate_id: z.string().min(1).max(128).optional(),
+        target_id: z.string().min(1).max(128).optional(),
+        agent_id: z.string().min(1).max(128).optional(),
+      }),
+      responses: { 200: { description: 'jobs', schema: envelopeSchema(jobSchema) } },
+      handle: async ({ query }) => {
+        const { page, per_page, status, type, certificate_id, target_id, agent_id } = query;
+        const result = await jobs.list({
+          page,
+          perPage: per_page,
+          ...(status ? { status } : {}),
+          ...(type ? { type } : {}),
+          ...(certificate_id ? { certificate_id } : {}),
+          ...(target_id ? { target_id } : {}),
+          ...(agent_id ? { agent_id } : {}),
+        });
+        return { status: 200, body: envelope(result, page, per_page) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/jobs/{id}',
+      operationId: 'getJob',
+      summary: 'One job, with its result and last_error',
+      tags: ['jobs'],
+      params: idParams,
+      responses: { 200: { description: 'the job', schema: jobSchema } },
+      handle: async ({ params }) => ({ status: 200, body: await jobs.get(params.id) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/jobs/{id}/cancel',
+      operationId: 'cancelJob',
+      summary: 'Cancel an open job (409 once it ended)',
+      tags: ['jobs'],
+      params: idParams,
+      responses: {
+        200: { description: 'cancelled', schema: jobSchema },
+        409: { description: 'already ended' },
+      },
+      handle: async ({ params, principal }) => ({
+        status: 200,
+        body: await jobs.cancel(actorOf(principal), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/jobs/{id}/verify',
+      operationId: 'verifyJob',
+      summary: 'Trigger verification of a completed deployment',
+      tags: ['jobs'],
+      params: idParams,
+      responses: {
+        202: { description: 'verification pending (or skipped)', schema: verificationSchema },
+        409: { description: 'not a Deployment job, or still open' },
+      },
+      handle: async ({ params, principal }) => ({
+        status: 202,
+        body: await jobs.requestVerification(actorOf(principal), params.id),
+        headers: { location: `/api/v1/jobs/${encodeURIComponent(params.id)}/verification` },
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/jobs/{id}/verification',
+      operationId: 'getJobVerification',
+      summary: 'Verification result: pending, success, failed or skipped',
+      tags: ['jobs'],
+      params: idParams,
+      responses: {
+        200: { description: 'verification', schema: verificationSchema },
+        404: { description: 'unknown job, or no verification requested' },
+      },
+      handle: async ({ params }) => ({ status: 200, body: await jobs.getVerification(params.id) }),
+    }),
+  ];
+}

@@ -1,0 +1,148 @@
+import {
+  JOB_STATUSES,
+  type JobStatus,
+  notificationEventSchema,
+  notificationStatusSchema,
+  notificationTypeSchema,
+  type Services,
+} from '@certwright/core';
+import { z } from 'zod';
+import { actorOf } from '../auth/principal.js';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { envelope, envelopeSchema, idParams, listParam, pageQuery } from './ops-shared.js';
+
+const createBody = z.object({
+  type: notificationTypeSchema,
+  channel: z.string().min(1).max(128),
+  recipient: z.string().max(1024),
+  subject: z.string().max(1024),
+  message: z.string().max(100_000),
+  certificate_id: z.string().min(1).max(128).nullable().optional(),
+  created_at: z.iso
+    .datetime({ offset: true })
+    .transform((text) => new Date(text))
+    .optional()
+    .describe('left out or the zero time → now'),
+});
+
+const countsSchema = z.record(z.string(), z.number().int());
+
+/** Notification events (spec §2.7, §3.1, §4.7) and the dashboard summary. */
+export function notificationRoutes(services: Services): RouteSpec[] {
+  const notifications = services.notifications;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/notifications',
+      operationId: 'listNotifications',
+      summary: 'Notification events, newest first; status filter includes dead (comma-separated list)',
+      tags: ['notifications'],
+      query: z.object({
+        ...pageQuery,
+        status: listParam(notificationStatusSchema).optional(),
+        type: notificationTypeSchema.optional(),
+        channel: z.string().min(1).max(128).optional(),
+        certificate_id: z.string().min(1).max(128).optional(),
+      }),
+      responses: { 200: { description: 'events', schema: envelopeSchema(notificationEventSchema) } },
+      handle: async ({ query }) => {
+        const { page, per_page, ...filter } = query;
+        const result = await notifications.list({ ...filter, page, perPage: per_page });
+        return { status: 200, body: envelope(result, page, per_page) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/notifications',
+      operationId: 'createNotification',
+      summary: 'Queue a notification event (pending; the next delivery pass sends it)',
+      tags: ['notifications'],
+      admin: true,
+      body: createBody,
+      responses: { 201: { description: 'queued', schema: notificationEventSchema } },
+      handle: async ({ body }) => ({ status: 201, body: await notifications.create(body) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/notifications/{id}',
+      operationId: 'getNotification',
+      summary: 'One notification event',
+      tags: ['notifications'],
+      params: idParams,
+      responses: { 200: { description: 'the event', schema: notificationEventSchema } },
+      handle: async ({ params }) => ({ status: 200, body: await notifications.get(params.id) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/notifications/{id}/requeue',
+      operationId: 'requeueNotification',
+      summary: 'Reset a dead notification to pending (retry_count 0); 409 for any other status',
+      tags: ['notifications'],
+      params: idParams,
+      responses: {
+        200: { description: 'requeued', schema: notificationEventSchema },
+        409: { description: 'not dead' },
+      },
+      handle: async ({ params, principal }) => ({
+        status: 200,
+        body: await notifications.requeue(actorOf(principal), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/notifications/{id}/read',
+      operationId: 'readNotification',
+      summary: 'Mark a sent notification read',
+      tags: ['notifications'],
+      params: idParams,
+      responses: {
+        200: { description: 'read', schema: notificationEventSchema },
+        409: { description: 'not sent' },
+      },
+      handle: async ({ params, principal }) => ({
+        status: 200,
+        body: await notifications.markRead(actorOf(principal), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/dashboard/summary',
+      operationId: 'getDashboardSummary',
+      summary:
+        'Counts for the dashboard: agents by status, jobs by status, notifications by status (dead included)',
+      tags: ['dashboard'],
+      responses: {
+        200: {
+          description: 'summary',
+          schema: z.object({
+            agents: countsSchema,
+            jobs: countsSchema,
+            notifications: countsSchema,
+            dead_notifications: z.number().int(),
+          }),
+        },
+      },
+      handle: async () => {
+        const [agents, byStatus, jobs] = await Promise.all([
+          services.agents.summary(),
+          notifications.countByStatus(),
+          jobCounts(services),
+        ]);
+        return {
+          status: 200,
+          body: { agents, jobs, notifications: byStatus, dead_notifications: byStatus.dead },
+          headers: { 'cache-control': 'no-store' },
+        };
+      },
+    }),
+  ];
+}
+
+async function jobCounts(services: Services): Promise<Record<JobStatus, number>> {
+  const entries = await Promise.all(
+    JOB_STATUSES.map(
+      async (status) => [status, (await services.jobs.list({ status, perPage: 1 })).total] as const,
+    ),
+  );
+  return Object.fromEntries(entries) as Record<JobStatus, number>;
+}

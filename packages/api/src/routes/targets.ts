@@ -1,0 +1,120 @@
+import {
+  deploymentTargetSchema,
+  jobSchema,
+  type Services,
+  targetConfigSchema,
+  targetTypeSchema,
+} from '@certwright/core';
+import { z } from 'zod';
+import { actorOf } from '../auth/principal.js';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { envelope, envelopeSchema, idParams, pageQuery, queryBool } from './ops-shared.js';
+
+const targetBody = z.object({
+  agent_id: z.string().min(1).max(128),
+  name: z.string().trim().min(1).max(255),
+  type: targetTypeSchema.describe('proper-case connector type, e.g. NGINX, Apache, Traefik, Caddy, SSH'),
+  config: targetConfigSchema.optional().describe('connector settings; stored encrypted, never returned'),
+  enabled: z.boolean().optional(),
+});
+
+const targetPatch = z.object({
+  name: z.string().trim().min(1).max(255).optional(),
+  type: targetTypeSchema.optional(),
+  config: targetConfigSchema.optional(),
+  enabled: z.boolean().optional(),
+});
+
+/** Deployment targets (spec §2.3, §4.6). Config goes in, never out. */
+export function targetRoutes(services: Services): RouteSpec[] {
+  const targets = services.targets;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/targets',
+      operationId: 'listTargets',
+      summary: 'Deployment targets',
+      tags: ['targets'],
+      query: z.object({
+        ...pageQuery,
+        agent_id: z.string().min(1).max(128).optional(),
+        type: targetTypeSchema.optional(),
+        retired: queryBool.optional(),
+      }),
+      responses: { 200: { description: 'targets', schema: envelopeSchema(deploymentTargetSchema) } },
+      handle: async ({ query }) => {
+        const { page, per_page, ...filter } = query;
+        const result = await targets.list({ ...filter, page, perPage: per_page });
+        return { status: 200, body: envelope(result, page, per_page) };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/targets',
+      operationId: 'createTarget',
+      summary: 'Create a target for an existing agent (agent_id, name and type required)',
+      tags: ['targets'],
+      body: targetBody,
+      responses: { 201: { description: 'created', schema: deploymentTargetSchema } },
+      handle: async ({ body, principal }) => ({
+        status: 201,
+        body: await targets.create(actorOf(principal), body),
+      }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/targets/{id}',
+      operationId: 'getTarget',
+      summary: 'One target (without its config)',
+      tags: ['targets'],
+      params: idParams,
+      responses: { 200: { description: 'the target', schema: deploymentTargetSchema } },
+      handle: async ({ params }) => ({ status: 200, body: await targets.get(params.id) }),
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/v1/targets/{id}',
+      operationId: 'updateTarget',
+      summary: 'Change name, type, enabled or config of an unretired target',
+      tags: ['targets'],
+      params: idParams,
+      body: targetPatch,
+      responses: { 200: { description: 'updated', schema: deploymentTargetSchema } },
+      handle: async ({ params, body, principal }) => ({
+        status: 200,
+        body: await targets.update(actorOf(principal), params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/v1/targets/{id}',
+      operationId: 'deleteTarget',
+      summary: 'Delete a target no certificate or job references',
+      tags: ['targets'],
+      params: idParams,
+      responses: { 204: { description: 'deleted' }, 409: { description: 'still referenced' } },
+      handle: async ({ params, principal }) => {
+        await targets.delete(actorOf(principal), params.id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/targets/{id}/test',
+      operationId: 'testTarget',
+      summary:
+        "Connection test: a Validation job for the target's agent; read the result at /api/v1/jobs/{job id}",
+      tags: ['targets'],
+      params: idParams,
+      responses: { 202: { description: 'test job created', schema: jobSchema } },
+      handle: async ({ params, principal }) => {
+        const job = await targets.requestConnectionTest(actorOf(principal), params.id);
+        return {
+          status: 202,
+          body: job,
+          headers: { location: `/api/v1/jobs/${encodeURIComponent(job.id)}` },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,7 @@
+export { type NotificationChannel, NotificationChannelRegistry } from './channel.js';
+export {
+  afterFailedAttempt,
+  RETRY_BACKOFF_CAP_MS,
+  RETRY_DEAD_AT_COUNT,
+  retryDelayMs,
+} from './retry-schedule.js';

@@ -1,0 +1,381 @@
+import {
+  type Agent,
+  type AgentDependencyCounts,
+  type AgentStatus,
+  isSentinelAgentId,
+} from '../domain/agent.js';
+import type { PageResult } from '../domain/common.js';
+import { DEFAULT_PER_PAGE } from '../domain/common.js';
+import type { Job } from '../domain/job.js';
+import type { TargetConfig, TargetType } from '../domain/target.js';
+import { CertwrightError, conflict, validationError } from '../errors.js';
+import type { Storage } from '../ports/storage.js';
+import type { AuditService } from './audit.js';
+import { type Actor, type AgentSettings, DEFAULT_AGENT_SETTINGS, type ServiceDeps } from './context.js';
+import type { JobService } from './jobs.js';
+
+/** Agent keys carry a recognisable prefix so a leaked one can be found by secret scanners. */
+export const AGENT_KEY_PREFIX = 'cwa_';
+
+export interface AgentRegistration {
+  name: string;
+  hostname: string;
+  os?: string | undefined;
+  architecture?: string | undefined;
+  ip_address?: string | undefined;
+  version?: string | undefined;
+}
+
+/** The one response that carries the key; it is not stored and cannot be shown again. */
+export interface RegisteredAgent {
+  agent: Agent;
+  api_key: string;
+}
+
+/** Facts an agent reports with each heartbeat; absent fields keep their stored value. */
+export interface HeartbeatReport {
+  hostname?: string | undefined;
+  os?: string | undefined;
+  architecture?: string | undefined;
+  ip_address?: string | undefined;
+  version?: string | undefined;
+  /** Failing connectors or checks; a non-empty list reports the agent Degraded. */
+  failures?: string[] | undefined;
+}
+
+export interface RetireOptions {
+  force?: boolean | undefined;
+  reason?: string | undefined;
+}
+
+export type RetireOutcome =
+  | {
+      /** true: this call retired the agent (200); false: it already was (204, nothing recorded). */
+      changed: true;
+      agent: Agent;
+      dependencies: AgentDependencyCounts;
+      cascaded: { targets_retired: number; jobs_cancelled: number } | null;
+    }
+  | { changed: false; agent: Agent };
+
+/** A job as handed to its agent, with what the agent needs to carry it out. */
+export interface AgentWorkItem {
+  job: Job;
+  /** The target's decrypted connector config; only the owning agent ever receives it. */
+  target: { id: string; name: string; type: TargetType; config: TargetConfig } | null;
+  /** For Deployment jobs: the version to install (the key only when the server holds it). */
+  certificate: {
+    version_id: string;
+    serial_number: string;
+    cert_pem: string;
+    chain_pem: string;
+    private_key_pem: string | null;
+  } | null;
+}
+
+export interface AgentWork {
+  /** Deployment and Validation jobs claimed for this agent by this poll (now Running). */
+  jobs: AgentWorkItem[];
+  /** Issuance/Renewal jobs waiting for this agent's CSR. */
+  awaiting_csr: Job[];
+}
+
+/** Work handed out per poll; the rest waits for the next poll. */
+const WORK_BATCH = 20;
+
+/**
+ * Agents: registration with a one-time key, heartbeats, work polls and retirement (§3.2).
+ * The stored agent `status` is what the last heartbeat reported (Online or Degraded); the
+ * status every read returns is computed from the heartbeat's age at read time, so an agent that
+ * stops reporting turns Degraded and then Offline without any writer.
+ */
+export class AgentService {
+  readonly settings: Readonly<AgentSettings>;
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    private readonly jobs: JobService,
+  ) {
+    this.settings = Object.freeze({ ...DEFAULT_AGENT_SETTINGS, ...deps.agentSettings });
+    if (this.settings.offlineAfterMs <= this.settings.degradedAfterMs) {
+      throw new CertwrightError(
+        'config_invalid',
+        'the agent offline threshold must exceed the degraded threshold',
+      );
+    }
+  }
+
+  /** Creates an agent and its key. Only the key's SHA-256 is stored. */
+  async register(actor: Actor, input: AgentRegistration): Promise<RegisteredAgent> {
+    const apiKey = newAgentKey();
+    const apiKeyHash = await hashAgentKey(apiKey);
+    const agent = await this.deps.storage.transaction(async (tx) => {
+      const created = await tx.agents.create({
+        name: input.name,
+        hostname: input.hostname,
+        os: input.os ?? '',
+        architecture: input.architecture ?? '',
+        ip_address: input.ip_address ?? '',
+        version: input.version ?? '',
+        api_key_hash: apiKeyHash,
+      });
+      await this.audit.record(
+        actor,
+        {
+          action: 'agent_registered',
+          category: 'auth',
+          resource_type: 'agent',
+          resource_id: created.id,
+          details: { name: created.name, hostname: created.hostname },
+        },
+        tx,
+      );
+      return created;
+    });
+    return { agent: this.#withStatus(agent), api_key: apiKey };
+  }
+
+  /** Active (unretired) agents, newest first. */
+  async list(page: { page?: number; perPage?: number } = {}): Promise<PageResult<Agent>> {
+    const result = await this.deps.storage.agents.list({ ...page, retired: false });
+    return { ...result, items: result.items.map((a) => this.#withStatus(a)) };
+  }
+
+  /** Retired agents, most recently retired first; page < 1 → 1 and per_page < 1 → 50 (§8). */
+  async listRetired(page: { page?: number; perPage?: number } = {}): Promise<PageResult<Agent>> {
+    const result = await this.deps.storage.agents.list({ ...clampRetiredPage(page), retired: true });
+    return { ...result, items: result.items.map((a) => this.#withStatus(a)) };
+  }
+
+  async get(id: string): Promise<Agent> {
+    return this.#withStatus(await this.deps.storage.agents.require(id));
+  }
+
+  /**
+   * The agent a bearer token belongs to, or null. The token is hashed and looked up by its
+   * hash, so the comparison happens on a digest inside the database index, never on the key.
+   * Retired agents are returned too: their callers answer 410, not 401.
+   */
+  async authenticate(token: string): Promise<Agent | null> {
+    if (!token.startsWith(AGENT_KEY_PREFIX)) return null;
+    const agent = await this.deps.storage.agents.getByApiKeyHash(await hashAgentKey(token));
+    return agent ? this.#withStatus(agent) : null;
+  }
+
+  /** Spec §2.2 counts that block retirement without force. */
+  dependencies(id: string): Promise<AgentDependencyCounts> {
+    return this.deps.storage.agents.dependencyCounts(id);
+  }
+
+  /**
+   * Records a heartbeat and the facts it reports. A retired agent gets `gone` (410) and
+   * nothing changes. The retired check is made after the update, inside the transaction: the
+   * update waits for a concurrent retirement's row lock, so either the heartbeat lands before
+   * the retirement or it sees it and rolls back; no heartbeat is ever recorded after retired_at.
+   */
+  heartbeat(id: string, report: HeartbeatReport = {}): Promise<Agent> {
+    const now = this.deps.clock.now();
+    const degraded = (report.failures?.length ?? 0) > 0;
+    return this.deps.storage.transaction(async (tx) => {
+      const updated = await tx.agents.update(id, {
+        last_heartbeat_at: now,
+        status: degraded ? 'Degraded' : 'Online',
+        ...definedFacts(report),
+      });
+      if (updated.retired_at !== null) throw gone(id);
+      return this.#withStatus(updated);
+    });
+  }
+
+  /**
+   * Retirement, spec §3.2 and §7. Sentinel agents are `forbidden` even with force; force
+   * without a reason is `validation_failed`; dependencies without force are a `conflict`
+   * carrying the counts; an agent already retired returns `changed: false` and records nothing.
+   * With force, the agent's targets are retired with the agent's timestamp and its open jobs
+   * cancelled, all in the one transaction that retires the agent.
+   */
+  async retire(actor: Actor, id: string, options: RetireOptions = {}): Promise<RetireOutcome> {
+    const reason = options.reason?.trim() ? options.reason.trim() : undefined;
+    if (options.force && !reason) {
+      throw validationError([{ field: 'reason', message: 'is required when force is true' }]);
+    }
+    if (isSentinelAgentId(id)) {
+      throw new CertwrightError(
+        'forbidden',
+        `agent '${id}' is a reserved discovery source and cannot be retired`,
+      );
+    }
+    return this.deps.storage.transaction(async (tx) => {
+      // The no-op update takes the agent's row lock before anything is read, so concurrent
+      // retirements and heartbeats of this agent serialize behind it.
+      const agent = await tx.agents.update(id, {});
+      if (agent.retired_at !== null) return { changed: false, agent: this.#withStatus(agent) };
+      const dependencies = await tx.agents.dependencyCounts(id);
+      const blocked =
+        dependencies.active_targets + dependencies.active_certificates + dependencies.pending_jobs > 0;
+      if (blocked && !options.force) {
+        throw conflict(`agent '${id}' has active dependencies; retry with force and a reason`, {
+          ...dependencies,
+        });
+      }
+      const at = this.deps.clock.now();
+      const retired = await tx.agents.update(id, { retired_at: at, retired_reason: reason ?? null });
+      await this.audit.record(
+        actor,
+        {
+          action: 'agent_retired',
+          category: 'config',
+          resource_type: 'agent',
+          resource_id: id,
+          details: { reason: reason ?? null, force: options.force === true, dependencies },
+        },
+        tx,
+      );
+      let cascaded: { targets_retired: number; jobs_cancelled: number } | null = null;
+      if (blocked) {
+        const targetsRetired = await tx.targets.retireForAgent(id, at, reason ?? 'agent retired');
+        const jobsCancelled = await this.jobs.cancelOpenForAgent(tx, id, at);
+        cascaded = { targets_retired: targetsRetired, jobs_cancelled: jobsCancelled };
+        await this.audit.record(
+          actor,
+          {
+            action: 'agent_retirement_cascaded',
+            category: 'config',
+            resource_type: 'agent',
+            resource_id: id,
+            details: { reason: reason ?? null, retired_at: at.toISOString(), ...cascaded, dependencies },
+          },
+          tx,
+        );
+      }
+      return { changed: true, agent: this.#withStatus(retired), dependencies, cascaded };
+    });
+  }
+
+  /**
+   * The agent's work poll: claims up to 20 due Deployment/Validation jobs (each becomes Running
+   * under a lease of `jobLeaseMs`; a job not finished by then is offered again until its
+   * attempts run out, then the timeout sweep fails it) and lists the jobs awaiting its CSR.
+   */
+  async work(id: string): Promise<AgentWork> {
+    const storage = this.deps.storage;
+    await this.#requireActive(storage, id);
+    const now = this.deps.clock.now();
+    const claimed = await storage.jobs.claimDue({
+      now,
+      worker: id,
+      leaseMs: this.settings.jobLeaseMs,
+      limit: WORK_BATCH,
+      types: ['Deployment', 'Validation'],
+      agentId: id,
+    });
+    const items: AgentWorkItem[] = [];
+    for (const job of claimed) items.push(await this.#workItem(job));
+    const awaiting = (await storage.jobs.listOpenForAgent(id, WORK_BATCH)).filter(
+      (j) => j.status === 'AwaitingCSR',
+    );
+    return { jobs: items, awaiting_csr: awaiting };
+  }
+
+  /** Counts of unretired agents by computed status, plus the retired ones. */
+  async summary(): Promise<Record<AgentStatus, number> & { retired: number; total: number }> {
+    const counts = { Online: 0, Offline: 0, Degraded: 0 };
+    let page = 1;
+    let total = 0;
+    for (;;) {
+      const batch = await this.deps.storage.agents.list({ retired: false, page, perPage: 500 });
+      for (const agent of batch.items) counts[this.#withStatus(agent).status] += 1;
+      total = batch.total;
+      if (batch.items.length === 0 || page * 500 >= batch.total) break;
+      page += 1;
+    }
+    const retired = (await this.deps.storage.agents.list({ retired: true, perPage: 1 })).total;
+    return { ...counts, retired, total };
+  }
+
+  /** Throws `not_found` for an unknown agent and `gone` for a retired one. */
+  async requireActive(id: string): Promise<Agent> {
+    return this.#withStatus(await this.#requireActive(this.deps.storage, id));
+  }
+
+  /** The status a reader sees now; see the class comment. */
+  computeStatus(
+    agent: Pick<Agent, 'status' | 'last_heartbeat_at' | 'retired_at'>,
+    now = this.deps.clock.now(),
+  ): AgentStatus {
+    if (agent.retired_at !== null || agent.last_heartbeat_at === null) return 'Offline';
+    const age = now.getTime() - agent.last_heartbeat_at.getTime();
+    if (age > this.settings.offlineAfterMs) return 'Offline';
+    if (age > this.settings.degradedAfterMs) return 'Degraded';
+    return agent.status === 'Degraded' ? 'Degraded' : 'Online';
+  }
+
+  #withStatus(agent: Agent): Agent {
+    return { ...agent, status: this.computeStatus(agent) };
+  }
+
+  async #requireActive(storage: Storage, id: string): Promise<Agent> {
+    const agent = await storage.agents.require(id);
+    if (agent.retired_at !== null) throw gone(id);
+    return agent;
+  }
+
+  async #workItem(job: Job): Promise<AgentWorkItem> {
+    const storage = this.deps.storage;
+    const target = job.target_id ? await storage.targets.getWithConfig(job.target_id) : null;
+    let certificate: AgentWorkItem['certificate'] = null;
+    const versionId = job.payload.version_id;
+    if (job.type === 'Deployment' && typeof versionId === 'string') {
+      const version = await storage.versions.getWithKey(versionId);
+      if (version) {
+        certificate = {
+          version_id: version.id,
+          serial_number: version.serial_number,
+          cert_pem: version.cert_pem,
+          chain_pem: version.chain_pem,
+          private_key_pem: version.private_key_pem,
+        };
+      }
+    }
+    return {
+      job,
+      target: target ? { id: target.id, name: target.name, type: target.type, config: target.config } : null,
+      certificate,
+    };
+  }
+}
+
+/** `cwa_` + 32 random bytes in base64url: 256 bits of entropy. */
+export function newAgentKey(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  return AGENT_KEY_PREFIX + Buffer.from(bytes).toString('base64url');
+}
+
+/** Lower-case hex SHA-256 of the whole key string, as stored in `api_key_hash`. */
+export async function hashAgentKey(key: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
+  return Buffer.from(digest).toString('hex');
+}
+
+function clampRetiredPage(page: { page?: number; perPage?: number }): { page: number; perPage: number } {
+  const p =
+    page.page === undefined || !Number.isFinite(page.page) || page.page < 1 ? 1 : Math.floor(page.page);
+  const per =
+    page.perPage === undefined || !Number.isFinite(page.perPage) || page.perPage < 1
+      ? DEFAULT_PER_PAGE
+      : Math.floor(page.perPage);
+  return { page: p, perPage: per };
+}
+
+function definedFacts(report: HeartbeatReport): Partial<Agent> {
+  const facts: Partial<Agent> = {};
+  if (report.hostname !== undefined) facts.hostname = report.hostname;
+  if (report.os !== undefined) facts.os = report.os;
+  if (report.architecture !== undefined) facts.architecture = report.architecture;
+  if (report.ip_address !== undefined) facts.ip_address = report.ip_address;
+  if (report.version !== undefined) facts.version = report.version;
+  return facts;
+}
+
+const gone = (id: string) => new CertwrightError('gone', `agent '${id}' is retired`);

@@ -1,0 +1,296 @@
+import type { PageRequest, PageResult } from '../domain/common.js';
+import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
+import { conflict } from '../errors.js';
+import { NotificationChannelRegistry } from '../notify/channel.js';
+import { afterFailedAttempt } from '../notify/retry-schedule.js';
+import type { Storage } from '../ports/storage.js';
+import type { AuditService } from './audit.js';
+import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
+
+export interface NotificationInput {
+  type: NotificationType;
+  channel: string;
+  recipient: string;
+  subject: string;
+  message: string;
+  certificate_id?: string | null | undefined;
+  /** Left out, or the zero time (epoch or earlier, or invalid) → now (spec §2.7). */
+  created_at?: Date | undefined;
+}
+
+export interface NotificationListQuery extends PageRequest {
+  status?: NotificationStatus | NotificationStatus[] | undefined;
+  type?: NotificationType | undefined;
+  certificate_id?: string | undefined;
+  channel?: string | undefined;
+}
+
+/** What one delivery pass did. */
+export interface SweepReport {
+  sent: number;
+  failed: number;
+  dead: number;
+  /** Events whose status could not be written (storage down); they are retried next pass. */
+  errors: number;
+}
+
+/** Deliveries per pass; a larger backlog drains over the following passes. */
+const SWEEP_BATCH = 200;
+/** A channel that neither resolves nor rejects within this time counts as a failed attempt. */
+const SEND_TIMEOUT_MS = 30_000;
+const MAX_ERROR_LENGTH = 2000;
+
+/**
+ * Notification events and their delivery (spec §2.7, §3.1). Every event is stored before any
+ * delivery is tried, and a status change is written only after the channel answered, so a
+ * channel that throws, hangs or crashes the process never loses an event: at worst it is
+ * delivered again (at-least-once).
+ */
+export class NotificationService {
+  readonly channels: NotificationChannelRegistry;
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+  ) {
+    this.channels = deps.notifications?.channels ?? new NotificationChannelRegistry();
+  }
+
+  /** Stores a pending event; pass a transaction to create it with the change it reports. */
+  create(input: NotificationInput, tx: Storage = this.deps.storage): Promise<NotificationEvent> {
+    const zero = !input.created_at || !(input.created_at.getTime() > 0);
+    return tx.notifications.create({
+      type: input.type,
+      channel: input.channel,
+      recipient: input.recipient,
+      subject: input.subject,
+      message: input.message,
+      certificate_id: input.certificate_id ?? null,
+      status: 'pending',
+      created_at: zero ? this.deps.clock.now() : (input.created_at as Date),
+    });
+  }
+
+  list(query: NotificationListQuery = {}): Promise<PageResult<NotificationEvent>> {
+    const { status, type, certificate_id, channel, ...page } = query;
+    return this.deps.storage.notifications.list({
+      ...page,
+      ...(status === undefined ? {} : { status }),
+      ...(type === undefined ? {} : { type }),
+      ...(certificate_id === undefined ? {} : { certificate_id }),
+      ...(channel === undefined ? {} : { channel }),
+    });
+  }
+
+  get(id: string): Promise<NotificationEvent> {
+    return this.deps.storage.notifications.require(id);
+  }
+
+  /** Counts by status (the dashboard's dead count among them). */
+  countByStatus(): Promise<Record<NotificationStatus, number>> {
+    return this.deps.storage.notifications.countByStatus();
+  }
+
+  /** Spec §3.1: dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
+  requeue(actor: Actor, id: string): Promise<NotificationEvent> {
+    return this.deps.storage.transaction(async (tx) => {
+      const event = await tx.notifications.update(id, {}); // row lock before the check
+      if (event.status !== 'dead') {
+        throw conflict(`notification '${id}' is ${event.status}; only dead notifications can be requeued`, {
+          notification_status: event.status,
+        });
+      }
+      const requeued = await tx.notifications.update(id, {
+        status: 'pending',
+        retry_count: 0,
+        next_retry_at: null,
+        last_error: null,
+      });
+      await this.audit.record(
+        actor,
+        {
+          action: 'notification_requeued',
+          category: 'cert_lifecycle',
+          resource_type: 'notification',
+          resource_id: id,
+          details: { previous_retry_count: event.retry_count },
+        },
+        tx,
+      );
+      return requeued;
+    });
+  }
+
+  /** A delivered (sent) notification marked as read; reading twice changes nothing. */
+  markRead(actor: Actor, id: string): Promise<NotificationEvent> {
+    return this.deps.storage.transaction(async (tx) => {
+      const event = await tx.notifications.update(id, {});
+      if (event.status === 'read') return event;
+      if (event.status !== 'sent') {
+        throw conflict(
+          `notification '${id}' is ${event.status}; only sent notifications can be marked read`,
+          {
+            notification_status: event.status,
+          },
+        );
+      }
+      const read = await tx.notifications.update(id, { status: 'read' });
+      await this.audit.record(
+        actor,
+        {
+          action: 'notification_read',
+          category: 'cert_lifecycle',
+          resource_type: 'notification',
+          resource_id: id,
+        },
+        tx,
+      );
+      return read;
+    });
+  }
+
+  /**
+   * One pass of the scheduler: first deliveries of pending events, then the retry sweep of
+   * failed events whose next_retry_at is due at `now`.
+   */
+  async sweep(now: Date = this.deps.clock.now()): Promise<SweepReport> {
+    const pending = await this.deliverPending(now);
+    const retried = await this.retryDue(now);
+    return {
+      sent: pending.sent + retried.sent,
+      failed: pending.failed + retried.failed,
+      dead: pending.dead + retried.dead,
+      errors: pending.errors + retried.errors,
+    };
+  }
+
+  /** First delivery attempt of pending events (same outcome rules as a retry). */
+  async deliverPending(now: Date = this.deps.clock.now()): Promise<SweepReport> {
+    const report = emptyReport();
+    const seen = new Set<string>();
+    // Each delivered event leaves the pending set, so page 1 is always the next batch; `seen`
+    // stops the loop when an event's status could not be written and it is still pending.
+    while (seen.size < SWEEP_BATCH) {
+      const page = await this.deps.storage.notifications.list({ status: 'pending', perPage: 50 });
+      const fresh = page.items.filter((e) => !seen.has(e.id));
+      if (fresh.length === 0) break;
+      for (const event of fresh) {
+        seen.add(event.id);
+        await this.#attempt(event, now, report);
+      }
+    }
+    return report;
+  }
+
+  /** The retry sweep of spec §3.1 over failed events due at `now`. */
+  async retryDue(now: Date = this.deps.clock.now()): Promise<SweepReport> {
+    const report = emptyReport();
+    for (const event of await this.deps.storage.notifications.dueForRetry(now, SWEEP_BATCH)) {
+      await this.#attempt(event, now, report);
+    }
+    return report;
+  }
+
+  /**
+   * One delivery attempt and its bookkeeping (spec §3.1):
+   * - no channel of that name → sent (a removed notifier must not leave a stuck row);
+   * - delivered → sent, retry_count unchanged;
+   * - failed with retry_count below 4 → failed, count + 1, next_retry_at per the schedule;
+   * - failed at 4 or more → dead, next_retry_at cleared, onDead called.
+   */
+  async #attempt(event: NotificationEvent, now: Date, report: SweepReport): Promise<void> {
+    const storage = this.deps.storage;
+    const channel = this.channels.get(event.channel);
+    try {
+      if (!channel) {
+        this.deps.logger.warn(
+          { notification_id: event.id, channel: event.channel },
+          'notification channel no longer exists; marking the event sent',
+        );
+        await storage.notifications.update(event.id, {
+          status: 'sent',
+          sent_at: now,
+          next_retry_at: null,
+          last_error: `channel '${event.channel}' does not exist; resolved as sent without delivery`,
+        });
+        report.sent += 1;
+        return;
+      }
+      const error = await sendWithTimeout(channel.send.bind(channel), event);
+      if (error === null) {
+        await storage.notifications.update(event.id, { status: 'sent', sent_at: now, next_retry_at: null });
+        report.sent += 1;
+        return;
+      }
+      const next = afterFailedAttempt(event.retry_count, now);
+      if (next.status === 'failed') {
+        await storage.notifications.update(event.id, { ...next, last_error: error });
+        report.failed += 1;
+        return;
+      }
+      const dead = await storage.transaction(async (tx) => {
+        const updated = await tx.notifications.update(event.id, {
+          status: 'dead',
+          next_retry_at: null,
+          last_error: error,
+        });
+        await this.audit.record(
+          SYSTEM_ACTOR,
+          {
+            action: 'notification_dead',
+            category: 'cert_lifecycle',
+            resource_type: 'notification',
+            resource_id: event.id,
+            details: { channel: event.channel, retry_count: updated.retry_count, last_error: error },
+          },
+          tx,
+        );
+        return updated;
+      });
+      report.dead += 1;
+      try {
+        this.deps.notifications?.onDead?.(dead);
+      } catch (hookError) {
+        this.deps.logger.error({ err: hookError, notification_id: event.id }, 'onDead hook threw');
+      }
+    } catch (storageError) {
+      // The status write failed; the event keeps its previous state and the next pass retries.
+      report.errors += 1;
+      this.deps.logger.error(
+        { err: storageError, notification_id: event.id },
+        'could not record a delivery attempt',
+      );
+    }
+  }
+}
+
+function emptyReport(): SweepReport {
+  return { sent: 0, failed: 0, dead: 0, errors: 0 };
+}
+
+/** Runs a send and turns every way it can fail (throw, reject, hang) into an error text. */
+async function sendWithTimeout(
+  send: (event: NotificationEvent) => Promise<void>,
+  event: NotificationEvent,
+): Promise<string | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`delivery timed out after ${SEND_TIMEOUT_MS / 1000}s`), SEND_TIMEOUT_MS);
+  });
+  try {
+    const attempt = Promise.resolve()
+      .then(() => send(event))
+      .then(
+        () => null,
+        (error: unknown) => errorText(error),
+      );
+    return await Promise.race([attempt, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  return (text || 'delivery failed').slice(0, MAX_ERROR_LENGTH);
+}
