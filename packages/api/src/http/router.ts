@@ -37,9 +37,14 @@ export class Router {
   match(method: string, pathname: string): Match {
     const lookup = method === 'HEAD' ? 'GET' : method;
     const allow = new Set<HttpMethod>();
+    // The first template that matches the path owns it: `/certificates/bulk-revoke` answers a
+    // GET with 405 rather than falling through to `GET /certificates/{id}`.
+    let owner: string | undefined;
     for (const route of this.#routes) {
+      if (owner !== undefined && route.spec.path !== owner) continue;
       const found = route.pattern.exec(pathname);
       if (!found) continue;
+      owner = route.spec.path;
       if (route.spec.method !== lookup) {
         allow.add(route.spec.method);
         continue;

@@ -324,6 +324,11 @@ export interface JobListQuery extends PageRequest {
 }
 
 export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'> {
+  /**
+   * Creates many jobs in one statement (bulk renewal enqueues one job per certificate, up to
+   * thousands per call). Optional: callers fall back to `create` one at a time without it.
+   */
+  createMany?(inputs: readonly NewJob[]): Promise<Job[]>;
   list(query?: JobListQuery): Promise<PageResult<Job>>;
   /**
    * Atomically claims up to `limit` Pending jobs due at `now` (and Running jobs whose lease

@@ -1,0 +1,332 @@
+import { z } from 'zod';
+import {
+  type CertificateSource,
+  type CertificateStatus,
+  certificateSourceSchema,
+  type ManagedCertificate,
+  type RevocationReason,
+  revocationReasonSchema,
+} from '../domain/certificate.js';
+import { idSchema } from '../domain/common.js';
+import type { JobStatus } from '../domain/job.js';
+import type { KeyGenerationMode } from '../domain/profile.js';
+import { validationError } from '../errors.js';
+import type { CertificateFilter, Storage } from '../ports/storage.js';
+import type { AuditService } from './audit.js';
+import type { Actor, ServiceDeps } from './context.js';
+import { invalidReference, parseInput } from './input.js';
+import { REVOCATION_BATCH, type RevocationService } from './revocation.js';
+
+/** Most ids one bulk request may list; bigger sets are selected with filter criteria. */
+export const MAX_BULK_IDS = 10_000;
+const BATCH = REVOCATION_BATCH;
+
+const filterFields = {
+  profile_id: idSchema.optional(),
+  owner_id: idSchema.optional(),
+  agent_id: idSchema.optional().describe('certificates bound to a target of this agent'),
+  issuer_id: idSchema.optional(),
+  team_id: idSchema.optional(),
+  certificate_ids: z.array(idSchema).max(MAX_BULK_IDS).optional(),
+  source: certificateSourceSchema.optional().describe('"" means any source; never enough on its own'),
+};
+
+/** Spec §2.10: all criteria optional, at least one required; criteria combine with AND. */
+export const bulkRenewSchema = z.object(filterFields);
+export const bulkRevokeSchema = z.object({
+  ...filterFields,
+  reason: revocationReasonSchema.optional().describe('RFC 5280 reason name; default unspecified'),
+});
+export const bulkReassignSchema = z.object({
+  certificate_ids: z.array(idSchema).min(1).max(MAX_BULK_IDS),
+  owner_id: idSchema,
+  team_id: idSchema.optional(),
+});
+export type BulkRevokeRequest = z.input<typeof bulkRevokeSchema>;
+export type BulkRenewRequest = z.input<typeof bulkRenewSchema>;
+export type BulkReassignRequest = z.input<typeof bulkReassignSchema>;
+
+export interface BulkError {
+  certificate_id: string;
+  error: string;
+  message: string;
+}
+
+export interface BulkRevokeResult {
+  /** Certificates the criteria select, revoked ones included. */
+  total_matched: number;
+  total_revoked: number;
+  /** Already revoked: left as they were. */
+  total_skipped: number;
+  total_failed: number;
+  errors: BulkError[];
+}
+
+export interface BulkRenewResult {
+  total_matched: number;
+  total_renewed: number;
+  /** Archived, Revoked, Expired or RenewalInProgress: silently skipped (spec §3.4). */
+  total_skipped: number;
+  total_failed: number;
+  errors: BulkError[];
+  enqueued_jobs: { certificate_id: string; job_id: string }[];
+}
+
+export interface BulkReassignResult {
+  total_requested: number;
+  total_reassigned: number;
+  total_failed: number;
+  errors: BulkError[];
+}
+
+/** Statuses bulk renewal leaves alone (spec §3.4). */
+export const BULK_RENEW_SKIPS: readonly CertificateStatus[] = [
+  'Archived',
+  'Revoked',
+  'Expired',
+  'RenewalInProgress',
+];
+
+/**
+ * Bulk operations (spec §2.10, §3.4, §4.3). Each call is one transaction — all or nothing —
+ * whose statements each cover a batch of up to 500 certificates (keyset-paged ids, one UPDATE
+ * per batch), and writes exactly one audit event.
+ */
+export class BulkService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    private readonly revocation: RevocationService,
+  ) {}
+
+  /** `est: true` is the EST variant: source forced to EST, audited as `est_bulk_revoke`. */
+  async revoke(
+    input: BulkRevokeRequest,
+    actor: Actor,
+    options: { est?: boolean } = {},
+  ): Promise<BulkRevokeResult> {
+    const data = parseInput(bulkRevokeSchema, input);
+    if (options.est) data.source = 'EST';
+    const filter = criteriaFilter(data);
+    const reason: RevocationReason = data.reason ?? 'unspecified';
+    const { result, issuerIds } = await this.deps.storage.transaction(async (tx) => {
+      const errors = await unknownIds(tx, data.certificate_ids);
+      const alreadyRevoked = (await tx.certificates.list({ ...filter, status: 'Revoked', perPage: 1 })).total;
+      let revoked = 0;
+      const issuers = new Set<string>();
+      await eachBatch(tx, { ...filter, notStatus: ['Revoked'] }, async (ids) => {
+        const outcome = await this.revocation.revokeWithin(tx, ids, reason);
+        revoked += outcome.revoked.length;
+        for (const id of outcome.issuer_ids) issuers.add(id);
+      });
+      const result: BulkRevokeResult = {
+        total_matched: revoked + alreadyRevoked,
+        total_revoked: revoked,
+        total_skipped: alreadyRevoked,
+        total_failed: errors.length,
+        errors,
+      };
+      await this.audit.record(
+        actor,
+        bulkEvent(options.est ? 'est_bulk_revoke' : 'certificates_bulk_revoked', { ...data, reason }, result),
+        tx,
+      );
+      return { result, issuerIds: [...issuers].sort() };
+    });
+    await this.revocation.notify({ issuer_ids: issuerIds, revoked: result.total_revoked, reason });
+    return result;
+  }
+
+  /**
+   * Selected certificates not in a skipped status become RenewalInProgress and get one Renewal
+   * job each, starting AwaitingCSR when their profile generates keys on the agent, Pending
+   * otherwise (DESIGN §5; the same rule as single renewal).
+   */
+  async renew(input: BulkRenewRequest, actor: Actor): Promise<BulkRenewResult> {
+    const data = parseInput(bulkRenewSchema, input);
+    const filter = criteriaFilter(data);
+    return this.deps.storage.transaction(async (tx) => {
+      const errors = await unknownIds(tx, data.certificate_ids);
+      const skipped = (await tx.certificates.list({ ...filter, status: [...BULK_RENEW_SKIPS], perPage: 1 }))
+        .total;
+      const modes = new Map<string, KeyGenerationMode>();
+      const enqueued: BulkRenewResult['enqueued_jobs'] = [];
+      await eachBatch(tx, { ...filter, notStatus: [...BULK_RENEW_SKIPS] }, async (ids) => {
+        const page = await tx.certificates.list({ ids, perPage: BATCH });
+        await tx.certificates.updateMany(ids, { status: 'RenewalInProgress' });
+        const jobs = await this.createRenewalJobs(tx, page.items, modes);
+        enqueued.push(...jobs);
+      });
+      const result: BulkRenewResult = {
+        total_matched: enqueued.length + skipped,
+        total_renewed: enqueued.length,
+        total_skipped: skipped,
+        total_failed: errors.length,
+        errors,
+        enqueued_jobs: enqueued,
+      };
+      const { enqueued_jobs: _jobs, ...counts } = result;
+      await this.audit.record(actor, bulkEvent('certificates_bulk_renewed', data, counts), tx);
+      return result;
+    });
+  }
+
+  /**
+   * Moves the listed certificates to another owner (and team). The owner and team are checked
+   * before any certificate is touched; ids that do not exist are reported per certificate.
+   */
+  async reassign(input: BulkReassignRequest, actor: Actor): Promise<BulkReassignResult> {
+    const data = parseInput(bulkReassignSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      const issues = [];
+      if (!(await tx.owners.get(data.owner_id))) {
+        issues.push({ field: 'owner_id', message: `owner '${data.owner_id}' does not exist` });
+      }
+      if (data.team_id !== undefined && !(await tx.teams.get(data.team_id))) {
+        issues.push({ field: 'team_id', message: `team '${data.team_id}' does not exist` });
+      }
+      if (issues.length > 0) throw invalidReference(issues);
+      const ids = [...new Set(data.certificate_ids)];
+      const errors: BulkError[] = [];
+      let reassigned = 0;
+      const patch =
+        data.team_id === undefined
+          ? { owner_id: data.owner_id }
+          : { owner_id: data.owner_id, team_id: data.team_id };
+      for (let i = 0; i < ids.length; i += BATCH) {
+        const chunk = ids.slice(i, i + BATCH);
+        const existing = await tx.certificates.listIds({ ids: chunk }, { limit: chunk.length });
+        errors.push(...missingFrom(chunk, existing));
+        if (existing.length > 0) reassigned += await tx.certificates.updateMany(existing, patch);
+      }
+      const result: BulkReassignResult = {
+        total_requested: ids.length,
+        total_reassigned: reassigned,
+        total_failed: errors.length,
+        errors,
+      };
+      await this.audit.record(actor, bulkEvent('certificates_bulk_reassigned', data, result), tx);
+      return result;
+    });
+  }
+
+  private async createRenewalJobs(
+    tx: Storage,
+    certificates: readonly ManagedCertificate[],
+    modes: Map<string, KeyGenerationMode>,
+  ): Promise<{ certificate_id: string; job_id: string }[]> {
+    for (const c of certificates) {
+      if (c.profile_id !== null && !modes.has(c.profile_id)) {
+        const profile = await tx.profiles.get(c.profile_id);
+        modes.set(c.profile_id, profile?.key_generation ?? 'server');
+      }
+    }
+    const now = this.deps.clock.now();
+    const inputs = certificates.map((c) => ({
+      type: 'Renewal' as const,
+      status: (c.profile_id !== null && modes.get(c.profile_id) === 'agent'
+        ? 'AwaitingCSR'
+        : 'Pending') as JobStatus,
+      certificate_id: c.id,
+      payload: { trigger: 'bulk_renew' },
+      scheduled_at: now,
+    }));
+    const jobs = tx.jobs.createMany
+      ? await tx.jobs.createMany(inputs)
+      : await sequential(inputs, (job) => tx.jobs.create(job));
+    return jobs.map((job) => ({ certificate_id: job.certificate_id as string, job_id: job.id }));
+  }
+}
+
+/**
+ * Turns criteria into a storage filter, refusing the two shapes spec §7 names: no criterion at
+ * all, and `source` alone ("too broad": it would select a whole provenance class). `source: ""`
+ * means any source and adds no condition.
+ */
+function criteriaFilter(data: z.output<typeof bulkRenewSchema>): CertificateFilter {
+  const ids =
+    data.certificate_ids && data.certificate_ids.length > 0 ? [...new Set(data.certificate_ids)] : undefined;
+  const narrowing = {
+    profile_id: data.profile_id,
+    owner_id: data.owner_id,
+    agent_id: data.agent_id,
+    issuer_id: data.issuer_id,
+    team_id: data.team_id,
+  };
+  const hasNarrowing = ids !== undefined || Object.values(narrowing).some((v) => v !== undefined);
+  if (!hasNarrowing) {
+    if (data.source !== undefined && data.source !== '') {
+      throw validationError(
+        [{ field: 'source', message: 'too broad: combine source with another criterion or certificate_ids' }],
+        'criteria too broad: source alone would select every certificate of that provenance',
+      );
+    }
+    throw validationError(
+      [
+        {
+          field: 'criteria',
+          message:
+            'at least one of profile_id, owner_id, agent_id, issuer_id, team_id, certificate_ids is required',
+        },
+      ],
+      'bulk criteria are empty',
+    );
+  }
+  const source: CertificateSource | undefined = data.source === '' ? undefined : data.source;
+  return { ids, ...narrowing, source };
+}
+
+/** Walks the ids a filter selects, in id order, one keyset page at a time. */
+async function eachBatch(
+  tx: Storage,
+  filter: CertificateFilter,
+  fn: (ids: string[]) => Promise<void>,
+): Promise<void> {
+  let afterId: string | undefined;
+  for (;;) {
+    const ids = await tx.certificates.listIds(filter, { afterId, limit: BATCH });
+    if (ids.length === 0) return;
+    await fn(ids);
+    if (ids.length < BATCH) return;
+    afterId = ids[ids.length - 1];
+  }
+}
+
+/** Per-certificate `not_found` errors for listed ids that name no certificate. */
+async function unknownIds(tx: Storage, ids: readonly string[] | undefined): Promise<BulkError[]> {
+  if (!ids || ids.length === 0) return [];
+  const unique = [...new Set(ids)];
+  const errors: BulkError[] = [];
+  for (let i = 0; i < unique.length; i += BATCH) {
+    const chunk = unique.slice(i, i + BATCH);
+    errors.push(
+      ...missingFrom(chunk, await tx.certificates.listIds({ ids: chunk }, { limit: chunk.length })),
+    );
+  }
+  return errors;
+}
+
+function missingFrom(requested: readonly string[], existing: readonly string[]): BulkError[] {
+  const found = new Set(existing);
+  return requested
+    .filter((id) => !found.has(id))
+    .map((id) => ({ certificate_id: id, error: 'not_found', message: `certificate '${id}' does not exist` }));
+}
+
+async function sequential<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const item of items) out.push(await fn(item));
+  return out;
+}
+
+function bulkEvent(action: string, request: object, result: object) {
+  const { certificate_ids, ...criteria } = request as { certificate_ids?: string[] };
+  return {
+    action,
+    category: 'cert_lifecycle' as const,
+    resource_type: 'certificate',
+    resource_id: 'bulk',
+    // The id list can hold 10,000 entries; the event keeps its size, the result its counts.
+    details: { ...criteria, certificate_ids_count: certificate_ids?.length ?? 0, ...result },
+  };
+}

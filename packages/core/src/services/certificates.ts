@@ -1,0 +1,342 @@
+import { z } from 'zod';
+import {
+  CERTIFICATE_STATUSES,
+  type CertificateStatus,
+  type CertificateVersion,
+  certificateSourceSchema,
+  certificateStatusSchema,
+  type ManagedCertificate,
+  type RevocationReason,
+  revocationReasonSchema,
+} from '../domain/certificate.js';
+import { idSchema } from '../domain/common.js';
+import { CertwrightError, type FieldIssue, notFound } from '../errors.js';
+import type { Storage } from '../ports/storage.js';
+import type { AuditService } from './audit.js';
+import type { Actor, ServiceDeps } from './context.js';
+import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
+import { pageQuerySchema } from './paging.js';
+import type { PolicyEvaluationService } from './policies.js';
+import type { RevocationService } from './revocation.js';
+
+const metadataSchema = z
+  .record(z.string().min(1).max(128), z.string().max(1024))
+  .refine((m) => Object.keys(m).length <= 100, 'at most 100 keys');
+
+const fields = {
+  name: z.string().trim().min(1).max(255),
+  common_name: z.string().trim().min(1).max(255),
+  sans: z.array(z.string().trim().min(1).max(255)).max(100),
+  profile_id: idSchema.nullable(),
+  environment: z.string().trim().min(1).max(64).nullable(),
+  metadata: metadataSchema,
+  tags: z.array(z.string().trim().min(1).max(64)).max(50),
+};
+
+/** Spec §2.1: the six required fields, plus the optional ones of the inventory. */
+export const certificateCreateSchema = z.object({
+  name: fields.name,
+  common_name: fields.common_name,
+  renewal_policy_id: idSchema,
+  issuer_id: idSchema,
+  owner_id: idSchema,
+  team_id: idSchema,
+  sans: fields.sans.optional(),
+  profile_id: fields.profile_id.optional(),
+  environment: fields.environment.optional(),
+  metadata: fields.metadata.optional(),
+  tags: fields.tags.optional(),
+  source: certificateSourceSchema.optional().describe('provenance; "" (unspecified) by default'),
+});
+
+/**
+ * Update names only what changes. Status and source are not here: status moves through its own
+ * operations (issue, renew, revoke, archive) and provenance is fixed at creation.
+ */
+export const certificateUpdateSchema = z.object({
+  name: fields.name.optional(),
+  common_name: fields.common_name.optional(),
+  renewal_policy_id: idSchema.optional(),
+  issuer_id: idSchema.optional(),
+  owner_id: idSchema.optional(),
+  team_id: idSchema.optional(),
+  sans: fields.sans.optional(),
+  profile_id: fields.profile_id.optional(),
+  environment: fields.environment.optional(),
+  metadata: fields.metadata.optional(),
+  tags: fields.tags.optional(),
+});
+
+/** `status=Active,Expiring` or a repeated `status`; each value must be a known status. */
+const statusListSchema = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()) : v),
+  z.array(certificateStatusSchema).min(1),
+);
+
+const instantSchema = z.union([z.date(), z.iso.datetime({ offset: true }).transform((s) => new Date(s))]);
+
+export const CERTIFICATE_SORT_FIELDS = [
+  'name',
+  'common_name',
+  'status',
+  'expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+export const certificateListSchema = pageQuerySchema.extend({
+  status: statusListSchema.optional().describe(`comma-separated: ${CERTIFICATE_STATUSES.join(', ')}`),
+  issuer_id: idSchema.optional(),
+  owner_id: idSchema.optional(),
+  team_id: idSchema.optional(),
+  profile_id: idSchema.optional(),
+  renewal_policy_id: idSchema.optional(),
+  agent_id: idSchema.optional().describe('certificates bound to a target of this agent'),
+  source: certificateSourceSchema.optional().describe('"" selects certificates of unspecified provenance'),
+  environment: z.string().max(64).optional(),
+  expires_before: instantSchema.optional().describe('latest version not_after strictly before (RFC 3339)'),
+  expires_after: instantSchema.optional().describe('latest version not_after at or after (RFC 3339)'),
+  search: z
+    .string()
+    .max(255)
+    .optional()
+    .describe('case-insensitive substring of name, common_name or any SAN'),
+  sort: z.enum(CERTIFICATE_SORT_FIELDS).optional().describe('default created_at'),
+  order: z.enum(['asc', 'desc']).optional().describe('default desc for created_at, asc otherwise'),
+});
+export const versionListSchema = pageQuerySchema;
+export const revokeSchema = z.object({
+  reason: revocationReasonSchema.optional().describe('default unspecified'),
+});
+
+export type CertificateCreate = z.input<typeof certificateCreateSchema>;
+export type CertificateUpdate = z.input<typeof certificateUpdateSchema>;
+export type CertificateListRequest = z.input<typeof certificateListSchema>;
+
+/** Key data of the latest version (spec §2.1: clients read key data from the latest version). */
+export interface CertificateKeyData {
+  certificate_id: string;
+  version_id: string;
+  serial_number: string;
+  fingerprint_sha256: string;
+  key_algorithm: string;
+  key_size: number;
+  issued_at: Date;
+  not_before: Date;
+  not_after: Date;
+  csr_pem: string | null;
+}
+
+/** The managed-certificate inventory (spec §2.1, §4.3). */
+export class CertificateService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    private readonly evaluation: PolicyEvaluationService,
+    private readonly revocation: RevocationService,
+  ) {}
+
+  /**
+   * Stores a certificate in status Pending (issuance picks it up from there) and evaluates the
+   * policy rules against it, all in one transaction.
+   */
+  async create(input: CertificateCreate, actor: Actor): Promise<ManagedCertificate> {
+    const data = parseInput(certificateCreateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      await checkReferences(tx, data);
+      const certificate = await tx.certificates.create({
+        name: data.name,
+        common_name: data.common_name,
+        renewal_policy_id: data.renewal_policy_id,
+        issuer_id: data.issuer_id,
+        owner_id: data.owner_id,
+        team_id: data.team_id,
+        sans: data.sans ?? [],
+        profile_id: data.profile_id ?? null,
+        environment: data.environment ?? null,
+        metadata: data.metadata ?? {},
+        tags: data.tags ?? [],
+        source: data.source ?? '',
+        status: 'Pending',
+      });
+      await this.evaluation.evaluateCertificate(certificate.id, tx);
+      await this.audit.record(actor, lifecycle('certificate_created', certificate.id, data), tx);
+      return certificate;
+    });
+  }
+
+  async get(id: string): Promise<ManagedCertificate> {
+    const certificate = await this.deps.storage.certificates.get(id);
+    if (!certificate) throw notFound('certificate', id);
+    return certificate;
+  }
+
+  async list(query: CertificateListRequest = {}): Promise<Paged<ManagedCertificate>> {
+    const q = parseInput(certificateListSchema, query);
+    const result = await this.deps.storage.certificates.list({
+      page: q.page,
+      perPage: q.per_page,
+      status: q.status,
+      issuer_id: q.issuer_id,
+      owner_id: q.owner_id,
+      team_id: q.team_id,
+      profile_id: q.profile_id,
+      renewal_policy_id: q.renewal_policy_id,
+      agent_id: q.agent_id,
+      source: q.source,
+      environment: q.environment,
+      expiresBefore: q.expires_before,
+      expiresAfter: q.expires_after,
+      search: q.search,
+      sort: q.sort,
+      order: q.order,
+    });
+    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  async update(id: string, input: CertificateUpdate, actor: Actor): Promise<ManagedCertificate> {
+    const data = parseInput(certificateUpdateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
+      await checkReferences(tx, data);
+      const certificate = await tx.certificates.update(id, data);
+      await this.evaluation.evaluateCertificate(id, tx);
+      await this.audit.record(actor, lifecycle('certificate_updated', id, data), tx);
+      return certificate;
+    });
+  }
+
+  /**
+   * Archived certificates stay in the inventory (and in CRLs, when revoked) but are no longer
+   * renewed; their open jobs are cancelled.
+   */
+  async archive(id: string, actor: Actor): Promise<ManagedCertificate> {
+    return this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
+      const certificate = await tx.certificates.update(id, { status: 'Archived' });
+      const cancelled = await tx.jobs.cancelOpenForCertificate(id, this.deps.clock.now());
+      await this.audit.record(
+        actor,
+        lifecycle('certificate_archived', id, { cancelled_jobs: cancelled }),
+        tx,
+      );
+      return certificate;
+    });
+  }
+
+  /**
+   * Deletes a certificate that was never issued. One with versions is history (CRL, OCSP, audit
+   * depend on it) and one with open jobs is in use: both are 409 — archive those instead.
+   */
+  async delete(id: string, actor: Actor): Promise<void> {
+    await this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
+      const refused = stillReferenced('certificate', id, await tx.certificates.references(id));
+      if (refused) throw refused;
+      await tx.violations.replaceForCertificate(id, []);
+      await tx.certificates.delete(id);
+      await this.audit.record(actor, lifecycle('certificate_deleted', id), tx);
+    });
+  }
+
+  /** Revokes one certificate (spec §3.4: any non-revoked status → Revoked). */
+  async revoke(id: string, reason: RevocationReason, actor: Actor): Promise<ManagedCertificate> {
+    const certificate = await this.get(id);
+    if (certificate.status === 'Revoked') {
+      throw new CertwrightError('conflict', `certificate '${id}' is already revoked`, {
+        extra: { resource: 'certificate', id },
+      });
+    }
+    await this.revocation.revokeCertificates([id], reason, actor);
+    return this.get(id);
+  }
+
+  async versions(
+    id: string,
+    query: z.input<typeof versionListSchema> = {},
+  ): Promise<Paged<CertificateVersion>> {
+    const q = parseInput(versionListSchema, query);
+    await this.get(id);
+    const result = await this.deps.storage.versions.listForCertificate(id, {
+      page: q.page,
+      perPage: q.per_page,
+    });
+    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  /** 404 names the certificate when it has no version yet (not issued). */
+  async keyData(id: string): Promise<CertificateKeyData> {
+    await this.get(id);
+    const v = await this.deps.storage.versions.latest(id);
+    if (!v) {
+      throw new CertwrightError('not_found', `certificate '${id}' has no issued version yet`, {
+        extra: { resource: 'certificate version', certificate_id: id },
+      });
+    }
+    return {
+      certificate_id: id,
+      version_id: v.id,
+      serial_number: v.serial_number,
+      fingerprint_sha256: v.fingerprint_sha256,
+      key_algorithm: v.key_algorithm,
+      key_size: v.key_size,
+      issued_at: v.issued_at,
+      not_before: v.not_before,
+      not_after: v.not_after,
+      csr_pem: v.csr_pem,
+    };
+  }
+
+  countByStatus(): Promise<Record<CertificateStatus, number>> {
+    return this.deps.storage.certificates.countByStatus();
+  }
+}
+
+/**
+ * Every id a certificate names must exist, and `renewal_policy_id` must name a renewal policy —
+ * an id of a policy rule is called out as such (spec §2.1). All problems are reported at once.
+ */
+async function checkReferences(
+  tx: Storage,
+  data: {
+    renewal_policy_id?: string;
+    issuer_id?: string;
+    owner_id?: string;
+    team_id?: string;
+    profile_id?: string | null;
+  },
+): Promise<void> {
+  const issues: FieldIssue[] = [];
+  const missing = (field: string, what: string, id: string) =>
+    issues.push({ field, message: `${what} '${id}' does not exist` });
+  if (data.renewal_policy_id !== undefined && !(await tx.renewalPolicies.get(data.renewal_policy_id))) {
+    if (await tx.policyRules.get(data.renewal_policy_id)) {
+      issues.push({
+        field: 'renewal_policy_id',
+        message: `'${data.renewal_policy_id}' is a policy rule, not a renewal policy`,
+      });
+    } else {
+      missing('renewal_policy_id', 'renewal policy', data.renewal_policy_id);
+    }
+  }
+  if (data.issuer_id !== undefined && !(await tx.issuers.get(data.issuer_id)))
+    missing('issuer_id', 'issuer', data.issuer_id);
+  if (data.owner_id !== undefined && !(await tx.owners.get(data.owner_id)))
+    missing('owner_id', 'owner', data.owner_id);
+  if (data.team_id !== undefined && !(await tx.teams.get(data.team_id)))
+    missing('team_id', 'team', data.team_id);
+  if (typeof data.profile_id === 'string' && !(await tx.profiles.get(data.profile_id))) {
+    missing('profile_id', 'profile', data.profile_id);
+  }
+  if (issues.length > 0) throw invalidReference(issues);
+}
+
+function lifecycle(action: string, id: string, details?: object) {
+  return {
+    action,
+    category: 'cert_lifecycle' as const,
+    resource_type: 'certificate',
+    resource_id: id,
+    details: details ? { ...details } : {},
+  };
+}

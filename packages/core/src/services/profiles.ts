@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import {
+  allowedKeyAlgorithmSchema,
+  type CertificateProfile,
+  extendedKeyUsageSchema,
+  keyGenerationModeSchema,
+} from '../domain/profile.js';
+import { notFound } from '../errors.js';
+import type { AuditService } from './audit.js';
+import type { Actor, ServiceDeps } from './context.js';
+import { type Paged, parseInput, stillReferenced } from './input.js';
+import { configEvent } from './owners.js';
+import { pageQuerySchema } from './paging.js';
+import { nameTaken } from './teams.js';
+
+/** 397 days: the CA/Browser Forum ceiling for public TLS certificates, a safe default. */
+export const DEFAULT_MAX_VALIDITY_DAYS = 397;
+
+export const profileCreateSchema = z.object({
+  name: z.string().trim().min(1).max(255),
+  description: z.string().max(2000).nullable().optional(),
+  allowed_key_algorithms: z.array(allowedKeyAlgorithmSchema).max(16).optional(),
+  allowed_ekus: z.array(extendedKeyUsageSchema).max(16).optional(),
+  required_csr_attributes: z.array(z.string().min(1).max(128)).max(64).optional(),
+  must_staple: z.boolean().optional(),
+  max_validity_days: z.number().int().min(1).max(3650).optional(),
+  key_generation: keyGenerationModeSchema.optional(),
+});
+export const profileUpdateSchema = profileCreateSchema.partial();
+export const profileListSchema = pageQuerySchema;
+export type ProfileCreate = z.input<typeof profileCreateSchema>;
+export type ProfileUpdate = z.input<typeof profileUpdateSchema>;
+export type ProfileListQuery = z.input<typeof profileListSchema>;
+
+/**
+ * Certificate profiles: what a certificate issued under them may look like (key algorithms,
+ * EKUs, CSR attributes, must-staple, validity) and where its key is generated.
+ */
+export class ProfileService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+  ) {}
+
+  async create(input: ProfileCreate, actor: Actor): Promise<CertificateProfile> {
+    const data = parseInput(profileCreateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      const profile = await tx.profiles
+        .create({
+          name: data.name,
+          description: data.description ?? null,
+          allowed_key_algorithms: data.allowed_key_algorithms ?? [],
+          allowed_ekus: data.allowed_ekus ?? [],
+          required_csr_attributes: data.required_csr_attributes ?? [],
+          must_staple: data.must_staple ?? false,
+          max_validity_days: data.max_validity_days ?? DEFAULT_MAX_VALIDITY_DAYS,
+          key_generation: data.key_generation ?? 'server',
+        })
+        .catch(nameTaken(data.name, 'profile'));
+      await this.audit.record(actor, configEvent('profile_created', 'profile', profile.id, data), tx);
+      return profile;
+    });
+  }
+
+  async get(id: string): Promise<CertificateProfile> {
+    const profile = await this.deps.storage.profiles.get(id);
+    if (!profile) throw notFound('profile', id);
+    return profile;
+  }
+
+  async list(query: ProfileListQuery = {}): Promise<Paged<CertificateProfile>> {
+    const q = parseInput(profileListSchema, query);
+    const result = await this.deps.storage.profiles.list({ page: q.page, perPage: q.per_page });
+    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  async update(id: string, input: ProfileUpdate, actor: Actor): Promise<CertificateProfile> {
+    const data = parseInput(profileUpdateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.profiles.get(id))) throw notFound('profile', id);
+      const profile = await tx.profiles.update(id, data).catch(nameTaken(data.name, 'profile'));
+      await this.audit.record(actor, configEvent('profile_updated', 'profile', id, data), tx);
+      return profile;
+    });
+  }
+
+  async delete(id: string, actor: Actor): Promise<void> {
+    await this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.profiles.get(id))) throw notFound('profile', id);
+      const refused = stillReferenced('profile', id, await tx.profiles.references(id));
+      if (refused) throw refused;
+      await tx.profiles.delete(id);
+      await this.audit.record(actor, configEvent('profile_deleted', 'profile', id), tx);
+    });
+  }
+}

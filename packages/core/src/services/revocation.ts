@@ -1,0 +1,119 @@
+import type { RevocationReason } from '../domain/certificate.js';
+import type { Storage } from '../ports/storage.js';
+import type { AuditService } from './audit.js';
+import type { Actor, ServiceDeps } from './context.js';
+
+/** Told after a revocation commits, e.g. to rebuild the CRL and OCSP cache of those issuers. */
+export type RevocationListener = (event: RevocationEvent) => void | Promise<void>;
+
+export interface RevocationEvent {
+  /** Issuers whose revoked-certificate set changed; each listed once. */
+  issuer_ids: string[];
+  /** How many certificates became Revoked. */
+  revoked: number;
+  reason: RevocationReason;
+}
+
+export interface RevokeOutcome {
+  /** Certificates that became Revoked (ids that were already revoked or unknown are left out). */
+  revoked: string[];
+  issuer_ids: string[];
+}
+
+/** Rows per statement; also the page limit of `certificates.list`. */
+export const REVOCATION_BATCH = 500;
+
+/**
+ * Revocation of certificates, shared by single, bulk, EST and ACME revocation. Certificates
+ * become Revoked and every unrevoked version of them records the time and reason; listeners
+ * run only after the change has committed, so they never act on a rolled-back revocation.
+ */
+export class RevocationService {
+  readonly #listeners = new Set<RevocationListener>();
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    listeners: readonly RevocationListener[] = [],
+  ) {
+    for (const listener of listeners) this.#listeners.add(listener);
+  }
+
+  /** Registers a listener; returns the function that removes it. */
+  onRevoked(listener: RevocationListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Revokes the given certificates in one transaction with one audit event
+   * (`certificates_revoked`), then tells the listeners.
+   */
+  async revokeCertificates(
+    ids: readonly string[],
+    reason: RevocationReason,
+    actor: Actor,
+  ): Promise<RevokeOutcome> {
+    const outcome = await this.deps.storage.transaction(async (tx) => {
+      const result = await this.revokeWithin(tx, ids, reason);
+      if (result.revoked.length > 0) {
+        await this.audit.record(
+          actor,
+          {
+            action: 'certificates_revoked',
+            category: 'cert_lifecycle',
+            resource_type: 'certificate',
+            resource_id: result.revoked.length === 1 ? (result.revoked[0] as string) : 'bulk',
+            details: { reason, certificate_ids: result.revoked },
+          },
+          tx,
+        );
+      }
+      return result;
+    });
+    await this.notify({ issuer_ids: outcome.issuer_ids, revoked: outcome.revoked.length, reason });
+    return outcome;
+  }
+
+  /**
+   * The writes of a revocation inside the caller's transaction, `REVOCATION_BATCH` ids per
+   * statement. No audit event and no listener call: the caller records its own single event
+   * and calls `notify` once its transaction has committed.
+   */
+  async revokeWithin(tx: Storage, ids: readonly string[], reason: RevocationReason): Promise<RevokeOutcome> {
+    const revoked: string[] = [];
+    const issuers = new Set<string>();
+    const at = this.deps.clock.now();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += REVOCATION_BATCH) {
+      const chunk = unique.slice(i, i + REVOCATION_BATCH);
+      const page = await tx.certificates.list({
+        ids: chunk,
+        notStatus: ['Revoked'],
+        perPage: REVOCATION_BATCH,
+      });
+      if (page.items.length === 0) continue;
+      const batch = page.items.map((c) => c.id);
+      for (const c of page.items) issuers.add(c.issuer_id);
+      await tx.certificates.updateMany(batch, { status: 'Revoked' });
+      await tx.versions.revokeForCertificates(batch, { revoked_at: at, reason });
+      revoked.push(...batch);
+    }
+    return { revoked, issuer_ids: [...issuers].sort() };
+  }
+
+  /**
+   * Calls every listener. A failing listener is logged and does not stop the others: the
+   * revocation itself has already committed and must not be reported as failed.
+   */
+  async notify(event: RevocationEvent): Promise<void> {
+    if (event.revoked === 0) return;
+    for (const listener of this.#listeners) {
+      try {
+        await listener(event);
+      } catch (error) {
+        this.deps.logger.error({ err: error, issuer_ids: event.issuer_ids }, 'revocation listener failed');
+      }
+    }
+  }
+}
