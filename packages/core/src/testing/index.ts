@@ -1,2 +1,3 @@
 export * from './ephemeral-contract.js';
 export * from './queue-contract.js';
+export * from './storage-contract.js';

@@ -1,0 +1,846 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
+import { verifyAuditChain } from '../domain/audit.js';
+import type { CertificateStatus } from '../domain/certificate.js';
+import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
+import { isCertwrightError } from '../errors.js';
+import type { NewCertificateVersion, Storage } from '../ports/storage.js';
+import type { ContractOptions } from './ephemeral-contract.js';
+
+/** What a factory hands the storage contract suite: a migrated storage on a fresh database. */
+export interface StorageContractSubject {
+  storage: Storage;
+  /** Runs migrations and seed again (must be a no-op on a current schema). */
+  migrate(): Promise<unknown>;
+  appliedMigrations(): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+const codeOf = async (p: Promise<unknown>): Promise<unknown> => {
+  try {
+    await p;
+    return 'resolved';
+  } catch (error) {
+    return isCertwrightError(error) ? error.code : error;
+  }
+};
+
+const DAY = 86_400_000;
+const hex = (n: number) => n.toString(16).padStart(2, '0');
+const fingerprint = () => randomUUID().replace(/-/g, '').repeat(2);
+
+/**
+ * The behaviour every {@link Storage} must have: typed errors, transactions, the inventory's
+ * queries, sealed secrets, concurrency rules. `factory` runs once per suite and must return a
+ * storage on a database of its own (tests create rows but never assume an otherwise empty one).
+ */
+export function describeStorageContract(
+  name: string,
+  factory: () => Promise<StorageContractSubject>,
+  options: ContractOptions = {},
+): void {
+  if (options.skip) {
+    console.warn(`[storage contract] skipping ${name}: ${options.skip}`);
+    describe.skip(`Storage contract: ${name}`, () => {
+      it('skipped', () => {});
+    });
+    return;
+  }
+
+  describe(`Storage contract: ${name}`, () => {
+    let subject: StorageContractSubject;
+    let s: Storage;
+
+    beforeAll(async () => {
+      subject = await factory();
+      s = subject.storage;
+    }, 120_000);
+    afterAll(async () => {
+      await subject?.close();
+    });
+
+    /** Owner, team, issuer and renewal policy for certificates of one test. */
+    async function refs(tag = randomUUID().slice(0, 8)) {
+      const owner = await s.owners.create({ name: `owner ${tag}`, email: `${tag}@example.test` });
+      const team = await s.teams.create({ name: `team ${tag}` });
+      const issuer = await s.issuers.create({
+        name: `issuer ${tag}`,
+        type: 'Local',
+        config: { token: `secret-${tag}` },
+      });
+      const policy = await s.renewalPolicies.create({ name: `policy ${tag}`, renewal_window_days: 30 });
+      const base = {
+        owner_id: owner.id,
+        team_id: team.id,
+        issuer_id: issuer.id,
+        renewal_policy_id: policy.id,
+      };
+      return { owner, team, issuer, policy, base, tag };
+    }
+
+    function versionInput(
+      certificate_id: string,
+      issuer_id: string,
+      notAfter: Date,
+      serial: string,
+    ): NewCertificateVersion {
+      return {
+        certificate_id,
+        issuer_id,
+        serial_number: serial,
+        fingerprint_sha256: fingerprint(),
+        key_algorithm: 'ECDSA',
+        key_size: 256,
+        subject: 'CN=test',
+        issued_at: new Date(notAfter.getTime() - 90 * DAY),
+        not_before: new Date(notAfter.getTime() - 90 * DAY),
+        not_after: notAfter,
+        csr_pem: null,
+        cert_pem: '-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n',
+        chain_pem: '',
+      };
+    }
+
+    describe('schema and seed', () => {
+      it('seeds the four sentinel agents and the default renewal policy', async () => {
+        for (const id of SENTINEL_AGENT_IDS) expect((await s.agents.get(id))?.id).toBe(id);
+        expect(await s.renewalPolicies.get(DEFAULT_RENEWAL_POLICY_ID)).toMatchObject({
+          renewal_window_days: 30,
+        });
+      });
+
+      it('runs migrations twice and four at once, leaving one schema and one seed', async () => {
+        const before = await subject.appliedMigrations();
+        expect(before.length).toBeGreaterThan(0);
+        await subject.migrate();
+        await Promise.all([subject.migrate(), subject.migrate(), subject.migrate(), subject.migrate()]);
+        expect(await subject.appliedMigrations()).toEqual(before);
+        const agents = await s.agents.list({ perPage: 500 });
+        expect(
+          agents.items.filter((a) => (SENTINEL_AGENT_IDS as readonly string[]).includes(a.id)),
+        ).toHaveLength(4);
+      });
+
+      it('keeps an operator edit of seeded rows across a re-run', async () => {
+        await s.renewalPolicies.update(DEFAULT_RENEWAL_POLICY_ID, { renewal_window_days: 45 });
+        await subject.migrate();
+        expect((await s.renewalPolicies.require(DEFAULT_RENEWAL_POLICY_ID)).renewal_window_days).toBe(45);
+        await s.renewalPolicies.update(DEFAULT_RENEWAL_POLICY_ID, { renewal_window_days: 30 });
+      });
+
+      it('answers ping', async () => {
+        await s.ping();
+      });
+    });
+
+    describe('typed errors', () => {
+      it('maps a duplicate unique value to conflict', async () => {
+        const name = `dup ${randomUUID()}`;
+        await s.teams.create({ name });
+        expect(await codeOf(s.teams.create({ name }))).toBe('conflict');
+      });
+
+      it('maps a missing referenced record to invalid_reference', async () => {
+        const { base } = await refs();
+        expect(
+          await codeOf(
+            s.certificates.create({ ...base, issuer_id: 'iss-missing', name: 'x', common_name: 'x.test' }),
+          ),
+        ).toBe('invalid_reference');
+        expect(await codeOf(s.targets.create({ agent_id: 'ag-missing', name: 't', type: 'NGINX' }))).toBe(
+          'invalid_reference',
+        );
+      });
+
+      it('maps unknown ids to not_found on update, delete and require', async () => {
+        expect(await codeOf(s.owners.update('own-missing', { name: 'x' }))).toBe('not_found');
+        expect(await codeOf(s.owners.delete('own-missing'))).toBe('not_found');
+        expect(await codeOf(s.certificates.require('mc-missing'))).toBe('not_found');
+        expect(await s.certificates.get('mc-missing')).toBeNull();
+      });
+
+      it('refuses to delete a record still referenced, with conflict', async () => {
+        const { base, policy, owner } = await refs();
+        await s.certificates.create({ ...base, name: 'ref', common_name: 'ref.test' });
+        expect(await s.renewalPolicies.references(policy.id)).toEqual({ certificates: 1 });
+        expect(await codeOf(s.renewalPolicies.delete(policy.id))).toBe('conflict');
+        expect(await codeOf(s.owners.delete(owner.id))).toBe('conflict');
+        expect(await s.renewalPolicies.get(policy.id)).not.toBeNull();
+      });
+    });
+
+    describe('transactions', () => {
+      it('leaves no row behind when the function throws', async () => {
+        const name = `rolled back ${randomUUID()}`;
+        const boom = new Error('boom');
+        await expect(
+          s.transaction(async (tx) => {
+            await tx.owners.create({ name });
+            await tx.teams.create({ name });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect((await s.owners.list({ search: name })).total).toBe(0);
+        expect((await s.teams.list({ search: name })).total).toBe(0);
+      });
+
+      it('rolls back everything when a statement fails mid-way', async () => {
+        const name = `partial ${randomUUID()}`;
+        const err = await codeOf(
+          s.transaction(async (tx) => {
+            await tx.teams.create({ name });
+            await tx.teams.create({ name });
+          }),
+        );
+        expect(err).toBe('conflict');
+        expect((await s.teams.list({ search: name })).total).toBe(0);
+      });
+
+      it('commits when the function resolves, and nested calls join', async () => {
+        const name = `committed ${randomUUID()}`;
+        const id = await s.transaction(async (tx) =>
+          tx.transaction(async (inner) => (await inner.owners.create({ name })).id),
+        );
+        expect((await s.owners.require(id)).name).toBe(name);
+      });
+    });
+
+    describe('renewal policies', () => {
+      it('derives rp-<slug> ids and applies the spec defaults', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const p = await s.renewalPolicies.create({ name: `Web Servers ${tag}` });
+        expect(p).toMatchObject({
+          id: `rp-web-servers-${tag}`,
+          renewal_window_days: 30,
+          retry_interval_seconds: 3600,
+          alert_thresholds_days: [30, 14, 7, 0],
+          max_retries: null,
+        });
+        expect(await s.renewalPolicies.getByName(`Web Servers ${tag}`)).toEqual(p);
+        expect(await codeOf(s.renewalPolicies.create({ name: `Web Servers ${tag}`, id: 'rp-other' }))).toBe(
+          'conflict',
+        );
+        const other = await s.renewalPolicies.create({ name: `Other ${tag}` });
+        expect(await codeOf(s.renewalPolicies.update(other.id, { name: p.name }))).toBe('conflict');
+      });
+    });
+
+    describe('certificates and versions', () => {
+      it('lists with every filter, search over SANs, sorting and paging', async () => {
+        const r = await refs();
+        const r2 = await refs();
+        const profile = await s.profiles.create({
+          name: `profile ${r.tag}`,
+          max_validity_days: 90,
+          key_generation: 'agent',
+        });
+        const make = (name: string, extra: Partial<Parameters<Storage['certificates']['create']>[0]> = {}) =>
+          s.certificates.create({ ...r.base, name, common_name: `${name}.example.test`, ...extra });
+        const a = await make(`alpha-${r.tag}`, {
+          status: 'Active',
+          source: 'API',
+          sans: [`api-${r.tag}.internal`],
+        });
+        const b = await make(`bravo-${r.tag}`, { status: 'Expiring', profile_id: profile.id });
+        const c = await s.certificates.create({
+          ...r2.base,
+          owner_id: r.owner.id,
+          name: `charlie-${r.tag}`,
+          common_name: 'c.test',
+          status: 'Active',
+          source: 'EST',
+        });
+        const now = Date.now();
+        await s.versions.create(versionInput(a.id, r.issuer.id, new Date(now + 10 * DAY), '0a'));
+        await s.versions.create(versionInput(b.id, r.issuer.id, new Date(now + 40 * DAY), '0b'));
+        await s.versions.create(versionInput(c.id, r2.issuer.id, new Date(now + 100 * DAY), '0c'));
+
+        const ids = async (q: Parameters<Storage['certificates']['list']>[0]) =>
+          (await s.certificates.list(q)).items.map((x) => x.id);
+        expect(await ids({ issuer_id: r.issuer.id, sort: 'name' })).toEqual([a.id, b.id]);
+        expect(await ids({ owner_id: r.owner.id, sort: 'name' })).toEqual([a.id, b.id, c.id]);
+        expect(await ids({ team_id: r2.team.id })).toEqual([c.id]);
+        expect(await ids({ profile_id: profile.id })).toEqual([b.id]);
+        expect(await ids({ owner_id: r.owner.id, status: 'Active', sort: 'name' })).toEqual([a.id, c.id]);
+        expect(await ids({ owner_id: r.owner.id, status: ['Expiring', 'Pending'] })).toEqual([b.id]);
+        expect(await ids({ owner_id: r.owner.id, source: '' })).toEqual([b.id]);
+        expect(await ids({ owner_id: r.owner.id, source: 'EST' })).toEqual([c.id]);
+        expect(await ids({ search: `API-${r.tag}.INTERNAL` })).toEqual([a.id]);
+        expect(await ids({ search: `charlie-${r.tag}` })).toEqual([c.id]);
+        expect(await ids({ search: '%', owner_id: r.owner.id })).toEqual([]);
+        expect(await ids({ owner_id: r.owner.id, expiresBefore: new Date(now + 30 * DAY) })).toEqual([a.id]);
+        expect(
+          await ids({ owner_id: r.owner.id, expiresAfter: new Date(now + 30 * DAY), sort: 'expires_at' }),
+        ).toEqual([b.id, c.id]);
+        expect(await ids({ owner_id: r.owner.id, sort: 'expires_at', order: 'desc' })).toEqual([
+          c.id,
+          b.id,
+          a.id,
+        ]);
+
+        const page1 = await s.certificates.list({ owner_id: r.owner.id, sort: 'name', perPage: 2, page: 1 });
+        const page2 = await s.certificates.list({ owner_id: r.owner.id, sort: 'name', perPage: 2, page: 2 });
+        expect(page1.total).toBe(3);
+        expect([...page1.items, ...page2.items].map((x) => x.id)).toEqual([a.id, b.id, c.id]);
+
+        expect(await s.certificates.listIds({ owner_id: r.owner.id }, { limit: 2 })).toHaveLength(2);
+        const [first] = await s.certificates.listIds({ owner_id: r.owner.id }, { limit: 1 });
+        expect(
+          await s.certificates.listIds({ owner_id: r.owner.id }, { limit: 10, afterId: first }),
+        ).toHaveLength(2);
+      });
+
+      it('keeps the latest version on the certificate, and the private key sealed', async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({
+          ...r.base,
+          name: 'v',
+          common_name: 'v.test',
+          metadata: { env: 'prod' },
+          tags: ['a'],
+        });
+        expect(cert).toMatchObject({
+          status: 'Pending',
+          source: '',
+          sans: [],
+          profile_id: null,
+          current_version_id: null,
+          expires_at: null,
+        });
+        const notAfter = new Date(Date.UTC(2030, 0, 1, 12, 0, 0, 123));
+        const v1 = await s.versions.create({
+          ...versionInput(cert.id, r.issuer.id, notAfter, 'ABCD01'),
+          private_key_pem: 'PRIVATE-KEY-PEM',
+        });
+        expect(v1.serial_number).toBe('abcd01');
+        const stored = await s.certificates.require(cert.id);
+        expect(stored.current_version_id).toBe(v1.id);
+        expect(stored.expires_at?.toISOString()).toBe(notAfter.toISOString());
+        expect(stored.metadata).toEqual({ env: 'prod' });
+        expect(JSON.stringify(await s.versions.get(v1.id))).not.toContain('PRIVATE-KEY-PEM');
+        expect((await s.versions.getWithKey(v1.id))?.private_key_pem).toBe('PRIVATE-KEY-PEM');
+        expect(await codeOf(s.versions.create(versionInput(cert.id, r.issuer.id, notAfter, 'abcd01')))).toBe(
+          'conflict',
+        );
+        const v2 = await s.versions.create(
+          versionInput(cert.id, r.issuer.id, new Date(notAfter.getTime() + DAY), 'abcd02'),
+        );
+        expect((await s.versions.latest(cert.id))?.id).toBe(v2.id);
+        expect((await s.versions.listForCertificate(cert.id)).total).toBe(2);
+        expect((await s.versions.findBySerial(r.issuer.id, 'ABCD01'))?.id).toBe(v1.id);
+        expect(
+          await codeOf(s.versions.create(versionInput('mc-missing', r.issuer.id, notAfter, 'ff'))),
+        ).toMatch(/invalid_reference|not_found/);
+      });
+
+      it('revokes once, keeps the first reason, and streams an issuer revocations page by page', async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({ ...r.base, name: 'rev', common_name: 'rev.test' });
+        const versions = [];
+        for (let i = 0; i < 7; i++)
+          versions.push(
+            await s.versions.create(
+              versionInput(cert.id, r.issuer.id, new Date(Date.now() + DAY), hex(i + 1)),
+            ),
+          );
+        const at = new Date(Date.UTC(2026, 1, 1));
+        const first = await s.versions.revoke(versions[0]!.id, {
+          revoked_at: at,
+          reason: 'keyCompromise',
+          invalidity_date: at,
+        });
+        expect(first).toMatchObject({ revocation_reason: 'keyCompromise' });
+        const again = await s.versions.revoke(versions[0]!.id, {
+          revoked_at: new Date(),
+          reason: 'superseded',
+        });
+        expect(again.revocation_reason).toBe('keyCompromise');
+        expect(again.revoked_at?.toISOString()).toBe(at.toISOString());
+        expect(
+          await s.versions.revokeForCertificates([cert.id], {
+            revoked_at: at,
+            reason: 'cessationOfOperation',
+          }),
+        ).toBe(6);
+        const seen: string[] = [];
+        for await (const v of s.versions.streamRevoked(r.issuer.id, 3)) seen.push(v.serial_number);
+        expect(seen).toEqual(['01', '02', '03', '04', '05', '06', '07']);
+      });
+
+      it('finds certificates whose renewal window opened, per policy window', async () => {
+        const r = await refs();
+        const wide = await s.renewalPolicies.create({ name: `wide ${r.tag}`, renewal_window_days: 60 });
+        const now = new Date(Date.UTC(2031, 5, 1));
+        const mk = async (
+          name: string,
+          days: number,
+          policy: string,
+          status: CertificateStatus = 'Active',
+        ) => {
+          const c = await s.certificates.create({
+            ...r.base,
+            renewal_policy_id: policy,
+            name,
+            common_name: `${name}.test`,
+            status,
+          });
+          await s.versions.create(
+            versionInput(
+              c.id,
+              r.issuer.id,
+              new Date(now.getTime() + days * DAY),
+              randomUUID().replace(/-/g, '').slice(0, 16),
+            ),
+          );
+          return c.id;
+        };
+        const due20 = await mk('due20', 20, r.policy.id);
+        await mk('notdue40', 40, r.policy.id);
+        const due40wide = await mk('due40wide', 40, wide.id);
+        await mk('inprogress', 5, r.policy.id, 'RenewalInProgress');
+        const due = (await s.certificates.renewalDue({ now, limit: 1000 }))
+          .filter((c) => c.owner_id === r.owner.id)
+          .map((c) => c.id);
+        expect(due).toEqual([due20, due40wide]);
+      });
+
+      it('applies bulk patches, counts by status and cascades versions on delete', async () => {
+        const r = await refs();
+        const owner2 = await s.owners.create({ name: 'new owner' });
+        const ids = [];
+        for (let i = 0; i < 3; i++)
+          ids.push(
+            (
+              await s.certificates.create({
+                ...r.base,
+                name: `bulk${i}`,
+                common_name: 'b.test',
+                status: 'Active',
+              })
+            ).id,
+          );
+        expect(
+          await s.certificates.updateMany(ids, { owner_id: owner2.id, status: 'RenewalInProgress' }),
+        ).toBe(3);
+        expect((await s.certificates.list({ owner_id: owner2.id })).total).toBe(3);
+        expect((await s.certificates.countByStatus()).RenewalInProgress).toBeGreaterThanOrEqual(3);
+        expect(await codeOf(s.certificates.updateMany(ids, { team_id: 'team-missing' }))).toBe(
+          'invalid_reference',
+        );
+        const v = await s.versions.create(
+          versionInput(ids[0]!, r.issuer.id, new Date(Date.now() + DAY), 'dd01'),
+        );
+        await s.certificates.delete(ids[0]!);
+        expect(await s.versions.get(v.id)).toBeNull();
+      });
+
+      it('updates fields and keeps search in step with the new names', async () => {
+        const r = await refs();
+        const c = await s.certificates.create({ ...r.base, name: `old-${r.tag}`, common_name: 'old.test' });
+        const u = await s.certificates.update(c.id, {
+          name: `new-${r.tag}`,
+          sans: [`san-${r.tag}.test`],
+          environment: 'prod',
+        });
+        expect(u).toMatchObject({ name: `new-${r.tag}`, environment: 'prod', sans: [`san-${r.tag}.test`] });
+        expect((await s.certificates.list({ search: `old-${r.tag}` })).total).toBe(0);
+        expect((await s.certificates.list({ search: `san-${r.tag}` })).items.map((x) => x.id)).toEqual([
+          c.id,
+        ]);
+      });
+    });
+
+    describe('secrets at rest', () => {
+      it('never returns issuer, target or webhook secrets from ordinary reads', async () => {
+        const r = await refs();
+        const got = await s.issuers.require(r.issuer.id);
+        expect(JSON.stringify(got)).not.toContain('secret-');
+        expect(JSON.stringify(await s.issuers.list({ perPage: 500 }))).not.toContain('secret-');
+        expect((await s.issuers.getWithConfig(r.issuer.id))?.config).toEqual({ token: `secret-${r.tag}` });
+        await s.issuers.update(r.issuer.id, { config: { token: 'rotated' } });
+        expect((await s.issuers.getWithConfig(r.issuer.id))?.config).toEqual({ token: 'rotated' });
+
+        const agent = await s.agents.create({
+          name: 'a',
+          hostname: 'h',
+          os: 'linux',
+          architecture: 'amd64',
+          ip_address: '127.0.0.1',
+          version: '1',
+          api_key_hash: null,
+        });
+        const target = await s.targets.create({
+          agent_id: agent.id,
+          name: 't',
+          type: 'NGINX',
+          config: { password: 'tg-secret' },
+        });
+        expect(JSON.stringify(await s.targets.require(target.id))).not.toContain('tg-secret');
+        expect((await s.targets.getWithConfig(target.id))?.config).toEqual({ password: 'tg-secret' });
+
+        const hook = await s.webhooks.create({
+          name: 'w',
+          url: 'https://hooks.example.test/x',
+          headers: { Authorization: 'Bearer wh-secret' },
+        });
+        expect(hook).toMatchObject({
+          method: 'POST',
+          service: 'generic',
+          enabled: true,
+          header_names: ['Authorization'],
+        });
+        expect(JSON.stringify(await s.webhooks.require(hook.id))).not.toContain('wh-secret');
+        expect((await s.webhooks.getWithHeaders(hook.id))?.headers).toEqual({
+          Authorization: 'Bearer wh-secret',
+        });
+      });
+    });
+
+    describe('agents, targets and jobs', () => {
+      it('looks agents up by key hash without ever returning the hash', async () => {
+        const hash = randomUUID().replace(/-/g, '').repeat(2);
+        const agent = await s.agents.create({
+          name: 'a',
+          hostname: 'h',
+          os: 'linux',
+          architecture: 'arm64',
+          ip_address: '10.0.0.1',
+          version: '2.0.0',
+          api_key_hash: hash,
+        });
+        expect(agent).not.toHaveProperty('api_key_hash');
+        expect((await s.agents.getByApiKeyHash(hash))?.id).toBe(agent.id);
+        expect(JSON.stringify(await s.agents.list({ perPage: 500 }))).not.toContain(hash);
+        expect(
+          await codeOf(
+            s.agents.create({
+              name: 'b',
+              hostname: 'h',
+              os: '',
+              architecture: '',
+              ip_address: '',
+              version: '',
+              api_key_hash: hash,
+            }),
+          ),
+        ).toBe('conflict');
+      });
+
+      it('counts agent dependencies and retires its targets with one timestamp', async () => {
+        const r = await refs();
+        const agent = await s.agents.create({
+          name: 'dep',
+          hostname: 'h',
+          os: '',
+          architecture: '',
+          ip_address: '',
+          version: '',
+          api_key_hash: null,
+        });
+        const t1 = await s.targets.create({ agent_id: agent.id, name: 't1', type: 'NGINX' });
+        const t2 = await s.targets.create({ agent_id: agent.id, name: 't2', type: 'Apache' });
+        const c = await s.certificates.create({
+          ...r.base,
+          name: 'dep',
+          common_name: 'dep.test',
+          status: 'Active',
+        });
+        await s.certificates.setTargets(c.id, [t1.id, t2.id]);
+        expect(await codeOf(s.certificates.setTargets(c.id, ['tg-missing']))).toBe('invalid_reference');
+        expect(await s.certificates.listTargetIds(c.id)).toEqual([t1.id, t2.id].sort());
+        expect((await s.certificates.list({ agent_id: agent.id })).items.map((x) => x.id)).toEqual([c.id]);
+        await s.jobs.create({
+          type: 'Deployment',
+          certificate_id: c.id,
+          target_id: t1.id,
+          agent_id: agent.id,
+        });
+        await s.jobs.create({
+          type: 'Deployment',
+          certificate_id: c.id,
+          target_id: t2.id,
+          agent_id: agent.id,
+          status: 'Completed',
+        });
+        expect(await s.agents.dependencyCounts(agent.id)).toEqual({
+          active_targets: 2,
+          active_certificates: 1,
+          pending_jobs: 1,
+        });
+        expect((await s.jobs.listOpenForAgent(agent.id)).map((j) => j.target_id)).toEqual([t1.id]);
+
+        const at = new Date(Date.UTC(2026, 2, 3, 4, 5, 6, 789));
+        await s.transaction(async (tx) => {
+          await tx.agents.update(agent.id, { retired_at: at, retired_reason: 'decommissioned' });
+          expect(await tx.targets.retireForAgent(agent.id, at, 'decommissioned')).toBe(2);
+        });
+        const retired = await s.targets.list({ agent_id: agent.id, retired: true });
+        expect(retired.items.map((t) => t.retired_at?.toISOString())).toEqual([
+          at.toISOString(),
+          at.toISOString(),
+        ]);
+        expect((await s.agents.list({ retired: true, perPage: 500 })).items.map((a) => a.id)).toContain(
+          agent.id,
+        );
+        expect((await s.agents.dependencyCounts(agent.id)).active_targets).toBe(0);
+        expect(await s.targets.listForCertificate(c.id)).toEqual([]);
+      });
+
+      it('hands each of 200 due jobs to exactly one of 20 concurrent claimers', async () => {
+        const agent = await s.agents.create({
+          name: 'claims',
+          hostname: 'h',
+          os: '',
+          architecture: '',
+          ip_address: '',
+          version: '',
+          api_key_hash: null,
+        });
+        const now = new Date();
+        const created = new Set<string>();
+        for (let i = 0; i < 200; i++)
+          created.add(
+            (
+              await s.jobs.create({
+                type: 'Validation',
+                agent_id: agent.id,
+                scheduled_at: new Date(now.getTime() - 1000),
+              })
+            ).id,
+          );
+        const claimed: string[] = [];
+        await Promise.all(
+          Array.from({ length: 20 }, async (_, w) => {
+            for (;;) {
+              const jobs = await s.jobs.claimDue({
+                now,
+                worker: `w${w}`,
+                leaseMs: 60_000,
+                limit: 7,
+                agentId: agent.id,
+              });
+              if (jobs.length === 0) return;
+              for (const j of jobs) {
+                expect(j).toMatchObject({ status: 'Running', attempts: 1, locked_by: `w${w}` });
+                claimed.push(j.id);
+              }
+            }
+          }),
+        );
+        expect(claimed).toHaveLength(200);
+        expect(new Set(claimed)).toEqual(created);
+      });
+
+      it('creates many jobs at once, all or none', async () => {
+        if (!s.jobs.createMany) return;
+        const agent = await s.agents.create({
+          name: 'many',
+          hostname: 'h',
+          os: '',
+          architecture: '',
+          ip_address: '',
+          version: '',
+          api_key_hash: null,
+        });
+        const jobs = await s.jobs.createMany(
+          Array.from({ length: 1200 }, () => ({ type: 'Renewal' as const, agent_id: agent.id })),
+        );
+        expect(new Set(jobs.map((j) => j.id)).size).toBe(1200);
+        expect((await s.jobs.list({ agent_id: agent.id })).total).toBe(1200);
+        const bad = [
+          { type: 'Renewal' as const, agent_id: agent.id },
+          { type: 'Renewal' as const, agent_id: 'ag-missing' },
+        ];
+        expect(await codeOf(s.jobs.createMany(bad))).toBe('invalid_reference');
+        expect((await s.jobs.list({ agent_id: agent.id })).total).toBe(1200);
+      });
+
+      it('re-claims a job whose lease expired and fails it once attempts are used up', async () => {
+        const agent = await s.agents.create({
+          name: 'lease',
+          hostname: 'h',
+          os: '',
+          architecture: '',
+          ip_address: '',
+          version: '',
+          api_key_hash: null,
+        });
+        const t0 = new Date(Date.UTC(2026, 0, 1));
+        const job = await s.jobs.create({
+          type: 'Renewal',
+          agent_id: agent.id,
+          max_attempts: 2,
+          scheduled_at: t0,
+        });
+        expect(
+          await s.jobs.claimDue({ now: t0, worker: 'a', leaseMs: 1000, limit: 5, agentId: agent.id }),
+        ).toHaveLength(1);
+        expect(
+          await s.jobs.claimDue({
+            now: new Date(t0.getTime() + 500),
+            worker: 'b',
+            leaseMs: 1000,
+            limit: 5,
+            agentId: agent.id,
+          }),
+        ).toHaveLength(0);
+        const second = await s.jobs.claimDue({
+          now: new Date(t0.getTime() + 2000),
+          worker: 'b',
+          leaseMs: 1000,
+          limit: 5,
+          agentId: agent.id,
+        });
+        expect(second.map((j) => [j.id, j.attempts, j.locked_by])).toEqual([[job.id, 2, 'b']]);
+        expect(
+          await s.jobs.claimDue({
+            now: new Date(t0.getTime() + 5000),
+            worker: 'c',
+            leaseMs: 1000,
+            limit: 5,
+            agentId: agent.id,
+          }),
+        ).toHaveLength(0);
+        const failed = await s.jobs.failExpired(new Date(t0.getTime() + 5000), 'timed out');
+        expect(failed.map((j) => [j.id, j.status, j.last_error])).toContainEqual([
+          job.id,
+          'Failed',
+          'timed out',
+        ]);
+      });
+    });
+
+    describe('notifications', () => {
+      it('sets created_at to now when left zero, finds due retries and counts by status', async () => {
+        const before = new Date();
+        const n = await s.notifications.create({
+          type: 'ExpirationWarning',
+          channel: 'email',
+          recipient: 'a@example.test',
+          subject: 's',
+          message: 'm',
+          created_at: new Date(0),
+        });
+        expect(n.created_at.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+        expect(n).toMatchObject({ status: 'pending', retry_count: 0, next_retry_at: null, last_error: null });
+        const due = new Date(Date.UTC(2020, 0, 1));
+        const failed = await s.notifications.update(n.id, {
+          status: 'failed',
+          retry_count: 1,
+          next_retry_at: due,
+          last_error: 'smtp 451',
+        });
+        expect(failed).toMatchObject({ status: 'failed', retry_count: 1, last_error: 'smtp 451' });
+        expect(
+          (await s.notifications.dueForRetry(new Date(Date.UTC(2020, 0, 2)), 1000)).map((x) => x.id),
+        ).toContain(n.id);
+        expect(
+          (await s.notifications.dueForRetry(new Date(Date.UTC(2019, 11, 31)), 1000)).map((x) => x.id),
+        ).not.toContain(n.id);
+        await s.notifications.update(n.id, { status: 'dead', next_retry_at: null });
+        expect((await s.notifications.countByStatus()).dead).toBeGreaterThanOrEqual(1);
+        expect((await s.notifications.list({ status: 'dead' })).items.map((x) => x.id)).toContain(n.id);
+      });
+    });
+
+    describe('policy rules and violations', () => {
+      it('keeps rule config, including text that is not JSON, and replaces violations atomically', async () => {
+        const r = await refs();
+        const rule = await s.policyRules.create({
+          name: 'issuers',
+          type: 'AllowedIssuers',
+          config: { allowed_issuer_ids: ['iss-1'] },
+        });
+        expect(rule).toMatchObject({
+          severity: 'Warning',
+          enabled: true,
+          config: { allowed_issuer_ids: ['iss-1'] },
+        });
+        const broken = await s.policyRules.create({
+          name: 'broken',
+          type: 'AllowedDomains',
+          severity: 'Critical',
+          config: '{not json',
+        });
+        expect((await s.policyRules.require(broken.id)).config).toBe('{not json');
+        const empty = await s.policyRules.create({ name: 'empty', type: 'RequiredMetadata' });
+        expect(empty.config).toBeNull();
+        expect((await s.policyRules.update(rule.id, { name: 'renamed' })).severity).toBe('Warning');
+
+        const c = await s.certificates.create({ ...r.base, name: 'pv', common_name: 'pv.test' });
+        const v = {
+          rule_id: rule.id,
+          rule_type: rule.type,
+          certificate_id: c.id,
+          severity: rule.severity,
+          message: 'issuer not allowed',
+        };
+        await s.violations.replaceForCertificate(c.id, [
+          v,
+          { ...v, rule_id: broken.id, rule_type: broken.type, severity: 'Critical' },
+        ]);
+        expect((await s.violations.list({ certificate_id: c.id })).total).toBe(2);
+        await s.violations.replaceForCertificate(c.id, [v]);
+        expect((await s.violations.list({ certificate_id: c.id })).items.map((x) => x.rule_id)).toEqual([
+          rule.id,
+        ]);
+        expect((await s.violations.list({ certificate_id: c.id, severity: 'Critical' })).total).toBe(0);
+      });
+    });
+
+    describe('audit trail', () => {
+      it('chains 40 concurrent appends without a fork and streams them page by page', async () => {
+        const head = await s.audit.head();
+        const base = {
+          actor: 'admin',
+          actor_type: 'api_key' as const,
+          resource_type: 'certificate',
+          details: { n: 1, nested: { b: [1, 'x'] } },
+        };
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            s.audit.append({
+              ...base,
+              action: i % 2 ? 'certificate_created' : 'login',
+              resource_id: `mc-${i}`,
+              category: i % 2 ? 'cert_lifecycle' : 'auth',
+            }),
+          ),
+        );
+        const all = [];
+        for await (const e of s.audit.stream({ afterSeq: head?.seq ?? 0, pageSize: 7 })) all.push(e);
+        expect(all).toHaveLength(40);
+        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => (head?.seq ?? 0) + i + 1));
+        expect(await verifyAuditChain(all, head?.hash)).toEqual({ ok: true, checked: 40 });
+        let auth = 0;
+        for await (const e of s.audit.stream({ afterSeq: head?.seq ?? 0, category: 'auth', pageSize: 3 })) {
+          expect(e.category).toBe('auth');
+          auth += 1;
+        }
+        expect(auth).toBe(20);
+        let limited = 0;
+        for await (const _ of s.audit.stream({ afterSeq: head?.seq ?? 0, limit: 5, pageSize: 2 }))
+          limited += 1;
+        expect(limited).toBe(5);
+      });
+
+      it('filters the stream by time range', async () => {
+        const t = new Date(Date.UTC(2001, 0, 1));
+        const e = await s.audit.append({
+          actor: 'x',
+          actor_type: 'system',
+          action: 'old',
+          resource_type: 'r',
+          resource_id: 'r',
+          category: 'config',
+          details: {},
+          occurred_at: t,
+        });
+        const got = [];
+        for await (const x of s.audit.stream({ from: t, to: new Date(t.getTime() + 1) })) got.push(x.id);
+        expect(got).toEqual([e.id]);
+      });
+    });
+  });
+}

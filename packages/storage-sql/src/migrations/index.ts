@@ -1,0 +1,111 @@
+import { CertwrightError } from '@certwright/core';
+import { type Kysely, sql } from 'kysely';
+import type { Database, Flavor } from '../schema.js';
+import { inventory } from './0001_inventory.js';
+import { queue } from './0002_queue.js';
+import { columnTypes, type Migration } from './types.js';
+
+export type { ColumnTypes, Migration } from './types.js';
+
+/** Every migration, in order. Appending is the only allowed change. */
+export const MIGRATIONS: readonly Migration[] = [inventory, queue];
+
+/** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
+const PG_LOCK_KEY = 7_326_040_211_001n;
+const MYSQL_LOCK_NAME = 'certwright_migrate';
+const MYSQL_LOCK_TIMEOUT_SECONDS = 600;
+
+export interface MigrateResult {
+  /** Versions applied by this call (empty when the schema was already current). */
+  applied: number[];
+}
+
+/**
+ * Brings the schema up to date and runs `afterMigrate` (seed data) under one cross-instance
+ * lock: pg_advisory_lock on PostgreSQL/PGlite, GET_LOCK on MySQL/MariaDB. Safe to call at
+ * every start, repeatedly and from many instances at once: late arrivals wait for the lock,
+ * then find nothing left to apply.
+ */
+export async function migrate(
+  db: Kysely<Database>,
+  flavor: Flavor,
+  afterMigrate?: (db: Kysely<Database>) => Promise<void>,
+): Promise<MigrateResult> {
+  // The lock is per session, so everything runs on one dedicated connection.
+  return db.connection().execute(async (conn) => {
+    await acquireLock(conn, flavor);
+    try {
+      const applied = await applyPending(conn, flavor);
+      if (afterMigrate) await afterMigrate(conn);
+      return { applied };
+    } finally {
+      await releaseLock(conn, flavor);
+    }
+  });
+}
+
+async function acquireLock(db: Kysely<Database>, flavor: Flavor): Promise<void> {
+  if (flavor === 'postgres') {
+    await sql`select pg_advisory_lock(${sql.lit(PG_LOCK_KEY.toString())}::bigint)`.execute(db);
+    return;
+  }
+  const { rows } = await sql<{
+    l: number | null;
+  }>`select get_lock(${MYSQL_LOCK_NAME}, ${MYSQL_LOCK_TIMEOUT_SECONDS}) as l`.execute(db);
+  if (Number(rows[0]?.l) !== 1) {
+    throw new CertwrightError(
+      'unavailable',
+      'timed out waiting for the migration lock held by another instance',
+    );
+  }
+}
+
+async function releaseLock(db: Kysely<Database>, flavor: Flavor): Promise<void> {
+  if (flavor === 'postgres') {
+    await sql`select pg_advisory_unlock(${sql.lit(PG_LOCK_KEY.toString())}::bigint)`.execute(db);
+  } else {
+    await sql`select release_lock(${MYSQL_LOCK_NAME})`.execute(db);
+  }
+}
+
+async function applyPending(db: Kysely<Database>, flavor: Flavor): Promise<number[]> {
+  await db.schema
+    .createTable('cw_schema_migrations')
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'varchar(255)', (c) => c.notNull())
+    .addColumn('applied_at', columnTypes(flavor).ts, (c) => c.notNull())
+    .execute();
+  const done = new Set(
+    (await db.selectFrom('cw_schema_migrations').select('version').execute()).map((r) => Number(r.version)),
+  );
+  const types = columnTypes(flavor);
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue;
+    const record = (d: Kysely<Database>) =>
+      d
+        .insertInto('cw_schema_migrations')
+        .values({ version: m.version, name: m.name, applied_at: new Date() })
+        .execute();
+    if (flavor === 'postgres') {
+      // PostgreSQL DDL is transactional: a failed migration leaves no trace.
+      await db.transaction().execute(async (trx) => {
+        await m.up(trx, types);
+        await record(trx);
+      });
+    } else {
+      // MySQL commits each DDL statement implicitly; a transaction would promise what it cannot keep.
+      await m.up(db, types);
+      await record(db);
+    }
+    applied.push(m.version);
+  }
+  return applied;
+}
+
+/** Versions recorded as applied, ascending. */
+export async function appliedMigrations(db: Kysely<Database>): Promise<number[]> {
+  const rows = await db.selectFrom('cw_schema_migrations').select('version').orderBy('version').execute();
+  return rows.map((r) => Number(r.version));
+}

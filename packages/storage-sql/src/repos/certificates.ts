@@ -1,0 +1,333 @@
+import {
+  CERTIFICATE_STATUSES,
+  type CertificateFilter,
+  type CertificateListQuery,
+  type CertificatePatch,
+  type CertificateRepository,
+  type CertificateSource,
+  type CertificateStatus,
+  type ManagedCertificate,
+  type NewCertificate,
+  newId,
+  notFound,
+} from '@certwright/core';
+import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
+import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
+import type { CertificatesTable, Database } from '../schema.js';
+
+type Row = Selectable<CertificatesTable>;
+
+export function toCertificate(r: Row): ManagedCertificate {
+  return {
+    id: r.id,
+    name: r.name,
+    common_name: r.common_name,
+    sans: parseJson<string[]>(r.sans, []),
+    status: r.status as CertificateStatus,
+    source: r.source as CertificateSource,
+    issuer_id: r.issuer_id,
+    owner_id: r.owner_id,
+    team_id: r.team_id,
+    renewal_policy_id: r.renewal_policy_id,
+    profile_id: r.profile_id,
+    environment: r.environment,
+    metadata: parseJson<Record<string, string>>(r.metadata, {}),
+    tags: parseJson<string[]>(r.tags, []),
+    current_version_id: r.current_version_id,
+    expires_at: r.expires_at,
+    last_renewal_at: r.last_renewal_at,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+const searchText = (name: string, cn: string, sans: readonly string[]) =>
+  [name, cn, ...sans].join('\n').toLowerCase();
+
+const SORT_COLUMNS = {
+  name: 'name',
+  common_name: 'common_name',
+  status: 'status',
+  expires_at: 'expires_at',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+} as const;
+
+type CertQuery<O> = SelectQueryBuilder<Database, 'certificates', O>;
+
+function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQuery<O> {
+  let q = qb;
+  if (f.ids)
+    q = f.ids.length === 0 ? q.where((eb) => eb.val(1), '=', 0) : q.where('certificates.id', 'in', f.ids);
+  if (f.status !== undefined) {
+    const list = Array.isArray(f.status) ? f.status : [f.status];
+    q = list.length === 0 ? q.where((eb) => eb.val(1), '=', 0) : q.where('certificates.status', 'in', list);
+  }
+  if (f.notStatus && f.notStatus.length > 0) q = q.where('certificates.status', 'not in', f.notStatus);
+  if (f.issuer_id !== undefined) q = q.where('certificates.issuer_id', '=', f.issuer_id);
+  if (f.owner_id !== undefined) q = q.where('certificates.owner_id', '=', f.owner_id);
+  if (f.team_id !== undefined) q = q.where('certificates.team_id', '=', f.team_id);
+  if (f.profile_id !== undefined) q = q.where('certificates.profile_id', '=', f.profile_id);
+  if (f.renewal_policy_id !== undefined)
+    q = q.where('certificates.renewal_policy_id', '=', f.renewal_policy_id);
+  if (f.source !== undefined) q = q.where('certificates.source', '=', f.source);
+  if (f.environment !== undefined) q = q.where('certificates.environment', '=', f.environment);
+  if (f.expiresBefore) q = q.where('certificates.expires_at', '<', f.expiresBefore);
+  if (f.expiresAfter) q = q.where('certificates.expires_at', '>=', f.expiresAfter);
+  if (f.search !== undefined && f.search !== '')
+    q = q.where('certificates.search_text', 'like', likeContains(f.search));
+  if (f.agent_id !== undefined) {
+    const agentId = f.agent_id;
+    q = q.where((eb: ExpressionBuilder<Database, 'certificates'>) =>
+      eb.exists(
+        eb
+          .selectFrom('certificate_targets')
+          .innerJoin('deployment_targets', 'deployment_targets.id', 'certificate_targets.target_id')
+          .select('certificate_targets.target_id')
+          .whereRef('certificate_targets.certificate_id', '=', 'certificates.id')
+          .where('deployment_targets.agent_id', '=', agentId),
+      ),
+    );
+  }
+  void ctx;
+  return q;
+}
+
+export function certificateRepository(ctx: Ctx): CertificateRepository {
+  const get = async (id: string) => {
+    const row = await ctx.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toCertificate(row) : null;
+  };
+  const require = async (id: string) => {
+    const found = await get(id);
+    if (!found) throw notFound('certificate', id);
+    return found;
+  };
+
+  const repo: CertificateRepository = {
+    get,
+    require,
+
+    async create(input: NewCertificate) {
+      const now = ctx.clock.now();
+      const cert: ManagedCertificate = {
+        id: input.id ?? newId('certificate'),
+        name: input.name,
+        common_name: input.common_name,
+        sans: input.sans ?? [],
+        status: input.status ?? 'Pending',
+        source: input.source ?? '',
+        issuer_id: input.issuer_id,
+        owner_id: input.owner_id,
+        team_id: input.team_id,
+        renewal_policy_id: input.renewal_policy_id,
+        profile_id: input.profile_id ?? null,
+        environment: input.environment ?? null,
+        metadata: input.metadata ?? {},
+        tags: input.tags ?? [],
+        current_version_id: null,
+        expires_at: input.expires_at ?? null,
+        last_renewal_at: input.last_renewal_at ?? null,
+        created_at: input.created_at ?? now,
+        updated_at: input.created_at ?? now,
+      };
+      await ctx.db
+        .insertInto('certificates')
+        .values({
+          ...cert,
+          sans: JSON.stringify(cert.sans),
+          metadata: JSON.stringify(cert.metadata),
+          tags: JSON.stringify(cert.tags),
+          search_text: searchText(cert.name, cert.common_name, cert.sans),
+        })
+        .execute();
+      return cert;
+    },
+
+    async update(id: string, patch: CertificatePatch) {
+      return atomic(ctx, async (c) => {
+        const current = await certificateRepository(c).require(id);
+        const next = { ...current, ...defined(patch) };
+        await c.db
+          .updateTable('certificates')
+          .set({
+            ...defined({
+              name: patch.name,
+              common_name: patch.common_name,
+              status: patch.status,
+              source: patch.source,
+              issuer_id: patch.issuer_id,
+              owner_id: patch.owner_id,
+              team_id: patch.team_id,
+              renewal_policy_id: patch.renewal_policy_id,
+              profile_id: patch.profile_id,
+              environment: patch.environment,
+              last_renewal_at: patch.last_renewal_at,
+              sans: patch.sans && JSON.stringify(patch.sans),
+              metadata: patch.metadata && JSON.stringify(patch.metadata),
+              tags: patch.tags && JSON.stringify(patch.tags),
+            }),
+            search_text: searchText(next.name, next.common_name, next.sans),
+            updated_at: c.clock.now(),
+          })
+          .where('id', '=', id)
+          .execute();
+        return certificateRepository(c).require(id);
+      });
+    },
+
+    async delete(id: string) {
+      const res = await ctx.db.deleteFrom('certificates').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('certificate', id);
+    },
+
+    async list(query: CertificateListQuery = {}) {
+      const { limit, offset } = pageWindow(query);
+      const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
+      const totalRow = await base()
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst();
+      const column = SORT_COLUMNS[query.sort ?? 'created_at'];
+      const order = query.order ?? (query.sort ? 'asc' : 'desc');
+      const rows = await base()
+        .selectAll()
+        .orderBy(column, order)
+        .orderBy('id', order)
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(toCertificate), total: count(totalRow) };
+    },
+
+    async listIds(filter, batch) {
+      let q = applyFilter(ctx, ctx.db.selectFrom('certificates'), filter).select('id');
+      if (batch.afterId !== undefined) q = q.where('id', '>', batch.afterId);
+      const rows = await q.orderBy('id').limit(batch.limit).execute();
+      return rows.map((r) => r.id);
+    },
+
+    async updateMany(ids, patch) {
+      if (ids.length === 0) return 0;
+      if (patch.name !== undefined || patch.common_name !== undefined || patch.sans !== undefined) {
+        // search_text depends on each row's own values, so these go one row at a time.
+        let n = 0;
+        await atomic(ctx, async (c) => {
+          for (const id of ids) {
+            await certificateRepository(c).update(id, patch);
+            n += 1;
+          }
+        });
+        return n;
+      }
+      const res = await ctx.db
+        .updateTable('certificates')
+        .set({
+          ...defined({
+            status: patch.status,
+            source: patch.source,
+            issuer_id: patch.issuer_id,
+            owner_id: patch.owner_id,
+            team_id: patch.team_id,
+            renewal_policy_id: patch.renewal_policy_id,
+            profile_id: patch.profile_id,
+            environment: patch.environment,
+            last_renewal_at: patch.last_renewal_at,
+            metadata: patch.metadata && JSON.stringify(patch.metadata),
+            tags: patch.tags && JSON.stringify(patch.tags),
+          }),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', 'in', ids)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
+
+    async countByStatus() {
+      const rows = await ctx.db
+        .selectFrom('certificates')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .groupBy('status')
+        .execute();
+      const out = Object.fromEntries(CERTIFICATE_STATUSES.map((s) => [s, 0])) as Record<
+        CertificateStatus,
+        number
+      >;
+      for (const r of rows) if (r.status in out) out[r.status as CertificateStatus] = count(r);
+      return out;
+    },
+
+    async setTargets(certificateId, targetIds) {
+      await atomic(ctx, async (c) => {
+        await certificateRepository(c).require(certificateId);
+        await c.db.deleteFrom('certificate_targets').where('certificate_id', '=', certificateId).execute();
+        const unique = [...new Set(targetIds)];
+        if (unique.length > 0) {
+          const now = c.clock.now();
+          await c.db
+            .insertInto('certificate_targets')
+            .values(
+              unique.map((target_id) => ({ certificate_id: certificateId, target_id, created_at: now })),
+            )
+            .execute();
+        }
+      });
+    },
+
+    async listTargetIds(certificateId) {
+      const rows = await ctx.db
+        .selectFrom('certificate_targets')
+        .select('target_id')
+        .where('certificate_id', '=', certificateId)
+        .orderBy('target_id')
+        .execute();
+      return rows.map((r) => r.target_id);
+    },
+
+    async renewalDue({ now, statuses = ['Active', 'Expiring'], limit }) {
+      // One indexed range query per policy (there are few): "window opened" means
+      // expires_at ≤ now + window, and that arithmetic is done here rather than in
+      // dialect-specific SQL date functions.
+      const policies = await ctx.db
+        .selectFrom('renewal_policies')
+        .select(['id', 'renewal_window_days'])
+        .execute();
+      const found: ManagedCertificate[] = [];
+      for (const p of policies) {
+        const horizon = new Date(now.getTime() + Number(p.renewal_window_days) * 86_400_000);
+        const rows = await ctx.db
+          .selectFrom('certificates')
+          .selectAll()
+          .where('renewal_policy_id', '=', p.id)
+          .where('expires_at', '<=', horizon)
+          .where('status', 'in', statuses)
+          .orderBy('expires_at')
+          .orderBy('id')
+          .limit(limit)
+          .execute();
+        found.push(...rows.map(toCertificate));
+      }
+      found.sort(
+        (a, b) => (a.expires_at?.getTime() ?? 0) - (b.expires_at?.getTime() ?? 0) || (a.id < b.id ? -1 : 1),
+      );
+      return found.slice(0, limit);
+    },
+
+    async references(id) {
+      const [versions, jobs] = await Promise.all([
+        ctx.db
+          .selectFrom('certificate_versions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('certificate_id', '=', id)
+          .executeTakeFirst(),
+        ctx.db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('certificate_id', '=', id)
+          .where('status', 'in', ['Pending', 'AwaitingCSR', 'Running'])
+          .executeTakeFirst(),
+      ]);
+      return { versions: count(versions), open_jobs: count(jobs) };
+    },
+  };
+  return repo;
+}

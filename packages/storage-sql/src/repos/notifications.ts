@@ -1,0 +1,126 @@
+import {
+  NOTIFICATION_STATUSES,
+  type NotificationEvent,
+  type NotificationRepository,
+  type NotificationStatus,
+  type NotificationType,
+  newId,
+  notFound,
+} from '@certwright/core';
+import type { Selectable } from 'kysely';
+import { type Ctx, count, defined, pageWindow, toNum } from '../context.js';
+import type { NotificationsTable } from '../schema.js';
+
+function toNotification(r: Selectable<NotificationsTable>): NotificationEvent {
+  return {
+    id: r.id,
+    type: r.type as NotificationType,
+    channel: r.channel,
+    recipient: r.recipient,
+    subject: r.subject,
+    message: r.message,
+    certificate_id: r.certificate_id,
+    status: r.status as NotificationStatus,
+    retry_count: toNum(r.retry_count),
+    next_retry_at: r.next_retry_at,
+    last_error: r.last_error,
+    sent_at: r.sent_at,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function notificationRepository(ctx: Ctx): NotificationRepository {
+  const get = async (id: string) => {
+    const r = await ctx.db
+      .selectFrom('notification_events')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r ? toNotification(r) : null;
+  };
+  const require = async (id: string) => {
+    const n = await get(id);
+    if (!n) throw notFound('notification', id);
+    return n;
+  };
+  return {
+    get,
+    require,
+    async create(input) {
+      const now = ctx.clock.now();
+      // Spec §2.7: a zero created_at (the epoch, or an invalid date) means "now".
+      const created = input.created_at && input.created_at.getTime() > 0 ? input.created_at : now;
+      const event: NotificationEvent = {
+        id: input.id ?? newId('notification'),
+        type: input.type,
+        channel: input.channel,
+        recipient: input.recipient,
+        subject: input.subject,
+        message: input.message,
+        certificate_id: input.certificate_id ?? null,
+        status: input.status ?? 'pending',
+        retry_count: input.retry_count ?? 0,
+        next_retry_at: input.next_retry_at ?? null,
+        last_error: input.last_error ?? null,
+        sent_at: input.sent_at ?? null,
+        created_at: created,
+        updated_at: now,
+      };
+      await ctx.db.insertInto('notification_events').values(event).execute();
+      return event;
+    },
+    async update(id, patch) {
+      await require(id);
+      await ctx.db
+        .updateTable('notification_events')
+        .set({ ...defined(patch), updated_at: ctx.clock.now() })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      let base = ctx.db.selectFrom('notification_events');
+      if (query.status !== undefined)
+        base = base.where('status', 'in', Array.isArray(query.status) ? query.status : [query.status]);
+      if (query.type !== undefined) base = base.where('type', '=', query.type);
+      if (query.certificate_id !== undefined) base = base.where('certificate_id', '=', query.certificate_id);
+      if (query.channel !== undefined) base = base.where('channel', '=', query.channel);
+      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      const rows = await base
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(toNotification), total: count(total) };
+    },
+    async dueForRetry(now, limit) {
+      const rows = await ctx.db
+        .selectFrom('notification_events')
+        .selectAll()
+        .where('status', '=', 'failed')
+        .where('next_retry_at', '<=', now)
+        .orderBy('next_retry_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toNotification);
+    },
+    async countByStatus() {
+      const rows = await ctx.db
+        .selectFrom('notification_events')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .groupBy('status')
+        .execute();
+      const out = Object.fromEntries(NOTIFICATION_STATUSES.map((s) => [s, 0])) as Record<
+        NotificationStatus,
+        number
+      >;
+      for (const r of rows) if (r.status in out) out[r.status as NotificationStatus] = count(r);
+      return out;
+    },
+  };
+}

@@ -1,0 +1,463 @@
+import {
+  type CertificateProfile,
+  type Issuer,
+  type IssuerConfig,
+  type IssuerRepository,
+  type IssuerType,
+  newId,
+  notFound,
+  type Owner,
+  type OwnerRepository,
+  type ProfileRepository,
+  RENEWAL_POLICY_LIMITS,
+  type RenewalPolicy,
+  type RenewalPolicyRepository,
+  slugify,
+  type Team,
+  type TeamRepository,
+} from '@certwright/core';
+import type { Selectable } from 'kysely';
+import { type Ctx, count, defined, likeContains, pageWindow, parseJson, toBool, toNum } from '../context.js';
+import type { IssuersTable, ProfilesTable, RenewalPoliciesTable } from '../schema.js';
+
+/** How many certificates reference `id` through `column`. */
+async function certificateRefs(
+  ctx: Ctx,
+  column: 'issuer_id' | 'owner_id' | 'team_id' | 'profile_id' | 'renewal_policy_id',
+  id: string,
+): Promise<number> {
+  return count(
+    await ctx.db
+      .selectFrom('certificates')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where(column, '=', id)
+      .executeTakeFirst(),
+  );
+}
+
+export function ownerRepository(ctx: Ctx): OwnerRepository {
+  const get = async (id: string) =>
+    (await ctx.db.selectFrom('owners').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+  const require = async (id: string) => {
+    const o = await get(id);
+    if (!o) throw notFound('owner', id);
+    return o;
+  };
+  return {
+    get,
+    require,
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const owner: Owner = {
+        id: input.id ?? newId('owner'),
+        name: input.name,
+        email: input.email ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      await ctx.db.insertInto('owners').values(owner).execute();
+      return owner;
+    },
+    async update(id, patch) {
+      await require(id);
+      await ctx.db
+        .updateTable('owners')
+        .set({ ...defined({ name: patch.name, email: patch.email }), updated_at: ctx.clock.now() })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('owners').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('owner', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      let base = ctx.db.selectFrom('owners');
+      if (query.search)
+        base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
+      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      const items = await base
+        .selectAll()
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items, total: count(total) };
+    },
+    async references(id) {
+      return { certificates: await certificateRefs(ctx, 'owner_id', id) };
+    },
+  };
+}
+
+export function teamRepository(ctx: Ctx): TeamRepository {
+  const get = async (id: string) =>
+    (await ctx.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+  const require = async (id: string) => {
+    const t = await get(id);
+    if (!t) throw notFound('team', id);
+    return t;
+  };
+  return {
+    get,
+    require,
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const team: Team = {
+        id: input.id ?? newId('team'),
+        name: input.name,
+        description: input.description ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      await ctx.db.insertInto('teams').values(team).execute();
+      return team;
+    },
+    async update(id, patch) {
+      await require(id);
+      await ctx.db
+        .updateTable('teams')
+        .set({
+          ...defined({ name: patch.name, description: patch.description }),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('teams').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('team', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      let base = ctx.db.selectFrom('teams');
+      if (query.search)
+        base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
+      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      const items = await base
+        .selectAll()
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items, total: count(total) };
+    },
+    async references(id) {
+      return { certificates: await certificateRefs(ctx, 'team_id', id) };
+    },
+  };
+}
+
+const issuerConfigContext = (id: string) => `issuer:${id}:config`;
+
+function toIssuer(r: Selectable<IssuersTable>): Issuer {
+  return {
+    id: r.id,
+    name: r.name,
+    type: r.type as IssuerType,
+    enabled: toBool(r.enabled),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function issuerRepository(ctx: Ctx): IssuerRepository {
+  const row = (id: string) =>
+    ctx.db.selectFrom('issuers').selectAll().where('id', '=', id).executeTakeFirst();
+  const get = async (id: string) => {
+    const r = await row(id);
+    return r ? toIssuer(r) : null;
+  };
+  const require = async (id: string) => {
+    const i = await get(id);
+    if (!i) throw notFound('issuer', id);
+    return i;
+  };
+  return {
+    get,
+    require,
+    async getWithConfig(id) {
+      const r = await row(id);
+      if (!r) return null;
+      const config = JSON.parse(await ctx.box.open(r.config_sealed, issuerConfigContext(id))) as IssuerConfig;
+      return { ...toIssuer(r), config };
+    },
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const issuer: Issuer = {
+        id: input.id ?? newId('issuer'),
+        name: input.name,
+        type: input.type,
+        enabled: input.enabled ?? true,
+        created_at: now,
+        updated_at: now,
+      };
+      const config_sealed = await ctx.box.seal(
+        JSON.stringify(input.config ?? {}),
+        issuerConfigContext(issuer.id),
+      );
+      await ctx.db
+        .insertInto('issuers')
+        .values({ ...issuer, config_sealed })
+        .execute();
+      return issuer;
+    },
+    async update(id, patch) {
+      await require(id);
+      const config_sealed =
+        patch.config === undefined
+          ? undefined
+          : await ctx.box.seal(JSON.stringify(patch.config), issuerConfigContext(id));
+      await ctx.db
+        .updateTable('issuers')
+        .set({
+          ...defined({ name: patch.name, type: patch.type, enabled: patch.enabled, config_sealed }),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('issuers').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('issuer', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      let base = ctx.db.selectFrom('issuers');
+      if (query.type !== undefined) base = base.where('type', '=', query.type);
+      if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
+      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      const rows = await base
+        .select(['id', 'name', 'type', 'enabled', 'created_at', 'updated_at'])
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map((r) => toIssuer({ ...r, config_sealed: '' })), total: count(total) };
+    },
+    async references(id) {
+      const versions = count(
+        await ctx.db
+          .selectFrom('certificate_versions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('issuer_id', '=', id)
+          .executeTakeFirst(),
+      );
+      return { certificates: await certificateRefs(ctx, 'issuer_id', id), certificate_versions: versions };
+    },
+  };
+}
+
+function toProfile(r: Selectable<ProfilesTable>): CertificateProfile {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    allowed_key_algorithms: parseJson(r.allowed_key_algorithms, []),
+    allowed_ekus: parseJson(r.allowed_ekus, []),
+    required_csr_attributes: parseJson(r.required_csr_attributes, []),
+    must_staple: toBool(r.must_staple),
+    max_validity_days: toNum(r.max_validity_days),
+    key_generation: r.key_generation as CertificateProfile['key_generation'],
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function profileRepository(ctx: Ctx): ProfileRepository {
+  const get = async (id: string) => {
+    const r = await ctx.db
+      .selectFrom('certificate_profiles')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r ? toProfile(r) : null;
+  };
+  const require = async (id: string) => {
+    const p = await get(id);
+    if (!p) throw notFound('certificate profile', id);
+    return p;
+  };
+  return {
+    get,
+    require,
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const profile: CertificateProfile = {
+        id: input.id ?? newId('profile'),
+        name: input.name,
+        description: input.description ?? null,
+        allowed_key_algorithms: input.allowed_key_algorithms ?? [],
+        allowed_ekus: input.allowed_ekus ?? [],
+        required_csr_attributes: input.required_csr_attributes ?? [],
+        must_staple: input.must_staple ?? false,
+        max_validity_days: input.max_validity_days,
+        key_generation: input.key_generation ?? 'server',
+        created_at: now,
+        updated_at: now,
+      };
+      await ctx.db
+        .insertInto('certificate_profiles')
+        .values({
+          ...profile,
+          allowed_key_algorithms: JSON.stringify(profile.allowed_key_algorithms),
+          allowed_ekus: JSON.stringify(profile.allowed_ekus),
+          required_csr_attributes: JSON.stringify(profile.required_csr_attributes),
+        })
+        .execute();
+      return profile;
+    },
+    async update(id, patch) {
+      await require(id);
+      await ctx.db
+        .updateTable('certificate_profiles')
+        .set({
+          ...defined({
+            name: patch.name,
+            description: patch.description,
+            must_staple: patch.must_staple,
+            max_validity_days: patch.max_validity_days,
+            key_generation: patch.key_generation,
+            allowed_key_algorithms:
+              patch.allowed_key_algorithms && JSON.stringify(patch.allowed_key_algorithms),
+            allowed_ekus: patch.allowed_ekus && JSON.stringify(patch.allowed_ekus),
+            required_csr_attributes:
+              patch.required_csr_attributes && JSON.stringify(patch.required_csr_attributes),
+          }),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('certificate_profiles').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('certificate profile', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      const total = await ctx.db
+        .selectFrom('certificate_profiles')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst();
+      const rows = await ctx.db
+        .selectFrom('certificate_profiles')
+        .selectAll()
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(toProfile), total: count(total) };
+    },
+    async references(id) {
+      return { certificates: await certificateRefs(ctx, 'profile_id', id) };
+    },
+  };
+}
+
+function toPolicy(r: Selectable<RenewalPoliciesTable>): RenewalPolicy {
+  return {
+    id: r.id,
+    name: r.name,
+    renewal_window_days: toNum(r.renewal_window_days),
+    max_retries: r.max_retries === null ? null : toNum(r.max_retries),
+    retry_interval_seconds: toNum(r.retry_interval_seconds),
+    alert_thresholds_days: parseJson<number[]>(r.alert_thresholds_days, []),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function renewalPolicyRepository(ctx: Ctx): RenewalPolicyRepository {
+  const get = async (id: string) => {
+    const r = await ctx.db.selectFrom('renewal_policies').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toPolicy(r) : null;
+  };
+  const require = async (id: string) => {
+    const p = await get(id);
+    if (!p) throw notFound('renewal policy', id);
+    return p;
+  };
+  return {
+    get,
+    require,
+    async getByName(name) {
+      const r = await ctx.db
+        .selectFrom('renewal_policies')
+        .selectAll()
+        .where('name', '=', name)
+        .executeTakeFirst();
+      return r ? toPolicy(r) : null;
+    },
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const slug = slugify(input.name);
+      const policy: RenewalPolicy = {
+        id: input.id ?? (slug ? `rp-${slug}` : newId('renewalPolicy')),
+        name: input.name,
+        renewal_window_days: input.renewal_window_days ?? RENEWAL_POLICY_LIMITS.windowDays.default,
+        max_retries: input.max_retries ?? null,
+        retry_interval_seconds:
+          input.retry_interval_seconds ?? RENEWAL_POLICY_LIMITS.retryIntervalSeconds.default,
+        alert_thresholds_days: input.alert_thresholds_days ?? [
+          ...RENEWAL_POLICY_LIMITS.alertThresholdDays.default,
+        ],
+        created_at: now,
+        updated_at: now,
+      };
+      await ctx.db
+        .insertInto('renewal_policies')
+        .values({ ...policy, alert_thresholds_days: JSON.stringify(policy.alert_thresholds_days) })
+        .execute();
+      return policy;
+    },
+    async update(id, patch) {
+      await require(id);
+      await ctx.db
+        .updateTable('renewal_policies')
+        .set({
+          ...defined({
+            name: patch.name,
+            renewal_window_days: patch.renewal_window_days,
+            max_retries: patch.max_retries,
+            retry_interval_seconds: patch.retry_interval_seconds,
+            alert_thresholds_days: patch.alert_thresholds_days && JSON.stringify(patch.alert_thresholds_days),
+          }),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('renewal_policies').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('renewal policy', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      const total = await ctx.db
+        .selectFrom('renewal_policies')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst();
+      const rows = await ctx.db
+        .selectFrom('renewal_policies')
+        .selectAll()
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(toPolicy), total: count(total) };
+    },
+    async references(id) {
+      return { certificates: await certificateRefs(ctx, 'renewal_policy_id', id) };
+    },
+  };
+}

@@ -1,0 +1,217 @@
+import {
+  type CertificateVersion,
+  type CertificateVersionRepository,
+  CertwrightError,
+  newId,
+  notFound,
+  type RevocationReason,
+} from '@certwright/core';
+import type { Selectable } from 'kysely';
+import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
+import type { CertificateVersionsTable } from '../schema.js';
+
+type Row = Selectable<CertificateVersionsTable>;
+
+const keyContext = (versionId: string) => `certificate_version:${versionId}:private_key`;
+
+function toVersion(r: Row): CertificateVersion {
+  return {
+    id: r.id,
+    certificate_id: r.certificate_id,
+    issuer_id: r.issuer_id,
+    serial_number: r.serial_number,
+    fingerprint_sha256: r.fingerprint_sha256,
+    key_algorithm: r.key_algorithm,
+    key_size: toNum(r.key_size),
+    subject: r.subject,
+    issued_at: r.issued_at,
+    not_before: r.not_before,
+    not_after: r.not_after,
+    csr_pem: r.csr_pem,
+    cert_pem: r.cert_pem,
+    chain_pem: r.chain_pem,
+    revoked_at: r.revoked_at,
+    revocation_reason: r.revocation_reason as RevocationReason | null,
+    invalidity_date: r.invalidity_date,
+    created_at: r.created_at,
+  };
+}
+
+// Every column but the sealed key, so ordinary reads never carry key material.
+const PUBLIC_COLUMNS = [
+  'id',
+  'certificate_id',
+  'issuer_id',
+  'serial_number',
+  'fingerprint_sha256',
+  'key_algorithm',
+  'key_size',
+  'subject',
+  'issued_at',
+  'not_before',
+  'not_after',
+  'csr_pem',
+  'cert_pem',
+  'chain_pem',
+  'revoked_at',
+  'revocation_reason',
+  'invalidity_date',
+  'created_at',
+] as const;
+
+export function versionRepository(ctx: Ctx): CertificateVersionRepository {
+  const get = async (id: string) => {
+    const row = await ctx.db
+      .selectFrom('certificate_versions')
+      .select(PUBLIC_COLUMNS)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toVersion({ ...row, private_key_sealed: null }) : null;
+  };
+
+  return {
+    get,
+
+    async create(input) {
+      const id = input.id ?? newId('version');
+      const version: CertificateVersion = {
+        id,
+        certificate_id: input.certificate_id,
+        issuer_id: input.issuer_id,
+        serial_number: input.serial_number.toLowerCase(),
+        fingerprint_sha256: input.fingerprint_sha256.toLowerCase(),
+        key_algorithm: input.key_algorithm,
+        key_size: input.key_size,
+        subject: input.subject,
+        issued_at: input.issued_at,
+        not_before: input.not_before,
+        not_after: input.not_after,
+        csr_pem: input.csr_pem,
+        cert_pem: input.cert_pem,
+        chain_pem: input.chain_pem,
+        revoked_at: null,
+        revocation_reason: null,
+        invalidity_date: null,
+        created_at: input.created_at ?? ctx.clock.now(),
+      };
+      const sealed = input.private_key_pem ? await ctx.box.seal(input.private_key_pem, keyContext(id)) : null;
+      await atomic(ctx, async (c) => {
+        await c.db
+          .insertInto('certificate_versions')
+          .values({ ...version, private_key_sealed: sealed })
+          .execute();
+        const res = await c.db
+          .updateTable('certificates')
+          .set({ current_version_id: id, expires_at: version.not_after, updated_at: c.clock.now() })
+          .where('id', '=', version.certificate_id)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 0) throw notFound('certificate', version.certificate_id);
+      });
+      return version;
+    },
+
+    async getWithKey(id) {
+      const row = await ctx.db
+        .selectFrom('certificate_versions')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!row) return null;
+      const private_key_pem = row.private_key_sealed
+        ? await ctx.box.open(row.private_key_sealed, keyContext(id))
+        : null;
+      return { ...toVersion(row), private_key_pem };
+    },
+
+    async latest(certificateId) {
+      const row = await ctx.db
+        .selectFrom('certificate_versions')
+        .select(PUBLIC_COLUMNS)
+        .where('certificate_id', '=', certificateId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return row ? toVersion({ ...row, private_key_sealed: null }) : null;
+    },
+
+    async listForCertificate(certificateId, page) {
+      const { limit, offset } = pageWindow(page);
+      const total = await ctx.db
+        .selectFrom('certificate_versions')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('certificate_id', '=', certificateId)
+        .executeTakeFirst();
+      const rows = await ctx.db
+        .selectFrom('certificate_versions')
+        .select(PUBLIC_COLUMNS)
+        .where('certificate_id', '=', certificateId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map((r) => toVersion({ ...r, private_key_sealed: null })), total: count(total) };
+    },
+
+    async findBySerial(issuerId, serialNumber) {
+      const row = await ctx.db
+        .selectFrom('certificate_versions')
+        .select(PUBLIC_COLUMNS)
+        .where('issuer_id', '=', issuerId)
+        .where('serial_number', '=', serialNumber.toLowerCase())
+        .executeTakeFirst();
+      return row ? toVersion({ ...row, private_key_sealed: null }) : null;
+    },
+
+    async revoke(id, revocation) {
+      return atomic(ctx, async (c) => {
+        await c.db
+          .updateTable('certificate_versions')
+          .set({
+            revoked_at: revocation.revoked_at,
+            revocation_reason: revocation.reason,
+            invalidity_date: revocation.invalidity_date ?? null,
+          })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .execute();
+        const after = await versionRepository(c).get(id);
+        if (!after) throw notFound('certificate version', id);
+        return after;
+      });
+    },
+
+    async revokeForCertificates(certificateIds, revocation) {
+      if (certificateIds.length === 0) return 0;
+      const res = await ctx.db
+        .updateTable('certificate_versions')
+        .set({
+          revoked_at: revocation.revoked_at,
+          revocation_reason: revocation.reason,
+          invalidity_date: revocation.invalidity_date ?? null,
+        })
+        .where('certificate_id', 'in', certificateIds)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
+
+    async *streamRevoked(issuerId, pageSize = 1000) {
+      if (!(pageSize >= 1)) throw new CertwrightError('bad_request', 'pageSize must be at least 1');
+      let after: string | undefined;
+      for (;;) {
+        let q = ctx.db
+          .selectFrom('certificate_versions')
+          .select(PUBLIC_COLUMNS)
+          .where('issuer_id', '=', issuerId)
+          .where('revoked_at', 'is not', null);
+        if (after !== undefined) q = q.where('serial_number', '>', after);
+        const rows = await q.orderBy('serial_number').limit(pageSize).execute();
+        for (const r of rows) yield toVersion({ ...r, private_key_sealed: null });
+        if (rows.length < pageSize) return;
+        after = rows[rows.length - 1]?.serial_number;
+      }
+    },
+  };
+}

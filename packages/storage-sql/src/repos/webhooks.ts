@@ -1,0 +1,120 @@
+import { newId, notFound, type Webhook, type WebhookHeaders, type WebhookRepository } from '@certwright/core';
+import type { Selectable } from 'kysely';
+import { type Ctx, count, defined, pageWindow, parseJson, toBool } from '../context.js';
+import type { WebhooksTable } from '../schema.js';
+
+const headersContext = (id: string) => `webhook:${id}:headers`;
+
+const COLUMNS = [
+  'id',
+  'name',
+  'url',
+  'method',
+  'service',
+  'enabled',
+  'template',
+  'header_names',
+  'created_at',
+  'updated_at',
+] as const;
+
+function toWebhook(r: Pick<Selectable<WebhooksTable>, (typeof COLUMNS)[number]>): Webhook {
+  return {
+    id: r.id,
+    name: r.name,
+    url: r.url,
+    method: r.method as Webhook['method'],
+    service: r.service as Webhook['service'],
+    enabled: toBool(r.enabled),
+    template: r.template,
+    header_names: parseJson<string[]>(r.header_names, []),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+export function webhookRepository(ctx: Ctx): WebhookRepository {
+  const get = async (id: string) => {
+    const r = await ctx.db.selectFrom('webhooks').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+    return r ? toWebhook(r) : null;
+  };
+  const require = async (id: string) => {
+    const w = await get(id);
+    if (!w) throw notFound('webhook', id);
+    return w;
+  };
+  const seal = (id: string, headers: WebhookHeaders) =>
+    ctx.box.seal(JSON.stringify(headers), headersContext(id));
+  return {
+    get,
+    require,
+    async getWithHeaders(id) {
+      const r = await ctx.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!r) return null;
+      const headers = JSON.parse(await ctx.box.open(r.headers_sealed, headersContext(id))) as WebhookHeaders;
+      return { ...toWebhook(r), headers };
+    },
+    async create(input) {
+      const now = input.created_at ?? ctx.clock.now();
+      const headers = input.headers ?? {};
+      const hook: Webhook = {
+        id: input.id ?? newId('webhook'),
+        name: input.name,
+        url: input.url,
+        method: input.method ?? 'POST',
+        service: input.service ?? 'generic',
+        enabled: input.enabled ?? true,
+        template: input.template ?? '',
+        header_names: Object.keys(headers).sort(),
+        created_at: now,
+        updated_at: now,
+      };
+      await ctx.db
+        .insertInto('webhooks')
+        .values({
+          ...hook,
+          header_names: JSON.stringify(hook.header_names),
+          headers_sealed: await seal(hook.id, headers),
+        })
+        .execute();
+      return hook;
+    },
+    async update(id, patch) {
+      await require(id);
+      const { headers, ...rest } = patch;
+      await ctx.db
+        .updateTable('webhooks')
+        .set({
+          ...defined(rest),
+          ...(headers !== undefined
+            ? {
+                header_names: JSON.stringify(Object.keys(headers).sort()),
+                headers_sealed: await seal(id, headers),
+              }
+            : {}),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return require(id);
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('webhook', id);
+    },
+    async list(query = {}) {
+      const { limit, offset } = pageWindow(query);
+      let base = ctx.db.selectFrom('webhooks');
+      if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
+      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+      const rows = await base
+        .select(COLUMNS)
+        .orderBy('name')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(toWebhook), total: count(total) };
+    },
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * Row shapes as stored. JSON lives in text columns (same on every engine); booleans may come
+ * back as 0/1 from MySQL and counts as strings from pg, so mappers normalize them.
+ */
+type Ts = Date;
+type Bool = boolean | number;
+
+export interface OwnersTable {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface IssuersTable {
+  id: string;
+  name: string;
+  type: string;
+  enabled: Bool;
+  config_sealed: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface ProfilesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  allowed_key_algorithms: string;
+  allowed_ekus: string;
+  required_csr_attributes: string;
+  must_staple: Bool;
+  max_validity_days: number;
+  key_generation: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface RenewalPoliciesTable {
+  id: string;
+  name: string;
+  renewal_window_days: number;
+  max_retries: number | null;
+  retry_interval_seconds: number;
+  alert_thresholds_days: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface PolicyRulesTable {
+  id: string;
+  name: string;
+  type: string;
+  severity: string;
+  config: string | null;
+  enabled: Bool;
+  description: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface PolicyViolationsTable {
+  id: string;
+  rule_id: string;
+  rule_type: string;
+  certificate_id: string;
+  severity: string;
+  message: string;
+  detected_at: Ts;
+}
+
+export interface CertificatesTable {
+  id: string;
+  name: string;
+  common_name: string;
+  sans: string;
+  status: string;
+  source: string;
+  issuer_id: string;
+  owner_id: string;
+  team_id: string;
+  renewal_policy_id: string;
+  profile_id: string | null;
+  environment: string | null;
+  metadata: string;
+  tags: string;
+  /** Lower-cased name, common name and SANs, one per line: the free-text search column. */
+  search_text: string;
+  current_version_id: string | null;
+  expires_at: Ts | null;
+  last_renewal_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface CertificateVersionsTable {
+  id: string;
+  certificate_id: string;
+  issuer_id: string;
+  serial_number: string;
+  fingerprint_sha256: string;
+  key_algorithm: string;
+  key_size: number;
+  subject: string;
+  issued_at: Ts;
+  not_before: Ts;
+  not_after: Ts;
+  csr_pem: string | null;
+  cert_pem: string;
+  chain_pem: string;
+  private_key_sealed: string | null;
+  revoked_at: Ts | null;
+  revocation_reason: string | null;
+  invalidity_date: Ts | null;
+  created_at: Ts;
+}
+
+export interface CertificateTargetsTable {
+  certificate_id: string;
+  target_id: string;
+  created_at: Ts;
+}
+
+export interface AgentsTable {
+  id: string;
+  name: string;
+  hostname: string;
+  status: string;
+  last_heartbeat_at: Ts | null;
+  registered_at: Ts;
+  os: string;
+  architecture: string;
+  ip_address: string;
+  version: string;
+  api_key_hash: string | null;
+  retired_at: Ts | null;
+  retired_reason: string | null;
+  updated_at: Ts;
+}
+
+export interface TargetsTable {
+  id: string;
+  agent_id: string;
+  name: string;
+  type: string;
+  enabled: Bool;
+  config_sealed: string;
+  retired_at: Ts | null;
+  retired_reason: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface JobsTable {
+  id: string;
+  type: string;
+  status: string;
+  certificate_id: string | null;
+  target_id: string | null;
+  agent_id: string | null;
+  payload: string;
+  result: string | null;
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  csr_pem: string | null;
+  scheduled_at: Ts;
+  started_at: Ts | null;
+  completed_at: Ts | null;
+  locked_by: string | null;
+  lease_expires_at: Ts | null;
+  verification_status: string | null;
+  verification_detail: string | null;
+  verified_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface NotificationsTable {
+  id: string;
+  type: string;
+  channel: string;
+  recipient: string;
+  subject: string;
+  message: string;
+  certificate_id: string | null;
+  status: string;
+  retry_count: number;
+  next_retry_at: Ts | null;
+  last_error: string | null;
+  sent_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface WebhooksTable {
+  id: string;
+  name: string;
+  url: string;
+  method: string;
+  service: string;
+  enabled: Bool;
+  template: string;
+  header_names: string;
+  headers_sealed: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  seq: number | string;
+  actor: string;
+  actor_type: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  category: string;
+  details: string;
+  occurred_at: Ts;
+  prev_hash: string;
+  hash: string;
+}
+
+/** One row (id = 1): the chain head, locked by every append so appends serialize. */
+export interface AuditHeadTable {
+  id: number;
+  last_seq: number | string;
+  last_hash: string;
+}
+
+export interface QueueJobsTable {
+  id: string;
+  topic: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  max_attempts: number;
+  run_at: Ts;
+  dedupe_key: string | null;
+  /** Topic and dedupe_key while pending or running, else null: "unique while active". */
+  dedupe_active: string | null;
+  last_error: string | null;
+  lease_id: string | null;
+  lease_expires_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: Ts;
+}
+
+export interface Database {
+  owners: OwnersTable;
+  teams: TeamsTable;
+  issuers: IssuersTable;
+  certificate_profiles: ProfilesTable;
+  renewal_policies: RenewalPoliciesTable;
+  policy_rules: PolicyRulesTable;
+  policy_violations: PolicyViolationsTable;
+  certificates: CertificatesTable;
+  certificate_versions: CertificateVersionsTable;
+  certificate_targets: CertificateTargetsTable;
+  agents: AgentsTable;
+  deployment_targets: TargetsTable;
+  jobs: JobsTable;
+  notification_events: NotificationsTable;
+  webhooks: WebhooksTable;
+  audit_events: AuditEventsTable;
+  audit_head: AuditHeadTable;
+  queue_jobs: QueueJobsTable;
+  cw_schema_migrations: SchemaMigrationsTable;
+}
+
+/** The two SQL families this package speaks; PGlite is 'postgres'. */
+export type Flavor = 'postgres' | 'mysql';

@@ -1,0 +1,85 @@
+import { type Clock, type SecretBox, type Storage, systemClock } from '@certwright/core';
+import { type Kysely, sql } from 'kysely';
+import type { Ctx } from './context.js';
+import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
+import { agentRepository, targetRepository } from './repos/agents.js';
+import { auditRepository } from './repos/audit.js';
+import { certificateRepository } from './repos/certificates.js';
+import { jobRepository } from './repos/jobs.js';
+import { notificationRepository } from './repos/notifications.js';
+import { policyRuleRepository, violationRepository } from './repos/policy.js';
+import {
+  issuerRepository,
+  ownerRepository,
+  profileRepository,
+  renewalPolicyRepository,
+  teamRepository,
+} from './repos/reference.js';
+import { versionRepository } from './repos/versions.js';
+import { webhookRepository } from './repos/webhooks.js';
+import type { Database, Flavor } from './schema.js';
+import { seedBaseline } from './seed.js';
+
+export interface SqlStorageOptions {
+  /** A Kysely instance whose dialect is wrapped with `withErrorTranslation`. */
+  db: Kysely<Database>;
+  flavor: Flavor;
+  engine: Storage['engine'];
+  /** Seals issuer/target config, webhook headers and private keys at rest. */
+  secretBox: SecretBox;
+  clock?: Clock;
+}
+
+/** A Storage plus the lifecycle operations only the process that owns the pool performs. */
+export interface SqlStorage extends Storage {
+  /** Applies pending migrations and the baseline seed under the cross-instance lock. */
+  migrate(): Promise<MigrateResult>;
+  appliedMigrations(): Promise<number[]>;
+  /** The underlying Kysely instance (the SQL queue and benchmarks share it). */
+  readonly db: Kysely<Database>;
+  readonly flavor: Flavor;
+  /** Closes the pool (or the embedded database). */
+  close(): Promise<void>;
+}
+
+function build(ctx: Ctx, engine: Storage['engine']): Storage {
+  const storage: Storage = {
+    engine,
+    certificates: certificateRepository(ctx),
+    versions: versionRepository(ctx),
+    issuers: issuerRepository(ctx),
+    owners: ownerRepository(ctx),
+    teams: teamRepository(ctx),
+    profiles: profileRepository(ctx),
+    renewalPolicies: renewalPolicyRepository(ctx),
+    policyRules: policyRuleRepository(ctx),
+    violations: violationRepository(ctx),
+    agents: agentRepository(ctx),
+    targets: targetRepository(ctx),
+    jobs: jobRepository(ctx),
+    notifications: notificationRepository(ctx),
+    webhooks: webhookRepository(ctx),
+    audit: auditRepository(ctx),
+    transaction: (fn) =>
+      ctx.inTx
+        ? fn(storage)
+        : ctx.db.transaction().execute((trx) => fn(build({ ...ctx, db: trx, inTx: true }, engine))),
+    ping: async () => {
+      await sql`select 1`.execute(ctx.db);
+    },
+  };
+  return storage;
+}
+
+export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
+  const clock = options.clock ?? systemClock;
+  const ctx: Ctx = { db: options.db, flavor: options.flavor, box: options.secretBox, clock, inTx: false };
+  return {
+    ...build(ctx, options.engine),
+    db: options.db,
+    flavor: options.flavor,
+    migrate: () => migrate(options.db, options.flavor, (db) => seedBaseline(db, clock.now())),
+    appliedMigrations: () => appliedMigrations(options.db),
+    close: () => options.db.destroy(),
+  };
+}
