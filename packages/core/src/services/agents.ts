@@ -301,9 +301,12 @@ export class AgentService {
 
   /** The status a reader sees now; see the class comment. */
   computeStatus(
-    agent: Pick<Agent, 'status' | 'last_heartbeat_at' | 'retired_at'>,
+    agent: Pick<Agent, 'id' | 'status' | 'last_heartbeat_at' | 'retired_at'>,
     now = this.deps.clock.now(),
   ): AgentStatus {
+    // Sentinel agents are the server's own discovery sources: they never heartbeat, and are as
+    // alive as the server answering this request.
+    if (isSentinelAgentId(agent.id)) return agent.status;
     if (agent.retired_at !== null || agent.last_heartbeat_at === null) return 'Offline';
     const age = now.getTime() - agent.last_heartbeat_at.getTime();
     if (age > this.settings.offlineAfterMs) return 'Offline';
