@@ -1,4 +1,4 @@
-import type { KeyObject } from 'node:crypto';
+import { createSign, type KeyObject } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 import { prepareIssuer } from './certificate.js';
 import type { CertificateInfo } from './certificate-info.js';
@@ -9,16 +9,17 @@ import {
   extension,
   generalizedTime,
   integer,
+  lengthSize,
   sequence,
   Tag,
   time,
-  tlvOf,
   unsignedIntegerContent,
+  writeLength,
 } from './der.js';
 import { authorityKeyIdentifierValue } from './extensions.js';
 import { OID } from './oids.js';
 import { pemEncode } from './pem.js';
-import { signData } from './signature.js';
+import { type SignatureAlgorithm, signData } from './signature.js';
 
 /**
  * X.509 v2 CRL writer (RFC 5280 §5). Entries are encoded one by one and concatenated once,
@@ -73,30 +74,140 @@ const REASON_EXTENSIONS = new Map<RevocationReason, Buffer>(
   ]),
 );
 
-function serialContent(serial: string | Uint8Array): Uint8Array {
-  let bytes: Uint8Array;
-  if (typeof serial === 'string') {
-    const hex = serial.length % 2 ? `0${serial}` : serial;
-    bytes = Buffer.from(hex, 'hex');
-    if (bytes.length * 2 !== hex.length)
-      throw new CertwrightError('validation_failed', `CRL entry serial '${serial}' is not hex`);
-  } else {
-    bytes = serial;
-  }
-  return unsignedIntegerContent(bytes);
+const badSerial = (serial: string): CertwrightError =>
+  new CertwrightError('validation_failed', `CRL entry serial '${serial}' is not hex`);
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
 }
 
-function encodeEntry(e: CrlEntry): Buffer {
-  const parts: Uint8Array[] = [tlvOf(Tag.INTEGER, [serialContent(e.serial)]), time(e.revokedAt)];
-  const exts: Uint8Array[] = [];
-  if (e.reason !== undefined && e.reason !== 'unspecified') {
-    const ext = REASON_EXTENSIONS.get(e.reason);
-    if (!ext) throw new CertwrightError('validation_failed', `unknown revocation reason '${e.reason}'`);
-    exts.push(ext);
+/**
+ * Size of the INTEGER content for a hex serial, and a writer that puts it straight into the
+ * output buffer: stored serials are hex, and decoding each into its own Buffer first would
+ * allocate a million short-lived objects for a big CRL.
+ */
+function hexSerialLayout(hex: string): { start: number; length: number; pad: boolean } {
+  let start = 0;
+  while (start < hex.length - 1 && hex.charCodeAt(start) === 48) start++;
+  const digits = hex.length - start;
+  if (digits === 0) throw badSerial(hex);
+  const first = hexValue(hex.charCodeAt(start));
+  if (first < 0) throw badSerial(hex);
+  // With an odd digit count the first octet is the single leading digit (< 0x10, high bit clear).
+  const pad = digits % 2 === 0 && first >= 8;
+  return { start, length: Math.ceil(digits / 2) + (pad ? 1 : 0), pad };
+}
+
+function writeHexSerial(
+  out: Buffer,
+  off: number,
+  hex: string,
+  layout: { start: number; length: number; pad: boolean },
+): void {
+  let o = off;
+  let i = layout.start;
+  if (layout.pad) out[o++] = 0;
+  if ((hex.length - i) % 2 === 1) out[o++] = hexValue(hex.charCodeAt(i++));
+  const expected = (hex.length - i) / 2;
+  if (expected > 0 && out.write(i === 0 ? hex : hex.substring(i), o, expected, 'hex') !== expected)
+    throw badSerial(hex);
+}
+
+const digit2 = (out: Buffer, off: number, v: number): void => {
+  out[off] = 48 + ((v / 10) | 0);
+  out[off + 1] = 48 + (v % 10);
+};
+
+/** Writes an RFC 5280 Time TLV at `off` straight into `out`; returns the new offset. */
+function writeTime(out: Buffer, off: number, date: Date): number {
+  const y = date.getUTCFullYear();
+  if (Number.isNaN(y))
+    throw new CertwrightError('validation_failed', 'CRL entry has an invalid revocation date');
+  let o = off;
+  if (y >= 1950 && y <= 2049) {
+    out[o++] = Tag.UTC_TIME;
+    out[o++] = 13;
+    digit2(out, o, y % 100);
+    o += 2;
+  } else {
+    if (y < 0 || y > 9999) throw new CertwrightError('validation_failed', 'CRL entry date out of range');
+    out[o++] = Tag.GENERALIZED_TIME;
+    out[o++] = 15;
+    digit2(out, o, (y / 100) | 0);
+    digit2(out, o + 2, y % 100);
+    o += 4;
   }
-  if (e.invalidityDate) exts.push(extension(OID.invalidityDate, false, generalizedTime(e.invalidityDate)));
-  if (exts.length) parts.push(tlvOf(Tag.SEQUENCE, exts));
-  return tlvOf(Tag.SEQUENCE, parts);
+  digit2(out, o, date.getUTCMonth() + 1);
+  digit2(out, o + 2, date.getUTCDate());
+  digit2(out, o + 4, date.getUTCHours());
+  digit2(out, o + 6, date.getUTCMinutes());
+  digit2(out, o + 8, date.getUTCSeconds());
+  out[o + 10] = 0x5a; // 'Z'
+  return o + 11;
+}
+
+const timeSize = (date: Date): number => {
+  const y = date.getUTCFullYear();
+  return y >= 1950 && y <= 2049 ? 15 : 17;
+};
+
+/**
+ * Writes every revokedCertificates entry into one growing buffer: no per-entry TLV objects,
+ * so a million entries cost a few allocations, not millions.
+ */
+function encodeEntries(entries: readonly CrlEntry[]): Buffer {
+  let out = Buffer.allocUnsafe(Math.max(64, entries.length * 64));
+  let off = 0;
+  for (const e of entries) {
+    const hexLayout = typeof e.serial === 'string' ? hexSerialLayout(e.serial) : undefined;
+    const serialBytes = typeof e.serial === 'string' ? undefined : unsignedIntegerContent(e.serial);
+    const serialLen = hexLayout ? hexLayout.length : serialBytes!.length;
+    if (serialLen > 21)
+      throw new CertwrightError('validation_failed', 'CRL entry serial longer than 20 octets');
+    let reasonExt: Buffer | undefined;
+    if (e.reason !== undefined && e.reason !== 'unspecified') {
+      reasonExt = REASON_EXTENSIONS.get(e.reason);
+      if (!reasonExt)
+        throw new CertwrightError('validation_failed', `unknown revocation reason '${e.reason}'`);
+    }
+    const invalidityExt = e.invalidityDate
+      ? extension(OID.invalidityDate, false, generalizedTime(e.invalidityDate))
+      : undefined;
+    const extsLen = (reasonExt?.length ?? 0) + (invalidityExt?.length ?? 0);
+    const serialTlvLen = 2 + serialLen;
+    const contentLen =
+      serialTlvLen + timeSize(e.revokedAt) + (extsLen ? 1 + lengthSize(extsLen) + extsLen : 0);
+    const total = 1 + lengthSize(contentLen) + contentLen;
+    if (off + total > out.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, off + total));
+      out.copy(bigger, 0, 0, off);
+      out = bigger;
+    }
+    out[off++] = Tag.SEQUENCE;
+    off = writeLength(out, off, contentLen);
+    out[off++] = Tag.INTEGER;
+    out[off++] = serialLen;
+    if (hexLayout) writeHexSerial(out, off, e.serial as string, hexLayout);
+    else out.set(serialBytes!, off);
+    off += serialLen;
+    off = writeTime(out, off, e.revokedAt);
+    if (extsLen) {
+      out[off++] = Tag.SEQUENCE;
+      off = writeLength(out, off, extsLen);
+      if (reasonExt) {
+        out.set(reasonExt, off);
+        off += reasonExt.length;
+      }
+      if (invalidityExt) {
+        out.set(invalidityExt, off);
+        off += invalidityExt.length;
+      }
+    }
+  }
+  return out.subarray(0, off);
 }
 
 /** Builds and signs a CRL; returns DER. */
@@ -112,17 +223,20 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
     );
   }
   const issuer = prepareIssuer(options.issuerCert, options.issuerKey);
-  const encoded = new Array<Buffer>(entries.length);
-  for (let i = 0; i < entries.length; i++) encoded[i] = encodeEntry(entries[i]!);
+  const revoked = entries.length ? encodeEntries(entries) : undefined;
 
-  const tbs = sequence(
+  // The TBSCertList is kept as parts and hashed part by part, so the (possibly tens of MiB)
+  // entry block is copied exactly once: into the final CRL.
+  const tbsParts: Uint8Array[] = [
     integer(1), // v2
     issuer.signatureAlgorithm.identifier,
     issuer.certificate.subject.der,
     time(thisUpdate),
     time(nextUpdate),
-    // An empty revokedCertificates must be omitted, not written empty (RFC 5280 §5.1.2.6).
-    ...(encoded.length ? [tlvOf(Tag.SEQUENCE, encoded)] : []),
+  ];
+  // An empty revokedCertificates must be omitted, not written empty (RFC 5280 §5.1.2.6).
+  if (revoked) tbsParts.push(header(Tag.SEQUENCE, revoked.length), revoked);
+  tbsParts.push(
     explicit(
       0,
       sequence(
@@ -135,8 +249,30 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
       ),
     ),
   );
-  const signature = signData(issuer.signatureAlgorithm, issuer.privateKey, tbs);
-  return sequence(tbs, issuer.signatureAlgorithm.identifier, bitString(signature));
+  const tbsLength = tbsParts.reduce((n, p) => n + p.length, 0);
+  tbsParts.unshift(header(Tag.SEQUENCE, tbsLength));
+
+  const signature = signParts(issuer.signatureAlgorithm, issuer.privateKey, tbsParts);
+  const tail = [issuer.signatureAlgorithm.identifier, bitString(signature)];
+  const total = tbsParts[0]!.length + tbsLength + tail[0]!.length + tail[1]!.length;
+  return Buffer.concat([header(Tag.SEQUENCE, total), ...tbsParts, ...tail]);
+}
+
+/** A bare TLV header (tag and length) for content written elsewhere. */
+function header(tag: number, length: number): Buffer {
+  const out = Buffer.allocUnsafe(1 + lengthSize(length));
+  out[0] = tag;
+  writeLength(out, 1, length);
+  return out;
+}
+
+/** Signs the concatenation of `parts` without building it, when the algorithm can stream. */
+function signParts(alg: SignatureAlgorithm, key: KeyObject, parts: readonly Uint8Array[]): Buffer {
+  // EdDSA is one-shot by definition (it hashes the message twice), so it needs the bytes whole.
+  if (alg.hash === null) return signData(alg, key, Buffer.concat(parts));
+  const signer = createSign(alg.hash);
+  for (const p of parts) signer.update(p);
+  return signer.sign(key);
 }
 
 export const crlToPem = (der: Uint8Array): string => pemEncode('X509 CRL', der);

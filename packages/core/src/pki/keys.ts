@@ -98,8 +98,20 @@ export function keyAlgorithmName(d: PublicKeyDescription): string {
 
 const asPublic = (key: KeyObject): KeyObject => (key.type === 'private' ? createPublicKey(key) : key);
 
-export const exportSpkiDer = (key: KeyObject): Buffer =>
-  asPublic(key).export({ type: 'spki', format: 'der' });
+// KeyObjects are immutable, and OpenSSL 3's encoder makes an SPKI export cost about ten
+// ECDSA signatures, so each key's SPKI is encoded once.
+const spkiCache = new WeakMap<KeyObject, Buffer>();
+
+/** SubjectPublicKeyInfo DER of a public key, or of a private key's public half. */
+export function exportSpkiDer(key: KeyObject): Buffer {
+  let spki = spkiCache.get(key);
+  if (!spki) {
+    spki = asPublic(key).export({ type: 'spki', format: 'der' });
+    spkiCache.set(key, spki);
+  }
+  // A copy, so that no caller can alter the cached bytes.
+  return Buffer.from(spki);
+}
 export const exportSpkiPem = (key: KeyObject): string => pemEncode('PUBLIC KEY', exportSpkiDer(key));
 
 /** Unencrypted PKCS#8 DER, for the SecretBox that wraps CA keys at rest. Never log it. */

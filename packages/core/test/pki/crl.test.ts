@@ -158,6 +158,45 @@ describe('CRL builder, verified by openssl', () => {
     expect(e.stdout).toContain('No Revoked Certificates');
   }, 60_000);
 
+  it('writes entry dates from 2050 on as GeneralizedTime and keeps serials with a high bit positive', async () => {
+    const h = await makeHierarchy('ECDSA-P256', 'crl-dates');
+    const der = buildCrl({
+      issuerCert: h.intermediate.der,
+      issuerKey: h.intermediate.key,
+      thisUpdate: days(0),
+      nextUpdate: days(1),
+      crlNumber: 2n ** 64n,
+      entries: [
+        { serial: 'ff01', revokedAt: new Date('2051-03-04T05:06:07Z'), reason: 'privilegeWithdrawn' },
+        {
+          serial: Buffer.from('000a', 'hex'),
+          revokedAt: new Date('1999-12-31T23:59:59Z'),
+          reason: 'aACompromise',
+        },
+        { serial: '0', revokedAt: new Date('2020-01-01T00:00:00Z'), reason: 'removeFromCRL' },
+      ],
+    });
+    const r = await openssl([
+      'crl',
+      '-inform',
+      'DER',
+      '-in',
+      await w.file('dates.crl', der),
+      '-noout',
+      '-text',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Serial Number: FF01\s+Revocation Date: Mar {2}4 05:06:07 2051 GMT/);
+    expect(r.stdout).toMatch(/Serial Number: 0A\s+Revocation Date: Dec 31 23:59:59 1999 GMT/);
+    expect(r.stdout).toMatch(/Serial Number: 00\s+Revocation Date: Jan {2}1 00:00:00 2020 GMT/);
+    expect(r.stdout).toContain('Privilege Withdrawn');
+    expect(r.stdout).toContain('AA Compromise');
+    expect(r.stdout).toContain('Remove From CRL');
+    expect(r.stdout).toMatch(/X509v3 CRL Number:\s+18446744073709551616/);
+    // The DER INTEGER for ff01 carries a leading zero octet: 02 03 00 ff 01.
+    expect(der.includes(Buffer.from('020300ff01', 'hex'))).toBe(true);
+  }, 30_000);
+
   it('encodes PEM with the X509 CRL label and refuses inconsistent input', async () => {
     const h = await makeHierarchy('ECDSA-P256', 'crl-pem');
     const der = buildCrl({

@@ -96,7 +96,7 @@ describe('PKCS#10 parsing of openssl requests', () => {
   it('accepts PEM, DER, base64 with CRLF line wrapping (EST) and base64 bytes', async () => {
     const der = await opensslCsr('forms', ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']);
     const b64 = der.toString('base64');
-    const crlf = (b64.match(/.{1,64}/g) ?? []).join('\r\n') + '\r\n';
+    const crlf = `${(b64.match(/.{1,64}/g) ?? []).join('\r\n')}\r\n`;
     const inputs = [der, certificationRequestToPem(der), crlf, Buffer.from(crlf, 'latin1'), b64];
     for (const input of inputs)
       expect(parseCertificationRequest(input).subject.text).toBe('CN=csr.example.test,O=Example GmbH,C=DE');
