@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isCertwrightError, ManualClock, SecretBox } from '@certwright/core';
-import { describeQueueContract, describeStorageContract } from '@certwright/core/testing';
+import { describeQueueContract, describeStorageContract, TcpRelay } from '@certwright/core/testing';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
-import { createTempDatabase, postgresSkipReason, TcpRelay } from './helpers.js';
+import { createTempDatabase, postgresSkipReason } from './helpers.js';
 
 const secretBox = new SecretBox(SecretBox.generateKey());
 const pgSkip = await postgresSkipReason();

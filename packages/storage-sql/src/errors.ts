@@ -184,3 +184,25 @@ export function withErrorTranslation(dialect: Dialect): Dialect {
     createQueryCompiler: () => dialect.createQueryCompiler(),
   };
 }
+
+/** True for a deadlock or serialization failure: the transaction may simply be run again. */
+export function isRetryableConflict(error: unknown): boolean {
+  const cause = (error as { cause?: DriverErrorShape } | null)?.cause ?? (error as DriverErrorShape | null);
+  return cause?.errno === 1213 || cause?.code === '40P01' || cause?.code === '40001';
+}
+
+/**
+ * Runs a short claim transaction again when the engine aborted it as a deadlock victim.
+ * InnoDB picks victims even among SKIP LOCKED claimers because the claim's UPDATE touches
+ * secondary-index entries; retrying is the documented remedy.
+ */
+export async function retryOnDeadlock<T>(run: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let i = 1; ; i += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (i >= attempts || !isRetryableConflict(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 5 * i)));
+    }
+  }
+}

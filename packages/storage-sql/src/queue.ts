@@ -20,6 +20,7 @@ import {
 } from '@certwright/core';
 import type { Kysely, Selectable } from 'kysely';
 import { toNum } from './context.js';
+import { retryOnDeadlock } from './errors.js';
 import type { Database, QueueJobsTable } from './schema.js';
 
 const LEASE_EXPIRED = 'lease expired';
@@ -160,71 +161,77 @@ export class SqlQueue implements Queue {
     if (!(options.limit >= 1) || !(options.leaseMs > 0)) {
       throw new CertwrightError('bad_request', 'claim needs limit ≥ 1 and leaseMs > 0');
     }
-    return this.#db.transaction().execute(async (trx) => {
-      const now = this.#clock.now();
-      // Deliveries whose worker vanished: back to pending, or dead when out of attempts.
-      const expired = await trx
-        .selectFrom('queue_jobs')
-        .select(['id', 'attempts', 'max_attempts'])
-        .where('topic', '=', topic)
-        .where('state', '=', 'running')
-        .where('lease_expires_at', '<=', now)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      for (const e of expired) {
-        const dead = toNum(e.attempts) >= toNum(e.max_attempts);
-        await trx
-          .updateTable('queue_jobs')
-          .set({
-            state: dead ? 'dead' : 'pending',
-            run_at: now,
-            last_error: LEASE_EXPIRED,
-            lease_id: null,
-            lease_expires_at: null,
-            updated_at: now,
-            ...(dead ? { dedupe_active: null } : {}),
-          })
-          .where('id', '=', e.id)
-          .execute();
-      }
+    // READ COMMITTED: no gap locks on InnoDB, so claimers contend only for the rows they take.
+    return retryOnDeadlock(() =>
+      this.#db
+        .transaction()
+        .setIsolationLevel('read committed')
+        .execute(async (trx) => {
+          const now = this.#clock.now();
+          // Deliveries whose worker vanished: back to pending, or dead when out of attempts.
+          const expired = await trx
+            .selectFrom('queue_jobs')
+            .select(['id', 'attempts', 'max_attempts'])
+            .where('topic', '=', topic)
+            .where('state', '=', 'running')
+            .where('lease_expires_at', '<=', now)
+            .forUpdate()
+            .skipLocked()
+            .execute();
+          for (const e of expired) {
+            const dead = toNum(e.attempts) >= toNum(e.max_attempts);
+            await trx
+              .updateTable('queue_jobs')
+              .set({
+                state: dead ? 'dead' : 'pending',
+                run_at: now,
+                last_error: LEASE_EXPIRED,
+                lease_id: null,
+                lease_expires_at: null,
+                updated_at: now,
+                ...(dead ? { dedupe_active: null } : {}),
+              })
+              .where('id', '=', e.id)
+              .execute();
+          }
 
-      const due = await trx
-        .selectFrom('queue_jobs')
-        .select('id')
-        .where('topic', '=', topic)
-        .where('state', '=', 'pending')
-        .where('run_at', '<=', now)
-        .orderBy('run_at')
-        .orderBy('id')
-        .limit(options.limit)
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      const ids = due.map((r) => r.id);
-      if (ids.length === 0) return [];
-      const leaseId = globalThis.crypto.randomUUID();
-      const leaseExpiresAt = new Date(now.getTime() + options.leaseMs);
-      await trx
-        .updateTable('queue_jobs')
-        .set((eb) => ({
-          state: 'running',
-          attempts: eb('attempts', '+', 1),
-          lease_id: leaseId,
-          lease_expires_at: leaseExpiresAt,
-          updated_at: now,
-        }))
-        .where('id', 'in', ids)
-        .execute();
-      const rows = await trx
-        .selectFrom('queue_jobs')
-        .selectAll()
-        .where('id', 'in', ids)
-        .orderBy('run_at')
-        .orderBy('id')
-        .execute();
-      return rows.map((r) => ({ ...toJob<P>(r), state: 'running' as const, leaseId, leaseExpiresAt }));
-    });
+          const due = await trx
+            .selectFrom('queue_jobs')
+            .select('id')
+            .where('topic', '=', topic)
+            .where('state', '=', 'pending')
+            .where('run_at', '<=', now)
+            .orderBy('run_at')
+            .orderBy('id')
+            .limit(options.limit)
+            .forUpdate()
+            .skipLocked()
+            .execute();
+          const ids = due.map((r) => r.id);
+          if (ids.length === 0) return [];
+          const leaseId = globalThis.crypto.randomUUID();
+          const leaseExpiresAt = new Date(now.getTime() + options.leaseMs);
+          await trx
+            .updateTable('queue_jobs')
+            .set((eb) => ({
+              state: 'running',
+              attempts: eb('attempts', '+', 1),
+              lease_id: leaseId,
+              lease_expires_at: leaseExpiresAt,
+              updated_at: now,
+            }))
+            .where('id', 'in', ids)
+            .execute();
+          const rows = await trx
+            .selectFrom('queue_jobs')
+            .selectAll()
+            .where('id', 'in', ids)
+            .orderBy('run_at')
+            .orderBy('id')
+            .execute();
+          return rows.map((r) => ({ ...toJob<P>(r), state: 'running' as const, leaseId, leaseExpiresAt }));
+        }),
+    );
   }
 
   async complete(job: Pick<ClaimedJob, 'id' | 'leaseId'>): Promise<boolean> {

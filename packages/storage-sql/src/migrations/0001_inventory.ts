@@ -9,6 +9,7 @@ export const inventory: Migration = {
   async up(db, t) {
     await db.schema
       .createTable('owners')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('email', 'varchar(320)')
@@ -18,6 +19,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('teams')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('description', t.text)
@@ -28,6 +30,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('issuers')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('type', 'varchar(32)', (c) => c.notNull())
@@ -40,6 +43,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('certificate_profiles')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('description', t.text)
@@ -56,6 +60,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('renewal_policies')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('renewal_window_days', 'integer', (c) => c.notNull())
@@ -69,6 +74,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('policy_rules')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('type', 'varchar(32)', (c) => c.notNull())
@@ -82,6 +88,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('agents')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('hostname', 'varchar(255)', (c) => c.notNull())
@@ -101,6 +108,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('deployment_targets')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('agent_id', ID, (c) => c.notNull())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
@@ -123,6 +131,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('certificates')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('common_name', 'varchar(255)', (c) => c.notNull())
@@ -182,6 +191,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('certificate_versions')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('certificate_id', ID, (c) => c.notNull())
       .addColumn('issuer_id', ID, (c) => c.notNull())
@@ -227,6 +237,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('certificate_targets')
+      .$call(t.table)
       .addColumn('certificate_id', ID, (c) => c.notNull())
       .addColumn('target_id', ID, (c) => c.notNull())
       .addColumn('created_at', t.ts, (c) => c.notNull())
@@ -242,6 +253,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('policy_violations')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('rule_id', ID, (c) => c.notNull())
       .addColumn('rule_type', 'varchar(32)', (c) => c.notNull())
@@ -265,6 +277,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('jobs')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('type', 'varchar(16)', (c) => c.notNull())
       .addColumn('status', 'varchar(16)', (c) => c.notNull())
@@ -302,6 +315,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('notification_events')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('type', 'varchar(32)', (c) => c.notNull())
       .addColumn('channel', 'varchar(128)', (c) => c.notNull())
@@ -338,6 +352,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('webhooks')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('name', 'varchar(255)', (c) => c.notNull())
       .addColumn('url', t.text, (c) => c.notNull())
@@ -353,6 +368,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('audit_events')
+      .$call(t.table)
       .addColumn('id', ID, (c) => c.primaryKey())
       .addColumn('seq', t.bigint, (c) => c.notNull())
       .addColumn('actor', 'varchar(255)', (c) => c.notNull())
@@ -377,6 +393,7 @@ export const inventory: Migration = {
 
     await db.schema
       .createTable('audit_head')
+      .$call(t.table)
       .addColumn('id', 'integer', (c) => c.primaryKey())
       .addColumn('last_seq', t.bigint, (c) => c.notNull())
       .addColumn('last_hash', 'char(64)', (c) => c.notNull())

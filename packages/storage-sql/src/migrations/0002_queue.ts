@@ -7,6 +7,7 @@ export const queue: Migration = {
   async up(db, t) {
     await db.schema
       .createTable('queue_jobs')
+      .$call(t.table)
       .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
       .addColumn('topic', 'varchar(128)', (c) => c.notNull())
       .addColumn('payload', t.text, (c) => c.notNull())

@@ -72,6 +72,7 @@ async function applyPending(db: Kysely<Database>, flavor: Flavor): Promise<numbe
   await db.schema
     .createTable('cw_schema_migrations')
     .ifNotExists()
+    .$call(columnTypes(flavor).table)
     .addColumn('version', 'integer', (c) => c.primaryKey())
     .addColumn('name', 'varchar(255)', (c) => c.notNull())
     .addColumn('applied_at', columnTypes(flavor).ts, (c) => c.notNull())

@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Flavor } from '../schema.js';
 
 export interface Migration {
@@ -18,10 +18,29 @@ export interface ColumnTypes {
   text: RawBuilder<unknown>;
   bool: RawBuilder<unknown>;
   bigint: RawBuilder<unknown>;
+  /**
+   * Table options: on MySQL InnoDB, utf8mb4 and a binary collation, so uniqueness and equality
+   * are case-sensitive exactly as on PostgreSQL whatever the server's default collation is.
+   */
+  table<B extends CreateTableBuilder<string, string>>(builder: B): B;
 }
 
 export function columnTypes(flavor: Flavor): ColumnTypes {
   return flavor === 'mysql'
-    ? { flavor, ts: sql`datetime(3)`, text: sql`mediumtext`, bool: sql`boolean`, bigint: sql`bigint` }
-    : { flavor, ts: sql`timestamptz(3)`, text: sql`text`, bool: sql`boolean`, bigint: sql`bigint` };
+    ? {
+        flavor,
+        ts: sql`datetime(3)`,
+        text: sql`mediumtext`,
+        bool: sql`boolean`,
+        bigint: sql`bigint`,
+        table: (b) => b.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`) as typeof b,
+      }
+    : {
+        flavor,
+        ts: sql`timestamptz(3)`,
+        text: sql`text`,
+        bool: sql`boolean`,
+        bigint: sql`bigint`,
+        table: (b) => b,
+      };
 }

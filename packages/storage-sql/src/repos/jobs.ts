@@ -11,6 +11,7 @@ import {
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
 import { atomic, type Ctx, count, defined, pageWindow, parseJson, toNum } from '../context.js';
+import { retryOnDeadlock } from '../errors.js';
 import type { JobsTable } from '../schema.js';
 
 function toJob(r: Selectable<JobsTable>): Job {
@@ -139,7 +140,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
     },
     async claimDue({ now, worker, leaseMs, limit, types, agentId }) {
       if (limit < 1) return [];
-      return atomic(ctx, async (c) => {
+      const claim = async (c: Ctx) => {
         let q = c.db
           .selectFrom('jobs')
           .select('id')
@@ -180,7 +181,16 @@ export function jobRepository(ctx: Ctx): JobRepository {
           .orderBy('id')
           .execute();
         return rows.map(toJob);
-      });
+      };
+      // Inside a caller's transaction a deadlock must surface to that caller; on our own we
+      // retry the whole short claim.
+      if (ctx.inTx) return claim(ctx);
+      return retryOnDeadlock(() =>
+        ctx.db
+          .transaction()
+          .setIsolationLevel('read committed')
+          .execute((trx) => claim({ ...ctx, db: trx, inTx: true })),
+      );
     },
     async listOpenForAgent(agentId, limit = 100) {
       const rows = await ctx.db
