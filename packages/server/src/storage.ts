@@ -1,0 +1,74 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isCertwrightError, type Logger, redactUrl, SecretBox, type ServiceConfig } from '@certwright/core';
+import { createMysqlStorage } from '@certwright/storage-mysql';
+import { createPgliteStorage, createPostgresStorage } from '@certwright/storage-pg';
+import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
+import { resolveEncryptionKey } from './encryption-key.js';
+
+export interface OpenedStorage {
+  storage: SqlStorage;
+  /** The SQL queue on the same database (the default when SVC_REDIS_URL is unset). */
+  queue: SqlQueue;
+  /** For /ready: a round trip to the database, bounded by `timeoutMs`. */
+  check(timeoutMs?: number): Promise<{ ok: boolean; detail?: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the engine `config.databaseUrl` names (postgres://, postgresql://, mysql://; unset →
+ * embedded PGlite under `<dataDir>/pglite`), then applies migrations and baseline seed data
+ * under the cross-instance migration lock, so several instances may start at once.
+ */
+export async function openStorage(
+  config: Readonly<ServiceConfig>,
+  logger: Logger,
+  secretBox?: SecretBox,
+): Promise<OpenedStorage> {
+  const box = secretBox ?? new SecretBox(await resolveEncryptionKey(config, logger));
+  const url = config.databaseUrl;
+  let storage: SqlStorage;
+  if (url === undefined) {
+    const dataDir = join(config.dataDir, 'pglite');
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    storage = await createPgliteStorage({ dataDir }, { secretBox: box, logger });
+  } else {
+    const scheme = new URL(url).protocol;
+    if (scheme === 'postgres:' || scheme === 'postgresql:')
+      storage = createPostgresStorage(url, { secretBox: box, logger });
+    else if (scheme === 'mysql:') storage = createMysqlStorage(url, { secretBox: box, logger });
+    else throw new Error(`SVC_DATABASE_URL has an unsupported scheme '${scheme}' (${redactUrl(url)})`);
+  }
+  try {
+    const { applied } = await storage.migrate();
+    logger.info({ engine: storage.engine, applied_migrations: applied }, 'storage ready');
+  } catch (error) {
+    await storage.close().catch(() => {});
+    throw error;
+  }
+  return {
+    storage,
+    queue: new SqlQueue(storage.db),
+    async check(timeoutMs = 2000) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          storage.ping(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+        return { ok: true };
+      } catch (error) {
+        // The message of a translated error is generic; never the URL or SQL.
+        const detail = isCertwrightError(error)
+          ? `${storage.engine}: ${error.code}`
+          : `${storage.engine}: ${(error as Error).message}`;
+        return { ok: false, detail };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => storage.close(),
+  };
+}
