@@ -1,9 +1,12 @@
 import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   certificateToPem,
   createSelfSignedCertificate,
+  exportSpkiDer,
   generateKeyPair,
+  importPkcs8Pem,
   issueCertificate,
   KEY_ALGORITHMS,
   prepareIssuer,
@@ -178,6 +181,57 @@ describe('certificate builder, verified by openssl', () => {
       await w.file('ed-empty.pem', certificateToPem(leaf.der)),
     ]);
     expect(text.stdout).toMatch(/X509v3 Subject Alternative Name: critical/);
+  }, 30_000);
+
+  it('issues under a CA that openssl created and that is imported from PEM', async () => {
+    const keyPath = `${w.dir}/ossl-ca.key`;
+    const certPath = `${w.dir}/ossl-ca.pem`;
+    expect(
+      (await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-384', '-out', keyPath]))
+        .code,
+    ).toBe(0);
+    const made = await openssl([
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      keyPath,
+      '-subj',
+      '/C=DE/O=Imported/CN=Imported Root',
+      '-days',
+      '30',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-out',
+      certPath,
+    ]);
+    expect(made.code).toBe(0);
+    const key = importPkcs8Pem(await readFile(keyPath, 'utf8'));
+    const issuer = prepareIssuer(await readFile(certPath, 'utf8'), key);
+    expect(issuer.certificate.subject.text).toBe('CN=Imported Root,O=Imported,C=DE');
+    expect(issuer.signatureAlgorithm.name).toBe('ecdsa-with-SHA384');
+    const leafKeys = await generateKeyPair('ECDSA-P256');
+    const leaf = issueCertificate(
+      {
+        subject: 'CN=imported-leaf.example.test',
+        publicKey: exportSpkiDer(leafKeys.publicKey),
+        notBefore: days(0),
+        notAfter: days(10),
+        subjectAltNames: [{ type: 'dns', value: 'imported-leaf.example.test' }],
+        extendedKeyUsage: ['serverAuth'],
+      },
+      issuer,
+    );
+    const r = await openssl([
+      'verify',
+      '-x509_strict',
+      '-CAfile',
+      certPath,
+      await w.file('imported-leaf.pem', certificateToPem(leaf.der)),
+    ]);
+    expect(r.stdout).toContain(': OK');
   }, 30_000);
 
   it('uses GeneralizedTime for dates from 2050 on', async () => {
