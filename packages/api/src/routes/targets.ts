@@ -2,6 +2,7 @@ import {
   deploymentTargetSchema,
   jobSchema,
   type Services,
+  TARGET_TYPES,
   targetConfigSchema,
   targetTypeSchema,
 } from '@certwright/core';
@@ -13,7 +14,11 @@ import { envelope, envelopeSchema, idParams, pageQuery, queryBool } from './ops-
 const targetBody = z.object({
   agent_id: z.string().min(1).max(128),
   name: z.string().trim().min(1).max(255),
-  type: targetTypeSchema.describe('proper-case connector type, e.g. NGINX, Apache, Traefik, Caddy, SSH'),
+  // string first, so that a missing type reads "is required" rather than "invalid option".
+  type: z
+    .string()
+    .pipe(targetTypeSchema)
+    .describe(`proper-case connector type: ${TARGET_TYPES.join(', ')}`),
   config: targetConfigSchema.optional().describe('connector settings; stored encrypted, never returned'),
   enabled: z.boolean().optional(),
 });
