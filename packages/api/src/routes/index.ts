@@ -1,10 +1,15 @@
 import type { Services } from '@certwright/core';
 import type { RouteSpec } from '../http/route.js';
+import { agentRoutes } from './agents.js';
+import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
+import { jobRoutes } from './jobs.js';
+import { notificationRoutes } from './notifications.js';
 import { policyRoutes } from './policies.js';
 import { referenceDataRoutes } from './reference-data.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
+import { targetRoutes } from './targets.js';
 
 /**
  * Feature routes in registration order. Within each module, literal paths come before
@@ -12,6 +17,11 @@ import { renewalPolicyRoutes } from './renewal-policies.js';
  */
 export function featureRoutes(services: Services): RouteSpec[] {
   const modules: ((services: Services) => RouteSpec[])[] = [
+    agentRoutes,
+    targetRoutes,
+    jobRoutes,
+    notificationRoutes,
+    auditRoutes,
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.
     bulkRoutes,
     certificateRoutes,

@@ -266,8 +266,12 @@ export class CertificateService {
 
   /** 404 names the certificate when it has no version yet (not issued). */
   async keyData(id: string): Promise<CertificateKeyData> {
-    await this.get(id);
-    const v = await this.deps.storage.versions.latest(id);
+    const certificate = await this.get(id);
+    // current_version_id is set atomically with each new version, so it names the latest one
+    // even when two versions share a timestamp.
+    const v = certificate.current_version_id
+      ? await this.deps.storage.versions.get(certificate.current_version_id)
+      : await this.deps.storage.versions.latest(id);
     if (!v) {
       throw new CertwrightError('not_found', `certificate '${id}' has no issued version yet`, {
         extra: { resource: 'certificate version', certificate_id: id },

@@ -1,35 +1,60 @@
+import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
 import { IssuerService } from './issuers.js';
+import { JobService } from './jobs.js';
+import { NotificationService } from './notifications.js';
 import { OwnerService } from './owners.js';
 import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './policies.js';
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
+export * from '../policy/index.js';
+export * from './agents.js';
+export {
+  AUDIT_EXPORT_MAX_LIMIT,
+  AUDIT_EXPORT_MAX_RANGE_MS,
+  type AuditChainReport,
+  type AuditEntry,
+  type AuditExportQuery,
+  AuditService,
+} from './audit.js';
 export * from './bulk.js';
 export * from './certificates.js';
-export * from './issuers.js';
+export {
+  type Actor,
+  type AgentSettings,
+  DEFAULT_AGENT_SETTINGS,
+  type NotificationDeps,
+  type ServiceDeps,
+  SYSTEM_ACTOR,
+} from './context.js';
 export { invalidReference, type ListPage, type Paged, parseInput, stillReferenced } from './input.js';
+export * from './issuers.js';
+export * from './jobs.js';
+export * from './notifications.js';
 export * from './owners.js';
 export { pageQuerySchema } from './paging.js';
 export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './targets.js';
 export * from './teams.js';
-export * from '../policy/index.js';
-
-export { type AuditEntry, AuditService } from './audit.js';
-export { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
 
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
   readonly deps: ServiceDeps;
   readonly audit: AuditService;
+  readonly agents: AgentService;
+  readonly targets: TargetService;
+  readonly jobs: JobService;
+  readonly notifications: NotificationService;
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
@@ -53,9 +78,14 @@ export function createServices(deps: ServiceDeps, options: ServiceOptions = {}):
   const audit = new AuditService(deps);
   const revocation = new RevocationService(deps, audit, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
+  const jobs = new JobService(deps, audit);
   return {
     deps,
     audit,
+    agents: new AgentService(deps, audit, jobs),
+    targets: new TargetService(deps, audit),
+    jobs,
+    notifications: new NotificationService(deps, audit),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit),
     owners: new OwnerService(deps, audit),

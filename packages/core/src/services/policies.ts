@@ -115,14 +115,9 @@ export class PolicyRuleService {
         data.config !== undefined || data.type !== undefined
           ? checkConfig(type, data.config !== undefined ? data.config : current.config)
           : undefined;
-      const rule = await tx.policyRules.update(id, {
-        name: data.name,
-        type: data.type,
-        severity: data.severity,
-        config,
-        enabled: data.enabled,
-        description: data.description,
-      });
+      // Only keys the caller sent: storage treats a present `config: undefined` as "clear it".
+      const { config: _sent, ...rest } = data;
+      const rule = await tx.policyRules.update(id, config === undefined ? rest : { ...rest, config });
       await this.audit.record(actor, configEvent('policy_rule_updated', 'policy_rule', id, data), tx);
       return rule;
     });
