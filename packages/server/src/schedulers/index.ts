@@ -1,0 +1,3 @@
+export { JOB_TIMEOUT_INTERVAL_MS, startJobTimeouts } from './job-timeouts.js';
+export { type LeasedTask, type LeasedTaskOptions, startLeasedTask } from './lease-runner.js';
+export { startNotificationRetry } from './notification-retry.js';

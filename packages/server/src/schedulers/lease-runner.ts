@@ -1,0 +1,66 @@
+import type { EphemeralStore, Logger } from '@certwright/core';
+
+export interface LeasedTaskOptions {
+  /** Lease name shared by every instance, e.g. `scheduler:notification-retry`. */
+  name: string;
+  /** This instance's identity (hostname + pid + random) so leases tell holders apart. */
+  holder: string;
+  intervalMs: number;
+  ephemeral: EphemeralStore;
+  logger: Logger;
+  /** The work of one tick; its result is logged at debug level. */
+  run(): Promise<unknown>;
+}
+
+export interface LeasedTask {
+  /**
+   * One tick: takes the lease (or skips when another instance holds it), runs the work, and
+   * keeps the lease until it expires, so no other instance runs the same tick. Resolves to
+   * whether this instance ran it. Never rejects: failures are logged and retried next tick.
+   */
+  tick(): Promise<boolean>;
+  /** Stops the interval and waits for a tick in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `run` every `intervalMs` on at most one instance per tick. The lease lasts one interval
+ * (at least one second): held past the work's end on purpose, so that an instance whose timer
+ * fires slightly later cannot run the same tick again. Ticks never overlap within a process.
+ */
+export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
+  const log = options.logger.child({ scheduler: options.name });
+  const leaseMs = Math.max(1000, Math.floor(options.intervalMs));
+  let running: Promise<boolean> | null = null;
+  let stopped = false;
+
+  const once = async (): Promise<boolean> => {
+    try {
+      if (!(await options.ephemeral.acquireLease(options.name, options.holder, leaseMs))) return false;
+      const result = await options.run();
+      log.debug({ result }, 'scheduler tick done');
+      return true;
+    } catch (error) {
+      log.error({ err: error }, 'scheduler tick failed; retrying next tick');
+      return false;
+    }
+  };
+  const tick = (): Promise<boolean> => {
+    if (stopped) return Promise.resolve(false);
+    // A slow tick is not stacked: the timer's next firing joins the one in progress.
+    running ??= once().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  const timer = setInterval(() => void tick(), options.intervalMs);
+  timer.unref();
+  return {
+    tick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

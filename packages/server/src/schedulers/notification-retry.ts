@@ -1,0 +1,23 @@
+import type { EphemeralStore, Logger, Services } from '@certwright/core';
+import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+
+/**
+ * The notification loop (spec §3.1, §8): every SVC_NOTIFICATION_RETRY_INTERVAL (default 2m),
+ * delivers pending events and retries failed ones that are due. One instance per tick.
+ */
+export function startNotificationRetry(options: {
+  services: Services;
+  ephemeral: EphemeralStore;
+  logger: Logger;
+  intervalMs: number;
+  holder: string;
+}): LeasedTask {
+  return startLeasedTask({
+    name: 'scheduler:notification-retry',
+    holder: options.holder,
+    intervalMs: options.intervalMs,
+    ephemeral: options.ephemeral,
+    logger: options.logger,
+    run: () => options.services.notifications.sweep(),
+  });
+}

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import {
+  createServices,
+  ManualClock,
+  MemoryEphemeralStore,
+  NotificationChannelRegistry,
+  SecretBox,
+  silentLogger,
+} from '@certwright/core';
+import { createPgliteStorage } from '@certwright/storage-pg';
+import { describe, expect, it } from 'vitest';
+import { startJobTimeouts, startLeasedTask, startNotificationRetry } from '../src/schedulers/index.js';
+
+// Long intervals: the tests drive ticks by hand; the timers never fire during a test.
+const HOUR = 3_600_000;
+
+describe('leased scheduler tasks', () => {
+  it('runs each tick on one instance only, and again once the lease has expired', async () => {
+    const clock = new ManualClock();
+    const ephemeral = new MemoryEphemeralStore({ clock });
+    let runs = 0;
+    const make = (holder: string) =>
+      startLeasedTask({
+        name: 'scheduler:test',
+        holder,
+        intervalMs: 120_000,
+        ephemeral,
+        logger: silentLogger,
+        run: async () => {
+          runs += 1;
+        },
+      });
+    const a = make('instance-a');
+    const b = make('instance-b');
+    expect(await a.tick()).toBe(true);
+    expect(await b.tick()).toBe(false);
+    expect(runs).toBe(1);
+    clock.advance(120_000);
+    expect(await b.tick()).toBe(true);
+    expect(runs).toBe(2);
+    await a.stop();
+    await b.stop();
+    expect(await a.tick()).toBe(false);
+  });
+
+  it('survives a failing tick and does not stack overlapping ticks', async () => {
+    const clock = new ManualClock();
+    const ephemeral = new MemoryEphemeralStore({ clock });
+    let release: () => void = () => {};
+    let runs = 0;
+    const task = startLeasedTask({
+      name: 'scheduler:slow',
+      holder: 'one',
+      intervalMs: HOUR,
+      ephemeral,
+      logger: silentLogger,
+      run: () => {
+        runs += 1;
+        if (runs === 1) return Promise.reject(new Error('database down'));
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      },
+    });
+    expect(await task.tick()).toBe(false); // failed, logged, not thrown
+    clock.advance(HOUR);
+    const first = task.tick();
+    const second = task.tick(); // joins the tick in progress
+    await Promise.resolve();
+    release();
+    expect(await first).toBe(true);
+    expect(await second).toBe(true);
+    expect(runs).toBe(2);
+    await task.stop();
+  });
+
+  it('wires the notification sweep and the job-timeout sweep to the services', async () => {
+    const clock = new ManualClock();
+    const storage = await createPgliteStorage(
+      { memory: true },
+      { secretBox: new SecretBox(randomBytes(32)), clock },
+    );
+    await storage.migrate();
+    try {
+      const services = createServices({
+        storage,
+        clock,
+        logger: silentLogger,
+        notifications: { channels: new NotificationChannelRegistry() },
+      });
+      const ephemeral = new MemoryEphemeralStore({ clock });
+      const event = await services.notifications.create({
+        type: 'RenewalFailure',
+        channel: 'email',
+        recipient: 'ops@example.test',
+        subject: 's',
+        message: 'm',
+      });
+      const retry = startNotificationRetry({
+        services,
+        ephemeral,
+        logger: silentLogger,
+        intervalMs: HOUR,
+        holder: 'a',
+      });
+      expect(await retry.tick()).toBe(true);
+      // No email channel is registered in this process: resolved as sent (spec §3.1).
+      expect((await services.notifications.get(event.id)).status).toBe('sent');
+      await retry.stop();
+
+      const timeouts = startJobTimeouts({
+        services,
+        ephemeral,
+        logger: silentLogger,
+        intervalMs: HOUR,
+        holder: 'a',
+      });
+      expect(await timeouts.tick()).toBe(true);
+      await timeouts.stop();
+    } finally {
+      await storage.close();
+    }
+  }, 60_000);
+});
