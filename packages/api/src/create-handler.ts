@@ -22,6 +22,7 @@ import type { JsonResult, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
 import { parsePart, queryObject, readJsonBody } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
+import { pkiProtocolRoutes } from './pki-protocols.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
@@ -82,6 +83,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   routes.push(...(options.routes ?? []));
   openapi = buildOpenApiDocument(routes, { version: options.version?.version ?? '2.0.0' });
   const router = new Router(routes);
+  // CRL and OCSP (/.well-known/pki/…) are protocol handlers, dispatched by prefix before routing.
+  const protocolRoute = options.services
+    ? pkiProtocolRoutes(options.services, { maxBodyBytes, logger })
+    : () => null;
 
   const authenticate = async (request: Request): Promise<Principal | null> => {
     if (options.auth.type === 'none') return ANONYMOUS_ADMIN;
@@ -101,6 +106,11 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     matched: { route: string },
   ): Promise<Response> => {
     const url = new URL(request.url);
+    const protocol = protocolRoute(url.pathname);
+    if (protocol) {
+      matched.route = protocol.route;
+      return protocol.handler(request, transport);
+    }
     let principal: Principal | null = null;
     if (requiresAuthentication(url.pathname)) {
       principal = await authenticate(request);

@@ -5,6 +5,7 @@ import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
 import { jobRoutes } from './jobs.js';
+import { lifecycleRoutes } from './lifecycle.js';
 import { notificationRoutes } from './notifications.js';
 import { policyRoutes } from './policies.js';
 import { referenceDataRoutes } from './reference-data.js';
@@ -25,6 +26,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.
     bulkRoutes,
     certificateRoutes,
+    lifecycleRoutes,
     referenceDataRoutes,
     renewalPolicyRoutes,
     policyRoutes,

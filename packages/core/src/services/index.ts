@@ -7,6 +7,7 @@ import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
 import { OwnerService } from './owners.js';
+import { createPkiServices, type PkiOptions, type PkiServices } from './pki.js';
 import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './policies.js';
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
@@ -40,6 +41,7 @@ export * from './jobs.js';
 export * from './notifications.js';
 export * from './owners.js';
 export { pageQuerySchema } from './paging.js';
+export * from './pki.js';
 export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
@@ -66,12 +68,16 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
+  /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
+  readonly pki: PkiServices;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
 export interface ServiceOptions {
   /** Told after each committed revocation (CRL/OCSP refresh hooks in here). */
   revocationListeners?: readonly RevocationListener[];
+  /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
+  pki?: PkiOptions;
 }
 
 export function createServices(deps: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -97,5 +103,6 @@ export function createServices(deps: ServiceDeps, options: ServiceOptions = {}):
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
+    pki: createPkiServices(deps, { audit, jobs, policyEvaluation, revocation }, options.pki),
   };
 }

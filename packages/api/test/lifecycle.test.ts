@@ -1,0 +1,425 @@
+import { X509Certificate } from 'node:crypto';
+import { ManualClock, SYSTEM_ACTOR } from '@certwright/core';
+import {
+  buildCertId,
+  certificationRequestToPem,
+  createCertificationRequest,
+  der,
+  generateKeyPair,
+  readCertificate,
+} from '@certwright/core/pki';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLifecycleApp, type LifecycleApp, openssl } from './lifecycle-support.js';
+
+const DAY = 86_400_000;
+let app: LifecycleApp;
+const clock = new ManualClock('2026-01-01T00:00:00Z');
+
+beforeAll(async () => {
+  app = await createLifecycleApp({ clock, pki: { publicBaseUrl: 'https://pki.example.test:8443' } });
+});
+afterAll(() => app.close());
+
+const chainOf = async (issuerId: string) => {
+  const res = await app.call('GET', `/api/v1/issuers/${issuerId}/chain`);
+  expect(res.status).toBe(200);
+  return (await res.text()).match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g)!;
+};
+
+const ocspRequest = (issuerPem: string, serial: string) =>
+  der.sequence(
+    der.sequence(der.sequence(der.sequence(buildCertId(readCertificate(issuerPem), serial, 'sha256').der))),
+  );
+
+async function csrPem(
+  algorithm: Parameters<typeof generateKeyPair>[0],
+  names: string[] = ['app.example.test'],
+) {
+  const { privateKey } = await generateKeyPair(algorithm);
+  return certificationRequestToPem(
+    createCertificationRequest({
+      subject: [{ type: 'CN', value: names[0]! }],
+      privateKey,
+      subjectAltNames: names.map((value) => ({ type: 'dns' as const, value })),
+    }),
+  );
+}
+
+describe('issuance after create', () => {
+  it('issues a created certificate through the job worker: Pending → Active, version signed by the local CA', async () => {
+    const cert = await app.createCertificate({ profile_id: 'prof-default' });
+    expect(cert.status).toBe('Pending');
+    expect(await app.services.pki.lifecycle.processDueJobs()).toBeGreaterThanOrEqual(1);
+
+    const got = await app.json('GET', `/api/v1/certificates/${cert.id}`);
+    expect(got.body.status).toBe('Active');
+    expect(got.body.current_version_id).toMatch(/.+/);
+    const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' });
+    expect(jobs.items.map((j) => j.status)).toEqual(['Completed']);
+
+    const pem = await (await app.call('GET', `/api/v1/certificates/${cert.id}/export?format=pem`)).text();
+    const [leafPem, issuingPem, rootPem] = pem.match(
+      /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g,
+    )!;
+    const leaf = new X509Certificate(leafPem!);
+    const issuing = new X509Certificate(issuingPem!);
+    expect(leaf.verify(issuing.publicKey)).toBe(true);
+    expect(issuing.verify(new X509Certificate(rootPem!).publicKey)).toBe(true);
+    expect(leaf.subjectAltName).toContain('DNS:app.example.test');
+    expect(leaf.subjectAltName).toContain('IP Address:10.0.0.7');
+    expect(leaf.infoAccess).toContain(`https://pki.example.test:8443/.well-known/pki/ocsp/${app.ids.issuer}`);
+    // Profile default: 397 days at most.
+    expect(new Date(leaf.validTo).getTime() - clock.now().getTime()).toBeLessThanOrEqual(397 * DAY);
+
+    // The CA chain endpoint serves the same CA; the key never appears anywhere.
+    expect(await chainOf(app.ids.issuer)).toEqual([issuingPem, rootPem]);
+    const issuers = await app.json('GET', `/api/v1/issuers/${app.ids.issuer}`);
+    expect(JSON.stringify(issuers.body)).not.toMatch(/PRIVATE KEY|issuing_key|root_key/);
+  });
+
+  it('DER export is the certificate alone; PKCS#12 needs a password and holds key + chain', async () => {
+    const cert = await app.createCertificate();
+    const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {
+      key_algorithm: 'RSA-2048',
+    });
+    expect(issued.status).toBe(200);
+    const derRes = await app.call('GET', `/api/v1/certificates/${cert.id}/export?format=der`);
+    expect(derRes.headers.get('content-type')).toBe('application/pkix-cert');
+    const leaf = new X509Certificate(Buffer.from(await derRes.arrayBuffer()));
+    expect(leaf.serialNumber.toLowerCase().replace(/^0+/, '')).toBe(issued.body.version.serial_number);
+
+    expect(
+      (await app.json('POST', `/api/v1/certificates/${cert.id}/export`, { format: 'pkcs12' })).status,
+    ).toBe(400);
+    const p12 = await app.call('POST', `/api/v1/certificates/${cert.id}/export`, {
+      format: 'pkcs12',
+      password: 's3cret!',
+    });
+    expect(p12.status).toBe(200);
+    expect(p12.headers.get('content-type')).toBe('application/x-pkcs12');
+    const info = openssl([
+      'pkcs12',
+      '-info',
+      '-nodes',
+      '-in',
+      { name: 'x.p12', file: Buffer.from(await p12.arrayBuffer()) },
+      '-passin',
+      'pass:s3cret!',
+    ]);
+    expect(info.match(/BEGIN CERTIFICATE/g)).toHaveLength(3);
+    expect(info).toContain('BEGIN PRIVATE KEY');
+  });
+});
+
+describe('CSR issuance against the profile', () => {
+  it('issues from a valid CSR and refuses PKCS#12 export (the key is not on the server)', async () => {
+    const cert = await app.createCertificate({ profile_id: 'prof-default' });
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {
+      csr_pem: await csrPem('ECDSA-P384'),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.version).toMatchObject({ key_algorithm: 'ECDSA', key_size: 384 });
+    const p12 = await app.json('POST', `/api/v1/certificates/${cert.id}/export`, {
+      format: 'pkcs12',
+      password: 'x',
+    });
+    expect(p12.status).toBe(409);
+  });
+
+  it.each([
+    [
+      'a tampered signature',
+      async () => {
+        const pem = await csrPem('ECDSA-P256');
+        const bytes = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s/g, ''), 'base64');
+        bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
+        return `-----BEGIN CERTIFICATE REQUEST-----\n${bytes.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+      },
+      /signature/i,
+    ],
+    ['a key size the profile does not allow', () => csrPem('RSA-2048').then(() => null), null],
+    [
+      'a name the certificate does not carry',
+      () => csrPem('ECDSA-P256', ['app.example.test', 'evil.example.org']),
+      /evil\.example\.org/,
+    ],
+    [
+      'deeply nested DER',
+      async () => {
+        let nested: Buffer = Buffer.from([0x05, 0x00]);
+        for (let i = 0; i < 200; i++) nested = der.sequence(nested);
+        return `-----BEGIN CERTIFICATE REQUEST-----\n${nested.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+      },
+      /depth|nest/i,
+    ],
+  ])('refuses %s with a reason and issues nothing', async (_name, make, reason) => {
+    const profile = await app.services.profiles.create(
+      {
+        name: `p-${Math.random()}`,
+        allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
+        allowed_ekus: ['serverAuth'],
+        max_validity_days: 30,
+        key_generation: 'server',
+      },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ profile_id: profile.id });
+    const csr = (await make()) ?? (await csrPem('RSA-2048'));
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { csr_pem: csr });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(reason ?? /RSA-2048 is not allowed/);
+    const after = await app.json('GET', `/api/v1/certificates/${cert.id}`);
+    expect(after.body).toMatchObject({ status: 'Pending', current_version_id: null });
+    expect((await app.services.jobs.list({ certificate_id: cert.id })).total).toBe(0);
+  });
+
+  it('refuses a validity beyond the profile maximum', async () => {
+    const cert = await app.createCertificate({ profile_id: 'prof-default' });
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { validity_days: 398 });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toContain('397');
+  });
+
+  it('refuses issuer types without a connector with a clear error, before any job exists', async () => {
+    const acme = await app.services.issuers.create({ name: 'Some ACME CA', type: 'ACME' }, SYSTEM_ACTOR);
+    const cert = await app.createCertificate({ issuer_id: acme.id });
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/type ACME.*cannot issue/);
+    expect((await app.services.jobs.list({ certificate_id: cert.id })).total).toBe(0);
+  });
+
+  it('waits in AwaitingCSR when the profile generates keys on the agent', async () => {
+    const profile = await app.services.profiles.create(
+      {
+        name: 'agent keys',
+        allowed_key_algorithms: [],
+        allowed_ekus: ['serverAuth'],
+        max_validity_days: 90,
+        key_generation: 'agent',
+      },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ profile_id: profile.id });
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
+    expect(res.status).toBe(202);
+    expect(res.body.job).toMatchObject({ type: 'Issuance', status: 'AwaitingCSR' });
+    expect(res.body.version).toBeUndefined();
+  });
+});
+
+describe('renew, revoke, CRL and OCSP', () => {
+  it('renews with a new serial and publishes a revocation in CRL and OCSP before revoke returns', async () => {
+    const cert = await app.createCertificate();
+    const first = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
+    const renewed = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.version.serial_number).not.toBe(first.body.version.serial_number);
+    expect(renewed.body.certificate.last_renewal_at).not.toBeNull();
+    expect(renewed.body.job).toMatchObject({ type: 'Renewal', status: 'Completed' });
+    const notes = await app.services.notifications.list({ certificate_id: cert.id, type: 'RenewalSuccess' });
+    expect(notes.total).toBe(1);
+
+    const [issuingPem] = await chainOf(app.ids.issuer);
+    const crlBefore = Buffer.from(
+      await (await app.call('GET', `/.well-known/pki/crl/${app.ids.issuer}`)).arrayBuffer(),
+    );
+    const serial = renewed.body.version.serial_number as string;
+
+    const revoke = await app.json('POST', `/api/v1/certificates/${cert.id}/revoke`, {
+      reason: 'keyCompromise',
+    });
+    expect(revoke.status).toBe(200);
+    expect(revoke.body.status).toBe('Revoked');
+
+    // No request without authentication to the public endpoints.
+    const crlRes = await app.handler(new Request(`https://x/.well-known/pki/crl/${app.ids.issuer}`), {
+      remoteAddress: '127.0.0.1',
+    });
+    expect(crlRes.status).toBe(200);
+    expect(crlRes.headers.get('content-type')).toBe('application/pkix-crl');
+    const crl = Buffer.from(await crlRes.arrayBuffer());
+    const text = openssl(['crl', '-inform', 'DER', '-noout', '-text', '-in', { name: 'c.crl', file: crl }]);
+    expect(text.toLowerCase()).toContain(serial.toUpperCase().toLowerCase());
+    expect(text).toContain('Key Compromise');
+    expect(text).toMatch(/X509v3 Authority Key Identifier/);
+    const number = (t: string) => BigInt(`0x${t.match(/X509v3 CRL Number:\s*\n\s*([0-9A-F]+)/)![1]}`);
+    const before = openssl([
+      'crl',
+      '-inform',
+      'DER',
+      '-noout',
+      '-text',
+      '-in',
+      { name: 'b.crl', file: crlBefore },
+    ]);
+    expect(number(text)).toBeGreaterThan(number(before));
+    // Both versions are revoked: the first serial is listed too.
+    expect(text.toLowerCase()).toContain(first.body.version.serial_number);
+
+    const pemRes = await app.call('GET', `/.well-known/pki/crl/${app.ids.issuer}`, undefined, {
+      accept: 'application/x-pem-file',
+    });
+    expect(await pemRes.text()).toMatch(/^-----BEGIN X509 CRL-----/);
+
+    const ocsp = await app.call('POST', `/.well-known/pki/ocsp/${app.ids.issuer}`, undefined, {});
+    expect(ocsp.status).toBe(400); // empty body
+    const res = await app.handler(
+      new Request(`https://x/.well-known/pki/ocsp/${app.ids.issuer}`, {
+        method: 'POST',
+        body: new Uint8Array(ocspRequest(issuingPem!, serial)),
+      }),
+      { remoteAddress: '127.0.0.1' },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/ocsp-response');
+    const parsed = openssl([
+      'ocsp',
+      '-respin',
+      { name: 'r.der', file: Buffer.from(await res.arrayBuffer()) },
+      '-resp_text',
+      '-noverify',
+    ]);
+    expect(parsed).toContain('Cert Status: revoked');
+    expect(parsed).toContain('Revocation Reason: keyCompromise');
+
+    const human = await app.json('GET', `/.well-known/pki/ocsp/${app.ids.issuer}/serial/${serial}`);
+    expect(human.body).toMatchObject({ status: 'revoked', reason: 'keyCompromise', serial });
+  });
+
+  it('refreshes CRL and OCSP after a bulk revocation through the listener', async () => {
+    const cert = await app.createCertificate({ environment: 'bulk-env' });
+    const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
+    const serial = issued.body.version.serial_number as string;
+    const status = async () =>
+      (await app.json('GET', `/.well-known/pki/ocsp/${app.ids.issuer}/serial/${serial}`)).body.status;
+    expect(await status()).toBe('good');
+    // Warm the OCSP answer cache with a `good` answer first.
+    const [issuingPem] = await chainOf(app.ids.issuer);
+    const get = async () => {
+      const b64 = encodeURIComponent(Buffer.from(ocspRequest(issuingPem!, serial)).toString('base64'));
+      const r = await app.call('GET', `/.well-known/pki/ocsp/${app.ids.issuer}/${b64}`);
+      return openssl([
+        'ocsp',
+        '-respin',
+        { name: 'r.der', file: Buffer.from(await r.arrayBuffer()) },
+        '-resp_text',
+        '-noverify',
+      ]);
+    };
+    expect(await get()).toContain('Cert Status: good');
+    await app.services.revocation.revokeCertificates([cert.id], 'superseded', SYSTEM_ACTOR);
+    expect(await get()).toContain('Cert Status: revoked');
+    expect(await status()).toBe('revoked');
+  });
+
+  it('answers unknown for serials it never issued and 404 for unknown issuers', async () => {
+    const [issuingPem] = await chainOf(app.ids.issuer);
+    const res = await app.handler(
+      new Request(`https://x/.well-known/pki/ocsp/${app.ids.issuer}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/ocsp-request' },
+        body: new Uint8Array(ocspRequest(issuingPem!, '0badc0de')),
+      }),
+      { remoteAddress: '127.0.0.1' },
+    );
+    const parsed = openssl([
+      'ocsp',
+      '-respin',
+      { name: 'r.der', file: Buffer.from(await res.arrayBuffer()) },
+      '-resp_text',
+      '-noverify',
+    ]);
+    expect(parsed).toContain('Cert Status: unknown');
+    expect((await app.call('GET', '/.well-known/pki/crl/iss-nope')).status).toBe(404);
+    expect((await app.call('POST', '/.well-known/pki/ocsp/iss-nope', undefined, {})).status).toBe(400);
+    const wrongType = await app.call('POST', `/.well-known/pki/ocsp/${app.ids.issuer}`, { a: 1 });
+    expect(wrongType.status).toBe(415);
+  });
+});
+
+describe('renewal scan', () => {
+  it('renews certificates whose window opened and raises each alert threshold once', async () => {
+    const policy = await app.services.renewalPolicies.create(
+      {
+        name: `scan-${Math.random()}`,
+        renewal_window_days: 5,
+        max_retries: 1,
+        retry_interval_seconds: 60,
+        alert_thresholds_days: [20, 10, 0],
+      },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ renewal_policy_id: policy.id });
+    const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { validity_days: 30 });
+    const firstSerial = issued.body.version.serial_number;
+    const renewal = app.services.pki.renewal;
+    const warnings = async () =>
+      (
+        await app.services.notifications.list({
+          certificate_id: cert.id,
+          type: 'ExpirationWarning',
+          perPage: 100,
+        })
+      ).items;
+
+    const start = clock.now().getTime();
+    try {
+      clock.set(new Date(start + 9 * DAY)); // 21 days left: nothing yet
+      await renewal.runRenewalScan();
+      expect(await warnings()).toHaveLength(0);
+      clock.set(new Date(start + 11 * DAY)); // 19 left: the 20-day threshold
+      await renewal.runRenewalScan();
+      await renewal.runRenewalScan();
+      expect((await warnings()).map((n) => n.message.match(/Alert threshold: (\d+)/)![1])).toEqual(['20']);
+      clock.set(new Date(start + 21 * DAY)); // 9 left: 10-day threshold, once
+      await renewal.runRenewalScan();
+      await renewal.runRenewalScan();
+      expect(await warnings()).toHaveLength(2);
+      expect((await app.json('GET', `/api/v1/certificates/${cert.id}`)).body.status).toBe('Active');
+
+      clock.set(new Date(start + 26 * DAY)); // 4 left: the 5-day renewal window is open
+      const report = await renewal.runRenewalScan();
+      expect(report.renewal_jobs).toBeGreaterThanOrEqual(1); // other tests' certificates share the database
+      const after = await app.json('GET', `/api/v1/certificates/${cert.id}`);
+      expect(after.body.status).toBe('Active');
+      const latest = await app.services.certificates.keyData(cert.id);
+      expect(latest.serial_number).not.toBe(firstSerial);
+      const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' });
+      expect(jobs.items.map((j) => j.status)).toEqual(['Completed']);
+      // The renewed certificate is far from its thresholds: no new warning; the scan is idempotent.
+      await renewal.runRenewalScan();
+      expect((await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' })).total).toBe(1);
+      expect(await warnings()).toHaveLength(2);
+    } finally {
+      clock.set(new Date(start));
+    }
+  });
+
+  it('opens AwaitingCSR renewal jobs for agent-keyed certificates', async () => {
+    const policy = await app.services.renewalPolicies.create(
+      { name: `agent-${Math.random()}`, renewal_window_days: 30, alert_thresholds_days: [] },
+      SYSTEM_ACTOR,
+    );
+    const profile = await app.services.profiles.create(
+      {
+        name: `agent-scan-${Math.random()}`,
+        allowed_key_algorithms: [],
+        allowed_ekus: ['serverAuth'],
+        max_validity_days: 20,
+        key_generation: 'agent',
+      },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ renewal_policy_id: policy.id, profile_id: profile.id });
+    const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {
+      csr_pem: await csrPem('ECDSA-P256'),
+    });
+    expect(issued.status).toBe(200);
+    const report = await app.services.pki.renewal.runRenewalScan();
+    expect(report).toMatchObject({ renewal_jobs: 1, awaiting_csr: 1 });
+    const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' });
+    expect(jobs.items[0]?.status).toBe('AwaitingCSR');
+    expect((await app.json('GET', `/api/v1/certificates/${cert.id}`)).body.status).toBe('RenewalInProgress');
+  });
+});

@@ -1,0 +1,118 @@
+import type { KeyObject } from 'node:crypto';
+import type { RevocationReason } from '../domain/certificate.js';
+import type { IssuerType, IssuerWithConfig } from '../domain/issuer.js';
+import { CertwrightError } from '../errors.js';
+import type { IssuedCertificate } from '../pki/certificate.js';
+import type { CertificateInfo } from '../pki/certificate-info.js';
+import type { SubjectAltName } from '../pki/extensions.js';
+import type { DistinguishedName } from '../pki/name.js';
+import type { OcspResponder } from '../pki/ocsp-response.js';
+import type { ExtendedKeyUsage } from '../pki/oids.js';
+
+/**
+ * Issuer connectors: how certwright obtains certificates from a certificate authority. The
+ * pipelines (issuance, renewal, revocation) speak only this interface; one implementation
+ * exists per issuer type. Connectors never persist anything themselves — storing the result
+ * is the pipeline's job, inside its own transaction.
+ */
+
+/** What the pipeline asks a CA to certify; profile rules have been applied already. */
+export interface IssueRequest {
+  subject: DistinguishedName;
+  subjectAltNames: readonly SubjectAltName[];
+  /** SubjectPublicKeyInfo DER or a key object (server-side generation). */
+  publicKey: KeyObject | Uint8Array;
+  notBefore: Date;
+  notAfter: Date;
+  extendedKeyUsage: readonly ExtendedKeyUsage[];
+  mustStaple: boolean;
+}
+
+export interface IssueResult extends IssuedCertificate {
+  /** CA certificates above the leaf, nearest first, as PEM (what a server sends after the leaf). */
+  chainPem: string;
+}
+
+export interface ConnectorCapabilities {
+  /** The service publishes a CRL for this issuer at /.well-known/pki/crl/{issuer_id}. */
+  crl: boolean;
+  /** The service answers OCSP for this issuer at /.well-known/pki/ocsp/{issuer_id}. */
+  ocsp: boolean;
+}
+
+/** What CRL and OCSP need from a CA that the service itself signs for. */
+export interface RevocationSigner {
+  /** The CA certificate whose serials the CRL and OCSP answers cover. */
+  certificate: CertificateInfo;
+  signCrl(input: {
+    thisUpdate: Date;
+    nextUpdate: Date;
+    crlNumber: bigint;
+    entries: readonly { serial: string; revokedAt: Date; reason?: RevocationReason; invalidityDate?: Date }[];
+  }): Buffer;
+  /** A delegated OCSP responder valid at `now` (issued or re-issued as needed). */
+  ocspResponder(now: Date): Promise<OcspResponder>;
+}
+
+export interface IssuerConnector {
+  readonly type: IssuerType;
+  readonly issuerId: string;
+  readonly capabilities: ConnectorCapabilities;
+  issue(request: IssueRequest): Promise<IssueResult>;
+  /** Renewal is a fresh issuance with a new serial; connectors with a renewal API use it here. */
+  renew(request: IssueRequest): Promise<IssueResult>;
+  /**
+   * Tells the CA about a revocation. The local CA publishes status from storage, so it has
+   * nothing to do; remote CAs (ACME, StepCA …) call their revocation API here.
+   */
+  revoke(serialNumber: string, reason: RevocationReason): Promise<void>;
+  /** CA certificates, issuing CA first, root last, as PEM. */
+  caChain(): Promise<string[]>;
+  /** Present when the service signs CRLs and OCSP answers for this issuer. */
+  readonly revocationSigner?: RevocationSigner;
+}
+
+/** How the registry builds a connector; `persistConfig` writes back config the connector changed. */
+export interface ConnectorContext {
+  issuer: IssuerWithConfig;
+  now: () => Date;
+  /** Replaces the issuer's sealed config (CA material created on demand, responder re-issue). */
+  persistConfig(mutate: (config: Record<string, unknown>) => Record<string, unknown> | null): Promise<void>;
+  /** External base URL for CRL distribution points and AIA OCSP URLs; absent → none written. */
+  publicBaseUrl?: string;
+}
+
+export type ConnectorFactory = (context: ConnectorContext) => Promise<IssuerConnector>;
+
+/** Connector factories by issuer type; types without one are refused with a clear error. */
+export class IssuerConnectorRegistry {
+  readonly #factories = new Map<IssuerType, ConnectorFactory>();
+
+  register(type: IssuerType, factory: ConnectorFactory): this {
+    this.#factories.set(type, factory);
+    return this;
+  }
+
+  supports(type: IssuerType): boolean {
+    return this.#factories.has(type);
+  }
+
+  async create(context: ConnectorContext): Promise<IssuerConnector> {
+    const factory = this.#factories.get(context.issuer.type);
+    if (!factory) {
+      throw new CertwrightError(
+        'validation_failed',
+        `issuer '${context.issuer.id}' is of type ${context.issuer.type}, which this server cannot issue through yet (supported: ${[...this.#factories.keys()].join(', ')})`,
+        {
+          fields: [
+            {
+              field: 'issuer_id',
+              message: `issuer type ${context.issuer.type} is not supported for issuance`,
+            },
+          ],
+        },
+      );
+    }
+    return factory(context);
+  }
+}

@@ -1,0 +1,333 @@
+import { z } from 'zod';
+import { CertwrightError } from '../errors.js';
+import {
+  certificateToPem,
+  createSelfSignedCertificate,
+  type IssuingAuthority,
+  issueCertificate,
+  prepareIssuer,
+} from '../pki/certificate.js';
+import type { CertificateInfo } from '../pki/certificate-info.js';
+import { buildCrl } from '../pki/crl.js';
+import {
+  exportPkcs8Pem,
+  generateKeyPair,
+  importPkcs8Pem,
+  KEY_ALGORITHMS,
+  type KeyAlgorithm,
+} from '../pki/keys.js';
+import { type OcspResponder, prepareOcspResponder } from '../pki/ocsp-response.js';
+import { pemDecodeCertificates } from '../pki/pem.js';
+import type {
+  ConnectorContext,
+  IssueRequest,
+  IssueResult,
+  IssuerConnector,
+  RevocationSigner,
+} from './connector.js';
+
+/**
+ * The Local CA: a CA the service runs itself. Its material lives in the issuer's config, which
+ * storage seals under the service's encryption key (SecretBox) and which no API ever returns:
+ *
+ * - imported: `certificate_pem` + `private_key_pem` (PKCS#8) [+ `chain_pem` above it] given at
+ *   issuer creation; checked with prepareIssuer on first use and moved under `ca`;
+ * - generated on demand: with no material, the first use creates a root and an issuing
+ *   intermediate (`key_algorithm`, default ECDSA-P256; `common_name`, default the issuer name).
+ *
+ * Each Local issuer also has a delegated OCSP responder certificate (id-kp-OCSPSigning +
+ * ocsp-nocheck, RFC 6960 §4.2.2.2), short-lived and re-issued before it runs out.
+ */
+
+const DAY = 86_400_000;
+export const LOCAL_CA_DEFAULTS = {
+  rootValidityDays: 3650,
+  issuingValidityDays: 1825,
+  /** A responder certificate carries ocsp-nocheck, so it cannot be revoked: keep it short. */
+  responderValidityDays: 7,
+  /** Re-issue the responder certificate once less than this remains. */
+  responderRenewBeforeDays: 2,
+} as const;
+
+const pem = z
+  .string()
+  .min(1)
+  .max(256 * 1024);
+export const localCaConfigSchema = z
+  .object({
+    certificate_pem: pem.optional(),
+    private_key_pem: pem.optional(),
+    chain_pem: pem.optional(),
+    key_algorithm: z.enum(KEY_ALGORITHMS as [KeyAlgorithm, ...KeyAlgorithm[]]).optional(),
+    common_name: z.string().min(1).max(64).optional(),
+    base_url: z.string().url().startsWith('https://').optional(),
+    ca: z
+      .object({
+        issuing_cert_pem: pem,
+        issuing_key_pem: pem,
+        /** Certificates above the issuing CA, nearest first (empty for a root-only CA). */
+        upper_chain_pem: z.string().max(256 * 1024),
+        root_key_pem: pem.optional(),
+      })
+      .optional(),
+    ocsp_responder: z.object({ cert_pem: pem, key_pem: pem }).optional(),
+  })
+  .passthrough();
+export type LocalCaConfig = z.infer<typeof localCaConfigSchema>;
+
+function parseConfig(issuerId: string, config: Record<string, unknown>): LocalCaConfig {
+  const parsed = localCaConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new CertwrightError(
+      'validation_failed',
+      `issuer '${issuerId}' has an invalid Local CA config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Imported material: the CA certificate must be a CA and the key must match it. */
+function importMaterial(issuerId: string, config: LocalCaConfig): NonNullable<LocalCaConfig['ca']> {
+  if (!config.certificate_pem || !config.private_key_pem) {
+    throw new CertwrightError(
+      'validation_failed',
+      `issuer '${issuerId}': importing a Local CA needs both certificate_pem and private_key_pem`,
+    );
+  }
+  const key = importPkcs8Pem(config.private_key_pem);
+  prepareIssuer(config.certificate_pem, key); // throws with a clear reason when not a CA or not its key
+  const upper = config.chain_pem ? pemDecodeCertificates(config.chain_pem) : [];
+  return {
+    issuing_cert_pem: certificateToPem(pemDecodeCertificates(config.certificate_pem)[0]!),
+    issuing_key_pem: exportPkcs8Pem(key),
+    upper_chain_pem: upper.map((der) => certificateToPem(der)).join(''),
+  };
+}
+
+async function generateMaterial(
+  name: string,
+  config: LocalCaConfig,
+  now: Date,
+): Promise<NonNullable<LocalCaConfig['ca']>> {
+  const algorithm = config.key_algorithm ?? 'ECDSA-P256';
+  const cn = (config.common_name ?? name).slice(0, 48);
+  const notBefore = new Date(now.getTime() - 60_000);
+  const rootKey = await generateKeyPair(algorithm);
+  const root = createSelfSignedCertificate(
+    {
+      subject: [
+        { type: 'O', value: 'certwright' },
+        { type: 'CN', value: `${cn} Root CA` },
+      ],
+      notBefore,
+      notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.rootValidityDays * DAY),
+      basicConstraints: { ca: true },
+    },
+    rootKey.privateKey,
+  );
+  const rootAuthority = prepareIssuer(root.der, rootKey.privateKey);
+  const issuingKey = await generateKeyPair(algorithm);
+  const issuing = issueCertificate(
+    {
+      subject: [
+        { type: 'O', value: 'certwright' },
+        { type: 'CN', value: `${cn} Issuing CA` },
+      ],
+      publicKey: issuingKey.publicKey,
+      notBefore,
+      notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.issuingValidityDays * DAY),
+      basicConstraints: { ca: true, pathLength: 0 },
+    },
+    rootAuthority,
+  );
+  return {
+    issuing_cert_pem: certificateToPem(issuing.der),
+    issuing_key_pem: exportPkcs8Pem(issuingKey.privateKey),
+    upper_chain_pem: certificateToPem(root.der),
+    root_key_pem: exportPkcs8Pem(rootKey.privateKey),
+  };
+}
+
+/** Whether a Local issuer's config still lacks CA material (first use creates or imports it). */
+export const needsProvisioning = (config: Record<string, unknown>): boolean =>
+  !('ca' in config) || !config.ca;
+
+/**
+ * Creates or imports the CA material of a Local issuer; returns the config to store. The
+ * imported key leaves `private_key_pem` and lives only under `ca`.
+ */
+export async function provisionLocalCa(
+  issuer: { id: string; name: string },
+  config: Record<string, unknown>,
+  now: Date,
+): Promise<Record<string, unknown>> {
+  const parsed = parseConfig(issuer.id, config);
+  if (parsed.ca) return config;
+  const imported = parsed.certificate_pem !== undefined || parsed.private_key_pem !== undefined;
+  const ca = imported ? importMaterial(issuer.id, parsed) : await generateMaterial(issuer.name, parsed, now);
+  const { certificate_pem: _c, private_key_pem: _k, chain_pem: _p, ...rest } = config;
+  return { ...rest, ca };
+}
+
+async function issueResponder(
+  authority: IssuingAuthority,
+  now: Date,
+): Promise<{ cert_pem: string; key_pem: string }> {
+  const key = await generateKeyPair('ECDSA-P256');
+  const notAfter = new Date(
+    Math.min(
+      now.getTime() + LOCAL_CA_DEFAULTS.responderValidityDays * DAY,
+      authority.certificate.notAfter.getTime(),
+    ),
+  );
+  const cert = issueCertificate(
+    {
+      subject: [
+        ...authority.certificate.subject.rdns
+          .flat()
+          .filter((a) => a.type === 'O')
+          .map((a) => ({ type: 'O', value: a.value })),
+        { type: 'CN', value: 'OCSP Responder' },
+      ],
+      publicKey: key.publicKey,
+      notBefore: new Date(now.getTime() - 60_000),
+      notAfter,
+      keyUsage: ['digitalSignature'],
+      extendedKeyUsage: ['OCSPSigning'],
+      ocspNoCheck: true,
+    },
+    authority,
+  );
+  return { cert_pem: certificateToPem(cert.der), key_pem: exportPkcs8Pem(key.privateKey) };
+}
+
+/** A Local CA connector over provisioned material. */
+export class LocalCaConnector implements IssuerConnector {
+  readonly type = 'Local' as const;
+  readonly capabilities = { crl: true, ocsp: true };
+  readonly issuerId: string;
+  readonly revocationSigner: RevocationSigner;
+  readonly #authority: IssuingAuthority;
+  readonly #chain: string[];
+  readonly #context: ConnectorContext;
+  #responder: OcspResponder | undefined;
+  #responderPending: Promise<OcspResponder> | undefined;
+
+  constructor(context: ConnectorContext) {
+    const config = parseConfig(context.issuer.id, context.issuer.config);
+    if (!config.ca)
+      throw new CertwrightError('internal', `issuer '${context.issuer.id}' has no CA material yet`);
+    this.issuerId = context.issuer.id;
+    this.#context = context;
+    this.#authority = prepareIssuer(config.ca.issuing_cert_pem, importPkcs8Pem(config.ca.issuing_key_pem));
+    this.#chain = [
+      certificateToPem(this.#authority.certificate.der),
+      ...pemDecodeCertificates(config.ca.upper_chain_pem || '').map((d) => certificateToPem(d)),
+    ];
+    if (config.ocsp_responder) {
+      this.#responder = prepareOcspResponder(
+        config.ocsp_responder.cert_pem,
+        importPkcs8Pem(config.ocsp_responder.key_pem),
+      );
+    }
+    const authority = this.#authority;
+    this.revocationSigner = {
+      certificate: authority.certificate,
+      signCrl: (input) =>
+        buildCrl({
+          issuerCert: authority.certificate,
+          issuerKey: authority.privateKey,
+          thisUpdate: input.thisUpdate,
+          nextUpdate: input.nextUpdate,
+          crlNumber: input.crlNumber,
+          entries: input.entries,
+        }),
+      ocspResponder: (now) => this.#currentResponder(now),
+    };
+  }
+
+  get certificate(): CertificateInfo {
+    return this.#authority.certificate;
+  }
+
+  async issue(request: IssueRequest): Promise<IssueResult> {
+    const base = this.#context.publicBaseUrl?.replace(/\/+$/, '');
+    // A leaf must not outlive its CA; cut the validity rather than refuse (the profile's
+    // maximum is an upper bound, not a promise).
+    const notAfter = new Date(
+      Math.min(request.notAfter.getTime(), this.#authority.certificate.notAfter.getTime()),
+    );
+    const issued = issueCertificate(
+      {
+        subject: request.subject,
+        publicKey: request.publicKey,
+        notBefore: request.notBefore,
+        notAfter,
+        subjectAltNames: request.subjectAltNames,
+        extendedKeyUsage: request.extendedKeyUsage,
+        mustStaple: request.mustStaple,
+        ...(base
+          ? {
+              crlDistributionPoints: [`${base}/.well-known/pki/crl/${this.issuerId}`],
+              authorityInfoAccess: { ocsp: [`${base}/.well-known/pki/ocsp/${this.issuerId}`] },
+            }
+          : {}),
+      },
+      this.#authority,
+    );
+    return { ...issued, chainPem: this.#chain.join('') };
+  }
+
+  renew(request: IssueRequest): Promise<IssueResult> {
+    return this.issue(request);
+  }
+
+  async revoke(): Promise<void> {
+    // Status is published from storage (CRL, OCSP); the local CA keeps no list of its own.
+  }
+
+  async caChain(): Promise<string[]> {
+    return [...this.#chain];
+  }
+
+  async #currentResponder(now: Date): Promise<OcspResponder> {
+    const current = this.#responder;
+    const renewAt = (r: OcspResponder) =>
+      r.certificate.notAfter.getTime() - LOCAL_CA_DEFAULTS.responderRenewBeforeDays * DAY;
+    if (
+      current &&
+      now.getTime() < renewAt(current) &&
+      now.getTime() >= current.certificate.notBefore.getTime()
+    ) {
+      return current;
+    }
+    // One re-issue at a time per connector; concurrent OCSP requests wait for it.
+    this.#responderPending ??= (async () => {
+      try {
+        const material = await issueResponder(this.#authority, now);
+        await this.#context.persistConfig((config) => ({ ...config, ocsp_responder: material }));
+        this.#responder = prepareOcspResponder(material.cert_pem, importPkcs8Pem(material.key_pem));
+        return this.#responder;
+      } finally {
+        this.#responderPending = undefined;
+      }
+    })();
+    return this.#responderPending;
+  }
+}
+
+/** The Local connector factory: provisions CA material on first use, then builds the connector. */
+export async function createLocalCaConnector(context: ConnectorContext): Promise<IssuerConnector> {
+  if (!needsProvisioning(context.issuer.config)) return new LocalCaConnector(context);
+  const fresh = await provisionLocalCa(context.issuer, context.issuer.config, context.now());
+  let stored = fresh;
+  await context.persistConfig((latest) => {
+    // Another instance may have provisioned meanwhile: keep its CA, drop ours.
+    if (!needsProvisioning(latest)) {
+      stored = latest;
+      return null;
+    }
+    return fresh;
+  });
+  return new LocalCaConnector({ ...context, issuer: { ...context.issuer, config: stored } });
+}

@@ -1,0 +1,299 @@
+import type { CertificateVersion } from '../domain/certificate.js';
+import type { IssuerConnector } from '../issuers/connector.js';
+import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '../pki/ocsp-request.js';
+import { buildOcspResponse, type OcspCertStatus, type OcspSingleResponse } from '../pki/ocsp-response.js';
+import type { ServiceDeps } from './context.js';
+import type { IssuerConnectorCache } from './issuance.js';
+import type { RevocationEvent } from './revocation.js';
+
+/**
+ * Revocation status publishing for issuers the service signs for (the Local CA): CRLs and OCSP
+ * answers, each served from an in-process cache. A committed revocation refreshes both caches
+ * before the revoke call returns (this service is a RevocationListener), so a relying party
+ * asking right after sees the revocation.
+ *
+ * Scope of the caches: one process. With several instances, each instance's cache is
+ * invalidated only by revocations it performed itself or by expiry (CRL: `crlRefreshMs`,
+ * OCSP: `ocspValidityMs`); run OCSP/CRL on the instance that revokes or keep both short.
+ */
+
+export interface CrlSnapshot {
+  der: Buffer;
+  crlNumber: bigint;
+  thisUpdate: Date;
+  nextUpdate: Date;
+}
+
+export interface OcspAnswer {
+  der: Buffer;
+  producedAt: Date;
+  nextUpdate?: Date;
+}
+
+export interface SerialStatusReport {
+  serial: string;
+  status: OcspCertStatus['status'];
+  revokedAt?: Date;
+  reason?: CertificateVersion['revocation_reason'] & string;
+  thisUpdate: Date;
+  nextUpdate: Date;
+}
+
+export interface RevocationStatusOptions {
+  /** nextUpdate − thisUpdate of each CRL; default 24 h. */
+  crlValidityMs?: number;
+  /** A cached CRL is rebuilt once it is this old even without a revocation; default 1 h. */
+  crlRefreshMs?: number;
+  /** nextUpdate − thisUpdate of each OCSP answer and its cache lifetime; default 1 h. */
+  ocspValidityMs?: number;
+  /** Cached OCSP answers per issuer; the oldest go first. Default 10,000. */
+  ocspCacheEntries?: number;
+}
+
+const HOUR = 3_600_000;
+const CRL_NUMBER_KEY = 'crl_number';
+
+interface IssuerState {
+  /** Bumped by every refresh; a CRL built for an older generation is stale. */
+  generation: number;
+  crl?: { generation: number; snapshot: CrlSnapshot };
+  building?: { generation: number; promise: Promise<CrlSnapshot> };
+  ocsp: Map<string, OcspAnswer & { nextUpdate: Date }>;
+}
+
+export class RevocationStatusService {
+  readonly #states = new Map<string, IssuerState>();
+  readonly #matchers = new WeakMap<IssuerConnector, (certId: OcspCertId) => boolean>();
+  readonly #options: Required<RevocationStatusOptions>;
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly connectors: IssuerConnectorCache,
+    options: RevocationStatusOptions = {},
+  ) {
+    this.#options = {
+      crlValidityMs: options.crlValidityMs ?? 24 * HOUR,
+      crlRefreshMs: options.crlRefreshMs ?? HOUR,
+      ocspValidityMs: options.ocspValidityMs ?? HOUR,
+      ocspCacheEntries: options.ocspCacheEntries ?? 10_000,
+    };
+  }
+
+  /** The revocation listener: drops OCSP answers and rebuilds the CRL of each issuer. */
+  readonly onRevoked = async (event: RevocationEvent): Promise<void> => {
+    await this.refresh(event.issuer_ids);
+  };
+
+  async refresh(issuerIds: readonly string[]): Promise<void> {
+    for (const id of issuerIds) {
+      const state = this.#state(id);
+      state.generation += 1;
+      state.ocsp.clear();
+    }
+    // Rebuild now, so the first CRL fetch after a revocation is both fresh and fast.
+    for (const id of issuerIds) await this.currentCrl(id);
+  }
+
+  #state(issuerId: string): IssuerState {
+    let state = this.#states.get(issuerId);
+    if (!state) {
+      state = { generation: 0, ocsp: new Map() };
+      this.#states.set(issuerId, state);
+    }
+    return state;
+  }
+
+  async #signer(issuerId: string) {
+    const connector = await this.connectors.get(issuerId);
+    return connector?.revocationSigner ? { connector, signer: connector.revocationSigner } : null;
+  }
+
+  /** The issuer's current CRL; null when the issuer does not exist or the service does not sign for it. */
+  async currentCrl(issuerId: string): Promise<CrlSnapshot | null> {
+    const state = this.#state(issuerId);
+    const now = this.deps.clock.now();
+    const cached = state.crl;
+    if (
+      cached &&
+      cached.generation === state.generation &&
+      now.getTime() - cached.snapshot.thisUpdate.getTime() < this.#options.crlRefreshMs &&
+      now.getTime() >= cached.snapshot.thisUpdate.getTime()
+    ) {
+      return cached.snapshot;
+    }
+    if (state.building && state.building.generation === state.generation) return state.building.promise;
+    const found = await this.#signer(issuerId);
+    if (!found) {
+      this.#states.delete(issuerId);
+      return null;
+    }
+    const generation = state.generation;
+    const promise = this.#buildCrl(issuerId, found.signer);
+    state.building = { generation, promise };
+    try {
+      const snapshot = await promise;
+      if (!state.crl || state.crl.generation <= generation) state.crl = { generation, snapshot };
+      return snapshot;
+    } finally {
+      if (state.building?.promise === promise) state.building = undefined;
+    }
+  }
+
+  async #buildCrl(
+    issuerId: string,
+    signer: NonNullable<IssuerConnector['revocationSigner']>,
+  ): Promise<CrlSnapshot> {
+    const entries: {
+      serial: string;
+      revokedAt: Date;
+      reason?: NonNullable<CertificateVersion['revocation_reason']>;
+      invalidityDate?: Date;
+    }[] = [];
+    for await (const v of this.deps.storage.versions.streamRevoked(issuerId, 5000)) {
+      if (!v.revoked_at) continue;
+      entries.push({
+        serial: v.serial_number,
+        revokedAt: v.revoked_at,
+        ...(v.revocation_reason ? { reason: v.revocation_reason } : {}),
+        ...(v.invalidity_date ? { invalidityDate: v.invalidity_date } : {}),
+      });
+    }
+    const thisUpdate = this.deps.clock.now();
+    const crlNumber = await this.#nextCrlNumber(issuerId, thisUpdate);
+    const der = signer.signCrl({
+      thisUpdate,
+      nextUpdate: new Date(thisUpdate.getTime() + this.#options.crlValidityMs),
+      crlNumber,
+      entries,
+    });
+    return {
+      der,
+      crlNumber,
+      thisUpdate,
+      nextUpdate: new Date(thisUpdate.getTime() + this.#options.crlValidityMs),
+    };
+  }
+
+  /**
+   * CRL numbers must increase monotonically (RFC 5280 §5.2.3), across restarts and instances.
+   * The last number is kept in the issuer's sealed config; the next is the larger of last + 1
+   * and the current time in milliseconds, so even two instances racing from the same stored
+   * value produce distinct numbers unless they build within the same millisecond.
+   */
+  async #nextCrlNumber(issuerId: string, now: Date): Promise<bigint> {
+    let next = 0n;
+    await this.connectors.persistConfig(issuerId, (config) => {
+      const raw = config[CRL_NUMBER_KEY];
+      const last = typeof raw === 'string' && /^\d{1,40}$/.test(raw) ? BigInt(raw) : 0n;
+      const byTime = BigInt(now.getTime());
+      next = last + 1n > byTime ? last + 1n : byTime;
+      return { ...config, [CRL_NUMBER_KEY]: next.toString() };
+    });
+    return next;
+  }
+
+  #matcher(connector: IssuerConnector): (certId: OcspCertId) => boolean {
+    let m = this.#matchers.get(connector);
+    if (!m) {
+      m = certIdMatcher(connector.revocationSigner!.certificate);
+      this.#matchers.set(connector, m);
+    }
+    return m;
+  }
+
+  async #status(
+    issuerId: string,
+    serial: string,
+  ): Promise<{ status: OcspCertStatus; version: CertificateVersion | null }> {
+    const version = await this.deps.storage.versions.findBySerial(issuerId, serial);
+    if (!version) return { status: { status: 'unknown' }, version };
+    if (version.revoked_at) {
+      return {
+        status: {
+          status: 'revoked',
+          revokedAt: version.revoked_at,
+          ...(version.revocation_reason ? { reason: version.revocation_reason } : {}),
+        },
+        version,
+      };
+    }
+    return { status: { status: 'good' }, version };
+  }
+
+  /**
+   * Answers an OCSP request for one issuer; null when the issuer is unknown or the service does
+   * not sign for it. CertIDs of other CAs, unsupported hashes and unknown serials are `unknown`.
+   * Requests without a nonce are answered from the cache until nextUpdate.
+   */
+  async respond(issuerId: string, request: OcspRequest): Promise<OcspAnswer | null> {
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    const state = this.#state(issuerId);
+    const now = this.deps.clock.now();
+    const key = request.nonce
+      ? undefined
+      : request.certIds.map((c) => Buffer.from(c.der).toString('base64')).join(',');
+    if (key !== undefined) {
+      const hit = state.ocsp.get(key);
+      if (hit && hit.nextUpdate.getTime() > now.getTime() && hit.producedAt.getTime() <= now.getTime())
+        return hit;
+    }
+    const generation = state.generation;
+    const matches = this.#matcher(found.connector);
+    const nextUpdate = new Date(now.getTime() + this.#options.ocspValidityMs);
+    const responses: OcspSingleResponse[] = [];
+    for (const certId of request.certIds) {
+      const certStatus = matches(certId)
+        ? (await this.#status(issuerId, certId.serialNumber)).status
+        : ({ status: 'unknown' } as const);
+      responses.push({ certId, certStatus, thisUpdate: now, nextUpdate });
+    }
+    const responder = await found.signer.ocspResponder(now);
+    const der = buildOcspResponse({
+      responder,
+      producedAt: now,
+      responses,
+      ...(request.nonce ? { nonce: request.nonce } : {}),
+    });
+    const answer = { der, producedAt: now, nextUpdate };
+    // A revocation that committed while we looked up statuses bumped the generation: don't
+    // cache an answer that may predate it.
+    if (key !== undefined && state.generation === generation) {
+      if (state.ocsp.size >= this.#options.ocspCacheEntries) {
+        const oldest = state.ocsp.keys().next().value;
+        if (oldest !== undefined) state.ocsp.delete(oldest);
+      }
+      state.ocsp.set(key, answer);
+    }
+    return answer;
+  }
+
+  /** A signed answer for one serial (SHA-1 CertID, as openssl builds by default). */
+  async respondToSerial(issuerId: string, serialHex: string): Promise<OcspAnswer | null> {
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    const certId = buildCertId(found.signer.certificate, serialHex, 'sha1');
+    return this.respond(issuerId, { certIds: [certId], nonce: undefined, signed: false, extensions: [] });
+  }
+
+  /** The status of one serial in plain terms (the human route). */
+  async serialStatus(issuerId: string, serialHex: string): Promise<SerialStatusReport | null> {
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    const serial = serialHex.toLowerCase().replace(/^0+(?=.)/, '');
+    const now = this.deps.clock.now();
+    const { status } = await this.#status(issuerId, serial);
+    return {
+      serial,
+      status: status.status,
+      ...(status.status === 'revoked'
+        ? {
+            revokedAt: status.revokedAt,
+            ...(status.reason ? { reason: status.reason as SerialStatusReport['reason'] } : {}),
+          }
+        : {}),
+      thisUpdate: now,
+      nextUpdate: new Date(now.getTime() + this.#options.ocspValidityMs),
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import type { AuditService } from './audit.js';
+import type { ServiceDeps } from './context.js';
+import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
+import { type LifecycleOptions, LifecycleService } from './issuance.js';
+import type { JobService } from './jobs.js';
+import { NotificationService } from './notifications.js';
+import type { PolicyEvaluationService } from './policies.js';
+import { RenewalService } from './renewal.js';
+import type { RevocationService } from './revocation.js';
+
+export * from '../issuers/index.js';
+export * from './crl-ocsp.js';
+export * from './issuance.js';
+export * from './renewal.js';
+
+/** The certificate-authority side of the services: issuing, renewing, exporting, CRL and OCSP. */
+export interface PkiServices {
+  readonly lifecycle: LifecycleService;
+  readonly revocationStatus: RevocationStatusService;
+  readonly renewal: RenewalService;
+}
+
+export interface PkiOptions extends LifecycleOptions, RevocationStatusOptions {}
+
+export function createPkiServices(
+  deps: ServiceDeps,
+  parts: {
+    audit: AuditService;
+    jobs: JobService;
+    policyEvaluation: PolicyEvaluationService;
+    revocation: RevocationService;
+  },
+  options: PkiOptions = {},
+): PkiServices {
+  const lifecycle = new LifecycleService(
+    deps,
+    parts.audit,
+    parts.jobs,
+    new NotificationService(deps, parts.audit),
+    parts.policyEvaluation,
+    options,
+  );
+  const revocationStatus = new RevocationStatusService(deps, lifecycle.connectors, options);
+  // Single and bulk revocation both commit through RevocationService; the listener runs before
+  // the revoke call returns, so CRL and OCSP reflect the revocation by then.
+  parts.revocation.onRevoked(revocationStatus.onRevoked);
+  return { lifecycle, revocationStatus, renewal: new RenewalService(deps, lifecycle) };
+}
