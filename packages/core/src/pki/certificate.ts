@@ -148,6 +148,20 @@ function defaultKeyUsage(ca: boolean, keyAlgorithmOid: string): KeyUsage[] {
     : ['digitalSignature'];
 }
 
+/** Extensions the builder writes from template fields. */
+const BUILDER_EXTENSIONS = new Set<string>([
+  OID.basicConstraints,
+  OID.keyUsage,
+  OID.extKeyUsage,
+  OID.subjectKeyIdentifier,
+  OID.authorityKeyIdentifier,
+  OID.subjectAltName,
+  OID.cRLDistributionPoints,
+  OID.authorityInfoAccess,
+  OID.tlsFeature,
+  OID.idPkixOcspNocheck,
+]);
+
 interface SignerContext {
   issuerName: Uint8Array;
   authorityKeyId: Uint8Array;
@@ -210,7 +224,19 @@ function build(
   }
   if (t.mustStaple) exts.push(extension(OID.tlsFeature, false, mustStapleValue()));
   if (t.ocspNoCheck) exts.push(extension(OID.idPkixOcspNocheck, false, ocspNoCheckValue()));
-  for (const e of t.extraExtensions ?? []) exts.push(extension(e.oid, e.critical, e.value));
+  for (const e of t.extraExtensions ?? []) {
+    // RFC 5280 §4.2: an extension appears at most once; the builder's own ones win by refusal.
+    if (BUILDER_EXTENSIONS.has(e.oid)) {
+      throw new CertwrightError(
+        'validation_failed',
+        `extension ${e.oid} is set through its own template field`,
+        {
+          fields: [{ field: 'extensions', message: `${e.oid} must not be passed as an extra extension` }],
+        },
+      );
+    }
+    exts.push(extension(e.oid, e.critical, e.value));
+  }
 
   const serial = serialBytes(t.serialNumber);
   const tbs = sequence(

@@ -272,6 +272,15 @@ describe('certificate builder, verified by openssl', () => {
     expect(() => issueCertificate({ ...base, serialNumber: '00' }, h.intermediate.authority)).toThrow(
       /serial/,
     );
+    expect(() =>
+      issueCertificate(
+        {
+          ...base,
+          extraExtensions: [{ oid: '2.5.29.17', critical: false, value: Buffer.from('3000', 'hex') }],
+        },
+        h.intermediate.authority,
+      ),
+    ).toThrow(/own template field/);
     // A leaf cannot act as an issuer, and a key must match its certificate.
     const leaf = await issueLeaf(h.intermediate, 'ECDSA-P256');
     expect(() => prepareIssuer(leaf.der, leaf.key)).toThrow(/not a CA/);
