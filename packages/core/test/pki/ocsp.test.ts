@@ -147,6 +147,59 @@ describe('OCSP with real openssl requests', () => {
     }
   }
 
+  for (const alg of ['RSA-2048', 'Ed25519'] as const) {
+    it(`signs with a ${alg} responder under a ${alg} CA`, async () => {
+      const hh = await makeHierarchy(alg, `ocsp-${alg}`);
+      const respLeaf = await issueLeaf(hh.intermediate, alg, {
+        subject: `CN=OCSP responder ${alg}`,
+        subjectAltNames: [],
+        extendedKeyUsage: ['OCSPSigning'],
+        ocspNoCheck: true,
+      });
+      const resp = prepareOcspResponder(respLeaf.der, respLeaf.key);
+      const leaf = await issueLeaf(hh.intermediate, alg);
+      const inter = await w.file(`${alg}-int.pem`, certificateToPem(hh.intermediate.der));
+      const chain = await w.file(
+        `${alg}-chain.pem`,
+        certificateToPem(hh.root.der) + certificateToPem(hh.intermediate.der),
+      );
+      const leafPath = await w.file(`${alg}-leaf.pem`, certificateToPem(leaf.der));
+      const reqPath = `${w.dir}/${alg}.req`;
+      expect((await openssl(['ocsp', '-issuer', inter, '-cert', leafPath, '-reqout', reqPath])).code).toBe(0);
+      const req = parseOcspRequest(await readFile(reqPath));
+      expect(certIdMatcher(hh.intermediate.authority.certificate)(req.certIds[0]!)).toBe(true);
+      const der = buildOcspResponse({
+        responder: resp,
+        producedAt: new Date(),
+        nonce: req.nonce,
+        responses: [
+          {
+            certId: req.certIds[0]!,
+            certStatus: { status: 'revoked', revokedAt: new Date(Date.now() - 1000), reason: 'superseded' },
+            thisUpdate: new Date(Date.now() - 1000),
+            nextUpdate: days(1),
+          },
+        ],
+      });
+      const r = await openssl([
+        'ocsp',
+        '-respin',
+        await w.file(`${alg}.resp`, der),
+        '-reqin',
+        reqPath,
+        '-no_nonce',
+        '-CAfile',
+        chain,
+        '-issuer',
+        inter,
+        '-cert',
+        leafPath,
+      ]);
+      expect(r.stderr).toContain('Response verify OK');
+      expect(r.stdout).toMatch(new RegExp(`${leafPath}: revoked[\\s\\S]*Reason: superseded`));
+    }, 60_000);
+  }
+
   it('fails openssl verification when the nonce is not echoed', async () => {
     const reqPath = `${w.dir}/nonce-mismatch.req`;
     await openssl(['ocsp', '-issuer', files.inter!, '-cert', files.good!, '-reqout', reqPath]);
