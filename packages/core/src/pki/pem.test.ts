@@ -22,4 +22,16 @@ describe('PEM', () => {
       pemDecode('-----BEGIN CERTIFICATE-----\nA*AA\n-----END CERTIFICATE-----', 'CERTIFICATE'),
     ).toThrow(/base64/);
   });
+  it('handles BEGIN lines without END and malformed labels', () => {
+    const hostile = '-----BEGIN CERTIFICATE-----\n'.repeat(20_000);
+    expect(() => pemDecode(hostile, 'CERTIFICATE')).toThrow(/no CERTIFICATE block/);
+    expect(() => pemDecodeAll('-----BEGIN bad label-----\nAAAA\n-----END bad label-----')).toThrow(
+      /malformed/,
+    );
+    const two = pemEncode('X509 CRL', der) + pemEncode('CERTIFICATE', der);
+    expect(pemDecodeAll(`junk before\n${two}junk after`).map((b) => b.label)).toEqual([
+      'X509 CRL',
+      'CERTIFICATE',
+    ]);
+  });
 });

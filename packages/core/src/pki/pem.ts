@@ -27,7 +27,34 @@ export function pemEncode(label: PemLabel, der: Uint8Array): string {
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
-const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END ([A-Z0-9 ]+)-----/g;
+const LABEL = /^[A-Z0-9 ]{1,64}$/;
+
+/**
+ * Finds BEGIN/END pairs with indexOf, so that text with many BEGIN lines and no END (a
+ * hostile upload) costs one pass instead of a regex rescan per BEGIN.
+ */
+function* pemBlocks(text: string): Generator<{ begin: string; body: string; end: string }> {
+  let pos = 0;
+  for (;;) {
+    const b = text.indexOf('-----BEGIN ', pos);
+    if (b < 0) return;
+    const bEnd = text.indexOf('-----', b + 11);
+    if (bEnd < 0) return;
+    const e = text.indexOf('-----END ', bEnd + 5);
+    if (e < 0) return;
+    const eEnd = text.indexOf('-----', e + 9);
+    if (eEnd < 0) return;
+    const begin = text.slice(b + 11, bEnd);
+    const end = text.slice(e + 9, eEnd);
+    if (!LABEL.test(begin) || !LABEL.test(end)) {
+      throw new CertwrightError('bad_request', 'PEM: malformed BEGIN/END line', {
+        extra: { reason: 'pem_malformed' },
+      });
+    }
+    yield { begin, body: text.slice(bEnd + 5, e), end };
+    pos = eEnd + 5;
+  }
+}
 
 /** Strict base64: only the base64 alphabet (whitespace removed first), correct padding. */
 export function decodeBase64Strict(text: string, what: string): Buffer {
@@ -43,14 +70,13 @@ export function decodeBase64Strict(text: string, what: string): Buffer {
 /** All PEM blocks in a text, in order (headers such as Proc-Type are refused). */
 export function pemDecodeAll(text: string): PemBlock[] {
   const out: PemBlock[] = [];
-  for (const m of text.matchAll(BLOCK)) {
-    const [, begin, body, end] = m;
+  for (const { begin, body, end } of pemBlocks(text)) {
     if (begin !== end) {
       throw new CertwrightError('bad_request', `PEM: BEGIN ${begin} does not match END ${end}`, {
         extra: { reason: 'pem_label_mismatch' },
       });
     }
-    if (body!.includes(':')) {
+    if (body.includes(':')) {
       throw new CertwrightError(
         'bad_request',
         'PEM: encapsulated headers (legacy encryption) are not supported',
@@ -59,7 +85,7 @@ export function pemDecodeAll(text: string): PemBlock[] {
         },
       );
     }
-    out.push({ label: begin!, der: decodeBase64Strict(body!, `PEM ${begin}`) });
+    out.push({ label: begin, der: decodeBase64Strict(body, `PEM ${begin}`) });
   }
   return out;
 }
