@@ -112,12 +112,15 @@ export class BulkService {
     const { result, issuerIds } = await this.deps.storage.transaction(async (tx) => {
       const errors = await unknownIds(tx, data.certificate_ids);
       const alreadyRevoked = (await tx.certificates.list({ ...filter, status: 'Revoked', perPage: 1 })).total;
+      const selection: CertificateFilter = { ...filter, notStatus: ['Revoked'] };
+      // The issuers the listeners must hear about, found before the writes with one probe per
+      // issuer rather than by reading every selected certificate back.
+      const issuers = await affectedIssuers(tx, selection);
+      const at = this.deps.clock.now();
       let revoked = 0;
-      const issuers = new Set<string>();
-      await eachBatch(tx, { ...filter, notStatus: ['Revoked'] }, async (ids) => {
-        const outcome = await this.revocation.revokeWithin(tx, ids, reason);
-        revoked += outcome.revoked.length;
-        for (const id of outcome.issuer_ids) issuers.add(id);
+      await eachBatch(tx, selection, async (ids) => {
+        await this.revocation.revokeSelected(tx, ids, reason, at);
+        revoked += ids.length;
       });
       const result: BulkRevokeResult = {
         total_matched: revoked + alreadyRevoked,
@@ -131,7 +134,7 @@ export class BulkService {
         bulkEvent(options.est ? 'est_bulk_revoke' : 'certificates_bulk_revoked', { ...data, reason }, result),
         tx,
       );
-      return { result, issuerIds: [...issuers].sort() };
+      return { result, issuerIds: issuers };
     });
     await this.revocation.notify({ issuer_ids: issuerIds, revoked: result.total_revoked, reason });
     return result;
@@ -274,6 +277,26 @@ function criteriaFilter(data: z.output<typeof bulkRenewSchema>): CertificateFilt
   }
   const source: CertificateSource | undefined = data.source === '' ? undefined : data.source;
   return { ids, ...narrowing, source };
+}
+
+/** Issuers that have at least one certificate the filter selects, in id order. */
+async function affectedIssuers(tx: Storage, filter: CertificateFilter): Promise<string[]> {
+  const candidates: string[] = [];
+  if (filter.issuer_id !== undefined) {
+    candidates.push(filter.issuer_id);
+  } else {
+    for (let page = 1; ; page += 1) {
+      const result = await tx.issuers.list({ page, perPage: BATCH });
+      candidates.push(...result.items.map((i) => i.id));
+      if (result.items.length < BATCH) break;
+    }
+  }
+  const found: string[] = [];
+  for (const issuer_id of candidates) {
+    if ((await tx.certificates.listIds({ ...filter, issuer_id }, { limit: 1 })).length > 0)
+      found.push(issuer_id);
+  }
+  return found.sort();
 }
 
 /** Walks the ids a filter selects, in id order, one keyset page at a time. */

@@ -95,11 +95,25 @@ export class RevocationService {
       if (page.items.length === 0) continue;
       const batch = page.items.map((c) => c.id);
       for (const c of page.items) issuers.add(c.issuer_id);
-      await tx.certificates.updateMany(batch, { status: 'Revoked' });
-      await tx.versions.revokeForCertificates(batch, { revoked_at: at, reason });
+      await this.revokeSelected(tx, batch, reason, at);
       revoked.push(...batch);
     }
     return { revoked, issuer_ids: [...issuers].sort() };
+  }
+
+  /**
+   * The two statements of a revocation for ids the caller already knows to be unrevoked
+   * certificates (bulk revocation selects them with its filter): one UPDATE of the certificates,
+   * one of their versions.
+   */
+  async revokeSelected(
+    tx: Storage,
+    ids: readonly string[],
+    reason: RevocationReason,
+    at: Date,
+  ): Promise<void> {
+    await tx.certificates.updateMany(ids, { status: 'Revoked' });
+    await tx.versions.revokeForCertificates(ids, { revoked_at: at, reason });
   }
 
   /**
