@@ -20,6 +20,22 @@ export interface ServiceConfig {
    * server keeps one in `dataDir` — fine for one instance, wrong for several.
    */
   encryptionKey: Uint8Array | undefined;
+  /**
+   * External https URL clients use to reach this server; written into issued certificates'
+   * CRL distribution point and OCSP URLs. Absent: `https://localhost:<listening port>`.
+   */
+  baseUrl: string | undefined;
+  /** Email notifications; absent when SVC_SMTP_HOST is unset. */
+  smtp:
+    | {
+        host: string;
+        port: number;
+        from: string;
+        secure: boolean;
+        requireTls: boolean;
+        auth: { user: string; pass: string } | undefined;
+      }
+    | undefined;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
@@ -82,6 +98,16 @@ const encryptionKey = z.string().transform((text, ctx) => {
   }
 });
 
+/** An origin only: a path would be doubled when route paths are appended. */
+const baseUrl = z
+  .string()
+  .transform((value) => value.replace(/\/+$/, ''))
+  .refine((value) => /^https:\/\/[^/?#]+$/.test(value), {
+    message: 'must be an https:// origin without a path',
+  });
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
 type Env = Record<string, string | undefined>;
 
 export function parseConfig(env: Env): Readonly<ServiceConfig> {
@@ -132,6 +158,22 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     databaseUrl: read('SVC_DATABASE_URL', url(['postgres', 'postgresql', 'mysql'])),
     redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
     encryptionKey: read('SVC_ENCRYPTION_KEY', encryptionKey),
+    baseUrl: read('SVC_BASE_URL', baseUrl),
+    smtp: env.SVC_SMTP_HOST
+      ? {
+          host: env.SVC_SMTP_HOST,
+          port: read('SVC_SMTP_PORT', port, '587') as number,
+          from: required('SVC_SMTP_FROM', z.string().min(3), 'SVC_SMTP_HOST is set') as string,
+          secure: read('SVC_SMTP_SECURE', bool, 'false') as boolean,
+          requireTls: read('SVC_SMTP_REQUIRE_TLS', bool, 'true') as boolean,
+          auth: env.SVC_SMTP_USER
+            ? {
+                user: env.SVC_SMTP_USER,
+                pass: required('SVC_SMTP_PASSWORD', z.string(), 'SVC_SMTP_USER is set') as string,
+              }
+            : undefined,
+        }
+      : undefined,
     logLevel: read(
       'SVC_LOG_LEVEL',
       z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),

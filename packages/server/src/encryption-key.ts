@@ -8,7 +8,10 @@ import { decodeEncryptionKey, type Logger, type ServiceConfig } from '@certwrigh
  * data directory (created on first start, mode 0600). Several instances sharing one database
  * must share the key, so they must set the variable — said loudly at start-up.
  */
-export async function resolveEncryptionKey(config: Readonly<ServiceConfig>, logger: Logger): Promise<Uint8Array> {
+export async function resolveEncryptionKey(
+  config: Readonly<ServiceConfig>,
+  logger: Logger,
+): Promise<Uint8Array> {
   if (config.encryptionKey) return config.encryptionKey;
   const path = join(config.dataDir, 'encryption-key');
   try {

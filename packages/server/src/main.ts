@@ -43,7 +43,16 @@ async function main(): Promise<void> {
     process.stderr.write(`certwright-server: ${message}\n`);
     process.exit(1);
   }
-  if (stopRequested) stop(stopRequested);
+  if (stopRequested) {
+    stop(stopRequested);
+    return;
+  }
+  server.ready.catch((error: unknown) => {
+    const message = isCertwrightError(error) ? error.message : (error as Error).message;
+    logger.error({ err: message }, 'start-up failed');
+    process.stderr.write(`certwright-server: ${message}\n`);
+    process.exit(1);
+  });
 }
 
 void main();

@@ -1,29 +1,55 @@
-import { createHandler } from '@certwright/api';
-import type { Logger, ServiceConfig } from '@certwright/core';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type CertwrightHandler, createHandler, type HandlerOptions, problem } from '@certwright/api';
+import {
+  createServices,
+  type Handler,
+  type Logger,
+  NotificationChannelRegistry,
+  type ServiceConfig,
+  systemClock,
+} from '@certwright/core';
+import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { readBuildInfo } from './build-info.js';
 import { createMetrics } from './metrics.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { type LeasedTask, startJobTimeouts, startNotificationRetry } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
 
 export interface RunningServer {
   readonly port: number;
   readonly url: string;
+  /** Settles once storage is migrated and every route is served; rejects on a fatal start-up error. */
+  readonly ready: Promise<void>;
   /** SIGHUP: swap the TLS certificate and key; false when the new pair was refused. */
   reloadTls(): Promise<boolean>;
-  /** SIGTERM: drain in-flight requests, then release storage and schedulers. */
+  /** SIGTERM: stop schedulers, drain in-flight requests, then release storage. */
   close(): Promise<void>;
 }
 
-/** Assembles the reference server from a parsed configuration. */
+/**
+ * Assembles the reference server. The TLS listener comes up first: until the database is
+ * reachable and migrated, /health answers, /ready is 503 and every other route is 503, so an
+ * orchestrator can tell "alive" from "ready" and a database outage at start is waited out.
+ */
 export async function startServer(config: Readonly<ServiceConfig>, logger: Logger): Promise<RunningServer> {
   const metrics = createMetrics();
-  const handler = createHandler({
+  const common: HandlerOptions = {
     auth: config.auth,
     version: await readBuildInfo(),
     logger,
     maxBodyBytes: config.maxBodyBytes,
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
+  };
+  const starting = createHandler({
+    ...common,
+    readiness: async () => ({ storage: { ok: false, detail: 'starting' } }),
   });
+  let full: CertwrightHandler | undefined;
+  const handler: Handler = (request, transport) =>
+    full ? full(request, transport) : startingHandler(starting, request, transport);
+
   const tls = await startTlsServer({
     handler,
     certPath: config.tls.certPath,
@@ -35,13 +61,81 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
   const host = config.listenAddr.includes(':') ? `[${config.listenAddr}]` : config.listenAddr;
   const url = `https://${host}:${tls.port}`;
   logger.info({ url, auth_type: config.auth.type, tls: 'TLSv1.3' }, 'certwright-server listening');
+
+  let stopping = false;
+  let runtime: Runtime | undefined;
+  let schedulers: LeasedTask[] = [];
+  let smtp: SmtpChannel | undefined;
+  const ready = (async () => {
+    runtime = await openRuntime(config, logger, () => stopping);
+    smtp = config.smtp ? createSmtpChannel(config.smtp) : undefined;
+    const channels = new NotificationChannelRegistry(smtp ? [smtp] : []);
+    const services = createServices(
+      {
+        storage: runtime.opened.storage,
+        clock: systemClock,
+        logger,
+        agentSettings: config.agents,
+        notifications: {
+          channels,
+          onDead: () => metrics.notificationDead.inc(),
+        },
+      },
+      { pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` } },
+    );
+    const checks = runtime.checks;
+    full = createHandler({
+      ...common,
+      services,
+      readiness: async () =>
+        Object.fromEntries(
+          await Promise.all(Object.entries(checks).map(async ([name, check]) => [name, await check()])),
+        ),
+    });
+    const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
+    schedulers = [
+      startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
+      startJobTimeouts(scheduled),
+    ];
+    logger.info(
+      { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },
+      'certwright-server ready',
+    );
+  })();
+  // A start-up failure surfaces through `ready`; keep it from being an unhandled rejection.
+  ready.catch(() => {});
+
   return {
     port: tls.port,
     url,
+    ready,
     reloadTls: () => tls.reload(),
     async close() {
+      stopping = true;
+      await Promise.all(schedulers.map((s) => s.stop()));
       await tls.close(config.shutdownTimeoutMs);
+      await ready.catch(() => {});
+      smtp?.close();
+      await runtime?.close();
       logger.info({}, 'certwright-server stopped');
     },
   };
+}
+
+/** While starting, system routes answer and everything else is 503 (retry later). */
+async function startingHandler(
+  starting: CertwrightHandler,
+  request: Request,
+  transport: Parameters<Handler>[1],
+): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  if (starting.routes.some((route) => route.path === path)) return starting(request, transport);
+  return problem({
+    status: 503,
+    code: 'unavailable',
+    detail: 'the service is starting; retry shortly',
+    requestId: randomUUID(),
+    headers: { 'retry-after': '2' },
+  });
 }

@@ -23,7 +23,7 @@ function startQuickstart(dataDir: string) {
   const port = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start:\n${output}`)), 30_000);
     child.stdout.on('data', () => {
-      const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)"/.exec(output);
+      const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)".*"msg":"certwright-server ready"/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(Number(match[1]));

@@ -10,7 +10,8 @@ export function parsePart<T extends z.ZodType>(schema: T, value: unknown, where:
 
 function toFieldIssue(issue: z.core.$ZodIssue, where: string): FieldIssue {
   const field = issue.path.length > 0 ? issue.path.join('.') : where;
-  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+  // Whatever the schema (string, enum, union), an absent value is reported the same way.
+  const missing = 'input' in issue && issue.input === undefined;
   return { field, message: missing ? 'is required' : issue.message };
 }
 

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -17,7 +20,13 @@ export function runServer(env: Record<string, string>): {
   exited: Promise<number | null>;
 } {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
-    env: { PATH: process.env.PATH ?? '', SVC_LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SVC_LOG_LEVEL: 'info',
+      // PGlite allows one process per data directory: every server gets its own.
+      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'cw-data-')),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -31,13 +40,15 @@ export function runServer(env: Record<string, string>): {
   return { child, output: () => text, exited };
 }
 
-/** Starts the server and waits for its "listening" log line; fails with the output otherwise. */
+/** Starts the server and waits for its "ready" log line; fails with the output otherwise. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${run.output()}`)), 30_000);
     const check = () => {
-      const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)"/.exec(run.output());
+      const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)".*"msg":"certwright-server ready"/.exec(
+        run.output(),
+      );
       if (match) {
         clearTimeout(timer);
         resolve(Number(match[1]));
