@@ -4,13 +4,16 @@ import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
+import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
 import { notificationRoutes } from './notifications.js';
+import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
-import { referenceDataRoutes } from './reference-data.js';
+import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
 import { targetRoutes } from './targets.js';
+import { teamRoutes } from './teams.js';
 
 /**
  * Feature routes in registration order. Within each module, literal paths come before
@@ -27,7 +30,10 @@ export function featureRoutes(services: Services): RouteSpec[] {
     bulkRoutes,
     certificateRoutes,
     lifecycleRoutes,
-    referenceDataRoutes,
+    ownerRoutes,
+    teamRoutes,
+    issuerRoutes,
+    profileRoutes,
     renewalPolicyRoutes,
     policyRoutes,
   ];

@@ -1,0 +1,57 @@
+import {
+  allowedKeyAlgorithmSchema,
+  type CertificateProfile,
+  EXTENDED_KEY_USAGES,
+  profileCreateSchema,
+  profileListSchema,
+  profileUpdateSchema,
+  type Services,
+} from '@certwright/core';
+import { z } from 'zod';
+import type { RouteSpec } from '../http/route.js';
+import { crudRoutes, timestamp } from './crud.js';
+
+export const profileJson = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  allowed_key_algorithms: z.array(allowedKeyAlgorithmSchema),
+  allowed_ekus: z.array(z.enum(EXTENDED_KEY_USAGES)),
+  required_csr_attributes: z.array(z.string()),
+  must_staple: z.boolean(),
+  max_validity_days: z.number().int(),
+  key_generation: z.enum(['agent', 'server']),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const profileView = (p: CertificateProfile) => ({
+  id: p.id,
+  name: p.name,
+  description: p.description,
+  allowed_key_algorithms: p.allowed_key_algorithms,
+  allowed_ekus: p.allowed_ekus,
+  required_csr_attributes: p.required_csr_attributes,
+  must_staple: p.must_staple,
+  max_validity_days: p.max_validity_days,
+  key_generation: p.key_generation,
+  created_at: p.created_at,
+  updated_at: p.updated_at,
+});
+
+/** /api/v1/profiles (DESIGN §5, spec §2.5). */
+export function profileRoutes(services: Services): RouteSpec[] {
+  return crudRoutes({
+    path: '/api/v1/profiles',
+    tag: 'profiles',
+    name: 'Profile',
+    noun: 'certificate profile',
+    record: profileJson,
+    createBody: profileCreateSchema,
+    updateBody: profileUpdateSchema,
+    listQuery: profileListSchema,
+    service: services.profiles,
+    view: profileView,
+    deleteNote: '409 while certificates reference it',
+  });
+}
