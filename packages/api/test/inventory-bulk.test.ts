@@ -165,6 +165,29 @@ describe('bulk revoke', () => {
   });
 });
 
+describe('revocation listeners', () => {
+  it('runs listeners registered later, and a failing one neither fails the call nor stops the others', async () => {
+    const seen: string[][] = [];
+    const offFailing = app.services.revocation.onRevoked(() => {
+      throw new Error('CRL refresh down');
+    });
+    const offRecording = app.services.revocation.onRevoked((event) => void seen.push(event.issuer_ids));
+    try {
+      const cert = await createCertificate(app, refs, { name: 'listener' });
+      const res = await app.call('POST', `/api/v1/certificates/${cert.id}/revoke`, { reason: 'superseded' });
+      expect(res.status).toBe(200);
+      expect(seen).toEqual([[refs.issuer]]);
+    } finally {
+      offFailing();
+      offRecording();
+    }
+    // Nothing is told about a call that revoked nothing.
+    seen.length = 0;
+    await app.call('POST', '/api/v1/certificates/bulk-revoke', { certificate_ids: ['mc-none'] });
+    expect(seen).toEqual([]);
+  });
+});
+
 describe('EST bulk revoke', () => {
   it('forces source EST and audits est_bulk_revoke', async () => {
     const { owner } = await ownerWith(0);

@@ -233,7 +233,7 @@ export class CertificateService {
       if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
       const refused = stillReferenced('certificate', id, await tx.certificates.references(id));
       if (refused) throw refused;
-      await tx.violations.replaceForCertificate(id, []);
+      // Violations and target bindings go with the certificate (storage cascades).
       await tx.certificates.delete(id);
       await this.audit.record(actor, lifecycle('certificate_deleted', id), tx);
     });

@@ -126,12 +126,7 @@ export class PolicyRuleService {
   async delete(id: string, actor: Actor): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.policyRules.get(id))) throw notFound('policy rule', id);
-      // Violations belong to the rule that found them; they go with it.
-      for (;;) {
-        const page = await tx.violations.list({ rule_id: id, perPage: BATCH });
-        if (page.items.length === 0) break;
-        for (const v of page.items) await tx.violations.delete(v.id);
-      }
+      // Its violations go with it: the storage deletes them in the same statement (cascade).
       await tx.policyRules.delete(id);
       await this.audit.record(actor, configEvent('policy_rule_deleted', 'policy_rule', id), tx);
     });
