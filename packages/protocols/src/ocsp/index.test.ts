@@ -1,0 +1,215 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  buildCertId,
+  buildOcspResponse,
+  certIdMatcher,
+  createSelfSignedCertificate,
+  der,
+  generateKeyPair,
+  issueCertificate,
+  prepareIssuer,
+  prepareOcspResponder,
+  type readCertificate,
+} from '@certwright/core/pki';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createOcspHandler, decodeGetRequest, type OcspSource } from './index.js';
+
+const transport = { remoteAddress: '127.0.0.1' };
+const ISSUER = 'iss-test';
+let handler: ReturnType<typeof createOcspHandler>;
+let caInfo: ReturnType<typeof readCertificate>;
+const REVOKED = 'a0b';
+const norm = (serial: string) => serial.toLowerCase().replace(/^0+(?=.)/, '');
+
+/** openssl's reading of a DER OCSPResponse (status line and cert status). */
+function describeResponse(body: ArrayBuffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cw-ocsp-'));
+  try {
+    writeFileSync(join(dir, 'r.der'), Buffer.from(body));
+    return execFileSync('openssl', ['ocsp', '-respin', join(dir, 'r.der'), '-resp_text', '-noverify'], {
+      encoding: 'utf8',
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+beforeAll(async () => {
+  const caKey = await generateKeyPair('ECDSA-P256');
+  const now = new Date();
+  const ca = createSelfSignedCertificate(
+    {
+      subject: 'CN=OCSP unit CA',
+      notBefore: now,
+      notAfter: new Date(now.getTime() + 86_400_000),
+      basicConstraints: { ca: true },
+    },
+    caKey.privateKey,
+  );
+  const authority = prepareIssuer(ca.der, caKey.privateKey);
+  caInfo = authority.certificate;
+  const rKey = await generateKeyPair('ECDSA-P256');
+  const rCert = issueCertificate(
+    {
+      subject: 'CN=responder',
+      publicKey: rKey.publicKey,
+      notBefore: now,
+      notAfter: new Date(now.getTime() + 3_600_000),
+      extendedKeyUsage: ['OCSPSigning'],
+      ocspNoCheck: true,
+    },
+    authority,
+  );
+  const responder = prepareOcspResponder(rCert.der, rKey.privateKey);
+  const matches = certIdMatcher(caInfo);
+  // A small real source: statuses from a map, signed by a real delegated responder.
+  const source: OcspSource = {
+    async respond(issuerId, request) {
+      if (issuerId !== ISSUER) return null;
+      const producedAt = new Date();
+      return {
+        producedAt,
+        nextUpdate: new Date(producedAt.getTime() + 600_000),
+        der: buildOcspResponse({
+          responder,
+          producedAt,
+          ...(request.nonce ? { nonce: request.nonce } : {}),
+          responses: request.certIds.map((certId) => ({
+            certId,
+            thisUpdate: producedAt,
+            certStatus: !matches(certId)
+              ? { status: 'unknown' as const }
+              : norm(certId.serialNumber) === REVOKED
+                ? { status: 'revoked' as const, revokedAt: producedAt, reason: 'keyCompromise' as const }
+                : { status: 'good' as const },
+          })),
+        }),
+      };
+    },
+    async respondToSerial(issuerId, serial) {
+      return this.respond(issuerId, {
+        certIds: [buildCertId(caInfo, serial)],
+        nonce: undefined,
+        signed: false,
+        extensions: [],
+      });
+    },
+    async serialStatus(issuerId, serial) {
+      if (issuerId !== ISSUER) return null;
+      const now = new Date();
+      return {
+        serial,
+        status: norm(serial) === REVOKED ? 'revoked' : 'good',
+        thisUpdate: now,
+        nextUpdate: now,
+      };
+    },
+  };
+  handler = createOcspHandler({ source });
+});
+
+const request = (serial: string) =>
+  der.sequence(der.sequence(der.sequence(der.sequence(buildCertId(caInfo, serial, 'sha1').der))));
+const post = (body: Uint8Array | string | null, headers: Record<string, string> = {}, issuer = ISSUER) =>
+  handler(
+    new Request(`https://h/.well-known/pki/ocsp/${issuer}`, {
+      method: 'POST',
+      headers,
+      body: body === null ? null : typeof body === 'string' ? body : new Uint8Array(body),
+    }),
+    transport,
+  );
+
+describe('OCSP handler', () => {
+  it('answers POST with or without Content-Type; another explicit type is 415', async () => {
+    for (const headers of [{}, { 'content-type': 'application/ocsp-request' }] as Record<string, string>[]) {
+      const res = await post(request(REVOKED), headers);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/ocsp-response');
+      const text = describeResponse(await res.arrayBuffer());
+      expect(text).toContain('Cert Status: revoked');
+      expect(text).toContain('keyCompromise');
+    }
+    const wrong = await post(request('01'), { 'content-type': 'application/json' });
+    expect(wrong.status).toBe(415);
+  });
+
+  it.each([
+    ['garbage', () => Buffer.from('not der at all')],
+    ['an empty body', () => Buffer.alloc(0)],
+    [
+      'deep nesting',
+      () => {
+        let b: Buffer = Buffer.from([5, 0]);
+        for (let i = 0; i < 100; i++) b = der.sequence(b);
+        return b;
+      },
+    ],
+    ['a truncated request', () => request('01').subarray(0, 20)],
+  ])('answers %s with 400 and a malformedRequest OCSP response', async (_name, body) => {
+    const res = await post(body());
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('application/ocsp-response');
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x01]));
+  });
+
+  it('refuses oversized bodies without reading them (413, malformedRequest)', async () => {
+    const res = await post(Buffer.alloc(64 * 1024, 0x30));
+    expect(res.status).toBe(413);
+  });
+
+  it('answers GET with URL-encoded base64, base64url, and unencoded slashes', async () => {
+    // Find a serial whose request has '/' or '+' in base64 so the encodings differ.
+    let serial = 1;
+    let b64 = '';
+    while (!/[+/]/.test(b64)) b64 = Buffer.from(request((serial++).toString(16))).toString('base64');
+    const forms = [
+      encodeURIComponent(b64),
+      b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+      b64.replace(/\+/g, '%2B'),
+    ];
+    for (const form of forms) {
+      const res = await handler(new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/${form}`), transport);
+      expect(res.status, form).toBe(200);
+      expect(describeResponse(await res.arrayBuffer())).toContain('Cert Status: good');
+      expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
+    }
+    const bad = await handler(new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/%%%`), transport);
+    expect(bad.status).toBe(400);
+  });
+
+  it('serves the human serial route as JSON, or signed with Accept: application/ocsp-response', async () => {
+    const json = await handler(
+      new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/serial/0A0B`),
+      transport,
+    );
+    expect(await json.json()).toMatchObject({ serial: '0a0b', status: 'revoked' });
+    const signed = await handler(
+      new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/serial/0a0b`, {
+        headers: { accept: 'application/ocsp-response' },
+      }),
+      transport,
+    );
+    expect(describeResponse(await signed.arrayBuffer())).toContain('Cert Status: revoked');
+    expect(
+      (await handler(new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/serial/xyz`), transport)).status,
+    ).toBe(400);
+  });
+
+  it('answers unknown issuers with 404 unauthorized, and wrong methods with 405', async () => {
+    const res = await post(request('01'), {}, 'iss-other');
+    expect(res.status).toBe(404);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x06]));
+    const get = await handler(new Request(`https://h/.well-known/pki/ocsp/${ISSUER}`), transport);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+  });
+
+  it('decodes only bounded base64', () => {
+    expect(decodeGetRequest('A'.repeat(100_000), 16 * 1024)).toBeNull();
+    expect(decodeGetRequest('MAA', 16)).toEqual(Buffer.from([0x30, 0x00]));
+  });
+});
