@@ -288,6 +288,29 @@ describe('bulk renew', () => {
   });
 });
 
+describe('agent criterion', () => {
+  it('selects the certificates bound to a target of the agent, in lists and bulk calls', async () => {
+    const agent = await app.storage.agents.create({
+      name: 'edge-1',
+      hostname: 'edge-1.internal',
+      os: 'linux',
+      architecture: 'amd64',
+      ip_address: '10.0.0.1',
+      version: '2.0.0',
+      api_key_hash: null,
+    });
+    const target = await app.storage.targets.create({ agent_id: agent.id, name: 'nginx', type: 'NGINX' });
+    const { ids } = await ownerWith(3);
+    await app.storage.certificates.setTargets(ids[0] as string, [target.id]);
+    await app.storage.certificates.setTargets(ids[1] as string, [target.id]);
+    const listed = await app.call('GET', `/api/v1/certificates?agent_id=${agent.id}&sort=name`);
+    expect(listed.body.data.map((c: { id: string }) => c.id).sort()).toEqual([ids[0], ids[1]].sort());
+    const renewed = await app.call('POST', '/api/v1/certificates/bulk-renew', { agent_id: agent.id });
+    expect(renewed.body).toMatchObject({ total_matched: 2, total_renewed: 2 });
+    expect((await app.call('GET', `/api/v1/certificates/${ids[2]}`)).body.status).toBe('Active');
+  });
+});
+
 describe('bulk reassign', () => {
   it('answers 400 for a missing owner or team before touching any certificate', async () => {
     const { owner, ids } = await ownerWith(3);
