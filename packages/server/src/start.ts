@@ -13,7 +13,13 @@ import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { readBuildInfo } from './build-info.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
-import { type LeasedTask, startJobTimeouts, startNotificationRetry } from './schedulers/index.js';
+import {
+  type LeasedTask,
+  startIssuanceWorker,
+  startJobTimeouts,
+  startNotificationRetry,
+  startRenewalScan,
+} from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
 
 export interface RunningServer {
@@ -97,6 +103,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     schedulers = [
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),
+      startIssuanceWorker(scheduled),
+      startRenewalScan(scheduled),
     ];
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },

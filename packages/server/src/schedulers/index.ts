@@ -1,3 +1,9 @@
 export { JOB_TIMEOUT_INTERVAL_MS, startJobTimeouts } from './job-timeouts.js';
 export { type LeasedTask, type LeasedTaskOptions, startLeasedTask } from './lease-runner.js';
 export { startNotificationRetry } from './notification-retry.js';
+export {
+  ISSUANCE_INTERVAL_MS,
+  RENEWAL_SCAN_INTERVAL_MS,
+  startIssuanceWorker,
+  startRenewalScan,
+} from './renewal.js';
