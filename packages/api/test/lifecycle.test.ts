@@ -208,6 +208,46 @@ describe('CSR issuance against the profile', () => {
   });
 });
 
+describe('agent-side key generation', () => {
+  it('issues from the CSR the agent submits for its AwaitingCSR job, through the job worker', async () => {
+    const profile = await app.services.profiles.create(
+      {
+        name: `agent-flow-${Math.random()}`,
+        allowed_key_algorithms: [],
+        allowed_ekus: ['serverAuth'],
+        max_validity_days: 60,
+        key_generation: 'agent',
+      },
+      SYSTEM_ACTOR,
+    );
+    const { agent } = await app.services.agents.register(SYSTEM_ACTOR, {
+      name: `agent-${Math.random()}`,
+      hostname: 'web-1',
+    });
+    const target = await app.services.targets.create(SYSTEM_ACTOR, {
+      agent_id: agent.id,
+      name: `nginx-${Math.random()}`,
+      type: 'NGINX',
+    });
+    const cert = await app.createCertificate({ profile_id: profile.id });
+    await app.storage.certificates.setTargets(cert.id, [target.id]);
+
+    await app.services.pki.lifecycle.processDueJobs();
+    const [job] = (await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' })).items;
+    expect(job).toMatchObject({ status: 'AwaitingCSR', agent_id: agent.id });
+    await app.services.jobs.submitCsr(agent.id, job!.id, await csrPem('ECDSA-P256'));
+    await app.services.pki.lifecycle.processDueJobs();
+
+    const after = await app.json('GET', `/api/v1/certificates/${cert.id}`);
+    expect(after.body.status).toBe('Active');
+    expect((await app.services.jobs.get(job!.id)).status).toBe('Completed');
+    // The new version fans out to the bound target: one Deployment job for the agent.
+    const deployments = await app.services.jobs.list({ certificate_id: cert.id, type: 'Deployment' });
+    expect(deployments.items).toHaveLength(1);
+    expect(deployments.items[0]).toMatchObject({ agent_id: agent.id, target_id: target.id });
+  });
+});
+
 describe('renew, revoke, CRL and OCSP', () => {
   it('renews with a new serial and publishes a revocation in CRL and OCSP before revoke returns', async () => {
     const cert = await app.createCertificate();
