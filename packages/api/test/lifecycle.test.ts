@@ -189,6 +189,20 @@ describe('CSR issuance against the profile', () => {
     expect((await app.services.jobs.list({ certificate_id: cert.id })).total).toBe(0);
   });
 
+  it('refuses to mint a new CA for an issuer whose CA material was wiped after it issued', async () => {
+    const issuer = await app.services.issuers.create(
+      { name: `wiped-${Math.random()}`, type: 'Local' },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ issuer_id: issuer.id });
+    expect((await app.json('POST', `/api/v1/certificates/${cert.id}/issue`)).status).toBe(200);
+    await app.services.issuers.update(issuer.id, { config: {} }, SYSTEM_ACTOR);
+    app.services.pki.lifecycle.connectors.invalidate(issuer.id);
+    const res = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toMatch(/CA material is missing/);
+  });
+
   it('waits in AwaitingCSR when the profile generates keys on the agent', async () => {
     const profile = await app.services.profiles.create(
       {

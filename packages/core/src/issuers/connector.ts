@@ -80,6 +80,8 @@ export interface ConnectorContext {
   persistConfig(mutate: (config: Record<string, unknown>) => Record<string, unknown> | null): Promise<void>;
   /** External base URL for CRL distribution points and AIA OCSP URLs; absent → none written. */
   publicBaseUrl?: string;
+  /** Whether any certificate was ever issued through this issuer (guards against silent CA rotation). */
+  hasIssued?: () => Promise<boolean>;
 }
 
 export type ConnectorFactory = (context: ConnectorContext) => Promise<IssuerConnector>;

@@ -319,6 +319,14 @@ export class LocalCaConnector implements IssuerConnector {
 /** The Local connector factory: provisions CA material on first use, then builds the connector. */
 export async function createLocalCaConnector(context: ConnectorContext): Promise<IssuerConnector> {
   if (!needsProvisioning(context.issuer.config)) return new LocalCaConnector(context);
+  // Material missing after certificates were issued means the config was replaced (e.g. an
+  // issuer update without the CA): a fresh CA would silently orphan every issued certificate.
+  if (await context.hasIssued?.()) {
+    throw new CertwrightError(
+      'conflict',
+      `issuer '${context.issuer.id}' has issued certificates but its CA material is missing from its config; refusing to create a new CA (restore the config or import the CA with certificate_pem and private_key_pem)`,
+    );
+  }
   const fresh = await provisionLocalCa(context.issuer, context.issuer.config, context.now());
   let stored = fresh;
   await context.persistConfig((latest) => {

@@ -148,6 +148,15 @@ export class IssuerConnectorCache {
         issuer: withConfig,
         now: () => this.deps.clock.now(),
         persistConfig: (mutate) => this.persistConfig(issuerId, mutate),
+        // Certificates without a version never match an expiry filter: this finds issued ones only.
+        hasIssued: async () =>
+          (
+            await this.deps.storage.certificates.list({
+              issuer_id: issuerId,
+              expiresAfter: new Date(0),
+              perPage: 1,
+            })
+          ).total > 0,
         ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
       });
     })();
