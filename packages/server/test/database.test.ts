@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { connect } from 'node:net';
 import { TcpRelay } from '@certwright/core/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTempDatabase, postgresSkipReason } from '../../storage-pg/test/helpers.js';
+import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
 import { runServer, type ServerProcess, startServerProcess } from './support/server-process.js';
 
@@ -12,30 +12,8 @@ const SECRET = 'database-test-secret-0123456789';
 const skip = await postgresSkipReason();
 if (skip) console.warn(`skipping PostgreSQL server tests: ${skip}`);
 
-function get(port: number, ca: Buffer, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        servername: 'localhost',
-        port,
-        path,
-        ca,
-        agent: false,
-        headers: { authorization: `Bearer ${SECRET}` },
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (d) => {
-          body += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, ca: Buffer, path: string) =>
+  httpsCall(port, ca, path, { headers: bearer(SECRET) });
 
 async function waitFor(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
@@ -12,31 +12,7 @@ describe('certwright-server issues what it inventories', () => {
   let server: ServerProcess;
 
   const call = (method: string, path: string, body?: unknown) =>
-    new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          servername: 'localhost',
-          port: server.port,
-          path,
-          method,
-          ca,
-          agent: false,
-          headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d) => {
-            text += d;
-          });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
+    httpsCall(server.port, ca, path, { method, body, headers: bearer(SECRET) });
 
   beforeAll(async () => {
     server = await startServerProcess({

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { bearer, httpsCall } from './support/https.js';
 
 const QUICKSTART = fileURLToPath(new URL('../src/quickstart.ts', import.meta.url));
 
@@ -34,34 +34,10 @@ function startQuickstart(dataDir: string) {
   return { child, port, output: () => output };
 }
 
-function get(
-  port: number,
-  ca: Buffer,
-  path: string,
-  key?: string,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        servername: 'localhost',
-        port,
-        path,
-        ca,
-        headers: key ? { authorization: `Bearer ${key}` } : {},
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (d) => {
-          body += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = async (port: number, ca: Buffer, path: string, key?: string) => {
+  const reply = await httpsCall(port, ca, path, { headers: key ? bearer(key) : {} });
+  return { status: reply.status, body: reply.body };
+};
 
 describe('quick start', () => {
   it('bootstraps a CA, a localhost certificate and an admin key, then serves TLS with them', async () => {

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HttpsOptions, type HttpsReply, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
 import { runServer, type ServerProcess, startServerProcess } from './support/server-process.js';
 
@@ -22,53 +23,8 @@ function sClient(args: string[]): Promise<{ code: number | null; stdout: string 
   });
 }
 
-/** No session cache: a resumed TLS 1.3 session would show the old certificate. */
-const freshAgent = () => new Agent({ keepAlive: false, maxCachedSessions: 0 });
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  peerCn: string;
-}
-
-function get(
-  port: number,
-  ca: string,
-  path: string,
-  options: { method?: string; agent?: Agent; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: options.method ?? 'GET',
-        ca: readFileSync(ca),
-        servername: 'localhost',
-        agent: options.agent ?? freshAgent(),
-        headers: options.headers,
-      },
-      (res) => {
-        const peer = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
-        let body = '';
-        res.on('data', (d) => {
-          body += d;
-        });
-        res.on('end', () => {
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body,
-            peerCn: String(peer?.subject?.CN ?? ''),
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+function get(port: number, ca: string, path: string, options: HttpsOptions = {}): Promise<HttpsReply> {
+  return httpsCall(port, readFileSync(ca), path, options);
 }
 
 describe('certwright-server over TLS 1.3', () => {
