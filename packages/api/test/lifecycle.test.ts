@@ -392,6 +392,48 @@ describe('renew, revoke, CRL and OCSP', () => {
   });
 });
 
+describe('delegated OCSP responder', () => {
+  it('is re-issued automatically before it expires, and answers keep verifying', async () => {
+    const id = app.ids.issuer;
+    const serial = '1234';
+    const fetchSigned = async () => {
+      const res = await app.call('GET', `/.well-known/pki/ocsp/${id}/serial/${serial}`, undefined, {
+        accept: 'application/ocsp-response',
+      });
+      return Buffer.from(await res.arrayBuffer());
+    };
+    await fetchSigned();
+    const responderPem = async () =>
+      ((await app.storage.issuers.getWithConfig(id))!.config.ocsp_responder as { cert_pem: string }).cert_pem;
+    const before = await responderPem();
+    expect(new X509Certificate(before).keyUsage).toContain('1.3.6.1.5.5.7.3.9'); // id-kp-OCSPSigning
+    const start = clock.now().getTime();
+    try {
+      clock.set(new Date(start + 6 * DAY)); // inside the last two days of the 7-day responder
+      const answer = await fetchSigned();
+      const after = await responderPem();
+      expect(after).not.toBe(before);
+      expect(new Date(new X509Certificate(after).validTo).getTime()).toBeGreaterThan(start + 12 * DAY);
+      const [issuingPem, rootPem] = await chainOf(id);
+      const text = openssl([
+        'ocsp',
+        '-respin',
+        { name: 'r.der', file: answer },
+        '-resp_text',
+        '-CAfile',
+        { name: 'ca.pem', file: issuingPem! + rootPem! },
+        '-attime',
+        String(Math.floor(clock.now().getTime() / 1000)),
+      ]);
+      // The answer carries (and is signed by) the new responder certificate.
+      const body = (pem: string) => pem.replace(/-----[^-]+-----|\s/g, '');
+      expect(text.replace(/\s/g, '')).toContain(body(after));
+    } finally {
+      clock.set(new Date(start));
+    }
+  });
+});
+
 describe('renewal scan', () => {
   it('renews certificates whose window opened and raises each alert threshold once', async () => {
     const policy = await app.services.renewalPolicies.create(
