@@ -4,15 +4,15 @@ import {
   type AgentStatus,
   type DeploymentTarget,
   newId,
-  notFound,
   OPEN_JOB_STATUSES,
   type TargetConfig,
   type TargetRepository,
   type TargetType,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { type Ctx, count, defined, pageWindow, toBool } from '../context.js';
+import { type Ctx, count, defined, toBool } from '../context.js';
 import type { AgentsTable, TargetsTable } from '../schema.js';
+import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 // Every column but api_key_hash: the hash must never reach a record (spec §2.2).
 const AGENT_COLUMNS = [
@@ -52,11 +52,7 @@ export function agentRepository(ctx: Ctx): AgentRepository {
     const r = await ctx.db.selectFrom('agents').select(AGENT_COLUMNS).where('id', '=', id).executeTakeFirst();
     return r ? toAgent(r) : null;
   };
-  const require = async (id: string) => {
-    const a = await get(id);
-    if (!a) throw notFound('agent', id);
-    return a;
-  };
+  const require = requireFound('agent', get);
   return {
     get,
     require,
@@ -92,44 +88,38 @@ export function agentRepository(ctx: Ctx): AgentRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('agents')
-        .set({
-          ...defined({
-            name: patch.name,
-            hostname: patch.hostname,
-            status: patch.status,
-            last_heartbeat_at: patch.last_heartbeat_at,
-            os: patch.os,
-            architecture: patch.architecture,
-            ip_address: patch.ip_address,
-            version: patch.version,
-            api_key_hash: patch.api_key_hash,
-            retired_at: patch.retired_at,
-            retired_reason: patch.retired_reason,
-          }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(
+        ctx,
+        'agents',
+        id,
+        defined({
+          name: patch.name,
+          hostname: patch.hostname,
+          status: patch.status,
+          last_heartbeat_at: patch.last_heartbeat_at,
+          os: patch.os,
+          architecture: patch.architecture,
+          ip_address: patch.ip_address,
+          version: patch.version,
+          api_key_hash: patch.api_key_hash,
+          retired_at: patch.retired_at,
+          retired_reason: patch.retired_reason,
+        }),
+      );
       return require(id);
     },
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('agents');
       if (query.retired === true) base = base.where('retired_at', 'is not', null);
       if (query.retired === false) base = base.where('retired_at', 'is', null);
       if (query.status !== undefined) base = base.where('status', '=', query.status);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
       const order = query.retired === true ? 'retired_at' : 'registered_at';
-      const rows = await base
-        .select(AGENT_COLUMNS)
-        .orderBy(order, 'desc')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toAgent), total: count(total) };
+      return listPage(
+        base,
+        query,
+        (q) => q.select(AGENT_COLUMNS).orderBy(order, 'desc').orderBy('id'),
+        toAgent,
+      );
     },
     async dependencyCounts(id) {
       const targets = await ctx.db
@@ -195,11 +185,7 @@ export function targetRepository(ctx: Ctx): TargetRepository {
       .executeTakeFirst();
     return r ? toTarget(r) : null;
   };
-  const require = async (id: string) => {
-    const t = await get(id);
-    if (!t) throw notFound('deployment target', id);
-    return t;
-  };
+  const require = requireFound('deployment target', get);
   return {
     get,
     require,
@@ -242,43 +228,34 @@ export function targetRepository(ctx: Ctx): TargetRepository {
         patch.config === undefined
           ? undefined
           : await ctx.box.seal(JSON.stringify(patch.config), targetConfigContext(id));
-      await ctx.db
-        .updateTable('deployment_targets')
-        .set({
-          ...defined({
-            name: patch.name,
-            type: patch.type,
-            enabled: patch.enabled,
-            retired_at: patch.retired_at,
-            retired_reason: patch.retired_reason,
-            config_sealed,
-          }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(
+        ctx,
+        'deployment_targets',
+        id,
+        defined({
+          name: patch.name,
+          type: patch.type,
+          enabled: patch.enabled,
+          retired_at: patch.retired_at,
+          retired_reason: patch.retired_reason,
+          config_sealed,
+        }),
+      );
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('deployment_targets').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('deployment target', id);
-    },
+    delete: (id) => deleteById(ctx, 'deployment_targets', id, 'deployment target'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('deployment_targets');
       if (query.agent_id !== undefined) base = base.where('agent_id', '=', query.agent_id);
       if (query.type !== undefined) base = base.where('type', '=', query.type);
       if (query.retired === true) base = base.where('retired_at', 'is not', null);
       if (query.retired === false) base = base.where('retired_at', 'is', null);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .select(TARGET_COLUMNS)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toTarget), total: count(total) };
+      return listPage(
+        base,
+        query,
+        (q) => q.select(TARGET_COLUMNS).orderBy('created_at').orderBy('id'),
+        toTarget,
+      );
     },
     async retireForAgent(agentId, at, reason) {
       const res = await ctx.db

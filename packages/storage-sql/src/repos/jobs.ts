@@ -5,14 +5,14 @@ import {
   type JobType,
   type NewJob,
   newId,
-  notFound,
   OPEN_JOB_STATUSES,
   type VerificationStatus,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { atomic, type Ctx, count, defined, pageWindow, parseJson, toNum } from '../context.js';
+import { atomic, type Ctx, defined, parseJson, toNum } from '../context.js';
 import { retryOnDeadlock } from '../errors.js';
 import type { JobsTable } from '../schema.js';
+import { listPage, requireFound, updateById } from './crud.js';
 
 function toJob(r: Selectable<JobsTable>): Job {
   return {
@@ -46,11 +46,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
     const r = await ctx.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toJob(r) : null;
   };
-  const require = async (id: string) => {
-    const j = await get(id);
-    if (!j) throw notFound('job', id);
-    return j;
-  };
+  const require = requireFound('job', get);
   const build = (input: NewJob): Job => {
     const now = input.created_at ?? ctx.clock.now();
     return {
@@ -107,20 +103,14 @@ export function jobRepository(ctx: Ctx): JobRepository {
     async update(id, patch) {
       await require(id);
       const { payload, result, ...rest } = patch;
-      await ctx.db
-        .updateTable('jobs')
-        .set({
-          ...defined(rest),
-          ...(payload !== undefined ? { payload: JSON.stringify(payload) } : {}),
-          ...(result !== undefined ? { result: result === null ? null : JSON.stringify(result) } : {}),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'jobs', id, {
+        ...defined(rest),
+        ...(payload !== undefined ? { payload: JSON.stringify(payload) } : {}),
+        ...(result !== undefined ? { result: result === null ? null : JSON.stringify(result) } : {}),
+      });
       return require(id);
     },
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('jobs');
       if (query.status !== undefined)
         base = base.where('status', 'in', Array.isArray(query.status) ? query.status : [query.status]);
@@ -128,15 +118,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
       if (query.certificate_id !== undefined) base = base.where('certificate_id', '=', query.certificate_id);
       if (query.target_id !== undefined) base = base.where('target_id', '=', query.target_id);
       if (query.agent_id !== undefined) base = base.where('agent_id', '=', query.agent_id);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toJob), total: count(total) };
+      return listPage(base, query, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), toJob);
     },
     async claimDue({ now, worker, leaseMs, limit, types, agentId }) {
       if (limit < 1) return [];

@@ -5,11 +5,11 @@ import {
   type NotificationStatus,
   type NotificationType,
   newId,
-  notFound,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { type Ctx, count, defined, pageWindow, toNum } from '../context.js';
+import { type Ctx, count, defined, toNum } from '../context.js';
 import type { NotificationsTable } from '../schema.js';
+import { listPage, requireFound, updateById } from './crud.js';
 
 function toNotification(r: Selectable<NotificationsTable>): NotificationEvent {
   return {
@@ -39,11 +39,7 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
       .executeTakeFirst();
     return r ? toNotification(r) : null;
   };
-  const require = async (id: string) => {
-    const n = await get(id);
-    if (!n) throw notFound('notification', id);
-    return n;
-  };
+  const require = requireFound('notification', get);
   return {
     get,
     require,
@@ -72,30 +68,22 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('notification_events')
-        .set({ ...defined(patch), updated_at: ctx.clock.now() })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'notification_events', id, defined(patch));
       return require(id);
     },
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('notification_events');
       if (query.status !== undefined)
         base = base.where('status', 'in', Array.isArray(query.status) ? query.status : [query.status]);
       if (query.type !== undefined) base = base.where('type', '=', query.type);
       if (query.certificate_id !== undefined) base = base.where('certificate_id', '=', query.certificate_id);
       if (query.channel !== undefined) base = base.where('channel', '=', query.channel);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toNotification), total: count(total) };
+      return listPage(
+        base,
+        query,
+        (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'),
+        toNotification,
+      );
     },
     async dueForRetry(now, limit) {
       const rows = await ctx.db

@@ -1,6 +1,5 @@
 import {
   newId,
-  notFound,
   type PolicyRule,
   type PolicyRuleRepository,
   type PolicyRuleType,
@@ -9,8 +8,9 @@ import {
   type ViolationRepository,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { atomic, type Ctx, count, defined, pageWindow, toBool } from '../context.js';
+import { atomic, type Ctx, defined, toBool } from '../context.js';
 import type { PolicyRulesTable, PolicyViolationsTable } from '../schema.js';
+import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 /**
  * Config goes in as JSON text; a string is stored verbatim, so text that is not JSON (an
@@ -49,11 +49,7 @@ export function policyRuleRepository(ctx: Ctx): PolicyRuleRepository {
     const r = await ctx.db.selectFrom('policy_rules').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toRule(r) : null;
   };
-  const require = async (id: string) => {
-    const r = await get(id);
-    if (!r) throw notFound('policy rule', id);
-    return r;
-  };
+  const require = requireFound('policy rule', get);
   return {
     get,
     require,
@@ -78,41 +74,24 @@ export function policyRuleRepository(ctx: Ctx): PolicyRuleRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('policy_rules')
-        .set({
-          ...defined({
-            name: patch.name,
-            type: patch.type,
-            severity: patch.severity,
-            enabled: patch.enabled,
-            description: patch.description,
-          }),
-          ...('config' in patch ? { config: configToText(patch.config) } : {}),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'policy_rules', id, {
+        ...defined({
+          name: patch.name,
+          type: patch.type,
+          severity: patch.severity,
+          enabled: patch.enabled,
+          description: patch.description,
+        }),
+        ...('config' in patch ? { config: configToText(patch.config) } : {}),
+      });
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('policy_rules').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('policy rule', id);
-    },
+    delete: (id) => deleteById(ctx, 'policy_rules', id, 'policy rule'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('policy_rules');
       if (query.type !== undefined) base = base.where('type', '=', query.type);
       if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .selectAll()
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toRule), total: count(total) };
+      return listPage(base, query, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toRule);
     },
   };
 }
@@ -150,21 +129,17 @@ export function violationRepository(ctx: Ctx): ViolationRepository {
       return r ? toViolation(r) : null;
     },
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('policy_violations');
       if (query.certificate_id !== undefined) base = base.where('certificate_id', '=', query.certificate_id);
       if (query.rule_id !== undefined) base = base.where('rule_id', '=', query.rule_id);
       if (query.severity !== undefined) base = base.where('severity', '=', query.severity);
       if (query.rule_type !== undefined) base = base.where('rule_type', '=', query.rule_type);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .selectAll()
-        .orderBy('detected_at', 'desc')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toViolation), total: count(total) };
+      return listPage(
+        base,
+        query,
+        (q) => q.selectAll().orderBy('detected_at', 'desc').orderBy('id'),
+        toViolation,
+      );
     },
     async replaceForCertificate(certificateId, violations) {
       return atomic(ctx, async (c) => {
@@ -174,9 +149,6 @@ export function violationRepository(ctx: Ctx): ViolationRepository {
         return out;
       });
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('policy_violations').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('policy violation', id);
-    },
+    delete: (id) => deleteById(ctx, 'policy_violations', id, 'policy violation'),
   };
 }

@@ -5,7 +5,6 @@ import {
   type IssuerRepository,
   type IssuerType,
   newId,
-  notFound,
   type Owner,
   type OwnerRepository,
   type ProfileRepository,
@@ -17,8 +16,9 @@ import {
   type TeamRepository,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { type Ctx, count, defined, likeContains, pageWindow, parseJson, toBool, toNum } from '../context.js';
+import { type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
 import type { IssuersTable, ProfilesTable, RenewalPoliciesTable } from '../schema.js';
+import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 /** How many certificates reference `id` through `column`. */
 async function certificateRefs(
@@ -38,11 +38,7 @@ async function certificateRefs(
 export function ownerRepository(ctx: Ctx): OwnerRepository {
   const get = async (id: string) =>
     (await ctx.db.selectFrom('owners').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
-  const require = async (id: string) => {
-    const o = await get(id);
-    if (!o) throw notFound('owner', id);
-    return o;
-  };
+  const require = requireFound('owner', get);
   return {
     get,
     require,
@@ -60,31 +56,15 @@ export function ownerRepository(ctx: Ctx): OwnerRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('owners')
-        .set({ ...defined({ name: patch.name, email: patch.email }), updated_at: ctx.clock.now() })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'owners', id, defined({ name: patch.name, email: patch.email }));
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('owners').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('owner', id);
-    },
+    delete: (id) => deleteById(ctx, 'owners', id, 'owner'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('owners');
       if (query.search)
         base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const items = await base
-        .selectAll()
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items, total: count(total) };
+      return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'));
     },
     async references(id) {
       return { certificates: await certificateRefs(ctx, 'owner_id', id) };
@@ -95,11 +75,7 @@ export function ownerRepository(ctx: Ctx): OwnerRepository {
 export function teamRepository(ctx: Ctx): TeamRepository {
   const get = async (id: string) =>
     (await ctx.db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
-  const require = async (id: string) => {
-    const t = await get(id);
-    if (!t) throw notFound('team', id);
-    return t;
-  };
+  const require = requireFound('team', get);
   return {
     get,
     require,
@@ -117,34 +93,15 @@ export function teamRepository(ctx: Ctx): TeamRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('teams')
-        .set({
-          ...defined({ name: patch.name, description: patch.description }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'teams', id, defined({ name: patch.name, description: patch.description }));
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('teams').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('team', id);
-    },
+    delete: (id) => deleteById(ctx, 'teams', id, 'team'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('teams');
       if (query.search)
         base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const items = await base
-        .selectAll()
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items, total: count(total) };
+      return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'));
     },
     async references(id) {
       return { certificates: await certificateRefs(ctx, 'team_id', id) };
@@ -172,11 +129,7 @@ export function issuerRepository(ctx: Ctx): IssuerRepository {
     const r = await row(id);
     return r ? toIssuer(r) : null;
   };
-  const require = async (id: string) => {
-    const i = await get(id);
-    if (!i) throw notFound('issuer', id);
-    return i;
-  };
+  const require = requireFound('issuer', get);
   return {
     get,
     require,
@@ -212,34 +165,29 @@ export function issuerRepository(ctx: Ctx): IssuerRepository {
         patch.config === undefined
           ? undefined
           : await ctx.box.seal(JSON.stringify(patch.config), issuerConfigContext(id));
-      await ctx.db
-        .updateTable('issuers')
-        .set({
-          ...defined({ name: patch.name, type: patch.type, enabled: patch.enabled, config_sealed }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(
+        ctx,
+        'issuers',
+        id,
+        defined({ name: patch.name, type: patch.type, enabled: patch.enabled, config_sealed }),
+      );
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('issuers').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('issuer', id);
-    },
+    delete: (id) => deleteById(ctx, 'issuers', id, 'issuer'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('issuers');
       if (query.type !== undefined) base = base.where('type', '=', query.type);
       if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .select(['id', 'name', 'type', 'enabled', 'created_at', 'updated_at'])
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map((r) => toIssuer({ ...r, config_sealed: '' })), total: count(total) };
+      return listPage(
+        base,
+        query,
+        (q) =>
+          q
+            .select(['id', 'name', 'type', 'enabled', 'created_at', 'updated_at'])
+            .orderBy('name')
+            .orderBy('id'),
+        (r) => toIssuer({ ...r, config_sealed: '' }),
+      );
     },
     async references(id) {
       const versions = count(
@@ -279,11 +227,7 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
       .executeTakeFirst();
     return r ? toProfile(r) : null;
   };
-  const require = async (id: string) => {
-    const p = await get(id);
-    if (!p) throw notFound('certificate profile', id);
-    return p;
-  };
+  const require = requireFound('certificate profile', get);
   return {
     get,
     require,
@@ -315,46 +259,33 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('certificate_profiles')
-        .set({
-          ...defined({
-            name: patch.name,
-            description: patch.description,
-            must_staple: patch.must_staple,
-            max_validity_days: patch.max_validity_days,
-            key_generation: patch.key_generation,
-            allowed_key_algorithms:
-              patch.allowed_key_algorithms && JSON.stringify(patch.allowed_key_algorithms),
-            allowed_ekus: patch.allowed_ekus && JSON.stringify(patch.allowed_ekus),
-            required_csr_attributes:
-              patch.required_csr_attributes && JSON.stringify(patch.required_csr_attributes),
-          }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(
+        ctx,
+        'certificate_profiles',
+        id,
+        defined({
+          name: patch.name,
+          description: patch.description,
+          must_staple: patch.must_staple,
+          max_validity_days: patch.max_validity_days,
+          key_generation: patch.key_generation,
+          allowed_key_algorithms:
+            patch.allowed_key_algorithms && JSON.stringify(patch.allowed_key_algorithms),
+          allowed_ekus: patch.allowed_ekus && JSON.stringify(patch.allowed_ekus),
+          required_csr_attributes:
+            patch.required_csr_attributes && JSON.stringify(patch.required_csr_attributes),
+        }),
+      );
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('certificate_profiles').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('certificate profile', id);
-    },
+    delete: (id) => deleteById(ctx, 'certificate_profiles', id, 'certificate profile'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
-      const total = await ctx.db
-        .selectFrom('certificate_profiles')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirst();
-      const rows = await ctx.db
-        .selectFrom('certificate_profiles')
-        .selectAll()
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toProfile), total: count(total) };
+      return listPage(
+        ctx.db.selectFrom('certificate_profiles'),
+        query,
+        (q) => q.selectAll().orderBy('name').orderBy('id'),
+        toProfile,
+      );
     },
     async references(id) {
       return { certificates: await certificateRefs(ctx, 'profile_id', id) };
@@ -380,11 +311,7 @@ export function renewalPolicyRepository(ctx: Ctx): RenewalPolicyRepository {
     const r = await ctx.db.selectFrom('renewal_policies').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toPolicy(r) : null;
   };
-  const require = async (id: string) => {
-    const p = await get(id);
-    if (!p) throw notFound('renewal policy', id);
-    return p;
-  };
+  const require = requireFound('renewal policy', get);
   return {
     get,
     require,
@@ -420,41 +347,28 @@ export function renewalPolicyRepository(ctx: Ctx): RenewalPolicyRepository {
     },
     async update(id, patch) {
       await require(id);
-      await ctx.db
-        .updateTable('renewal_policies')
-        .set({
-          ...defined({
-            name: patch.name,
-            renewal_window_days: patch.renewal_window_days,
-            max_retries: patch.max_retries,
-            retry_interval_seconds: patch.retry_interval_seconds,
-            alert_thresholds_days: patch.alert_thresholds_days && JSON.stringify(patch.alert_thresholds_days),
-          }),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(
+        ctx,
+        'renewal_policies',
+        id,
+        defined({
+          name: patch.name,
+          renewal_window_days: patch.renewal_window_days,
+          max_retries: patch.max_retries,
+          retry_interval_seconds: patch.retry_interval_seconds,
+          alert_thresholds_days: patch.alert_thresholds_days && JSON.stringify(patch.alert_thresholds_days),
+        }),
+      );
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('renewal_policies').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('renewal policy', id);
-    },
+    delete: (id) => deleteById(ctx, 'renewal_policies', id, 'renewal policy'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
-      const total = await ctx.db
-        .selectFrom('renewal_policies')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirst();
-      const rows = await ctx.db
-        .selectFrom('renewal_policies')
-        .selectAll()
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toPolicy), total: count(total) };
+      return listPage(
+        ctx.db.selectFrom('renewal_policies'),
+        query,
+        (q) => q.selectAll().orderBy('name').orderBy('id'),
+        toPolicy,
+      );
     },
     async references(id) {
       return { certificates: await certificateRefs(ctx, 'renewal_policy_id', id) };

@@ -1,7 +1,8 @@
-import { newId, notFound, type Webhook, type WebhookHeaders, type WebhookRepository } from '@certwright/core';
+import { newId, type Webhook, type WebhookHeaders, type WebhookRepository } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { type Ctx, count, defined, pageWindow, parseJson, toBool } from '../context.js';
+import { type Ctx, defined, parseJson, toBool } from '../context.js';
 import type { WebhooksTable } from '../schema.js';
+import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 const headersContext = (id: string) => `webhook:${id}:headers`;
 
@@ -38,11 +39,7 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
     const r = await ctx.db.selectFrom('webhooks').select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return r ? toWebhook(r) : null;
   };
-  const require = async (id: string) => {
-    const w = await get(id);
-    if (!w) throw notFound('webhook', id);
-    return w;
-  };
+  const require = requireFound('webhook', get);
   const seal = (id: string, headers: WebhookHeaders) =>
     ctx.box.seal(JSON.stringify(headers), headersContext(id));
   return {
@@ -82,39 +79,22 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
     async update(id, patch) {
       await require(id);
       const { headers, ...rest } = patch;
-      await ctx.db
-        .updateTable('webhooks')
-        .set({
-          ...defined(rest),
-          ...(headers !== undefined
-            ? {
-                header_names: JSON.stringify(Object.keys(headers).sort()),
-                headers_sealed: await seal(id, headers),
-              }
-            : {}),
-          updated_at: ctx.clock.now(),
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateById(ctx, 'webhooks', id, {
+        ...defined(rest),
+        ...(headers !== undefined
+          ? {
+              header_names: JSON.stringify(Object.keys(headers).sort()),
+              headers_sealed: await seal(id, headers),
+            }
+          : {}),
+      });
       return require(id);
     },
-    async delete(id) {
-      const res = await ctx.db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) throw notFound('webhook', id);
-    },
+    delete: (id) => deleteById(ctx, 'webhooks', id, 'webhook'),
     async list(query = {}) {
-      const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('webhooks');
       if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
-      const total = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
-      const rows = await base
-        .select(COLUMNS)
-        .orderBy('name')
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toWebhook), total: count(total) };
+      return listPage(base, query, (q) => q.select(COLUMNS).orderBy('name').orderBy('id'), toWebhook);
     },
   };
 }
