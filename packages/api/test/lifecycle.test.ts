@@ -196,11 +196,69 @@ describe('CSR issuance against the profile', () => {
     );
     const cert = await app.createCertificate({ issuer_id: issuer.id });
     expect((await app.json('POST', `/api/v1/certificates/${cert.id}/issue`)).status).toBe(200);
-    await app.services.issuers.update(issuer.id, { config: {} }, SYSTEM_ACTOR);
+    // Below the service (an issuer update keeps CA material): e.g. a config restored from an
+    // old backup.
+    await app.storage.issuers.update(issuer.id, { config: {} });
     app.services.pki.lifecycle.connectors.invalidate(issuer.id);
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(/CA material is missing/);
+  });
+
+  it("keeps a Local issuer's CA material, OCSP responder and CRL number across an update of its name and settings", async () => {
+    const issuer = await app.services.issuers.create(
+      { name: `updated-${Math.random()}`, type: 'Local', config: { common_name: 'Before' } },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ issuer_id: issuer.id });
+    expect((await app.json('POST', `/api/v1/certificates/${cert.id}/issue`)).status).toBe(200);
+    const chainBefore = await chainOf(issuer.id);
+    // Make the service write its other state too: the CRL number and the OCSP responder.
+    expect((await app.call('GET', `/.well-known/pki/crl/${issuer.id}`)).status).toBe(200);
+    const serial = (await app.json('GET', `/api/v1/certificates/${cert.id}/versions`)).body.data[0]
+      .serial_number;
+    const signed = await app.call('GET', `/.well-known/pki/ocsp/${issuer.id}/serial/${serial}`, undefined, {
+      accept: 'application/ocsp-response',
+    });
+    expect(signed.headers.get('content-type')).toBe('application/ocsp-response');
+    const before = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
+    expect(Object.keys(before)).toEqual(expect.arrayContaining(['ca', 'crl_number', 'ocsp_responder']));
+
+    const renamed = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {
+      name: `renamed-${Math.random()}`,
+      config: { key_algorithm: 'ECDSA-P384' },
+    });
+    expect(renamed.status).toBe(200);
+    expect(JSON.stringify(renamed.body)).not.toMatch(/config|PRIVATE KEY|issuing_key|crl_number/);
+    const after = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
+    // The caller's settings were replaced (common_name is gone), the managed state was kept.
+    expect(after).toEqual({
+      key_algorithm: 'ECDSA-P384',
+      ca: before.ca,
+      crl_number: before.crl_number,
+      ocsp_responder: before.ocsp_responder,
+    });
+
+    // A fresh connector (as another instance would build) still signs with the same CA.
+    app.services.pki.lifecycle.connectors.invalidate(issuer.id);
+    const renewed = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
+    expect(renewed.status).toBe(200);
+    expect(await chainOf(issuer.id)).toEqual(chainBefore);
+  });
+
+  it('refuses managed config keys as input with a 400 naming the key, on create and update', async () => {
+    const created = await app.json('POST', '/api/v1/issuers', {
+      name: `forged-${Math.random()}`,
+      type: 'Local',
+      config: { ca: { issuing_cert_pem: 'x', issuing_key_pem: 'y', upper_chain_pem: '' } },
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.errors).toEqual([{ field: 'config.ca', message: expect.any(String) }]);
+    const updated = await app.json('PUT', `/api/v1/issuers/${app.ids.issuer}`, {
+      config: { crl_number: '1' },
+    });
+    expect(updated.status).toBe(400);
+    expect(updated.body.errors[0].field).toBe('config.crl_number');
   });
 
   it('waits in AwaitingCSR when the profile generates keys on the agent', async () => {

@@ -86,17 +86,44 @@ export interface ConnectorContext {
 
 export type ConnectorFactory = (context: ConnectorContext) => Promise<IssuerConnector>;
 
+/**
+ * Config keys the service itself writes for every issuer it signs CRLs for (the last CRL
+ * number, RFC 5280 §5.2.3). Managed state like a connector's own keys: see
+ * {@link IssuerConnectorRegistry.managedConfigKeys}.
+ */
+export const SERVICE_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze(['crl_number']);
+
+export interface ConnectorRegistration {
+  /**
+   * Top-level config keys the connector writes itself through `persistConfig` (CA material,
+   * responder keys …). They are state, not settings: an issuer update never drops them and a
+   * caller may not set them.
+   */
+  managedConfigKeys?: readonly string[];
+}
+
 /** Connector factories by issuer type; types without one are refused with a clear error. */
 export class IssuerConnectorRegistry {
   readonly #factories = new Map<IssuerType, ConnectorFactory>();
+  readonly #managed = new Map<IssuerType, readonly string[]>();
 
-  register(type: IssuerType, factory: ConnectorFactory): this {
+  register(type: IssuerType, factory: ConnectorFactory, registration: ConnectorRegistration = {}): this {
     this.#factories.set(type, factory);
+    this.#managed.set(type, [...(registration.managedConfigKeys ?? [])]);
     return this;
   }
 
   supports(type: IssuerType): boolean {
     return this.#factories.has(type);
+  }
+
+  /**
+   * The config keys of an issuer of `type` that are managed state rather than caller settings:
+   * the connector's own (declared at registration) plus the service's CRL state. The one place
+   * that knows them; IssuerService keeps them across updates and refuses them as input.
+   */
+  managedConfigKeys(type: IssuerType): readonly string[] {
+    return [...(this.#managed.get(type) ?? []), ...SERVICE_MANAGED_CONFIG_KEYS];
   }
 
   async create(context: ConnectorContext): Promise<IssuerConnector> {

@@ -49,6 +49,12 @@ export const LOCAL_CA_DEFAULTS = {
   responderRenewBeforeDays: 2,
 } as const;
 
+/**
+ * The keys this connector writes itself (`ca` after provisioning or import, `ocsp_responder` on
+ * each responder re-issue). Registered with the connector so that issuer updates keep them.
+ */
+export const LOCAL_CA_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze(['ca', 'ocsp_responder']);
+
 const pem = z
   .string()
   .min(1)

@@ -51,6 +51,7 @@ export interface RevocationStatusOptions {
 }
 
 const HOUR = 3_600_000;
+/** Listed in SERVICE_MANAGED_CONFIG_KEYS, so issuer updates keep it. */
 const CRL_NUMBER_KEY = 'crl_number';
 
 interface IssuerState {

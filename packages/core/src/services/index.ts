@@ -1,3 +1,4 @@
+import { defaultIssuerConnectors } from '../issuers/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -81,6 +82,9 @@ export interface ServiceOptions {
 }
 
 export function createServices(deps: ServiceDeps, options: ServiceOptions = {}): Services {
+  // One registry for issuing and for issuer updates: it says which config keys are state.
+  const connectors = options.pki?.connectors ?? defaultIssuerConnectors();
+  const pkiOptions: PkiOptions = { ...options.pki, connectors };
   const audit = new AuditService(deps);
   const revocation = new RevocationService(deps, audit, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
@@ -93,7 +97,7 @@ export function createServices(deps: ServiceDeps, options: ServiceOptions = {}):
     jobs,
     notifications: new NotificationService(deps, audit),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
-    issuers: new IssuerService(deps, audit),
+    issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
     teams: new TeamService(deps, audit),
     profiles: new ProfileService(deps, audit),
@@ -103,6 +107,6 @@ export function createServices(deps: ServiceDeps, options: ServiceOptions = {}):
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, policyEvaluation, revocation }, options.pki),
+    pki: createPkiServices(deps, { audit, jobs, policyEvaluation, revocation }, pkiOptions),
   };
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { type Issuer, issuerConfigSchema, issuerTypeSchema } from '../domain/issuer.js';
-import { notFound } from '../errors.js';
+import { CertwrightError, notFound } from '../errors.js';
+import type { IssuerConnectorRegistry } from '../issuers/connector.js';
+import { defaultIssuerConnectors } from '../issuers/index.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
@@ -32,15 +34,23 @@ export type IssuerListQuery = z.input<typeof issuerListSchema>;
  * Issuers (certificate authorities reached through a connector). The record returned never
  * carries `config`: it may hold credentials, so only the issuing pipeline reads it, through
  * `storage.issuers.getWithConfig`.
+ *
+ * An issuer's sealed config holds two kinds of keys: settings the caller gives (connector
+ * options, credentials, CA material to import) and state the service writes itself (a Local
+ * CA's `ca` and `ocsp_responder`, the `crl_number`). Which keys are state is declared by the
+ * connector registry (`managedConfigKeys`); this service keeps them across every update and
+ * refuses them as input, so a caller can neither drop nor forge them.
  */
 export class IssuerService {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
+    private readonly connectors: IssuerConnectorRegistry = defaultIssuerConnectors(),
   ) {}
 
   async create(input: IssuerCreate, actor: Actor): Promise<Issuer> {
     const data = parseInput(issuerCreateSchema, input);
+    this.#refuseManagedKeys(data.type, data.config);
     return this.deps.storage.transaction(async (tx) => {
       const issuer = await tx.issuers
         .create({
@@ -73,15 +83,63 @@ export class IssuerService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  /** `config`, when given, replaces the whole stored config (no merge: a key can be removed). */
+  /**
+   * `config`, when given, replaces every caller-set key (so a setting can be removed by leaving
+   * it out); the managed state of the stored issuer (CA material, responder, CRL number) is
+   * carried over unchanged. Without `config` the stored config is left as it is.
+   */
   async update(id: string, input: IssuerUpdate, actor: Actor): Promise<Issuer> {
     const data = parseInput(issuerUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.issuers.get(id))) throw notFound('issuer', id);
-      const issuer = await tx.issuers.update(id, data).catch(nameTaken(data.name, 'issuer'));
+      let patch = data;
+      if (data.config !== undefined) {
+        // The no-op update takes the row lock first, so a connector's concurrent persistConfig
+        // (responder re-issue, CRL number) cannot slip between our read and our write.
+        await tx.issuers.update(id, {});
+        const current = await tx.issuers.getWithConfig(id);
+        if (!current) throw notFound('issuer', id);
+        this.#refuseManagedKeys(data.type ?? current.type, data.config);
+        // Keys managed under the stored type are kept even when the type changes: dropping CA
+        // material would orphan every certificate it issued.
+        const kept: Record<string, unknown> = {};
+        for (const key of this.connectors.managedConfigKeys(current.type)) {
+          if (key in current.config) kept[key] = current.config[key];
+        }
+        patch = { ...data, config: { ...data.config, ...kept } };
+      } else if (data.type !== undefined) {
+        // A type change alone must not turn caller-set keys into the new type's state (an
+        // ACME setting named `ca` would otherwise pass for Local CA material).
+        const current = await tx.issuers.getWithConfig(id);
+        if (current && current.type !== data.type) {
+          const stateBefore = new Set(this.connectors.managedConfigKeys(current.type));
+          const settings = Object.fromEntries(
+            Object.entries(current.config).filter(([key]) => !stateBefore.has(key)),
+          );
+          this.#refuseManagedKeys(data.type, settings);
+        }
+      }
+      const issuer = await tx.issuers.update(id, patch).catch(nameTaken(data.name, 'issuer'));
       await this.audit.record(actor, configEvent('issuer_updated', 'issuer', id, redact(data)), tx);
       return issuer;
     });
+  }
+
+  /** Managed keys are state the service writes; as input they are a 400 naming the key. */
+  #refuseManagedKeys(type: Issuer['type'], config: Record<string, unknown> | undefined): void {
+    if (!config) return;
+    const managed = this.connectors.managedConfigKeys(type).filter((key) => key in config);
+    if (managed.length === 0) return;
+    throw new CertwrightError(
+      'validation_failed',
+      `config ${managed.map((k) => `'${k}'`).join(', ')} ${managed.length === 1 ? 'is' : 'are'} managed by the service for ${type} issuers and cannot be set (import a CA with certificate_pem and private_key_pem)`,
+      {
+        fields: managed.map((key) => ({
+          field: `config.${key}`,
+          message: 'managed by the service; cannot be set',
+        })),
+      },
+    );
   }
 
   async delete(id: string, actor: Actor): Promise<void> {
