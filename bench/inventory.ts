@@ -9,40 +9,17 @@
  * PostgreSQL runs in a database created for the run on SVC_BENCH_POSTGRES_URL (default the local
  * test server) and dropped afterwards; it is skipped when unreachable. Figures: docs/api/inventory.md.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHandler } from '../packages/api/src/index.js';
-import {
-  createServices,
-  SecretBox,
-  SYSTEM_ACTOR,
-  silentLogger,
-  systemClock,
-} from '../packages/core/src/index.js';
-import { createPgliteStorage, createPostgresStorage } from '../packages/storage-pg/src/index.js';
-
-type Storage = Awaited<ReturnType<typeof createPgliteStorage>>;
-
-// The root package does not depend on pg; borrow the storage package's copy.
-const pg = createRequire(new URL('../packages/storage-pg/package.json', import.meta.url))('pg') as {
-  Client: new (o: {
-    connectionString: string;
-  }) => {
-    connect(): Promise<unknown>;
-    query(q: string): Promise<unknown>;
-    end(): Promise<void>;
-  };
-};
+import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
+import type { SqlStorage } from '../packages/storage-sql/src/index.js';
+import { openBenchStorage } from './support/engines.js';
+import { loadCertificates } from './support/load.js';
+import { measure } from './support/timing.js';
 
 const INVENTORY = Number(process.argv[2] ?? 1_000_000);
 const ENGINES = (process.argv[3] ?? 'pglite,postgres').split(',');
-const PG_URL = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BULK = 10_000;
 const DAY = 86_400_000;
-const box = new SecretBox(SecretBox.generateKey());
 const STATUSES = ['Active', 'Active', 'Active', 'Expiring', 'Pending', 'Failed', 'Archived'] as const;
 
 interface Refs {
@@ -53,128 +30,45 @@ interface Refs {
 
 let loaded = 0;
 
-/** Inserts `count` certificates (one version each) for the given owner, 1,000 rows per statement. */
-async function load(s: Storage, refs: Refs, count: number, owner?: string): Promise<string[]> {
+/** Inserts `count` certificates (one version each) for the given owner, numbered on from earlier loads. */
+function load(s: SqlStorage, refs: Refs, count: number, owner?: string): Promise<string[]> {
+  const first = loaded;
+  loaded += count;
   const now = new Date();
-  const ids: string[] = [];
-  for (let i = 0; i < count; i += 1000) {
-    const certs: Record<string, unknown>[] = [];
-    const versions: Record<string, unknown>[] = [];
-    for (let j = i; j < Math.min(count, i + 1000); j++) {
-      const n = loaded++;
-      const id = `mc-${n.toString().padStart(9, '0')}`;
-      const name = `host-${n}.bench.test`;
-      const notAfter = new Date(now.getTime() + ((n * 7919) % 400) * DAY);
-      const issuer = refs.issuers[n % refs.issuers.length] as string;
-      ids.push(id);
-      certs.push({
-        id,
-        name,
-        common_name: name,
-        sans: JSON.stringify([name]),
-        status: STATUSES[n % STATUSES.length],
-        source: n % 3 === 0 ? 'EST' : 'API',
-        issuer_id: issuer,
-        owner_id: owner ?? refs.owners[n % refs.owners.length],
-        team_id: refs.team,
-        renewal_policy_id: 'rp-default',
-        profile_id: null,
-        environment: null,
-        metadata: '{}',
-        tags: '[]',
-        search_text: `${name}\n${name}\n${name}`,
-        current_version_id: `cv-${n}`,
-        expires_at: notAfter,
-        last_renewal_at: null,
-        created_at: now,
-        updated_at: now,
-      });
-      versions.push({
-        id: `cv-${n}`,
-        certificate_id: id,
-        issuer_id: issuer,
-        serial_number: n.toString(16),
-        fingerprint_sha256: randomBytes(32).toString('hex'),
-        key_algorithm: 'ECDSA',
-        key_size: 256,
-        subject: `CN=${name}`,
-        issued_at: now,
-        not_before: now,
-        not_after: notAfter,
-        csr_pem: null,
-        cert_pem: 'x',
-        chain_pem: '',
-        private_key_sealed: null,
-        revoked_at: null,
-        revocation_reason: null,
-        invalidity_date: null,
-        created_at: now,
-      });
-    }
-    // Rows go in through the storage's own Kysely instance: the benchmark is about the bulk
-    // operations and list queries, not about 1,000,000 single-row creates.
-    await s.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('certificates')
-        .values(certs as never)
-        .execute();
-      await trx
-        .insertInto('certificate_versions')
-        .values(versions as never)
-        .execute();
-    });
-  }
-  return ids;
-}
-
-function stats(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
-  return { p50: q(0.5), p99: q(0.99), min: sorted[0] as number, max: sorted[sorted.length - 1] as number };
+  return loadCertificates(s, count, now, (i) => {
+    const n = first + i;
+    const name = `host-${n}.bench.test`;
+    return {
+      id: `mc-${n.toString().padStart(9, '0')}`,
+      serial: n,
+      name,
+      sans: [name],
+      status: STATUSES[n % STATUSES.length] as string,
+      source: n % 3 === 0 ? 'EST' : 'API',
+      issuer_id: refs.issuers[n % refs.issuers.length] as string,
+      owner_id: owner ?? (refs.owners[n % refs.owners.length] as string),
+      team_id: refs.team,
+      expires_at: new Date(now.getTime() + ((n * 7919) % 400) * DAY),
+    };
+  });
 }
 
 async function timed(label: string, runs: number, fn: (run: number) => Promise<unknown>) {
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn(i);
-    samples.push(performance.now() - t);
-  }
-  const s = stats(samples);
+  const s = await measure(runs, fn);
   console.log(
     `  ${label.padEnd(58)} p50 ${s.p50.toFixed(1).padStart(8)} ms   p99 ${s.p99.toFixed(1).padStart(8)} ms   (n=${runs})`,
   );
 }
 
-async function open(engine: string): Promise<{ s: Storage; cleanup: () => Promise<void> } | null> {
-  if (engine === 'pglite') {
-    const dir = await mkdtemp(join(tmpdir(), 'cw-bench-inv-'));
-    const s = await createPgliteStorage({ dataDir: dir }, { secretBox: box });
-    return { s, cleanup: () => rm(dir, { recursive: true, force: true }) };
-  }
-  const name = `cw_bench_inv_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
+/** PostgreSQL is optional here: an unreachable server skips that engine instead of failing the run. */
+async function open(engine: string) {
   try {
-    await admin.connect();
-    await admin.query(`create database ${name}`);
+    return await openBenchStorage(engine, 'cw-bench-inv');
   } catch (error) {
+    if (engine === 'pglite') throw error;
     console.log(`postgres: skipped (${(error as Error).message})`);
     return null;
-  } finally {
-    await admin.end().catch(() => {});
   }
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  const s = createPostgresStorage(url.toString(), { secretBox: box });
-  return {
-    s,
-    cleanup: async () => {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
 }
 
 async function run(engine: string) {
@@ -213,7 +107,10 @@ async function run(engine: string) {
     for (let r = 0; r < runs; r++) lists.push(await load(s, refs, BULK));
     const target = (await s.owners.create({ name: 'new owner' })).id;
     await timed(`bulk reassign, 10,000 listed certificates`, runs, async (r) => {
-      const res = await services.bulk.reassign({ certificate_ids: lists[r], owner_id: target }, SYSTEM_ACTOR);
+      const res = await services.bulk.reassign(
+        { certificate_ids: lists[r] as string[], owner_id: target },
+        SYSTEM_ACTOR,
+      );
       if (res.total_reassigned !== BULK) throw new Error(`reassigned ${res.total_reassigned}`);
     });
 

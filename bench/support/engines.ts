@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SecretBox } from '../../packages/core/src/index.js';
+import { createPgliteStorage, createPostgresStorage } from '../../packages/storage-pg/src/index.js';
+import type { SqlStorage } from '../../packages/storage-sql/src/index.js';
+
+// The root package does not depend on pg; borrow the storage package's copy.
+const pg = createRequire(new URL('../../packages/storage-pg/package.json', import.meta.url))('pg') as {
+  Client: new (o: {
+    connectionString: string;
+  }) => {
+    connect(): Promise<unknown>;
+    query(q: string): Promise<unknown>;
+    end(): Promise<void>;
+  };
+};
+
+const PG_URL = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface BenchStorage {
+  s: SqlStorage;
+  /** Removes what the run created: the PGlite directory or the PostgreSQL database. */
+  cleanup: () => Promise<void>;
+}
+
+/**
+ * Opens an empty, unmigrated storage for one run: PGlite in a fresh temporary directory, or
+ * PostgreSQL in a database created for the run on SVC_BENCH_POSTGRES_URL (default the local
+ * test server). `prefix` (e.g. `cw-bench-inv`) names the directory and the database, so that
+ * leftovers of an interrupted run show which benchmark made them. Throws when PostgreSQL cannot
+ * be reached or the database cannot be created.
+ */
+export async function openBenchStorage(engine: string, prefix: string): Promise<BenchStorage> {
+  const box = new SecretBox(SecretBox.generateKey());
+  if (engine === 'pglite') {
+    const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
+    const s = await createPgliteStorage({ dataDir: dir }, { secretBox: box });
+    return { s, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  }
+  const name = `${prefix.replaceAll('-', '_')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  try {
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  const url = new URL(PG_URL);
+  url.pathname = `/${name}`;
+  const s = createPostgresStorage(url.toString(), { secretBox: box });
+  return {
+    s,
+    cleanup: async () => {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
