@@ -1,5 +1,10 @@
-import { isCertwrightError, ManualClock, SecretBox } from '@certwright/core';
-import { describeQueueContract, describeStorageContract, TcpRelay } from '@certwright/core/testing';
+import { ManualClock, SecretBox } from '@certwright/core';
+import {
+  describeQueueContract,
+  describeStorageContract,
+  expectUnavailableThenRecovered,
+  TcpRelay,
+} from '@certwright/core/testing';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMysqlStorage } from '../src/index.js';
@@ -71,23 +76,7 @@ describe.skipIf(skip !== undefined)('MySQL/MariaDB specifics', () => {
     const storage = createMysqlStorage(url.toString(), { secretBox, connectTimeoutMs: 2000 });
     try {
       await storage.migrate();
-      await storage.owners.create({ name: 'before' });
-
-      await relay.stop();
-      const error = await storage.owners.list().catch((e: unknown) => e);
-      expect(isCertwrightError(error) && error.code).toBe('unavailable');
-
-      await relay.start();
-      // A pooled socket that died with the relay may fail the first query; a fresh one must follow.
-      let recovered = false;
-      for (let i = 0; i < 5 && !recovered; i++) {
-        recovered = await storage.owners.list().then(
-          () => true,
-          () => false,
-        );
-      }
-      expect(recovered).toBe(true);
-      expect((await storage.owners.list({ search: 'before' })).total).toBe(1);
+      await expectUnavailableThenRecovered(storage, relay);
     } finally {
       await storage.close();
       await relay.stop();

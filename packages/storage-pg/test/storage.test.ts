@@ -2,7 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isCertwrightError, ManualClock, SecretBox } from '@certwright/core';
-import { describeQueueContract, describeStorageContract, TcpRelay } from '@certwright/core/testing';
+import {
+  describeQueueContract,
+  describeStorageContract,
+  expectUnavailableThenRecovered,
+  TcpRelay,
+} from '@certwright/core/testing';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
@@ -120,26 +125,10 @@ describe.skipIf(pgSkip !== undefined)('PostgreSQL connection loss', () => {
     const storage = createPostgresStorage(url.toString(), { secretBox, connectionTimeoutMs: 2000 });
     try {
       await storage.migrate();
-      await storage.owners.create({ name: 'before' });
-
-      await relay.stop();
-      const error = await storage.owners.list().catch((e: unknown) => e);
-      expect(isCertwrightError(error) && error.code).toBe('unavailable');
-      const again = await storage.ping().catch((e: unknown) => e);
-      expect(isCertwrightError(again) && again.code).toBe('unavailable');
-
-      await relay.start();
-      // The pool may still hold a socket that died with the relay; the first query can
-      // discover that. Within a few attempts a fresh connection must serve it.
-      let recovered = false;
-      for (let i = 0; i < 5 && !recovered; i++) {
-        recovered = await storage.owners.list().then(
-          () => true,
-          () => false,
-        );
-      }
-      expect(recovered).toBe(true);
-      expect((await storage.owners.list({ search: 'before' })).total).toBe(1);
+      await expectUnavailableThenRecovered(storage, relay, async () => {
+        const again = await storage.ping().catch((e: unknown) => e);
+        expect(isCertwrightError(again) && again.code).toBe('unavailable');
+      });
     } finally {
       await storage.close();
       await relay.stop();

@@ -1,3 +1,4 @@
+export * from './connection-loss.js';
 export * from './ephemeral-contract.js';
 export * from './queue-contract.js';
 export * from './storage-contract.js';
