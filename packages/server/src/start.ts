@@ -82,6 +82,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         clock: systemClock,
         logger,
         agentSettings: config.agents,
+        // Shared CRL/OCSP invalidation across instances (Redis with SVC_REDIS_URL).
+        ephemeral: runtime.ephemeral,
         notifications: {
           channels,
           onDead: () => metrics.notificationDead.inc(),

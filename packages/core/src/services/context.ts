@@ -2,6 +2,7 @@ import type { ActorType } from '../domain/audit.js';
 import type { NotificationEvent } from '../domain/notification.js';
 import type { NotificationChannelRegistry } from '../notify/channel.js';
 import type { Clock } from '../ports/clock.js';
+import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { Logger } from '../ports/logger.js';
 import type { Storage } from '../ports/storage.js';
 
@@ -23,6 +24,12 @@ export interface ServiceDeps {
   agentSettings?: Partial<AgentSettings>;
   /** Notification delivery: the channels of this process and the dead-letter hook. */
   notifications?: NotificationDeps;
+  /**
+   * State shared by every instance on the same database (CRL/OCSP cache invalidation after a
+   * revocation). Absent → createServices uses an in-process MemoryEphemeralStore on `clock`,
+   * right for one instance; several instances must pass one shared store (Redis).
+   */
+  ephemeral?: EphemeralStore;
 }
 
 /** Mirrors the `SVC_AGENT_*` variables of the server's configuration. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CertificateVersion } from '../domain/certificate.js';
 import type { IssuerConnector } from '../issuers/connector.js';
 import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '../pki/ocsp-request.js';
@@ -12,9 +13,18 @@ import type { RevocationEvent } from './revocation.js';
  * before the revoke call returns (this service is a RevocationListener), so a relying party
  * asking right after sees the revocation.
  *
- * Scope of the caches: one process. With several instances, each instance's cache is
- * invalidated only by revocations it performed itself or by expiry (CRL: `crlRefreshMs`,
- * OCSP: `ocspValidityMs`); run OCSP/CRL on the instance that revokes or keep both short.
+ * Several instances: after each committed revocation the revoking instance also writes a new
+ * random **revocation generation** token per issuer to the shared EphemeralStore
+ * (`deps.ephemeral`; Redis when instances share a database). Before serving from its cache,
+ * every instance reads that token (one GET per CRL/OCSP request) and drops its cached CRL and
+ * OCSP answers of the issuer when the token differs from the one its cache was built under.
+ * The token is read before storage is, so a cache entry is never newer than its token.
+ * Trade-off: one round trip to the store per request (sub-millisecond on loopback Redis, next
+ * to the TLS and HTTP work of the request) buys cross-instance freshness right after the
+ * revoke call returns; a short local TTL on the comparison would save it at the price of
+ * staleness for that TTL. If the store is unreachable, instances fall back to their local
+ * caches (bounded by `crlRefreshMs` / `ocspValidityMs`) rather than rebuild on every request;
+ * so does a revocation whose process died between commit and the token write.
  */
 
 export interface CrlSnapshot {
@@ -51,12 +61,19 @@ export interface RevocationStatusOptions {
 }
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** Ephemeral key of an issuer's revocation generation token. */
+export const revocationGenerationKey = (issuerId: string) => `revocation-generation:${issuerId}`;
+/** Sentinel: this process has not read the shared token yet. */
+const UNSEEN = Symbol('unseen');
 /** Listed in SERVICE_MANAGED_CONFIG_KEYS, so issuer updates keep it. */
 const CRL_NUMBER_KEY = 'crl_number';
 
 interface IssuerState {
   /** Bumped by every refresh; a CRL built for an older generation is stale. */
   generation: number;
+  /** The shared token the caches were last validated against (undefined: no token stored). */
+  shared: string | undefined | typeof UNSEEN;
   crl?: { generation: number; snapshot: CrlSnapshot };
   building?: { generation: number; promise: Promise<CrlSnapshot> };
   ocsp: Map<string, OcspAnswer & { nextUpdate: Date }>;
@@ -66,6 +83,11 @@ export class RevocationStatusService {
   readonly #states = new Map<string, IssuerState>();
   readonly #matchers = new WeakMap<IssuerConnector, (certId: OcspCertId) => boolean>();
   readonly #options: Required<RevocationStatusOptions>;
+  /**
+   * Lifetime of a generation token: it must outlive every cache entry (an expired token reads
+   * as absent, and a cache built while it was absent must not look current again).
+   */
+  readonly #tokenTtlMs: number;
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -78,6 +100,10 @@ export class RevocationStatusService {
       ocspValidityMs: options.ocspValidityMs ?? HOUR,
       ocspCacheEntries: options.ocspCacheEntries ?? 10_000,
     };
+    this.#tokenTtlMs = Math.max(
+      7 * DAY,
+      2 * Math.max(this.#options.crlRefreshMs, this.#options.ocspValidityMs),
+    );
   }
 
   /** The revocation listener: drops OCSP answers and rebuilds the CRL of each issuer. */
@@ -87,9 +113,13 @@ export class RevocationStatusService {
 
   async refresh(issuerIds: readonly string[]): Promise<void> {
     for (const id of issuerIds) {
+      const token = await this.#publishGeneration(id);
       const state = this.#state(id);
       state.generation += 1;
       state.ocsp.clear();
+      // Our own token needs no second invalidation; when another instance won the write we
+      // leave the old one and the next request re-syncs (one extra rebuild at most).
+      if (token !== undefined) state.shared = token;
     }
     // Rebuild now, so the first CRL fetch after a revocation is both fresh and fast.
     for (const id of issuerIds) await this.currentCrl(id);
@@ -98,10 +128,54 @@ export class RevocationStatusService {
   #state(issuerId: string): IssuerState {
     let state = this.#states.get(issuerId);
     if (!state) {
-      state = { generation: 0, ocsp: new Map() };
+      state = { generation: 0, shared: UNSEEN, ocsp: new Map() };
       this.#states.set(issuerId, state);
     }
     return state;
+  }
+
+  /**
+   * Writes a fresh random generation token for the issuer; returns it, or undefined when
+   * another instance wrote its own in between or the store failed (logged: the revocation has
+   * committed and this instance's caches are refreshed regardless).
+   */
+  async #publishGeneration(issuerId: string): Promise<string | undefined> {
+    const store = this.deps.ephemeral;
+    if (!store) return undefined;
+    const key = revocationGenerationKey(issuerId);
+    const token = randomUUID();
+    try {
+      // No "set" in the port: delete + putIfAbsent. Any value that differs from the one a
+      // cache saw invalidates it, so losing the race to another revoker is as good as winning.
+      await store.delete(key);
+      return (await store.putIfAbsent(key, token, this.#tokenTtlMs)) ? token : undefined;
+    } catch (error) {
+      this.deps.logger.warn(
+        { err: error, issuer_id: issuerId },
+        'could not publish the revocation generation; other instances refresh CRL/OCSP on expiry only',
+      );
+      return undefined;
+    }
+  }
+
+  /** Drops the issuer's caches when another instance revoked since they were built. */
+  async #syncShared(issuerId: string, state: IssuerState): Promise<void> {
+    const store = this.deps.ephemeral;
+    if (!store) return;
+    let token: string | undefined;
+    try {
+      token = await store.get(revocationGenerationKey(issuerId));
+    } catch (error) {
+      this.deps.logger.warn(
+        { err: error, issuer_id: issuerId },
+        'revocation generation unreadable; serving from the local cache',
+      );
+      return;
+    }
+    if (token === state.shared) return;
+    state.shared = token;
+    state.generation += 1;
+    state.ocsp.clear();
   }
 
   async #signer(issuerId: string) {
@@ -112,6 +186,7 @@ export class RevocationStatusService {
   /** The issuer's current CRL; null when the issuer does not exist or the service does not sign for it. */
   async currentCrl(issuerId: string): Promise<CrlSnapshot | null> {
     const state = this.#state(issuerId);
+    await this.#syncShared(issuerId, state);
     const now = this.deps.clock.now();
     const cached = state.crl;
     if (
@@ -234,7 +309,9 @@ export class RevocationStatusService {
     const key = request.nonce
       ? undefined
       : request.certIds.map((c) => Buffer.from(c.der).toString('base64')).join(',');
+    // Answers with a nonce are never cached: no shared check needed for them.
     if (key !== undefined) {
+      await this.#syncShared(issuerId, state);
       const hit = state.ocsp.get(key);
       if (hit && hit.nextUpdate.getTime() > now.getTime() && hit.producedAt.getTime() <= now.getTime())
         return hit;

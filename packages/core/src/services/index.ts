@@ -1,3 +1,4 @@
+import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
@@ -81,7 +82,11 @@ export interface ServiceOptions {
   pki?: PkiOptions;
 }
 
-export function createServices(deps: ServiceDeps, options: ServiceOptions = {}): Services {
+export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
+  const deps: ServiceDeps = {
+    ...given,
+    ephemeral: given.ephemeral ?? new MemoryEphemeralStore({ clock: given.clock }),
+  };
   // One registry for issuing and for issuer updates: it says which config keys are state.
   const connectors = options.pki?.connectors ?? defaultIssuerConnectors();
   const pkiOptions: PkiOptions = { ...options.pki, connectors };
