@@ -399,6 +399,46 @@ describe('renew, revoke, CRL and OCSP', () => {
     expect(human.body).toMatchObject({ status: 'revoked', reason: 'keyCompromise', serial });
   });
 
+  it('raises one Revocation email to the owner per single revoke, and one per owner per bulk call with the count', async () => {
+    const notes = async (query: string) =>
+      (await app.json('GET', `/api/v1/notifications?type=Revocation&${query}`)).body;
+    const single = await app.createCertificate();
+    expect((await app.json('POST', `/api/v1/certificates/${single.id}/issue`)).status).toBe(200);
+    expect(
+      (await app.json('POST', `/api/v1/certificates/${single.id}/revoke`, { reason: 'superseded' })).status,
+    ).toBe(200);
+    const one = await notes(`certificate_id=${single.id}`);
+    expect(one.total).toBe(1);
+    expect(one.data[0]).toMatchObject({ channel: 'email', recipient: 'pki@example.test', status: 'pending' });
+    expect(one.data[0].message).toContain('superseded');
+    // A refused second revoke (409) raises nothing.
+    expect((await app.json('POST', `/api/v1/certificates/${single.id}/revoke`, {})).status).toBe(409);
+    expect((await notes(`certificate_id=${single.id}`)).total).toBe(1);
+
+    const other = await app.services.owners.create(
+      { name: 'Other owner', email: 'other@example.test' },
+      SYSTEM_ACTOR,
+    );
+    const mine = [await app.createCertificate(), await app.createCertificate()];
+    const theirs = await app.createCertificate({ owner_id: other.id });
+    const seen = new Set((await notes('per_page=500')).data.map((n: { id: string }) => n.id));
+    const bulk = await app.json('POST', '/api/v1/certificates/bulk-revoke', {
+      certificate_ids: [...mine.map((c) => c.id), theirs.id],
+      reason: 'cessationOfOperation',
+    });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body.total_revoked).toBe(3);
+    // The clock stands still, so pick the new events by id rather than by order.
+    const raised = (await notes('per_page=500')).data.filter((n: { id: string }) => !seen.has(n.id));
+    expect(raised).toHaveLength(2);
+    const toMe = raised.find((n: { recipient: string }) => n.recipient === 'pki@example.test');
+    const toThem = raised.find((n: { recipient: string }) => n.recipient === 'other@example.test');
+    expect(toMe).toMatchObject({ certificate_id: null, subject: '2 certificates revoked' });
+    for (const c of mine) expect(toMe.message).toContain(c.id);
+    expect(toMe.message).toContain('cessationOfOperation');
+    expect(toThem).toMatchObject({ certificate_id: theirs.id });
+  });
+
   it('refreshes CRL and OCSP after a bulk revocation through the listener', async () => {
     const cert = await app.createCertificate({ environment: 'bulk-env' });
     const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);

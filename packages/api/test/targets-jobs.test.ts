@@ -203,6 +203,81 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
     expect((await app.call('POST', `/api/v1/jobs/${test.id}/verify`)).status).toBe(409);
   });
 
+  it('notifies the certificate owner of a reported deployment result (success and failure), by email', async () => {
+    const agent = await registerAgent(app, 'deploy-notes');
+    const target = await createTarget(app, agent.id, { name: 'edge-notes' });
+    const cert = await seedCertificate(app, [target.id]);
+    const notes = async (type: string) =>
+      (
+        await (
+          await app.call('GET', `/api/v1/notifications?certificate_id=${cert.certificateId}&type=${type}`)
+        ).json()
+      ).data;
+    // Three deployments of the same version to the one bound target (as three issuances would).
+    const jobs = [];
+    for (let i = 0; i < 3; i++) {
+      jobs.push(...(await app.services.jobs.createDeploymentJobs(cert.certificateId, cert.versionId)));
+    }
+    expect(jobs).toHaveLength(3);
+    expect(await notes('DeploymentSuccess')).toEqual([]);
+    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    const report = (id: string, body: unknown) =>
+      app.call('POST', `/api/v1/agents/${agent.id}/jobs/${id}/status`, { key: agent.key, body });
+
+    // Progress reports raise nothing; the end of the job does.
+    expect((await report(jobs[0]!.id, { status: 'Running' })).status).toBe(200);
+    expect(await notes('DeploymentSuccess')).toEqual([]);
+    expect((await report(jobs[0]!.id, { status: 'Completed' })).status).toBe(200);
+    const success = await notes('DeploymentSuccess');
+    expect(success).toHaveLength(1);
+    expect(success[0]).toMatchObject({
+      channel: 'email',
+      recipient: 'owner@example.test',
+      status: 'pending',
+      certificate_id: cert.certificateId,
+    });
+    expect(success[0].message).toContain('edge-notes');
+    expect(success[0].message).toContain(jobs[0]!.id);
+
+    expect((await report(jobs[1]!.id, { status: 'Failed', error: 'permission denied' })).status).toBe(200);
+    const failure = await notes('DeploymentFailure');
+    expect(failure).toHaveLength(1);
+    expect(failure[0]).toMatchObject({ channel: 'email', recipient: 'owner@example.test' });
+    expect(failure[0].message).toContain('permission denied');
+
+    // A report refused (the job was cancelled) raises nothing: the notification is written in
+    // the transaction of the change it describes.
+    expect((await app.call('POST', `/api/v1/jobs/${jobs[2]!.id}/cancel`)).status).toBe(200);
+    expect((await report(jobs[2]!.id, { status: 'Failed', error: 'too late' })).status).toBe(409);
+    expect(await notes('DeploymentFailure')).toHaveLength(1);
+    expect(await notes('DeploymentSuccess')).toHaveLength(1);
+  });
+
+  it('raises DeploymentFailure when a deployment times out on its agent', async () => {
+    const agent = await registerAgent(app, 'deploy-timeout');
+    const target = await createTarget(app, agent.id, { name: 'edge-timeout' });
+    const cert = await seedCertificate(app, [target.id]);
+    const job = await app.services.deps.storage.jobs.create({
+      type: 'Deployment',
+      certificate_id: cert.certificateId,
+      target_id: target.id,
+      agent_id: agent.id,
+      max_attempts: 1,
+      payload: { version_id: cert.versionId, target_type: 'NGINX' },
+    });
+    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key }); // claims it
+    app.clock.advance(app.services.agents.settings.jobLeaseMs + 1);
+    expect((await app.services.jobs.failTimedOutJobs()).map((j) => j.id)).toContain(job.id);
+    const notes = await (
+      await app.call(
+        'GET',
+        `/api/v1/notifications?certificate_id=${cert.certificateId}&type=DeploymentFailure`,
+      )
+    ).json();
+    expect(notes.total).toBe(1);
+    expect(notes.data[0].message).toContain(JOB_TIMEOUT_REASONS.lease);
+  });
+
   it('times out stuck jobs: expired leases with no attempts left, and CSR waits', async () => {
     const agent = await registerAgent(app, 'stuck');
     const target = await createTarget(app, agent.id);

@@ -15,7 +15,7 @@ import type { CertificateFilter, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, parseInput } from './input.js';
-import { REVOCATION_BATCH, type RevocationService } from './revocation.js';
+import { REVOCATION_BATCH, RevocationNotices, type RevocationService } from './revocation.js';
 
 /** Most ids one bulk request may list; bigger sets are selected with filter criteria. */
 export const MAX_BULK_IDS = 10_000;
@@ -118,10 +118,14 @@ export class BulkService {
       const issuers = await affectedIssuers(tx, selection);
       const at = this.deps.clock.now();
       let revoked = 0;
+      const notices = new RevocationNotices();
       await eachBatch(tx, selection, async (ids) => {
+        // One read per batch for the owners' notifications (names and owners of these ids).
+        notices.add((await tx.certificates.list({ ids, perPage: ids.length })).items);
         await this.revocation.revokeSelected(tx, ids, reason, at);
         revoked += ids.length;
       });
+      await this.revocation.raiseNotices(tx, notices, reason);
       const result: BulkRevokeResult = {
         total_matched: revoked + alreadyRevoked,
         total_revoked: revoked,

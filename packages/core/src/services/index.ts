@@ -91,16 +91,19 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const connectors = options.pki?.connectors ?? defaultIssuerConnectors();
   const pkiOptions: PkiOptions = { ...options.pki, connectors };
   const audit = new AuditService(deps);
-  const revocation = new RevocationService(deps, audit, options.revocationListeners);
+  // One notification service for every certificate notification (renewal, expiry,
+  // deployment, revocation).
+  const notifications = new NotificationService(deps, audit);
+  const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
-  const jobs = new JobService(deps, audit);
+  const jobs = new JobService(deps, audit, notifications);
   return {
     deps,
     audit,
     agents: new AgentService(deps, audit, jobs),
     targets: new TargetService(deps, audit),
     jobs,
-    notifications: new NotificationService(deps, audit),
+    notifications,
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
@@ -112,6 +115,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, policyEvaluation, revocation }, pkiOptions),
+    pki: createPkiServices(deps, { audit, jobs, notifications, policyEvaluation, revocation }, pkiOptions),
   };
 }

@@ -538,25 +538,14 @@ export class LifecycleService {
     });
   }
 
-  async #notify(
+  #notify(
     tx: Storage,
     certificate: ManagedCertificate,
     type: 'RenewalSuccess' | 'RenewalFailure' | 'ExpirationWarning',
     subject: string,
     lines: string[],
   ): Promise<void> {
-    const owner = await tx.owners.get(certificate.owner_id);
-    await this.notifications.create(
-      {
-        type,
-        channel: 'email',
-        recipient: owner?.email ?? '',
-        subject,
-        message: lines.join('\n'),
-        certificate_id: certificate.id,
-      },
-      tx,
-    );
+    return this.notifications.raiseForCertificate(tx, certificate, type, subject, lines).then(() => {});
   }
 
   /** Records a failed attempt: back to Pending after the retry interval while attempts remain, else Failed. */

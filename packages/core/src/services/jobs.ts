@@ -11,6 +11,7 @@ import {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
+import type { NotificationService } from './notifications.js';
 
 /**
  * Payload `kind` of the two Validation jobs the server creates for agents: a connection test
@@ -59,6 +60,7 @@ export class JobService {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
+    private readonly notifications: NotificationService,
   ) {
     this.#settings = { ...DEFAULT_AGENT_SETTINGS, ...deps.agentSettings };
   }
@@ -245,6 +247,7 @@ export class JobService {
         ...(report.result ? { result: report.result } : {}),
       });
       await this.#finishVerification(tx, updated, now);
+      await this.#deploymentNotice(tx, updated);
       await this.audit.record(
         { type: 'agent', id: agentId },
         {
@@ -317,6 +320,9 @@ export class JobService {
       }
       for (const job of failed) {
         await this.#finishVerification(tx, job, now);
+        // A deployment that timed out never reached its target: the owner hears about it
+        // like about a reported failure.
+        await this.#deploymentNotice(tx, job);
         await this.audit.record(
           SYSTEM_ACTOR,
           {
@@ -349,6 +355,47 @@ export class JobService {
       }
       cancelled += open.items.length;
       if (open.items.length === 0 || open.total <= open.items.length) return cancelled;
+    }
+  }
+
+  /**
+   * DeploymentSuccess / DeploymentFailure to the certificate's owner when a Deployment job
+   * ended Completed or Failed, in the transaction that ended it. Cancelled deployments (an
+   * operator's or a retirement's decision) raise nothing.
+   */
+  async #deploymentNotice(tx: Storage, job: Job): Promise<void> {
+    if (job.type !== 'Deployment' || !job.certificate_id) return;
+    if (job.status !== 'Completed' && job.status !== 'Failed') return;
+    const certificate = await tx.certificates.get(job.certificate_id);
+    if (!certificate) return;
+    const target = job.target_id ? await tx.targets.get(job.target_id) : null;
+    const where = target ? `${target.name} (${target.id})` : 'its target';
+    const version = typeof job.payload.version_id === 'string' ? job.payload.version_id : null;
+    const common = [
+      `Job: ${job.id}`,
+      ...(job.agent_id ? [`Agent: ${job.agent_id}`] : []),
+      ...(version ? [`Version: ${version}`] : []),
+    ];
+    if (job.status === 'Completed') {
+      await this.notifications.raiseForCertificate(
+        tx,
+        certificate,
+        'DeploymentSuccess',
+        `Certificate ${certificate.name} deployed to ${target?.name ?? 'its target'}`,
+        [`Certificate ${certificate.name} (${certificate.id}) was deployed to ${where}.`, ...common],
+      );
+    } else {
+      await this.notifications.raiseForCertificate(
+        tx,
+        certificate,
+        'DeploymentFailure',
+        `Deployment of certificate ${certificate.name} to ${target?.name ?? 'its target'} failed`,
+        [
+          `Deployment of certificate ${certificate.name} (${certificate.id}) to ${where} failed.`,
+          `Error: ${job.last_error ?? 'no reason given'}`,
+          ...common,
+        ],
+      );
     }
   }
 

@@ -1,3 +1,4 @@
+import type { ManagedCertificate } from '../domain/certificate.js';
 import type { PageRequest, PageResult } from '../domain/common.js';
 import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
 import { conflict } from '../errors.js';
@@ -69,6 +70,52 @@ export class NotificationService {
       status: 'pending',
       created_at: zero ? this.deps.clock.now() : (input.created_at as Date),
     });
+  }
+
+  /**
+   * The one way to raise a notification about certificates: an `email` to their owner's
+   * address, stored inside `tx` so it exists exactly when the change it reports committed.
+   * `certificate_id` names the certificate when the notification is about exactly one.
+   * Every certificate notification (renewal, expiration, deployment, revocation) comes here.
+   */
+  async raiseForOwner(
+    tx: Storage,
+    about: { owner_id: string; certificate_id: string | null },
+    type: NotificationType,
+    subject: string,
+    lines: readonly string[],
+  ): Promise<NotificationEvent> {
+    const owner = await tx.owners.get(about.owner_id);
+    return this.create(
+      {
+        type,
+        channel: 'email',
+        // An owner without an address still gets the event stored (listable, requeueable);
+        // the email channel reports the missing recipient as the delivery error.
+        recipient: owner?.email ?? '',
+        subject,
+        message: lines.join('\n'),
+        certificate_id: about.certificate_id,
+      },
+      tx,
+    );
+  }
+
+  /** {@link raiseForOwner} for one certificate. */
+  raiseForCertificate(
+    tx: Storage,
+    certificate: Pick<ManagedCertificate, 'id' | 'owner_id'>,
+    type: NotificationType,
+    subject: string,
+    lines: readonly string[],
+  ): Promise<NotificationEvent> {
+    return this.raiseForOwner(
+      tx,
+      { owner_id: certificate.owner_id, certificate_id: certificate.id },
+      type,
+      subject,
+      lines,
+    );
   }
 
   list(query: NotificationListQuery = {}): Promise<PageResult<NotificationEvent>> {

@@ -3,7 +3,7 @@ import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
-import { NotificationService } from './notifications.js';
+import type { NotificationService } from './notifications.js';
 import type { PolicyEvaluationService } from './policies.js';
 import { RenewalService } from './renewal.js';
 import type { RevocationService } from './revocation.js';
@@ -27,6 +27,7 @@ export function createPkiServices(
   parts: {
     audit: AuditService;
     jobs: JobService;
+    notifications: NotificationService;
     policyEvaluation: PolicyEvaluationService;
     revocation: RevocationService;
   },
@@ -36,7 +37,7 @@ export function createPkiServices(
     deps,
     parts.audit,
     parts.jobs,
-    new NotificationService(deps, parts.audit),
+    parts.notifications,
     parts.policyEvaluation,
     options,
   );

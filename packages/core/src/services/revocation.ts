@@ -1,7 +1,8 @@
-import type { RevocationReason } from '../domain/certificate.js';
+import type { ManagedCertificate, RevocationReason } from '../domain/certificate.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
+import type { NotificationService } from './notifications.js';
 
 /** Told after a revocation commits, e.g. to rebuild the CRL and OCSP cache of those issuers. */
 export type RevocationListener = (event: RevocationEvent) => void | Promise<void>;
@@ -23,6 +24,36 @@ export interface RevokeOutcome {
 /** Rows per statement; also the page limit of `certificates.list`. */
 export const REVOCATION_BATCH = 500;
 
+/** Certificates listed by name in one Revocation notification; the rest are counted. */
+export const REVOCATION_NOTICE_LIST_LIMIT = 50;
+
+type Revoked = Pick<ManagedCertificate, 'id' | 'name' | 'owner_id'>;
+
+/**
+ * Who must hear about the certificates one revocation call revoked: grouped by owner, so a
+ * call raises ONE `Revocation` notification per owner (docs/api/notifications.md) — a bulk
+ * revocation of 10,000 certificates of three owners stores three events, not 10,000.
+ */
+export class RevocationNotices {
+  readonly #byOwner = new Map<string, { count: number; listed: Revoked[] }>();
+
+  add(certificates: readonly Revoked[]): void {
+    for (const c of certificates) {
+      let group = this.#byOwner.get(c.owner_id);
+      if (!group) {
+        group = { count: 0, listed: [] };
+        this.#byOwner.set(c.owner_id, group);
+      }
+      group.count += 1;
+      if (group.listed.length < REVOCATION_NOTICE_LIST_LIMIT) group.listed.push(c);
+    }
+  }
+
+  get owners(): ReadonlyMap<string, { count: number; listed: readonly Revoked[] }> {
+    return this.#byOwner;
+  }
+}
+
 /**
  * Revocation of certificates, shared by single, bulk, EST and ACME revocation. Certificates
  * become Revoked and every unrevoked version of them records the time and reason; listeners
@@ -34,6 +65,7 @@ export class RevocationService {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
+    private readonly notifications: NotificationService,
     listeners: readonly RevocationListener[] = [],
   ) {
     for (const listener of listeners) this.#listeners.add(listener);
@@ -77,12 +109,14 @@ export class RevocationService {
 
   /**
    * The writes of a revocation inside the caller's transaction, `REVOCATION_BATCH` ids per
-   * statement. No audit event and no listener call: the caller records its own single event
-   * and calls `notify` once its transaction has committed.
+   * statement, and the owners' Revocation notifications. No audit event and no listener call:
+   * the caller records its own single event and calls `notify` once its transaction has
+   * committed.
    */
   async revokeWithin(tx: Storage, ids: readonly string[], reason: RevocationReason): Promise<RevokeOutcome> {
     const revoked: string[] = [];
     const issuers = new Set<string>();
+    const notices = new RevocationNotices();
     const at = this.deps.clock.now();
     const unique = [...new Set(ids)];
     for (let i = 0; i < unique.length; i += REVOCATION_BATCH) {
@@ -95,10 +129,47 @@ export class RevocationService {
       if (page.items.length === 0) continue;
       const batch = page.items.map((c) => c.id);
       for (const c of page.items) issuers.add(c.issuer_id);
+      notices.add(page.items);
       await this.revokeSelected(tx, batch, reason, at);
       revoked.push(...batch);
     }
+    await this.raiseNotices(tx, notices, reason);
     return { revoked, issuer_ids: [...issuers].sort() };
+  }
+
+  /**
+   * One `Revocation` notification per owner of the collected certificates, inside `tx` (so it
+   * exists exactly when the revocation committed). About one certificate it names it
+   * (`certificate_id`); about several it gives the count and lists the first
+   * `REVOCATION_NOTICE_LIST_LIMIT` by name.
+   */
+  async raiseNotices(tx: Storage, notices: RevocationNotices, reason: RevocationReason): Promise<void> {
+    for (const [ownerId, group] of notices.owners) {
+      const [first] = group.listed;
+      if (group.count === 1 && first) {
+        await this.notifications.raiseForCertificate(
+          tx,
+          first,
+          'Revocation',
+          `Certificate ${first.name} revoked`,
+          [`Certificate ${first.name} (${first.id}) was revoked.`, `Reason: ${reason}`],
+        );
+        continue;
+      }
+      const more = group.count - group.listed.length;
+      await this.notifications.raiseForOwner(
+        tx,
+        { owner_id: ownerId, certificate_id: null },
+        'Revocation',
+        `${group.count} certificates revoked`,
+        [
+          `${group.count} of your certificates were revoked.`,
+          `Reason: ${reason}`,
+          ...group.listed.map((c) => `- ${c.name} (${c.id})`),
+          ...(more > 0 ? [`… and ${more} more`] : []),
+        ],
+      );
+    }
   }
 
   /**
