@@ -19,6 +19,7 @@ import {
   startJobTimeouts,
   startNotificationRetry,
   startRenewalScan,
+  startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
 
@@ -100,6 +101,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           await Promise.all(Object.entries(checks).map(async ([name, check]) => [name, await check()])),
         ),
     });
+    const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
     schedulers = [
@@ -107,6 +109,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
       startJobTimeouts(scheduled),
       startIssuanceWorker(scheduled),
       startRenewalScan(scheduled),
+      startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
     ];
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },

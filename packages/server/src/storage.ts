@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isCertwrightError, type Logger, redactUrl, SecretBox, type ServiceConfig } from '@certwright/core';
 import { createMysqlStorage } from '@certwright/storage-mysql';
-import { createPgliteStorage, createPostgresStorage } from '@certwright/storage-pg';
+import { createPgliteStorage, createPostgresStorage, type MaintenanceReport } from '@certwright/storage-pg';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
 import { resolveEncryptionKey } from './encryption-key.js';
 
@@ -10,6 +10,11 @@ export interface OpenedStorage {
   storage: SqlStorage;
   /** The SQL queue on the same database (the default when SVC_REDIS_URL is unset). */
   queue: SqlQueue;
+  /**
+   * Routine maintenance for engines without autovacuum (PGlite: ANALYZE); a no-op on
+   * PostgreSQL and MySQL/MariaDB, which keep their statistics themselves.
+   */
+  maintain(): Promise<MaintenanceReport>;
   /** For /ready: a round trip to the database, bounded by `timeoutMs`. */
   check(timeoutMs?: number): Promise<{ ok: boolean; detail?: string }>;
   close(): Promise<void>;
@@ -28,15 +33,21 @@ export async function openStorage(
   const box = secretBox ?? new SecretBox(await resolveEncryptionKey(config, logger));
   const url = config.databaseUrl;
   let storage: SqlStorage;
+  // InnoDB recalculates persistent statistics itself (innodb_stats_auto_recalc).
+  let maintain = async (): Promise<MaintenanceReport> => ({ analyzed: false, durationMs: 0 });
   if (url === undefined) {
     const dataDir = join(config.dataDir, 'pglite');
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    storage = await createPgliteStorage({ dataDir }, { secretBox: box, logger });
+    const pglite = await createPgliteStorage({ dataDir }, { secretBox: box, logger });
+    storage = pglite;
+    maintain = () => pglite.maintain();
   } else {
     const scheme = new URL(url).protocol;
-    if (scheme === 'postgres:' || scheme === 'postgresql:')
-      storage = createPostgresStorage(url, { secretBox: box, logger });
-    else if (scheme === 'mysql:') storage = createMysqlStorage(url, { secretBox: box, logger });
+    if (scheme === 'postgres:' || scheme === 'postgresql:') {
+      const postgres = createPostgresStorage(url, { secretBox: box, logger });
+      storage = postgres;
+      maintain = () => postgres.maintain();
+    } else if (scheme === 'mysql:') storage = createMysqlStorage(url, { secretBox: box, logger });
     else throw new Error(`SVC_DATABASE_URL has an unsupported scheme '${scheme}' (${redactUrl(url)})`);
   }
   try {
@@ -49,6 +60,7 @@ export async function openStorage(
   return {
     storage,
     queue: new SqlQueue(storage.db),
+    maintain,
     async check(timeoutMs = 2000) {
       let timer: NodeJS.Timeout | undefined;
       try {

@@ -1,15 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   createServices,
   ManualClock,
   MemoryEphemeralStore,
   NotificationChannelRegistry,
+  parseConfig,
   SecretBox,
   silentLogger,
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { describe, expect, it } from 'vitest';
-import { startJobTimeouts, startLeasedTask, startNotificationRetry } from '../src/schedulers/index.js';
+import {
+  startJobTimeouts,
+  startLeasedTask,
+  startNotificationRetry,
+  startStorageMaintenance,
+} from '../src/schedulers/index.js';
+import { openStorage } from '../src/storage.js';
 
 // Long intervals: the tests drive ticks by hand; the timers never fire during a test.
 const HOUR = 3_600_000;
@@ -121,4 +131,41 @@ describe('leased scheduler tasks', () => {
       await storage.close();
     }
   }, 60_000);
+});
+
+describe('storage maintenance scheduler', () => {
+  it('runs the embedded database maintenance (ANALYZE) on one instance per tick', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cw-maintenance-'));
+    const config = parseConfig({
+      SVC_AUTH_TYPE: 'none',
+      SVC_DATA_DIR: dir,
+      SVC_TLS_CERT_PATH: '/x',
+      SVC_TLS_KEY_PATH: '/y',
+    });
+    const opened = await openStorage(config, silentLogger, new SecretBox(SecretBox.generateKey()));
+    try {
+      // The statistics themselves are checked in storage-pg's maintenance test; here: the
+      // server's storage wires PGlite's real maintenance, and the lease lets one instance run it.
+      const reports: unknown[] = [];
+      const maintain = async () => {
+        const report = await opened.maintain();
+        reports.push(report);
+        return report;
+      };
+      const clock = new ManualClock();
+      const ephemeral = new MemoryEphemeralStore({ clock });
+      const make = (holder: string) =>
+        startStorageMaintenance({ maintain, ephemeral, logger: silentLogger, holder });
+      const a = make('instance-a');
+      const b = make('instance-b');
+      expect(await a.tick()).toBe(true);
+      expect(await b.tick()).toBe(false);
+      expect(reports).toEqual([{ analyzed: true, durationMs: expect.any(Number) }]);
+      await a.stop();
+      await b.stop();
+    } finally {
+      await opened.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

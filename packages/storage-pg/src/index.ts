@@ -6,11 +6,31 @@ import {
   withErrorTranslation,
 } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PgliteDialect } from './pglite-dialect.js';
 
 export { PgliteDialect } from './pglite-dialect.js';
+
+/** What one `maintain()` pass did. */
+export interface MaintenanceReport {
+  /** Whether planner statistics were refreshed (false: the engine does it itself). */
+  analyzed: boolean;
+  /** Wall time of the pass in milliseconds. */
+  durationMs: number;
+}
+
+/**
+ * SQL storage with the routine maintenance an engine without autovacuum needs. The server runs
+ * `maintain()` periodically under a lease (scheduler `storage-maintenance`).
+ */
+export interface MaintainedStorage extends SqlStorage {
+  /**
+   * PGlite: `ANALYZE` of the whole database, so the planner has statistics after bulk loads
+   * (PGlite runs no autovacuum daemon). PostgreSQL: a no-op — autovacuum analyzes on its own.
+   */
+  maintain(): Promise<MaintenanceReport>;
+}
 
 export interface StorageOpenOptions {
   /** Seals secrets at rest (issuer/target config, webhook headers, private keys). */
@@ -31,7 +51,7 @@ export interface PostgresStorageOptions extends StorageOpenOptions {
  * so queries fail with `unavailable` while the server is down and succeed once it is back,
  * without a restart. Call `migrate()` before first use.
  */
-export function createPostgresStorage(url: string, options: PostgresStorageOptions): SqlStorage {
+export function createPostgresStorage(url: string, options: PostgresStorageOptions): MaintainedStorage {
   const logger = (options.logger ?? silentLogger).child({ component: 'storage', engine: 'postgres' });
   const pool = new pg.Pool({
     connectionString: url,
@@ -54,13 +74,15 @@ export function createPostgresStorage(url: string, options: PostgresStorageOptio
   });
   logger.info({ database: redactUrl(url) }, 'opening PostgreSQL storage');
   const db = new Kysely<Database>({ dialect: withErrorTranslation(new PostgresDialect({ pool })) });
-  return createSqlStorage({
+  const storage = createSqlStorage({
     db,
     flavor: 'postgres',
     engine: 'postgres',
     secretBox: options.secretBox,
     clock: options.clock,
   });
+  // Autovacuum keeps statistics current on a real server; nothing to do here.
+  return { ...storage, maintain: async () => ({ analyzed: false, durationMs: 0 }) };
 }
 
 export type PgliteLocation = { dataDir: string } | { memory: true };
@@ -72,7 +94,7 @@ export type PgliteLocation = { dataDir: string } | { memory: true };
 export async function createPgliteStorage(
   location: PgliteLocation,
   options: StorageOpenOptions,
-): Promise<SqlStorage> {
+): Promise<MaintainedStorage> {
   const logger = (options.logger ?? silentLogger).child({ component: 'storage', engine: 'pglite' });
   const pglite = 'dataDir' in location ? await PGlite.create(location.dataDir) : await PGlite.create();
   logger.info(
@@ -80,11 +102,34 @@ export async function createPgliteStorage(
     'opened embedded PGlite storage',
   );
   const db = new Kysely<Database>({ dialect: withErrorTranslation(new PgliteDialect(pglite)) });
-  return createSqlStorage({
+  const storage = createSqlStorage({
     db,
     flavor: 'postgres',
     engine: 'pglite',
     secretBox: options.secretBox,
     clock: options.clock,
   });
+  // PGlite has no autovacuum daemon: without an explicit ANALYZE the planner never gets
+  // statistics, and after a bulk load (a million revoked versions) it picks plans that turn
+  // CRL streaming from seconds into minutes. ANALYZE samples a bounded number of rows per
+  // table, so a pass costs about a second on a large database; it holds PGlite's single
+  // connection meanwhile, hence a periodic scheduler rather than one per write.
+  const maintain = async (): Promise<MaintenanceReport> => {
+    const started = performance.now();
+    await sql`ANALYZE`.execute(db);
+    const durationMs = Math.round(performance.now() - started);
+    logger.debug({ duration_ms: durationMs }, 'analyzed embedded database');
+    return { analyzed: true, durationMs };
+  };
+  return {
+    ...storage,
+    // At every start, after migrations: a data directory restored or bulk-loaded while the
+    // server was down gets statistics before the first request.
+    async migrate() {
+      const result = await storage.migrate();
+      await maintain();
+      return result;
+    },
+    maintain,
+  };
 }

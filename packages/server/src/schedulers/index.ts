@@ -7,3 +7,4 @@ export {
   startIssuanceWorker,
   startRenewalScan,
 } from './renewal.js';
+export { STORAGE_MAINTENANCE_INTERVAL_MS, startStorageMaintenance } from './storage-maintenance.js';
