@@ -6,10 +6,6 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    projects: [
-      'packages/*/vitest.config.ts',
-      'examples/*/vitest.config.ts',
-      'test/*/vitest.config.ts',
-    ],
+    projects: ['packages/*/vitest.config.ts', 'examples/*/vitest.config.ts', 'test/*/vitest.config.ts'],
   },
 });

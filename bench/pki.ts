@@ -230,7 +230,7 @@ function entries(n: number): CrlEntry[] {
   const reasons = ['keyCompromise', 'superseded', 'cessationOfOperation', 'unspecified'] as const;
   for (let i = 0; i < n; i++) {
     out[i] = {
-      serial: (0x40000000 + i).toString(16).padStart(8, '0') + 'a1b2c3d4e5f60718293a4b5c',
+      serial: `${(0x40000000 + i).toString(16).padStart(8, '0')}a1b2c3d4e5f60718293a4b5c`,
       revokedAt: new Date(now.getTime() - i * 1000),
       reason: reasons[i % 4],
     };

@@ -1,7 +1,12 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: {"index":"src/index.ts","node/index":"src/node/index.ts","pki/index":"src/pki/index.ts","testing/index":"src/testing/index.ts"},
+  entry: {
+    index: 'src/index.ts',
+    'node/index': 'src/node/index.ts',
+    'pki/index': 'src/pki/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  },
   format: ['esm'],
   dts: true,
   sourcemap: true,

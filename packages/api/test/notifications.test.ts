@@ -14,7 +14,7 @@ beforeAll(async () => {
   smtp = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onRcptTo(address, _session, callback) {
+    onRcptTo(_address, _session, callback) {
       if (refusing) return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
       return callback();
     },
