@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { createApp } from './app.js';
+import { openCertwright } from './certwright.js';
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -12,6 +13,10 @@ const env = (name: string) => {
   return value;
 };
 
+const { services } = await openCertwright(
+  { dataDir: process.env.DATA_DIR ?? './data/pglite' },
+  Buffer.from(env('ENCRYPTION_KEY'), 'base64'),
+);
 const server = createServer(
   {
     minVersion: 'TLSv1.3',
@@ -20,7 +25,7 @@ const server = createServer(
     cert: readFileSync(env('TLS_CERT_PATH')),
     key: readFileSync(env('TLS_KEY_PATH')),
   },
-  createApp({ apiKey: env('API_KEY') }),
+  createApp({ apiKey: env('API_KEY'), services }),
 );
 server.listen(Number(process.env.PORT ?? 8443), process.env.HOST ?? '127.0.0.1', () => {
   console.log('listening on', server.address());

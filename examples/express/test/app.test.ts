@@ -4,15 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../../../test/interop/support/https-client.js';
 import { createTestTls, serverTlsOptions, type TestTls } from '../../../test/interop/support/tls.js';
 import { createApp } from '../src/app.js';
+import { openCertwright } from '../src/certwright.js';
 
 const API_KEY = 'example-express-key';
 let tls: TestTls;
 let server: Server;
 let origin: string;
+let certwright: Awaited<ReturnType<typeof openCertwright>>;
 
 beforeAll(async () => {
   tls = createTestTls();
-  server = createServer(serverTlsOptions(tls), createApp({ apiKey: API_KEY }));
+  certwright = await openCertwright({ memory: true }, new Uint8Array(32).fill(7));
+  server = createServer(serverTlsOptions(tls), createApp({ apiKey: API_KEY, services: certwright.services }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -20,12 +23,26 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
+  await certwright.close();
 });
 
 const get = (path: string, headers?: Record<string, string>) =>
   send({ url: new URL(path, origin), method: 'GET', headers, ca: tls.caPem });
 
 describe('the Express example', () => {
+  it('serves the certwright inventory over HTTP and in-process alike', async () => {
+    const created = await send({
+      url: new URL('/api/v1/owners', origin),
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ name: 'Alice', email: 'alice@example.com' })),
+      ca: tls.caPem,
+    });
+    expect(created.status).toBe(201);
+    const { id } = JSON.parse(created.body.toString());
+    expect((await certwright.services.owners.get(id)).email).toBe('alice@example.com');
+  });
+
   it('serves its own route', async () => {
     const response = await get('/hello');
     expect(response.status).toBe(200);
