@@ -205,6 +205,164 @@ describe('CSR issuance against the profile', () => {
     expect(res.body.detail).toMatch(/CA material is missing/);
   });
 
+  it('recovers a wiped CA through an explicit import of the CA that issued its certificates, and only that CA', async () => {
+    const issuer = await app.services.issuers.create(
+      { name: `recovered-${Math.random()}`, type: 'Local' },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ issuer_id: issuer.id });
+    const first = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
+    expect(first.status).toBe(200);
+    const chainBefore = await chainOf(issuer.id);
+    // The operator's copy of the CA: here read from the config before it is lost.
+    const { ca } = (await app.storage.issuers.getWithConfig(issuer.id))!.config as {
+      ca: { issuing_key_pem: string };
+    };
+    // Another CA, with its own key, to try importing instead.
+    const other = await app.services.issuers.create(
+      { name: `other-${Math.random()}`, type: 'Local' },
+      SYSTEM_ACTOR,
+    );
+    const otherChain = await chainOf(other.id);
+    const otherKey = (
+      (await app.storage.issuers.getWithConfig(other.id))!.config as { ca: { issuing_key_pem: string } }
+    ).ca.issuing_key_pem;
+
+    await app.storage.issuers.update(issuer.id, { config: {} });
+    app.services.pki.lifecycle.connectors.invalidate(issuer.id);
+    // Minting a new CA stays refused.
+    expect((await app.json('POST', `/api/v1/certificates/${cert.id}/renew`)).status).toBe(409);
+
+    // The other CA did not issue this issuer's certificates: 409 saying so, nothing stored.
+    const wrong = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {
+      config: { certificate_pem: otherChain[0], private_key_pem: otherKey, chain_pem: otherChain[1] },
+    });
+    expect(wrong.status).toBe(409);
+    expect(wrong.body.detail).toMatch(
+      /not the CA that issued this issuer's certificates.*not signed by the key/,
+    );
+    expect(wrong.body.detail).toContain(first.body.version.serial_number);
+    expect(JSON.stringify(wrong.body)).not.toMatch(/PRIVATE KEY/);
+    expect((await app.storage.issuers.getWithConfig(issuer.id))!.config).toEqual({});
+    expect((await app.json('POST', `/api/v1/certificates/${cert.id}/renew`)).status).toBe(409);
+    // The connector checks too, for material written below the service.
+    await app.storage.issuers.update(issuer.id, {
+      config: { certificate_pem: otherChain[0], private_key_pem: otherKey },
+    });
+    app.services.pki.lifecycle.connectors.invalidate(issuer.id);
+    const below = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
+    expect(below.status).toBe(409);
+    expect(below.body.detail).toMatch(/not the CA that issued/);
+
+    const imported = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {
+      config: {
+        certificate_pem: chainBefore[0],
+        private_key_pem: ca.issuing_key_pem,
+        chain_pem: chainBefore[1],
+      },
+    });
+    expect(imported.status).toBe(200);
+    const renewed = await app.json('POST', `/api/v1/certificates/${cert.id}/renew`);
+    expect(renewed.status).toBe(200);
+    expect(await chainOf(issuer.id)).toEqual(chainBefore);
+    // The imported key moved under `ca`; no PEM setting is left lying in the config.
+    const config = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
+    expect(Object.keys(config)).toEqual(['ca']);
+
+    // CRL and OCSP answer again, for the certificate issued before the loss too.
+    const firstSerial = first.body.version.serial_number as string;
+    expect(
+      (await app.json('POST', `/api/v1/certificates/${cert.id}/revoke`, { reason: 'superseded' })).status,
+    ).toBe(200);
+    const res = await app.handler(
+      new Request(`https://x/.well-known/pki/ocsp/${issuer.id}`, {
+        method: 'POST',
+        body: new Uint8Array(ocspRequest(chainBefore[0]!, firstSerial)),
+      }),
+      { remoteAddress: '127.0.0.1' },
+    );
+    const text = openssl([
+      'ocsp',
+      '-respin',
+      { name: 'r.der', file: Buffer.from(await res.arrayBuffer()) },
+      '-resp_text',
+      '-CAfile',
+      { name: 'ca.pem', file: chainBefore.join('') },
+      '-attime',
+      String(Math.floor(clock.now().getTime() / 1000)),
+    ]);
+    expect(text).toContain('Cert Status: revoked');
+    const crl = Buffer.from(await (await app.call('GET', `/.well-known/pki/crl/${issuer.id}`)).arrayBuffer());
+    const crlText = openssl([
+      'crl',
+      '-inform',
+      'DER',
+      '-noout',
+      '-text',
+      '-CAfile',
+      { name: 'ca.pem', file: chainBefore[0]! },
+      '-in',
+      { name: 'c.crl', file: crl },
+    ]);
+    expect(crlText.toLowerCase()).toContain(firstSerial);
+    expect(crlText.toLowerCase()).toContain(renewed.body.version.serial_number);
+  });
+
+  it('refuses creation-time settings on a Local issuer that already has its CA, with a 400 naming the field', async () => {
+    const issuer = await app.services.issuers.create(
+      { name: `settled-${Math.random()}`, type: 'Local', config: { common_name: 'Settled' } },
+      SYSTEM_ACTOR,
+    );
+    const [issuingPem] = await chainOf(issuer.id); // first use generates the CA
+    const before = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
+    const key = (before.ca as { issuing_key_pem: string }).issuing_key_pem;
+    for (const [config, fields] of [
+      [{ key_algorithm: 'RSA-2048' }, ['config.key_algorithm']],
+      [{ common_name: 'Renamed CA' }, ['config.common_name']],
+      [
+        { certificate_pem: issuingPem, private_key_pem: key },
+        ['config.certificate_pem', 'config.private_key_pem'],
+      ],
+    ] as const) {
+      const res = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, { name: 'not applied', config });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/only apply|only applies/);
+      expect(res.body.detail).toMatch(/when the issuer's CA is created/);
+      expect(JSON.stringify(res.body)).not.toMatch(/PRIVATE KEY|BEGIN CERTIFICATE/);
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(fields);
+    }
+    expect((await app.storage.issuers.getWithConfig(issuer.id))!.config).toEqual(before);
+    expect((await app.json('GET', `/api/v1/issuers/${issuer.id}`)).body.name).toBe(issuer.name);
+
+    // Other updates still apply; re-sending the value the CA was created with changes nothing.
+    const ok = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {
+      name: `settled-renamed-${Math.random()}`,
+      enabled: false,
+      config: { common_name: 'Settled', base_url: 'https://pki2.example.test' },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.enabled).toBe(false);
+    expect((await app.storage.issuers.getWithConfig(issuer.id))!.config).toMatchObject({
+      common_name: 'Settled',
+      base_url: 'https://pki2.example.test',
+      ca: before.ca,
+    });
+
+    // Before the CA exists, they are ordinary settings and shape the CA created on first use.
+    const fresh = await app.services.issuers.create(
+      { name: `fresh-${Math.random()}`, type: 'Local' },
+      SYSTEM_ACTOR,
+    );
+    const set = await app.json('PUT', `/api/v1/issuers/${fresh.id}`, {
+      config: { key_algorithm: 'ECDSA-P384', common_name: 'Fresh' },
+    });
+    expect(set.status).toBe(200);
+    const [freshIssuing] = await chainOf(fresh.id);
+    const x509 = new X509Certificate(freshIssuing!);
+    expect(x509.subject).toContain('CN=Fresh Issuing CA');
+    expect(x509.publicKey.asymmetricKeyDetails?.namedCurve).toBe('secp384r1');
+  });
+
   it("keeps a Local issuer's CA material, OCSP responder and CRL number across an update of its name and settings", async () => {
     const issuer = await app.services.issuers.create(
       { name: `updated-${Math.random()}`, type: 'Local', config: { common_name: 'Before' } },
@@ -226,14 +384,14 @@ describe('CSR issuance against the profile', () => {
 
     const renamed = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {
       name: `renamed-${Math.random()}`,
-      config: { key_algorithm: 'ECDSA-P384' },
+      config: { base_url: 'https://pki2.example.test' },
     });
     expect(renamed.status).toBe(200);
     expect(JSON.stringify(renamed.body)).not.toMatch(/config|PRIVATE KEY|issuing_key|crl_number/);
     const after = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
     // The caller's settings were replaced (common_name is gone), the managed state was kept.
     expect(after).toEqual({
-      key_algorithm: 'ECDSA-P384',
+      base_url: 'https://pki2.example.test',
       ca: before.ca,
       crl_number: before.crl_number,
       ocsp_responder: before.ocsp_responder,

@@ -82,6 +82,25 @@ export interface ConnectorContext {
   publicBaseUrl?: string;
   /** Whether any certificate was ever issued through this issuer (guards against silent CA rotation). */
   hasIssued?: () => Promise<boolean>;
+  /** A certificate this issuer signed, to check re-imported CA material against; null when none. */
+  issuedCertificate?: () => Promise<IssuedCertificateSample | null>;
+}
+
+/** A certificate already issued under an issuer (public data only: serial and PEM). */
+export interface IssuedCertificateSample {
+  serialNumber: string;
+  certificatePem: string;
+}
+
+/** What a connector's update check sees: the stored config and the one an update would store. */
+export interface ConfigUpdateCheck {
+  issuerId: string;
+  /** The stored config, settings and state, before the update. */
+  current: Record<string, unknown>;
+  /** The config the update would store: the caller's settings plus the kept state. */
+  next: Record<string, unknown>;
+  /** A certificate this issuer signed (read inside the update's transaction); null when none. */
+  issuedCertificate: () => Promise<IssuedCertificateSample | null>;
 }
 
 export type ConnectorFactory = (context: ConnectorContext) => Promise<IssuerConnector>;
@@ -100,16 +119,31 @@ export interface ConnectorRegistration {
    * caller may not set them.
    */
   managedConfigKeys?: readonly string[];
+  /**
+   * Settings the connector reads only while it creates its state (key algorithm, CA name, CA
+   * material to import). Once `isProvisioned` holds they no longer do anything, so an update
+   * changing them is refused rather than stored and silently ignored.
+   */
+  creationOnlyConfigKeys?: readonly string[];
+  /** Whether a stored config already holds the state the creation-only settings produced. */
+  isProvisioned?: (config: Record<string, unknown>) => boolean;
+  /**
+   * Checks a config update before it is stored; throws a CertwrightError to refuse it (e.g. CA
+   * material re-imported for an issuer that lost it must be the CA that issued its certificates).
+   */
+  checkConfigUpdate?: (check: ConfigUpdateCheck) => Promise<void>;
 }
 
 /** Connector factories by issuer type; types without one are refused with a clear error. */
 export class IssuerConnectorRegistry {
   readonly #factories = new Map<IssuerType, ConnectorFactory>();
   readonly #managed = new Map<IssuerType, readonly string[]>();
+  readonly #registrations = new Map<IssuerType, ConnectorRegistration>();
 
   register(type: IssuerType, factory: ConnectorFactory, registration: ConnectorRegistration = {}): this {
     this.#factories.set(type, factory);
     this.#managed.set(type, [...(registration.managedConfigKeys ?? [])]);
+    this.#registrations.set(type, registration);
     return this;
   }
 
@@ -124,6 +158,22 @@ export class IssuerConnectorRegistry {
    */
   managedConfigKeys(type: IssuerType): readonly string[] {
     return [...(this.#managed.get(type) ?? []), ...SERVICE_MANAGED_CONFIG_KEYS];
+  }
+
+  /**
+   * The settings of `type` that only apply while the connector creates its state, when that
+   * state already exists in `config`; empty otherwise (nothing created yet, or lost: then they
+   * apply again). IssuerService refuses an update changing one of them.
+   */
+  creationOnlyConfigKeys(type: IssuerType, config: Record<string, unknown>): readonly string[] {
+    const registration = this.#registrations.get(type);
+    if (!registration?.creationOnlyConfigKeys || !registration.isProvisioned?.(config)) return [];
+    return [...registration.creationOnlyConfigKeys];
+  }
+
+  /** Runs the connector's own check of a config update, if it declared one. */
+  async checkConfigUpdate(type: IssuerType, check: ConfigUpdateCheck): Promise<void> {
+    await this.#registrations.get(type)?.checkConfigUpdate?.(check);
   }
 
   async create(context: ConnectorContext): Promise<IssuerConnector> {

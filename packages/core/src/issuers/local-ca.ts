@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { CertwrightError } from '../errors.js';
 import {
@@ -7,7 +8,7 @@ import {
   issueCertificate,
   prepareIssuer,
 } from '../pki/certificate.js';
-import type { CertificateInfo } from '../pki/certificate-info.js';
+import { type CertificateInfo, readCertificate } from '../pki/certificate-info.js';
 import { buildCrl } from '../pki/crl.js';
 import {
   exportPkcs8Pem,
@@ -19,7 +20,9 @@ import {
 import { type OcspResponder, prepareOcspResponder } from '../pki/ocsp-response.js';
 import { pemDecodeCertificates } from '../pki/pem.js';
 import type {
+  ConfigUpdateCheck,
   ConnectorContext,
+  IssuedCertificateSample,
   IssueRequest,
   IssueResult,
   IssuerConnector,
@@ -54,6 +57,19 @@ export const LOCAL_CA_DEFAULTS = {
  * each responder re-issue). Registered with the connector so that issuer updates keep them.
  */
 export const LOCAL_CA_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze(['ca', 'ocsp_responder']);
+
+/**
+ * The settings read only when the CA is created (generated or imported). Once `ca` exists they
+ * change nothing, and an imported key would sit unused in the config: registered with the
+ * connector so that issuer updates refuse them then (see {@link localCaIsProvisioned}).
+ */
+export const LOCAL_CA_CREATION_ONLY_CONFIG_KEYS: readonly string[] = Object.freeze([
+  'key_algorithm',
+  'common_name',
+  'certificate_pem',
+  'private_key_pem',
+  'chain_pem',
+]);
 
 const pem = z
   .string()
@@ -157,6 +173,51 @@ async function generateMaterial(
 /** Whether a Local issuer's config still lacks CA material (first use creates or imports it). */
 export const needsProvisioning = (config: Record<string, unknown>): boolean =>
   !('ca' in config) || !config.ca;
+
+/** Whether the CA exists: the creation-only settings no longer apply. */
+export const localCaIsProvisioned = (config: Record<string, unknown>): boolean => !needsProvisioning(config);
+
+const oneLine = (dn: string): string => dn.split('\n').join(', ');
+
+/**
+ * Refuses imported CA material that did not issue `issued`, a certificate already issued under
+ * this issuer: importing another CA would orphan every certificate issued so far (CRL and OCSP
+ * would be signed by a CA their relying parties do not chain them to). The certificate's
+ * issuer name and AKI must match the imported CA (checkIssued) and its signature must verify
+ * with the imported public key. Only public data goes into the message.
+ */
+function assertIssuedBy(
+  issuerId: string,
+  material: NonNullable<LocalCaConfig['ca']>,
+  issued: IssuedCertificateSample,
+): void {
+  const ca = new X509Certificate(material.issuing_cert_pem);
+  const leaf = new X509Certificate(issued.certificatePem);
+  const signed = leaf.verify(ca.publicKey);
+  if (signed && leaf.checkIssued(ca)) return;
+  const keyId = Buffer.from(readCertificate(material.issuing_cert_pem).keyIdentifier).toString('hex');
+  const why = signed
+    ? `verifies with the imported key, but its issuer name '${oneLine(leaf.issuer)}' or authority key identifier does not match the imported CA certificate '${oneLine(ca.subject)}'`
+    : `is not signed by the key of the imported CA '${oneLine(ca.subject)}' (key identifier ${keyId})`;
+  throw new CertwrightError(
+    'conflict',
+    `issuer '${issuerId}': the imported CA is not the CA that issued this issuer's certificates: certificate ${issued.serialNumber} ${why}; import the CA that issued them (its certificate_pem and private_key_pem)`,
+  );
+}
+
+/**
+ * The Local connector's check of an issuer update: CA material given for an issuer without a CA
+ * is validated now rather than on first use, and when the issuer has issued certificates (its
+ * CA was lost, e.g. an old backup restored) it must be the CA that issued them (`409`).
+ */
+export async function checkLocalCaConfigUpdate(check: ConfigUpdateCheck): Promise<void> {
+  // With a CA present the import keys are creation-only settings, refused by the service.
+  if (!needsProvisioning(check.current)) return;
+  if (!('certificate_pem' in check.next) && !('private_key_pem' in check.next)) return;
+  const material = importMaterial(check.issuerId, parseConfig(check.issuerId, check.next));
+  const issued = await check.issuedCertificate();
+  if (issued) assertIssuedBy(check.issuerId, material, issued);
+}
 
 /**
  * Creates or imports the CA material of a Local issuer; returns the config to store. The
@@ -325,13 +386,27 @@ export class LocalCaConnector implements IssuerConnector {
 /** The Local connector factory: provisions CA material on first use, then builds the connector. */
 export async function createLocalCaConnector(context: ConnectorContext): Promise<IssuerConnector> {
   if (!needsProvisioning(context.issuer.config)) return new LocalCaConnector(context);
-  // Material missing after certificates were issued means the config was replaced (e.g. an
-  // issuer update without the CA): a fresh CA would silently orphan every issued certificate.
+  // Material missing after certificates were issued means the config was replaced below the
+  // service (e.g. an old backup restored): a fresh CA would silently orphan every issued
+  // certificate, so only an explicit import of the CA that issued them is accepted.
   if (await context.hasIssued?.()) {
-    throw new CertwrightError(
-      'conflict',
-      `issuer '${context.issuer.id}' has issued certificates but its CA material is missing from its config; refusing to create a new CA (restore the config or import the CA with certificate_pem and private_key_pem)`,
-    );
+    const config = parseConfig(context.issuer.id, context.issuer.config);
+    if (config.certificate_pem === undefined && config.private_key_pem === undefined) {
+      throw new CertwrightError(
+        'conflict',
+        `issuer '${context.issuer.id}' has issued certificates but its CA material is missing from its config; refusing to create a new CA (restore the config, or import the CA that issued them: PUT /api/v1/issuers/${context.issuer.id} with config certificate_pem and private_key_pem)`,
+      );
+    }
+    // Checked again here, not only on the update: the config may have been written below the service.
+    const material = importMaterial(context.issuer.id, config);
+    const issued = await context.issuedCertificate?.();
+    if (!issued) {
+      throw new CertwrightError(
+        'conflict',
+        `issuer '${context.issuer.id}' has issued certificates but none could be read to check the imported CA against; refusing the import`,
+      );
+    }
+    assertIssuedBy(context.issuer.id, material, issued);
   }
   const fresh = await provisionLocalCa(context.issuer, context.issuer.config, context.now());
   let stored = fresh;

@@ -31,6 +31,7 @@ import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
 import { parseInput } from './input.js';
+import { issuedCertificateOf } from './issuers.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
 import type { PolicyEvaluationService } from './policies.js';
@@ -157,6 +158,7 @@ export class IssuerConnectorCache {
               perPage: 1,
             })
           ).total > 0,
+        issuedCertificate: () => issuedCertificateOf(this.deps.storage, issuerId),
         ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
       });
     })();

@@ -1,8 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { type Issuer, issuerConfigSchema, issuerTypeSchema } from '../domain/issuer.js';
 import { CertwrightError, notFound } from '../errors.js';
-import type { IssuerConnectorRegistry } from '../issuers/connector.js';
+import type { IssuedCertificateSample, IssuerConnectorRegistry } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
+import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
@@ -40,6 +42,11 @@ export type IssuerListQuery = z.input<typeof issuerListSchema>;
  * CA's `ca` and `ocsp_responder`, the `crl_number`). Which keys are state is declared by the
  * connector registry (`managedConfigKeys`); this service keeps them across every update and
  * refuses them as input, so a caller can neither drop nor forge them.
+ *
+ * Some settings only matter while the connector creates its state (a Local CA's
+ * `key_algorithm`, `common_name` and the PEMs of a CA to import): the registry declares them
+ * (`creationOnlyConfigKeys`, with `isProvisioned`), and once the state exists an update that
+ * changes one is refused with a 400 instead of being stored and silently ignored.
  */
 export class IssuerService {
   constructor(
@@ -99,14 +106,25 @@ export class IssuerService {
         await tx.issuers.update(id, {});
         const current = await tx.issuers.getWithConfig(id);
         if (!current) throw notFound('issuer', id);
-        this.#refuseManagedKeys(data.type ?? current.type, data.config);
+        const type = data.type ?? current.type;
+        this.#refuseManagedKeys(type, data.config);
+        this.#refuseCreationOnlyKeys(type, current.config, data.config);
         // Keys managed under the stored type are kept even when the type changes: dropping CA
         // material would orphan every certificate it issued.
         const kept: Record<string, unknown> = {};
         for (const key of this.connectors.managedConfigKeys(current.type)) {
           if (key in current.config) kept[key] = current.config[key];
         }
-        patch = { ...data, config: { ...data.config, ...kept } };
+        const next = { ...data.config, ...kept };
+        // Inside the transaction (and with `tx`): the check reads issued certificates, and the
+        // row lock keeps the config it judged the one that is replaced.
+        await this.connectors.checkConfigUpdate(type, {
+          issuerId: id,
+          current: current.config,
+          next,
+          issuedCertificate: () => issuedCertificateOf(tx, id),
+        });
+        patch = { ...data, config: next };
       } else if (data.type !== undefined) {
         // A type change alone must not turn caller-set keys into the new type's state (an
         // ACME setting named `ca` would otherwise pass for Local CA material).
@@ -142,6 +160,33 @@ export class IssuerService {
     );
   }
 
+  /**
+   * Creation-only settings on an issuer whose state already exists are a 400 naming each key:
+   * they would be stored and ignored (and an imported private key would sit unused in the
+   * config). A value equal to the stored one changes nothing and passes, so a caller re-sending
+   * the settings it created the issuer with is not refused; leaving one out is fine too.
+   */
+  #refuseCreationOnlyKeys(
+    type: Issuer['type'],
+    current: Record<string, unknown>,
+    config: Record<string, unknown>,
+  ): void {
+    const refused = this.connectors
+      .creationOnlyConfigKeys(type, current)
+      .filter((key) => key in config && !isDeepStrictEqual(config[key], current[key]));
+    if (refused.length === 0) return;
+    throw new CertwrightError(
+      'validation_failed',
+      `config ${refused.map((k) => `'${k}'`).join(', ')} only ${refused.length === 1 ? 'applies' : 'apply'} when the issuer's CA is created, and this ${type} issuer already has its CA; create a new issuer for a different CA`,
+      {
+        fields: refused.map((key) => ({
+          field: `config.${key}`,
+          message: 'only applies when the CA is created; this issuer already has one',
+        })),
+      },
+    );
+  }
+
   async delete(id: string, actor: Actor): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.issuers.get(id))) throw notFound('issuer', id);
@@ -151,6 +196,31 @@ export class IssuerService {
       await this.audit.record(actor, configEvent('issuer_deleted', 'issuer', id), tx);
     });
   }
+}
+
+/**
+ * A certificate `issuerId` signed, to check re-imported CA material against: the current
+ * version of one of its issued certificates (a certificate moved to another issuer after
+ * issuance is skipped, its version names the issuer that signed it). Null when none is found.
+ */
+export async function issuedCertificateOf(
+  storage: Storage,
+  issuerId: string,
+): Promise<IssuedCertificateSample | null> {
+  // Certificates without a version never match an expiry filter: this lists issued ones only.
+  const page = await storage.certificates.list({
+    issuer_id: issuerId,
+    expiresAfter: new Date(0),
+    perPage: 50,
+  });
+  for (const certificate of page.items) {
+    if (!certificate.current_version_id) continue;
+    const version = await storage.versions.get(certificate.current_version_id);
+    if (version?.issuer_id === issuerId) {
+      return { serialNumber: version.serial_number, certificatePem: version.cert_pem };
+    }
+  }
+  return null;
 }
 
 function redact(data: { config?: Record<string, unknown> } & Record<string, unknown>) {
