@@ -113,16 +113,17 @@ describe.skipIf(skip !== undefined)('certwright-server on PostgreSQL', () => {
   });
 });
 
-const redisSkip = await new Promise<string | undefined>((resolve) => {
+const redisSkip = await new Promise<string | undefined>((resolve, reject) => {
   const socket = connect(6379, '127.0.0.1');
   socket.once('connect', () => {
     socket.destroy();
     resolve(undefined);
   });
   socket.once('error', (error: Error) => {
+    const reason = `Redis at 127.0.0.1:6379 unreachable: ${error.message}`;
     if (process.env.SVC_TEST_REQUIRE_SERVICES === '1')
-      throw new Error(`SVC_TEST_REQUIRE_SERVICES=1 but Redis is unreachable: ${error.message}`);
-    resolve(`Redis at 127.0.0.1:6379 unreachable: ${error.message}`);
+      reject(new Error(`SVC_TEST_REQUIRE_SERVICES=1 but ${reason}`));
+    else resolve(reason);
   });
 });
 if (redisSkip) console.warn(`skipping Redis server test: ${redisSkip}`);

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** `pnpm start`'s entry: bootstraps TLS files and a key, then runs the server. */
+export const QUICKSTART = fileURLToPath(new URL('../../src/quickstart.ts', import.meta.url));
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -13,13 +15,16 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs certwright-server from its sources in a child process, as an operator would run it. */
-export function runServer(env: Record<string, string>): {
+/** Runs certwright-server (or another entry) from its sources in a child process, as an operator would. */
+export function runServer(
+  env: Record<string, string>,
+  entry = MAIN,
+): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
     env: {
       PATH: process.env.PATH ?? '',
       SVC_LOG_LEVEL: 'info',
@@ -41,8 +46,8 @@ export function runServer(env: Record<string, string>): {
 }
 
 /** Starts the server and waits for its "ready" log line; fails with the output otherwise. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env });
+export async function startServerProcess(env: Record<string, string>, entry = MAIN): Promise<ServerProcess> {
+  const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env }, entry);
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${run.output()}`)), 30_000);
     const check = () => {
