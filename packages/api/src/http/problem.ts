@@ -1,4 +1,4 @@
-import type { CertwrightError, ErrorCode } from '@certwright/core';
+import { type CertwrightError, DEFAULT_REASONS, type ErrorCode, publicMessage } from '@certwright/core';
 
 /** REST mapping of the stable error codes; the domain never chooses an HTTP status. */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -8,11 +8,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
-  method_not_allowed: 405,
   conflict: 409,
   gone: 410,
   payload_too_large: 413,
-  unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
   config_invalid: 500,
@@ -34,12 +32,17 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Codes whose message may reach the client; the rest get a fixed detail. */
-const HIDDEN: ReadonlySet<ErrorCode> = new Set(['internal', 'config_invalid']);
+/**
+ * Words only HTTP has (the router's 405, a body's media type): they describe the request's
+ * shape, not a domain failure, so they never appear in the core's ErrorCode.
+ */
+export type EdgeCode = ErrorCode | 'method_not_allowed' | 'unsupported_media_type';
 
 export interface ProblemInit {
   status: number;
-  code: string;
+  code: EdgeCode;
+  /** The domain's precise reason, when it says more than the code. */
+  reason?: string;
   detail: string;
   requestId: string;
   fields?: { field: string; message: string }[];
@@ -58,6 +61,7 @@ export function problem(init: ProblemInit): Response {
     error: init.code,
     request_id: init.requestId,
   };
+  if (init.reason) body.reason = init.reason;
   if (init.fields && init.fields.length > 0) body.errors = init.fields;
   return new Response(JSON.stringify(body), {
     status: init.status,
@@ -72,10 +76,12 @@ export function problemFromError(error: CertwrightError, requestId: string): Res
   return problem({
     status,
     code: error.code,
-    detail: HIDDEN.has(error.code) ? 'internal error' : error.message,
+    // A code's default reason adds nothing to `error`.
+    ...(error.exposed && error.reason !== DEFAULT_REASONS[error.code] ? { reason: error.reason } : {}),
+    detail: publicMessage(error),
     requestId,
     fields: error.fields,
-    extra: HIDDEN.has(error.code) ? {} : error.extra,
+    extra: error.exposed ? error.extra : {},
     headers,
   });
 }
