@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    'net/index': 'src/net/index.ts',
     'node/index': 'src/node/index.ts',
     'pki/index': 'src/pki/index.ts',
     'testing/index': 'src/testing/index.ts',

@@ -54,6 +54,11 @@ export const REASON_CODES = {
   validity_not_allowed: 'validation_failed',
   /** A time outside what is acceptable (a message signed too far in the past or future, an expired challenge). */
   time_invalid: 'validation_failed',
+  /**
+   * An outbound destination the address guard refuses: it resolves to a private address no
+   * allowlist admits, or to loopback, link-local, cloud metadata, multicast, reserved … space.
+   */
+  address_refused: 'validation_failed',
 
   // bad_request: input that cannot be read at all.
   malformed: 'bad_request',
@@ -86,6 +91,20 @@ export const REASON_CODES = {
   too_large: 'payload_too_large',
   rate_limited: 'rate_limited',
   unavailable: 'unavailable',
+  // Outbound connections (ACME validation, webhooks, probes): why a destination gave no usable
+  // answer. Protocol surfaces map them to their own failure classes.
+  /** The destination's name did not resolve (no such name, no address, resolver failure). */
+  dns_failed: 'unavailable',
+  /** No TCP connection could be made or it broke before a complete answer. */
+  connection_failed: 'unavailable',
+  /** The TLS handshake failed, or the peer's certificate was not accepted. */
+  tls_failed: 'unavailable',
+  /** The destination did not answer within the time allowed. */
+  timed_out: 'unavailable',
+  /** The destination's answer was larger than the caller accepts. */
+  response_too_large: 'unavailable',
+  /** The destination redirected and the request's policy does not follow that redirect. */
+  redirect_refused: 'unavailable',
   config_invalid: 'config_invalid',
   internal: 'internal',
 } as const satisfies Record<string, ErrorCode>;

@@ -124,7 +124,8 @@ export function transportFromSocket(socket: Socket): TransportContext {
   };
 }
 
-function peerChain(socket: TLSSocket): Uint8Array[] {
+/** The TLS peer's certificate chain, DER, leaf first, as OpenSSL linked it (each certificate once). */
+export function peerChain(socket: TLSSocket): Uint8Array[] {
   const chain: Uint8Array[] = [];
   let cert = socket.getPeerCertificate(true);
   const seen = new Set<string>();
