@@ -127,9 +127,19 @@ const last32 = (p: number[]): number[] => [p[6]!, p[7]!];
 
 const EMBEDDING: readonly Embedding[] = [
   { net: ipaddr.parseCIDR('::ffff:0:0/96'), label: 'IPv4-mapped', extract: last32, direct: true },
-  { net: ipaddr.parseCIDR('::ffff:0:0:0/96'), label: 'IPv4-translated (RFC 6145)', extract: last32, direct: false },
+  {
+    net: ipaddr.parseCIDR('::ffff:0:0:0/96'),
+    label: 'IPv4-translated (RFC 6145)',
+    extract: last32,
+    direct: false,
+  },
   { net: ipaddr.parseCIDR('64:ff9b::/96'), label: 'NAT64 (RFC 6052)', extract: last32, direct: false },
-  { net: ipaddr.parseCIDR('2002::/16'), label: '6to4 (RFC 3056)', extract: (p) => [p[1]!, p[2]!], direct: false },
+  {
+    net: ipaddr.parseCIDR('2002::/16'),
+    label: '6to4 (RFC 3056)',
+    extract: (p) => [p[1]!, p[2]!],
+    direct: false,
+  },
   // Teredo (RFC 4380): the client's IPv4 address is stored with every bit inverted.
   {
     net: ipaddr.parseCIDR('2001::/32'),
@@ -158,7 +168,12 @@ export const canonicalAddress = (address: IpAddress): string =>
 function classifyV4(address: ipaddr.IPv4): AddressClass {
   const hit = firstMatch(address, METADATA) ?? firstMatch(address, IPV4);
   const text = address.toString();
-  return { address: text, category: hit?.category ?? 'public', range: hit?.label ?? 'public unicast', connectTo: text };
+  return {
+    address: text,
+    category: hit?.category ?? 'public',
+    range: hit?.label ?? 'public unicast',
+    connectTo: text,
+  };
 }
 
 /** Classifies one parsed address. Pure: no lookup, no I/O. */
@@ -184,7 +199,12 @@ export function classifyAddress(address: IpAddress): AddressClass {
   const hit = firstMatch(v6, IPV6);
   if (hit) return { address: text, category: hit.category, range: hit.label, connectTo: text };
   if (!v6.match(GLOBAL_UNICAST_V6)) {
-    return { address: text, category: 'reserved', range: 'outside 2000::/3 (RFC 4291 §2.4)', connectTo: text };
+    return {
+      address: text,
+      category: 'reserved',
+      range: 'outside 2000::/3 (RFC 4291 §2.4)',
+      connectTo: text,
+    };
   }
   return { address: text, category: 'public', range: 'public unicast', connectTo: text };
 }

@@ -1,5 +1,15 @@
-import { type AddressGuard, type AddressGuardOptions, type CheckedHost, createAddressGuard } from './guard.js';
-import { guardedRequest, type OutboundRequestOptions, type OutboundResponse, parseOutboundUrl } from './http-request.js';
+import {
+  type AddressGuard,
+  type AddressGuardOptions,
+  type CheckedHost,
+  createAddressGuard,
+} from './guard.js';
+import {
+  guardedRequest,
+  type OutboundRequestOptions,
+  type OutboundResponse,
+  parseOutboundUrl,
+} from './http-request.js';
 import { guardedTlsConnect, type TlsConnectOptions, type TlsConnectResult } from './tls-connect.js';
 
 /**

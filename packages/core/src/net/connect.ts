@@ -134,9 +134,13 @@ export async function handshake(
   const ca = settings.ca;
   const secure = tls.connect({
     socket,
+    // The name the certificate is verified against: the SNI name, else the address literal.
+    host: settings.servername ?? host,
     ...(settings.servername ? { servername: settings.servername } : {}),
     ...(settings.alpn ? { ALPNProtocols: [...settings.alpn] } : {}),
-    ...(ca === undefined ? {} : { ca: Array.isArray(ca) ? ca.map(toBuffer) : toBuffer(ca as string | Uint8Array) }),
+    ...(ca === undefined
+      ? {}
+      : { ca: Array.isArray(ca) ? ca.map(toBuffer) : toBuffer(ca as string | Uint8Array) }),
     rejectUnauthorized: settings.verify ?? true,
   });
   const done = new Promise<tls.TLSSocket>((resolve, reject) => {

@@ -1,5 +1,11 @@
 import { fail } from '../errors.js';
-import { type AddressCategory, type AddressClass, classifyAddress, type IpAddress, parseAddress } from './address-ranges.js';
+import {
+  type AddressCategory,
+  type AddressClass,
+  classifyAddress,
+  type IpAddress,
+  parseAddress,
+} from './address-ranges.js';
 import { type AddressAllowlist, EMPTY_ALLOWLIST } from './allowlist.js';
 import { normalizeHost } from './host.js';
 import { dnsFailure, type Resolver, systemResolver } from './resolver.js';
@@ -109,7 +115,13 @@ export function createAddressGuard(options: AddressGuardOptions = {}): AddressGu
     check(text) {
       const address = parseAddress(text);
       if (!address) {
-        return { address: text, category: 'reserved', range: 'not an IP address', connectTo: text, admitted: false };
+        return {
+          address: text,
+          category: 'reserved',
+          range: 'not an IP address',
+          connectTo: text,
+          admitted: false,
+        };
       }
       return decide(address);
     },

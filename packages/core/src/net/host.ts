@@ -2,11 +2,16 @@ import { fail } from '../errors.js';
 import { canonicalAddress, type IpAddress, parseAddress } from './address-ranges.js';
 
 /** A destination host after normalization: an address literal, or a DNS name to resolve. */
-export type NormalizedHost = { kind: 'ip'; address: IpAddress; text: string } | { kind: 'name'; name: string };
+export type NormalizedHost =
+  | { kind: 'ip'; address: IpAddress; text: string }
+  | { kind: 'name'; name: string };
 
 const MAX_HOST_LENGTH = 253;
 /** Characters that would make the host text mean something else inside a URL. */
-const NOT_IN_HOST = /[\s\u0000-\u001f\u007f/\\?#@%:[\]]/;
+const URL_DELIMITERS = new Set(['/', '\\', '?', '#', '@', '%', ':', '[', ']']);
+
+const hasDelimiterOrControl = (text: string): boolean =>
+  [...text].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f || URL_DELIMITERS.has(c));
 
 function invalid(host: string, field: string): never {
   const message = `'${host.slice(0, 100)}' is not a valid host name or IP address`;
@@ -22,15 +27,15 @@ function invalid(host: string, field: string): never {
  */
 export function normalizeHost(host: string, field = 'host'): NormalizedHost {
   if (host.length === 0 || host.length > MAX_HOST_LENGTH + 2) invalid(host, field);
-  let text = host;
-  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
-  if (text.includes(':')) {
+  const bracketed = host.startsWith('[') && host.endsWith(']');
+  const text = bracketed ? host.slice(1, -1) : host;
+  if (bracketed || text.includes(':')) {
     // IPv6; a zone id (`%eth0`, `%25eth0` in URLs) names an interface, not another address.
     const address = parseAddress(text.split('%')[0]!);
-    if (!address || address.kind() !== 'ipv6') invalid(host, field);
+    if (address?.kind() !== 'ipv6') invalid(host, field);
     return { kind: 'ip', address, text: canonicalAddress(address) };
   }
-  if (NOT_IN_HOST.test(text)) invalid(host, field);
+  if (hasDelimiterOrControl(text)) invalid(host, field);
   let hostname: string;
   try {
     hostname = new URL(`http://${text}/`).hostname;
@@ -38,7 +43,7 @@ export function normalizeHost(host: string, field = 'host'): NormalizedHost {
     invalid(host, field);
   }
   if (hostname.endsWith('.')) hostname = hostname.slice(0, -1);
-  if (hostname.length === 0 || hostname.endsWith('.') || hostname.startsWith('.')) invalid(host, field);
+  if (hostname.split('.').some((label) => label.length === 0 || label.length > 63)) invalid(host, field);
   const address = parseAddress(hostname);
   if (address) return { kind: 'ip', address, text: canonicalAddress(address) };
   return { kind: 'name', name: hostname };

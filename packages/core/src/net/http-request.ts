@@ -93,7 +93,10 @@ export function parseOutboundUrl(input: string | URL, field = 'url'): URL {
     throw invalid(field, 'is not a valid absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid(field, `the scheme '${url.protocol.slice(0, -1).slice(0, 20)}' is not allowed; use http or https`);
+    throw invalid(
+      field,
+      `the scheme '${url.protocol.slice(0, -1).slice(0, 20)}' is not allowed; use http or https`,
+    );
   }
   if (url.username !== '' || url.password !== '') {
     throw invalid(field, 'credentials in the URL (user@host) are not allowed; send them in a header');
@@ -136,7 +139,13 @@ function exchange(
   hop: Hop,
   options: OutboundRequestOptions,
   expectBody: boolean,
-): Promise<{ status: number; headers: Record<string, string>; body: Uint8Array; truncated: boolean; firstByteMs: number }> {
+): Promise<{
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  truncated: boolean;
+  firstByteMs: number;
+}> {
   const started = performance.now();
   const cap = options.maxResponseBytes ?? 1 << 20;
   const truncate = options.onTooLarge === 'truncate';
@@ -161,9 +170,13 @@ function exchange(
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'HPE_HEADER_OVERFLOW') {
-        finish(fail('response_too_large', `the response headers from '${host}' are too large`, { cause: error }));
+        finish(
+          fail('response_too_large', `the response headers from '${host}' are too large`, { cause: error }),
+        );
       } else if (error.code?.startsWith('HPE_')) {
-        finish(fail('connection_failed', `'${host}' answered with a malformed HTTP response`, { cause: error }));
+        finish(
+          fail('connection_failed', `'${host}' answered with a malformed HTTP response`, { cause: error }),
+        );
       } else {
         finish(connectionFailure(host, Number(hop.url.port) || 0, error));
       }
@@ -208,7 +221,9 @@ function exchange(
       });
       res.on('end', () => done(Buffer.concat(chunks), false));
       res.on('error', (error) => finish(connectionFailure(host, Number(hop.url.port) || 0, error)));
-      res.on('aborted', () => finish(fail('connection_failed', `'${host}' closed the connection mid-response`)));
+      res.on('aborted', () =>
+        finish(fail('connection_failed', `'${host}' closed the connection mid-response`)),
+      );
     });
     req.end(hop.body);
   });
@@ -231,7 +246,8 @@ function nextHop(hop: Hop, status: number, location: string): Hop {
   if (to.username !== '' || to.password !== '') {
     throw fail('redirect_refused', 'a redirect to a URL with credentials is not followed');
   }
-  const rewrite = status === 303 ? hop.method !== 'HEAD' : (status === 301 || status === 302) && hop.method === 'POST';
+  const rewrite =
+    status === 303 ? hop.method !== 'HEAD' : (status === 301 || status === 302) && hop.method === 'POST';
   const headers = new Map(hop.headers);
   if (rewrite) headers.delete('content-type');
   if (to.origin !== hop.url.origin) {
@@ -258,7 +274,12 @@ export async function guardedRequest(
     throw invalid('method', `'${method.slice(0, 20)}' is not an HTTP method this client sends`);
   }
   const body = typeof options.body === 'string' ? new TextEncoder().encode(options.body) : options.body;
-  let hop: Hop = { url: parseOutboundUrl(input, field), method, headers: requestHeaders(options, userAgent), body };
+  let hop: Hop = {
+    url: parseOutboundUrl(input, field),
+    method,
+    headers: requestHeaders(options, userAgent),
+    body,
+  };
   const total = Deadline.after(options.totalTimeoutMs ?? 30_000, 'the request did not complete in time');
   const maxRedirects = options.maxRedirects ?? 10;
   const redirects: string[] = [];
@@ -296,7 +317,10 @@ export async function guardedRequest(
       const location = answer.headers.location;
       if (REDIRECTS.has(answer.status) && location !== undefined && options.redirect !== 'manual') {
         if (options.redirect !== 'follow') {
-          throw fail('redirect_refused', `'${checked.host}' answered ${answer.status} (a redirect); redirects are not followed`);
+          throw fail(
+            'redirect_refused',
+            `'${checked.host}' answered ${answer.status} (a redirect); redirects are not followed`,
+          );
         }
         if (redirects.length >= maxRedirects) {
           throw fail('redirect_refused', `more than ${maxRedirects} redirects`);

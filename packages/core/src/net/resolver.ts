@@ -51,10 +51,16 @@ export function dnsServerResolver(server: string, options: DnsServerResolverOpti
   resolver.setServers([address.kind() === 'ipv6' ? `[${host}]:${port}` : `${host}:${port}`]);
   return async (name) => {
     const [v6, v4] = await Promise.allSettled([resolver.resolve6(name), resolver.resolve4(name)]);
-    const addresses = [...(v6.status === 'fulfilled' ? v6.value : []), ...(v4.status === 'fulfilled' ? v4.value : [])];
+    const addresses = [
+      ...(v6.status === 'fulfilled' ? v6.value : []),
+      ...(v4.status === 'fulfilled' ? v4.value : []),
+    ];
     if (addresses.length > 0) return addresses;
     // Both failed or both empty: report the IPv4 error (the usual one), else IPv6's.
-    throw dnsFailure(name, v4.status === 'rejected' ? v4.reason : v6.status === 'rejected' ? v6.reason : undefined);
+    throw dnsFailure(
+      name,
+      v4.status === 'rejected' ? v4.reason : v6.status === 'rejected' ? v6.reason : undefined,
+    );
   };
 }
 

@@ -1,5 +1,5 @@
-import { peerChain } from '../node/index.js';
 import { fail } from '../errors.js';
+import { peerChain } from '../node/index.js';
 import { connectTcp, Deadline, handshake, type TrustAnchors } from './connect.js';
 import type { AddressGuard } from './guard.js';
 
@@ -48,7 +48,10 @@ export interface TlsConnectResult {
  * Connects to a checked address of `host`, runs the TLS handshake with SNI and ALPN, reads the
  * peer's certificates and closes. For tls-alpn-01 validation and endpoint checks.
  */
-export async function guardedTlsConnect(guard: AddressGuard, options: TlsConnectOptions): Promise<TlsConnectResult> {
+export async function guardedTlsConnect(
+  guard: AddressGuard,
+  options: TlsConnectOptions,
+): Promise<TlsConnectResult> {
   const field = options.field ?? 'host';
   if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) {
     throw fail('invalid_input', `port ${options.port} is not a TCP port`, {
@@ -56,9 +59,13 @@ export async function guardedTlsConnect(guard: AddressGuard, options: TlsConnect
     });
   }
   const started = performance.now();
-  const deadline = Deadline.after(options.timeoutMs ?? 10_000, `'${options.host}' did not complete a TLS handshake in time`);
+  const deadline = Deadline.after(
+    options.timeoutMs ?? 10_000,
+    `'${options.host}' did not complete a TLS handshake in time`,
+  );
   const checked = await deadline.race(guard.resolve(options.host, field), () => {});
-  const servername = options.servername === undefined ? (checked.literal ? null : checked.host) : options.servername;
+  const servername =
+    options.servername === undefined ? (checked.literal ? null : checked.host) : options.servername;
   const connectStart = performance.now();
   const { socket, address } = await connectTcp(checked.host, checked.addresses, options.port, deadline);
   const connectMs = performance.now() - connectStart;
@@ -87,10 +94,14 @@ export async function guardedTlsConnect(guard: AddressGuard, options: TlsConnect
       authorized: secure.authorized,
       timing: { dnsMs: checked.dnsMs, connectMs, tlsMs, totalMs: performance.now() - started },
     };
-    if (!secure.authorized && secure.authorizationError) result.authorizationError = String(secure.authorizationError);
-    secure.destroy();
+    if (!secure.authorized && secure.authorizationError)
+      result.authorizationError = String(secure.authorizationError);
+    // Flush the last handshake flight and close_notify before closing, so the peer sees a
+    // completed handshake and a clean close rather than a reset.
+    secure.destroySoon();
     return result;
-  } finally {
+  } catch (error) {
     socket.destroy();
+    throw error;
   }
 }
