@@ -35,6 +35,13 @@ import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webh
  *   unavailable        the database cannot be reached; retrying later may succeed
  * Driver errors never escape. Ids are generated when a create input leaves them out;
  * timestamps default to the storage's clock.
+ *
+ * Isolation: each statement sees the data committed before it started (PostgreSQL's READ
+ * COMMITTED; MySQL/MariaDB run REPEATABLE READ, whose plain reads come from a snapshot taken at
+ * the transaction's first plain read). A read-modify-write that must not race another writer
+ * takes the row's lock first with `lockForUpdate` ({@link Lockable}) and decides on what it
+ * returns. PGlite is one database session: its transactions run one after another, never
+ * interleaved, so a lock there never waits for anybody (nobody else can run meanwhile).
  */
 
 /** Creates accept an optional id and timestamps; everything else as in the record. */
@@ -51,6 +58,34 @@ type Patch<T, Fixed extends keyof T = never> = Partial<Omit<T, 'id' | 'created_a
 
 /** Number of records of each kind that still reference a record (409 on delete when > 0). */
 export type ReferenceCounts = Record<string, number>;
+
+/**
+ * Explicit row locking, for repositories whose records are changed by "read, check, write"
+ * sequences (a job's status, an issuer's sealed config …).
+ */
+export interface Lockable<T> {
+  /**
+   * Locks record `id` until the surrounding transaction ends, and returns it as it is under
+   * the lock.
+   *
+   * - What is locked: that one record (its row), exclusively. Until the transaction commits or
+   *   rolls back, `lockForUpdate`, `update` and `delete` of the same record in any other
+   *   transaction wait; plain reads (`get`, `list` …) never wait and keep seeing the last
+   *   committed state.
+   * - What is returned: the record's latest committed state, read under the lock — also on
+   *   MySQL/MariaDB, where a plain read made earlier in the same transaction may be older. Take
+   *   the lock before reading the record in the transaction and decide on what this returns.
+   * - Nothing is written: `updated_at` keeps its value, so caches keyed on it stay valid.
+   * - Must be called on the `tx` of a {@link Storage.transaction}: outside one there is nothing
+   *   to hold the lock until, so it throws `internal` (a programming error) instead of
+   *   returning an unlocked record.
+   * - `not_found` when the record does not exist.
+   * - Two transactions that lock the same records in opposite orders can deadlock; the engine
+   *   aborts one of them, which fails `unavailable` and rolls back (retrying may succeed). Lock
+   *   several records in one order (e.g. by id) to avoid it.
+   */
+  lockForUpdate(id: string): Promise<T>;
+}
 
 interface CrudRepository<T, New, Update> {
   create(input: New): Promise<T>;
@@ -187,7 +222,7 @@ export interface TeamRepository extends CrudRepository<Team, NewTeam, Patch<Team
 
 export type NewIssuer = NewRecord<Issuer, 'enabled'> & { config?: IssuerConfig };
 export type IssuerPatch = Patch<Issuer> & { config?: IssuerConfig };
-export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, IssuerPatch> {
+export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, IssuerPatch>, Lockable<Issuer> {
   /** Decrypts the connector config; for the issuing pipeline only, never for API output. */
   getWithConfig(id: string): Promise<IssuerWithConfig | null>;
   list(query?: PageRequest & { type?: IssuerType; enabled?: boolean }): Promise<PageResult<Issuer>>;
@@ -261,7 +296,7 @@ export type NewAgent = Omit<
 };
 export type AgentPatch = Partial<Omit<Agent, 'id' | 'registered_at'>> & { api_key_hash?: string | null };
 
-export interface AgentRepository {
+export interface AgentRepository extends Lockable<Agent> {
   create(input: NewAgent): Promise<Agent>;
   get(id: string): Promise<Agent | null>;
   require(id: string): Promise<Agent>;
@@ -323,12 +358,14 @@ export interface JobListQuery extends PageRequest {
   agent_id?: string;
 }
 
-export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'> {
+export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'>, Lockable<Job> {
   /**
-   * Creates many jobs in one statement (bulk renewal enqueues one job per certificate, up to
-   * thousands per call). Optional: callers fall back to `create` one at a time without it.
+   * Creates many jobs at once, all or none (bulk renewal opens one job per certificate, up to
+   * thousands per call): each job exactly as `create` would store it, returned in input order.
+   * Any bad input (e.g. an unknown agent, `invalid_reference`) fails the whole call and stores
+   * nothing.
    */
-  createMany?(inputs: readonly NewJob[]): Promise<Job[]>;
+  createMany(inputs: readonly NewJob[]): Promise<Job[]>;
   list(query?: JobListQuery): Promise<PageResult<Job>>;
   /**
    * Atomically claims up to `limit` Pending jobs due at `now` (and Running jobs whose lease
@@ -381,7 +418,7 @@ export type NewNotification = Omit<
     created_at?: Date;
   };
 
-export interface NotificationRepository {
+export interface NotificationRepository extends Lockable<NotificationEvent> {
   create(input: NewNotification): Promise<NotificationEvent>;
   get(id: string): Promise<NotificationEvent | null>;
   require(id: string): Promise<NotificationEvent>;

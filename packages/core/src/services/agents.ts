@@ -207,9 +207,9 @@ export class AgentService {
       );
     }
     return this.deps.storage.transaction(async (tx) => {
-      // The no-op update takes the agent's row lock before anything is read, so concurrent
-      // retirements and heartbeats of this agent serialize behind it.
-      const agent = await tx.agents.update(id, {});
+      // The agent's row lock before anything is read, so concurrent retirements and
+      // heartbeats of this agent serialize behind it.
+      const agent = await tx.agents.lockForUpdate(id);
       if (agent.retired_at !== null) return { changed: false, agent: this.#withStatus(agent) };
       const dependencies = await tx.agents.dependencyCounts(id);
       const blocked =

@@ -238,9 +238,7 @@ export class BulkService {
       payload: { trigger: 'bulk_renew' },
       scheduled_at: now,
     }));
-    const jobs = tx.jobs.createMany
-      ? await tx.jobs.createMany(inputs)
-      : await sequential(inputs, (job) => tx.jobs.create(job));
+    const jobs = await tx.jobs.createMany(inputs);
     return jobs.map((job) => ({ certificate_id: job.certificate_id as string, job_id: job.id }));
   }
 }
@@ -338,12 +336,6 @@ function missingFrom(requested: readonly string[], existing: readonly string[]):
   return requested
     .filter((id) => !found.has(id))
     .map((id) => ({ certificate_id: id, error: 'not_found', message: `certificate '${id}' does not exist` }));
-}
-
-async function sequential<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (const item of items) out.push(await fn(item));
-  return out;
 }
 
 function bulkEvent(action: string, request: object, result: object) {

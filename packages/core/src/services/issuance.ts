@@ -184,7 +184,7 @@ export class IssuerConnectorCache {
     mutate: (config: Record<string, unknown>) => Record<string, unknown> | null,
   ): Promise<void> {
     const updated = await this.deps.storage.transaction(async (tx) => {
-      await tx.issuers.update(issuerId, {}); // row lock: concurrent writers serialize here
+      await tx.issuers.lockForUpdate(issuerId); // concurrent writers serialize here
       const current = await tx.issuers.getWithConfig(issuerId);
       if (!current) throw notFound('issuer', issuerId);
       const next = mutate({ ...current.config });

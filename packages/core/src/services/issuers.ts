@@ -98,12 +98,11 @@ export class IssuerService {
   async update(id: string, input: IssuerUpdate, actor: Actor): Promise<Issuer> {
     const data = parseInput(issuerUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
-      if (!(await tx.issuers.get(id))) throw notFound('issuer', id);
+      // The row lock before any read (not_found for a missing issuer), so a connector's
+      // concurrent persistConfig (responder re-issue) cannot slip between our read and our write.
+      await tx.issuers.lockForUpdate(id);
       let patch = data;
       if (data.config !== undefined) {
-        // The no-op update takes the row lock first, so a connector's concurrent persistConfig
-        // (responder re-issue, CRL number) cannot slip between our read and our write.
-        await tx.issuers.update(id, {});
         const current = await tx.issuers.getWithConfig(id);
         if (!current) throw notFound('issuer', id);
         const type = data.type ?? current.type;

@@ -76,9 +76,9 @@ export class JobService {
   /** Cancels an open job; a job that already ended is a `conflict`. */
   cancel(actor: Actor, id: string): Promise<Job> {
     return this.deps.storage.transaction(async (tx) => {
-      // The no-op update takes the row lock first, so a concurrent agent report cannot
-      // complete the job between our check and our write.
-      const job = await tx.jobs.update(id, {});
+      // The row lock first, so a concurrent agent report cannot complete the job between our
+      // check and our write.
+      const job = await tx.jobs.lockForUpdate(id);
       if (!isOpen(job.status))
         throw conflict(`job '${id}' is already ${job.status}`, { job_status: job.status });
       const now = this.deps.clock.now();
@@ -153,7 +153,7 @@ export class JobService {
    */
   requestVerification(actor: Actor, id: string): Promise<JobVerification> {
     return this.deps.storage.transaction(async (tx) => {
-      const job = await tx.jobs.update(id, {});
+      const job = await tx.jobs.lockForUpdate(id);
       if (job.type !== 'Deployment')
         throw conflict(`only Deployment jobs can be verified; '${id}' is ${job.type}`);
       if (isOpen(job.status))
@@ -402,7 +402,7 @@ export class JobService {
   async #lockOwnJob(tx: Storage, agentId: string, jobId: string): Promise<Job> {
     const job = await tx.jobs.get(jobId);
     if (!job || job.agent_id !== agentId) throw notFound('job', jobId);
-    return tx.jobs.update(jobId, {});
+    return tx.jobs.lockForUpdate(jobId);
   }
 
   /** When a verification job ends, its deployment job's verification ends with it. */

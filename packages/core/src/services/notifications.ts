@@ -141,7 +141,7 @@ export class NotificationService {
   /** Spec §3.1: dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
   requeue(actor: Actor, id: string): Promise<NotificationEvent> {
     return this.deps.storage.transaction(async (tx) => {
-      const event = await tx.notifications.update(id, {}); // row lock before the check
+      const event = await tx.notifications.lockForUpdate(id); // before the check
       if (event.status !== 'dead') {
         throw conflict(`notification '${id}' is ${event.status}; only dead notifications can be requeued`, {
           notification_status: event.status,
@@ -171,7 +171,7 @@ export class NotificationService {
   /** A delivered (sent) notification marked as read; reading twice changes nothing. */
   markRead(actor: Actor, id: string): Promise<NotificationEvent> {
     return this.deps.storage.transaction(async (tx) => {
-      const event = await tx.notifications.update(id, {});
+      const event = await tx.notifications.lockForUpdate(id);
       if (event.status === 'read') return event;
       if (event.status !== 'sent') {
         throw conflict(

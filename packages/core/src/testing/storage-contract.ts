@@ -7,6 +7,7 @@ import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import type { NewCertificateVersion, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
+import { describeRowLocks } from './storage-locks.js';
 
 /** What a factory hands the storage contract suite: a migrated storage on a fresh database. */
 export interface StorageContractSubject {
@@ -632,8 +633,7 @@ export function describeStorageContract(
         expect(new Set(claimed)).toEqual(created);
       });
 
-      it('creates many jobs at once, all or none', async () => {
-        if (!s.jobs.createMany) return;
+      it('creates many jobs at once, each as create would store it, all or none', async () => {
         const agent = await s.agents.create({
           name: 'many',
           hostname: 'h',
@@ -643,11 +643,31 @@ export function describeStorageContract(
           version: '',
           api_key_hash: null,
         });
-        const jobs = await s.jobs.createMany(
-          Array.from({ length: 1200 }, () => ({ type: 'Renewal' as const, agent_id: agent.id })),
-        );
+        const r = await refs();
+        const cert = await s.certificates.create({ ...r.base, name: 'many', common_name: 'many.test' });
+        const at = new Date(Date.UTC(2026, 4, 5, 6, 7, 8, 9));
+        // Every field bulk renewal sets must arrive (an agent-mode renewal without its agent_id
+        // or status is never offered to that agent).
+        const detailed = {
+          type: 'Renewal' as const,
+          status: 'AwaitingCSR' as const,
+          certificate_id: cert.id,
+          agent_id: agent.id,
+          max_attempts: 7,
+          payload: { trigger: 'bulk_renew', n: [1, 2] },
+          scheduled_at: at,
+        };
+        const jobs = await s.jobs.createMany([
+          detailed,
+          ...Array.from({ length: 1199 }, () => ({ type: 'Renewal' as const, agent_id: agent.id })),
+        ]);
         expect(new Set(jobs.map((j) => j.id)).size).toBe(1200);
         expect((await s.jobs.list({ agent_id: agent.id })).total).toBe(1200);
+        expect(jobs[0]).toMatchObject(detailed);
+        expect(await s.jobs.require(jobs[0]!.id)).toEqual(jobs[0]);
+        expect(await s.jobs.require(jobs[1199]!.id)).toEqual(jobs[1199]);
+        expect((await s.jobs.listOpenForAgent(agent.id, 1)).map((j) => j.id)).toEqual([jobs[0]!.id]);
+        expect(await s.jobs.createMany([])).toEqual([]);
         const bad = [
           { type: 'Renewal' as const, agent_id: agent.id },
           { type: 'Renewal' as const, agent_id: 'ag-missing' },
@@ -710,6 +730,8 @@ export function describeStorageContract(
         ]);
       });
     });
+
+    describeRowLocks(() => s);
 
     describe('notifications', () => {
       it('sets created_at to now when left zero, finds due retries and counts by status', async () => {

@@ -12,7 +12,7 @@ import {
 import type { Selectable } from 'kysely';
 import { type Ctx, count, defined, toBool } from '../context.js';
 import type { AgentsTable, TargetsTable } from '../schema.js';
-import { deleteById, listPage, requireFound, updateById } from './crud.js';
+import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
 
 // Every column but api_key_hash: the hash must never reach a record (spec §2.2).
 const AGENT_COLUMNS = [
@@ -48,14 +48,17 @@ function toAgent(r: Pick<Selectable<AgentsTable>, (typeof AGENT_COLUMNS)[number]
 }
 
 export function agentRepository(ctx: Ctx): AgentRepository {
-  const get = async (id: string) => {
-    const r = await ctx.db.selectFrom('agents').select(AGENT_COLUMNS).where('id', '=', id).executeTakeFirst();
+  const read = async (id: string, lock = false) => {
+    const q = ctx.db.selectFrom('agents').select(AGENT_COLUMNS).where('id', '=', id);
+    const r = await (lock ? q.forUpdate() : q).executeTakeFirst();
     return r ? toAgent(r) : null;
   };
+  const get = (id: string) => read(id);
   const require = requireFound('agent', get);
   return {
     get,
     require,
+    lockForUpdate: lockFound(ctx, 'agent', (id) => read(id, true)),
     async create(input) {
       const now = ctx.clock.now();
       const agent: Agent = {

@@ -5,7 +5,7 @@
  * id is always `notFound`, an update always stamps `updated_at`, and a page's `total` always
  * counts exactly the rows its filter admits.
  */
-import { notFound, type PageRequest, type PageResult } from '@certwright/core';
+import { CertwrightError, notFound, type PageRequest, type PageResult } from '@certwright/core';
 import type { SelectQueryBuilder, UpdateObject } from 'kysely';
 import { type Ctx, count, pageWindow } from '../context.js';
 import type { Database } from '../schema.js';
@@ -26,6 +26,31 @@ export function requireFound<T>(
 ): (id: string) => Promise<T> {
   return async (id) => {
     const found = await get(id);
+    if (!found) throw notFound(what, id);
+    return found;
+  };
+}
+
+/**
+ * Turns a locking read into the port's `lockForUpdate`: refused outside a transaction (a lock
+ * that ends with its statement protects nothing), and a missing id is `notFound(what, id)`.
+ * `readLocked` must read with `SELECT … FOR UPDATE`: a locking read returns the row's latest
+ * committed version on every engine, even where plain reads use an older snapshot (MySQL's
+ * REPEATABLE READ), and it writes nothing, so `updated_at` stays as it was.
+ */
+export function lockFound<T>(
+  ctx: Ctx,
+  what: string,
+  readLocked: (id: string) => Promise<T | null>,
+): (id: string) => Promise<T> {
+  return async (id) => {
+    if (!ctx.inTx) {
+      throw new CertwrightError(
+        'internal',
+        `lockForUpdate of ${what} '${id}' called outside a transaction; call it on the tx of storage.transaction()`,
+      );
+    }
+    const found = await readLocked(id);
     if (!found) throw notFound(what, id);
     return found;
   };

@@ -12,7 +12,7 @@ import type { Selectable } from 'kysely';
 import { atomic, type Ctx, defined, parseJson, toNum } from '../context.js';
 import { retryOnDeadlock } from '../errors.js';
 import type { JobsTable } from '../schema.js';
-import { listPage, requireFound, updateById } from './crud.js';
+import { listPage, lockFound, requireFound, updateById } from './crud.js';
 
 function toJob(r: Selectable<JobsTable>): Job {
   return {
@@ -42,10 +42,12 @@ function toJob(r: Selectable<JobsTable>): Job {
 }
 
 export function jobRepository(ctx: Ctx): JobRepository {
-  const get = async (id: string) => {
-    const r = await ctx.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  const read = async (id: string, lock = false) => {
+    const q = ctx.db.selectFrom('jobs').selectAll().where('id', '=', id);
+    const r = await (lock ? q.forUpdate() : q).executeTakeFirst();
     return r ? toJob(r) : null;
   };
+  const get = (id: string) => read(id);
   const require = requireFound('job', get);
   const build = (input: NewJob): Job => {
     const now = input.created_at ?? ctx.clock.now();
@@ -82,6 +84,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
   return {
     get,
     require,
+    lockForUpdate: lockFound(ctx, 'job', (id) => read(id, true)),
     async create(input) {
       const job = build(input);
       await ctx.db.insertInto('jobs').values(toRow(job)).execute();
@@ -89,6 +92,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
     },
     async createMany(inputs) {
       const jobs = inputs.map(build);
+      if (jobs.length === 0) return [];
       // Multi-row inserts in chunks keep each statement under the engines' parameter limits.
       await atomic(ctx, async (c) => {
         for (let i = 0; i < jobs.length; i += 500) {

@@ -9,7 +9,7 @@ import {
 import type { Selectable } from 'kysely';
 import { type Ctx, count, defined, toNum } from '../context.js';
 import type { NotificationsTable } from '../schema.js';
-import { listPage, requireFound, updateById } from './crud.js';
+import { listPage, lockFound, requireFound, updateById } from './crud.js';
 
 function toNotification(r: Selectable<NotificationsTable>): NotificationEvent {
   return {
@@ -31,18 +31,17 @@ function toNotification(r: Selectable<NotificationsTable>): NotificationEvent {
 }
 
 export function notificationRepository(ctx: Ctx): NotificationRepository {
-  const get = async (id: string) => {
-    const r = await ctx.db
-      .selectFrom('notification_events')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+  const read = async (id: string, lock = false) => {
+    const q = ctx.db.selectFrom('notification_events').selectAll().where('id', '=', id);
+    const r = await (lock ? q.forUpdate() : q).executeTakeFirst();
     return r ? toNotification(r) : null;
   };
+  const get = (id: string) => read(id);
   const require = requireFound('notification', get);
   return {
     get,
     require,
+    lockForUpdate: lockFound(ctx, 'notification', (id) => read(id, true)),
     async create(input) {
       const now = ctx.clock.now();
       // Spec §2.7: a zero created_at (the epoch, or an invalid date) means "now".

@@ -18,7 +18,7 @@ import {
 import type { Selectable } from 'kysely';
 import { type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
 import type { IssuersTable, ProfilesTable, RenewalPoliciesTable } from '../schema.js';
-import { deleteById, listPage, requireFound, updateById } from './crud.js';
+import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
 
 /** How many certificates reference `id` through `column`. */
 async function certificateRefs(
@@ -123,16 +123,20 @@ function toIssuer(r: Selectable<IssuersTable>): Issuer {
 }
 
 export function issuerRepository(ctx: Ctx): IssuerRepository {
-  const row = (id: string) =>
-    ctx.db.selectFrom('issuers').selectAll().where('id', '=', id).executeTakeFirst();
-  const get = async (id: string) => {
-    const r = await row(id);
+  const row = (id: string, lock = false) => {
+    const q = ctx.db.selectFrom('issuers').selectAll().where('id', '=', id);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  };
+  const read = async (id: string, lock = false) => {
+    const r = await row(id, lock);
     return r ? toIssuer(r) : null;
   };
+  const get = (id: string) => read(id);
   const require = requireFound('issuer', get);
   return {
     get,
     require,
+    lockForUpdate: lockFound(ctx, 'issuer', (id) => read(id, true)),
     async getWithConfig(id) {
       const r = await row(id);
       if (!r) return null;
