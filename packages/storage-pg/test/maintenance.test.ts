@@ -24,7 +24,7 @@ const stats = async (table: string) => {
 beforeAll(async () => {
   storage = await createPgliteStorage({ memory: true }, { secretBox: new SecretBox(randomBytes(32)), clock });
   await storage.migrate();
-});
+}, 60_000);
 afterAll(() => storage.close());
 
 describe('PGlite maintenance (no autovacuum)', () => {
