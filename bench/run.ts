@@ -20,6 +20,7 @@ const BENCHMARKS: Record<string, string[]> = {
   'pki-server': [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
+  template: [],
 };
 
 const selected = process.argv.slice(2);

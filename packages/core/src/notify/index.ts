@@ -5,3 +5,4 @@ export {
   RETRY_DEAD_AT_COUNT,
   retryDelayMs,
 } from './retry-schedule.js';
+export * from './template/index.js';
