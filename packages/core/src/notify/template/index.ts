@@ -3,11 +3,11 @@ export { pathEscape, queryEscape } from './functions.js';
 export {
   DEFAULT_TEMPLATE_LIMITS,
   DEFAULT_URL_TEMPLATE_LIMITS,
+  type ParsedTemplate,
   parseTemplate,
   parseUrlTemplate,
   renderTemplate,
   renderUrlTemplate,
-  type ParsedTemplate,
   type TemplateLimits,
   type TemplateOptions,
 } from './template.js';
