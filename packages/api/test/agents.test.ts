@@ -242,6 +242,31 @@ describe('retirement (spec §3.2, §7)', { timeout: 30_000 }, () => {
     expect((await (await app.call('GET', `/api/v1/agents/${agent.id}`)).json()).retired_at).toBeNull();
   });
 
+  it('checks the agent before the force/reason rule, whatever the query', async () => {
+    const queries = ['', '?force=true', '?force=true&reason=', '?force=true&reason=%20', '?force=false'];
+    for (const query of queries) {
+      // A sentinel is 403 and an unknown id 404, never the 400 of force without a reason.
+      for (const id of SENTINEL_AGENT_IDS) {
+        const res = await app.call('DELETE', `/api/v1/agents/${id}${query}`);
+        expect(res.status, `${id}${query}`).toBe(403);
+      }
+      const unknown = await app.call('DELETE', `/api/v1/agents/ag-never-registered${query}`);
+      expect(unknown.status, query).toBe(404);
+      expect((await unknown.json()).error).toBe('not_found');
+    }
+    // Already retired: 204 and nothing recorded, even with force and no reason.
+    const agent = await registerAgent(app, 'retired-twice');
+    expect((await app.call('DELETE', `/api/v1/agents/${agent.id}?reason=done`)).status).toBe(200);
+    const events = async () => (await app.services.deps.storage.audit.list({ resource_id: agent.id })).total;
+    const recorded = await events();
+    for (const query of queries) {
+      const again = await app.call('DELETE', `/api/v1/agents/${agent.id}${query}`);
+      expect(again.status, query).toBe(204);
+    }
+    expect(await events()).toBe(recorded);
+    expect((await (await app.call('GET', `/api/v1/agents/${agent.id}`)).json()).retired_reason).toBe('done');
+  });
+
   it('answers 409 with the dependency counts as top-level members when not forced', async () => {
     const agent = await registerAgent(app, 'busy');
     const t1 = await createTarget(app, agent.id);

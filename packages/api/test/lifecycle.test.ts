@@ -6,6 +6,7 @@ import {
   createCertificationRequest,
   der,
   generateKeyPair,
+  OID,
   readCertificate,
 } from '@certwright/core/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,6 +172,82 @@ describe('CSR issuance against the profile', () => {
     const after = await app.json('GET', `/api/v1/certificates/${cert.id}`);
     expect(after.body).toMatchObject({ status: 'Pending', current_version_id: null });
     expect((await app.services.jobs.list({ certificate_id: cert.id })).total).toBe(0);
+  });
+
+  it('names each profile refusal with its typed reason in the problem body', async () => {
+    const profile = await app.services.profiles.create(
+      {
+        name: `reasons-${Math.random()}`,
+        allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
+        allowed_ekus: ['serverAuth'],
+        required_csr_attributes: ['challengePassword'],
+        max_validity_days: 30,
+        key_generation: 'server',
+      },
+      SYSTEM_ACTOR,
+    );
+    const cert = await app.createCertificate({ profile_id: profile.id });
+    const csrWith = async (extra: Partial<Parameters<typeof createCertificationRequest>[0]> = {}) => {
+      const { privateKey } = await generateKeyPair('ECDSA-P256');
+      return certificationRequestToPem(
+        createCertificationRequest({
+          subject: [{ type: 'CN', value: 'app.example.test' }],
+          privateKey,
+          subjectAltNames: [{ type: 'dns', value: 'app.example.test' }],
+          challengePassword: 'pw',
+          ...extra,
+        }),
+      );
+    };
+    const refusal = async (body: Record<string, unknown>) => {
+      const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, body);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error).toBe('validation_failed');
+      return res.body.reason as string;
+    };
+    expect(await refusal({ key_algorithm: 'RSA-2048' })).toBe('key_not_allowed');
+    expect(await refusal({ csr_pem: await csrPem('RSA-2048') })).toBe('key_not_allowed');
+    expect(await refusal({ validity_days: 31 })).toBe('validity_not_allowed');
+    expect(
+      await refusal({
+        csr_pem: await csrWith({
+          subjectAltNames: [
+            { type: 'dns', value: 'app.example.test' },
+            { type: 'dns', value: 'evil.example.org' },
+          ],
+        }),
+      }),
+    ).toBe('names_mismatch');
+    expect(
+      await refusal({
+        csr_pem: await csrWith({
+          extensions: [{ oid: OID.basicConstraints, critical: true, value: der.sequence(der.boolean(true)) }],
+        }),
+      }),
+    ).toBe('eku_not_allowed');
+    expect(
+      await refusal({
+        csr_pem: await csrWith({
+          extensions: [
+            { oid: OID.extKeyUsage, critical: false, value: der.sequence(der.oid(OID.idKpCodeSigning)) },
+          ],
+        }),
+      }),
+    ).toBe('eku_not_allowed');
+    expect(
+      await refusal({
+        csr_pem: certificationRequestToPem(
+          createCertificationRequest({
+            subject: [{ type: 'CN', value: 'app.example.test' }],
+            privateKey: (await generateKeyPair('ECDSA-P256')).privateKey,
+            subjectAltNames: [{ type: 'dns', value: 'app.example.test' }],
+          }),
+        ),
+      }),
+    ).toBe('csr_attribute_missing');
+    // A request that passes every rule is issued: the refusals above were about what they name.
+    const ok = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { csr_pem: await csrWith() });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
 
   it('refuses a validity beyond the profile maximum', async () => {

@@ -65,7 +65,7 @@ describe('notification delivery and the retry sweep (spec §3.1)', { timeout: 60
     await app.services.notifications.sweep();
     let n = await read(event.id);
     expect(n).toMatchObject({ status: 'failed', retry_count: 1 });
-    expect(n.last_error).toMatch(/mailbox unavailable|550/);
+    expect(n.last_error).toBe('SMTP delivery failed (reply code 550, EENVELOPE)');
     expect(n.next_retry_at).toBe(new Date(t0 + minutes(2)).toISOString());
 
     // Attempts 2–4: each due exactly at next_retry_at, backing off 2^n minutes.
@@ -157,7 +157,8 @@ describe('notification delivery and the retry sweep (spec §3.1)', { timeout: 60
     expect(await read(event.id)).toMatchObject({
       status: 'failed',
       retry_count: 1,
-      last_error: 'connector exploded',
+      // A thrown TypeError is an internal cause: the event keeps the public sentence only.
+      last_error: 'internal error',
     });
     app.channels.unregister('broken');
   });

@@ -48,7 +48,7 @@ export const REASON_CODES = {
   names_mismatch: 'validation_failed',
   /** A CSR lacks an attribute the profile requires. */
   csr_attribute_missing: 'validation_failed',
-  /** An extended key usage the profile does not allow. */
+  /** A certificate usage the profile does not allow: an extended key usage, or a CA certificate. */
   eku_not_allowed: 'validation_failed',
   /** A requested validity the profile or the issuer cannot give. */
   validity_not_allowed: 'validation_failed',
@@ -217,3 +217,7 @@ export const notFound = (what: string, id: string): CertwrightError =>
 
 export const conflict = (message: string, extra?: Record<string, unknown>): CertwrightError =>
   new CertwrightError('conflict', message, extra ? { extra } : {});
+
+/** A 409 because the record's state does not allow the operation now (reason `invalid_state`). */
+export const invalidState = (message: string, extra?: Record<string, unknown>): CertwrightError =>
+  fail('invalid_state', message, extra ? { extra } : {});

@@ -1,4 +1,4 @@
-import { CertwrightError, type NotificationChannel, type NotificationEvent } from '@certwright/core';
+import { CertwrightError, fail, type NotificationChannel, type NotificationEvent } from '@certwright/core';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 
@@ -63,16 +63,20 @@ export function createSmtpChannel(options: SmtpChannelOptions): SmtpChannel {
       if (to.length === 0) {
         throw new CertwrightError('bad_request', `notification ${event.id} has no email recipient`);
       }
-      const info = await transport.sendMail({
-        from: options.from,
-        to,
-        subject: event.subject,
-        text: event.message,
-        headers: {
-          'X-Certwright-Notification-Id': event.id,
-          'X-Certwright-Notification-Type': event.type,
-        },
-      });
+      const info = await transport
+        .sendMail({
+          from: options.from,
+          to,
+          subject: event.subject,
+          text: event.message,
+          headers: {
+            'X-Certwright-Notification-Id': event.id,
+            'X-Certwright-Notification-Type': event.type,
+          },
+        })
+        .catch((error: unknown) => {
+          throw smtpFailure(error);
+        });
       // A server may accept some recipients and refuse others: that is not a delivery.
       if (info.rejected.length > 0) {
         throw new CertwrightError(
@@ -85,4 +89,20 @@ export function createSmtpChannel(options: SmtpChannelOptions): SmtpChannel {
       transport.close();
     },
   };
+}
+
+/**
+ * A failed send as the notification's `last_error` may show it: the SMTP reply code (RFC 5321
+ * §4.2.3) and nodemailer's error class (`ECONNECTION`, `EAUTH`, `ETLS` …) say what went wrong;
+ * the server's reply text and socket details stay in the cause, which the pipeline logs.
+ */
+function smtpFailure(error: unknown): CertwrightError {
+  const { responseCode, code } = (error ?? {}) as { responseCode?: unknown; code?: unknown };
+  const facts = [
+    ...(typeof responseCode === 'number' ? [`reply code ${responseCode}`] : []),
+    ...(typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code) ? [code] : []),
+  ];
+  return fail('unavailable', `SMTP delivery failed${facts.length > 0 ? ` (${facts.join(', ')})` : ''}`, {
+    cause: error,
+  });
 }

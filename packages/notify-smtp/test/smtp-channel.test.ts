@@ -105,12 +105,17 @@ describe('SMTP channel against a real SMTP server on loopback', () => {
       from: 'c@example.test',
       auth: { user: 'mailer', pass: 'nope' },
     });
-    await expect(bad.send(event())).rejects.toThrow();
+    // Shown to API users as the notification's last_error: the class of failure, no server text.
+    await expect(bad.send(event())).rejects.toThrow(/^SMTP delivery failed \(.*EAUTH\)$/);
   });
 
   it('rejects when the server refuses a recipient, even if it accepts another', async () => {
     const channel = createSmtpChannel({ host: '127.0.0.1', port, from: 'certwright@example.test' });
-    await expect(channel.send(event({ recipient: 'someone@refused.test' }))).rejects.toThrow();
+    await expect(channel.send(event({ recipient: 'someone@refused.test' }))).rejects.toMatchObject({
+      name: 'CertwrightError',
+      code: 'unavailable',
+      message: expect.stringMatching(/^SMTP delivery failed \(reply code 550/),
+    });
     await expect(channel.send(event({ recipient: 'ok@example.test, someone@refused.test' }))).rejects.toThrow(
       /refused/,
     );
@@ -120,7 +125,12 @@ describe('SMTP channel against a real SMTP server on loopback', () => {
     const channel = createSmtpChannel({ host: '127.0.0.1', port, from: 'certwright@example.test' });
     await expect(channel.send(event({ recipient: ' , ' }))).rejects.toThrow(/no email recipient/);
     const closed = createSmtpChannel({ host: '127.0.0.1', port: 1, from: 'c@example.test', timeoutMs: 2000 });
-    await expect(closed.send(event())).rejects.toThrow();
+    const unreachable = await closed.send(event()).catch((error: unknown) => error);
+    expect(unreachable).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^SMTP delivery failed/),
+    });
+    expect((unreachable as Error).message).not.toMatch(/127\.0\.0\.1|:1\b/);
   });
 
   it('can be switched to refuse everything (used by the retry tests)', async () => {

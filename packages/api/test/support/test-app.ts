@@ -4,6 +4,7 @@ import {
   type Logger,
   ManualClock,
   SecretBox,
+  type ServiceDeps,
   type ServiceOptions,
   type Services,
   silentLogger,
@@ -24,6 +25,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** Passed to createServices (e.g. revocation listeners). */
   services?: ServiceOptions;
+  /** Further service dependencies (notification channels …). */
+  deps?: Partial<ServiceDeps>;
   /** Anything else createHandler accepts (extra authenticators, routes, auth none …). */
   handler?: Partial<HandlerOptions>;
 }
@@ -66,7 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     { secretBox: new SecretBox(SecretBox.generateKey()), clock, logger },
   );
   await storage.migrate();
-  const services = createServices({ storage, clock, logger }, options.services);
+  const services = createServices({ storage, clock, logger, ...options.deps }, options.services);
   const handler = createHandler({
     auth: { type: 'api-key', secret: TEST_API_KEY },
     services,

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
-import { CertwrightError } from '../errors.js';
+import { CertwrightError, fail } from '../errors.js';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -199,8 +199,8 @@ function assertIssuedBy(
   const why = signed
     ? `verifies with the imported key, but its issuer name '${oneLine(leaf.issuer)}' or authority key identifier does not match the imported CA certificate '${oneLine(ca.subject)}'`
     : `is not signed by the key of the imported CA '${oneLine(ca.subject)}' (key identifier ${keyId})`;
-  throw new CertwrightError(
-    'conflict',
+  throw fail(
+    'issuer_not_ready',
     `issuer '${issuerId}': the imported CA is not the CA that issued this issuer's certificates: certificate ${issued.serialNumber} ${why}; import the CA that issued them (its certificate_pem and private_key_pem)`,
   );
 }
@@ -392,8 +392,8 @@ export async function createLocalCaConnector(context: ConnectorContext): Promise
   if (await context.hasIssued?.()) {
     const config = parseConfig(context.issuer.id, context.issuer.config);
     if (config.certificate_pem === undefined && config.private_key_pem === undefined) {
-      throw new CertwrightError(
-        'conflict',
+      throw fail(
+        'issuer_not_ready',
         `issuer '${context.issuer.id}' has issued certificates but its CA material is missing from its config; refusing to create a new CA (restore the config, or import the CA that issued them: PUT /api/v1/issuers/${context.issuer.id} with config certificate_pem and private_key_pem)`,
       );
     }
@@ -401,8 +401,8 @@ export async function createLocalCaConnector(context: ConnectorContext): Promise
     const material = importMaterial(context.issuer.id, config);
     const issued = await context.issuedCertificate?.();
     if (!issued) {
-      throw new CertwrightError(
-        'conflict',
+      throw fail(
+        'issuer_not_ready',
         `issuer '${context.issuer.id}' has issued certificates but none could be read to check the imported CA against; refusing the import`,
       );
     }

@@ -1,5 +1,5 @@
 import type { NotificationEvent } from '../domain/notification.js';
-import { CertwrightError } from '../errors.js';
+import { fail } from '../errors.js';
 
 /**
  * One way of delivering notification events (email, webhook, chat …). `send` resolves when the
@@ -27,7 +27,7 @@ export class NotificationChannelRegistry {
 
   register(channel: NotificationChannel): void {
     if (this.#channels.has(channel.name)) {
-      throw new CertwrightError('conflict', `notification channel '${channel.name}' is already registered`);
+      throw fail('duplicate', `notification channel '${channel.name}' is already registered`);
     }
     this.#channels.set(channel.name, channel);
   }

@@ -1,4 +1,5 @@
 import type { PolicyRule, PolicyRuleType, Severity } from '../domain/policy.js';
+import { publicMessage } from '../errors.js';
 import { readRuleConfig } from './config.js';
 import { EVALUATORS, type EvaluationSubject } from './evaluators.js';
 
@@ -13,7 +14,10 @@ export interface FoundViolation {
 export interface SkippedRule {
   rule_id: string;
   rule_type: PolicyRuleType;
+  /** Why, as an operator may read it; never an exception's own text. */
   reason: string;
+  /** The exception of an evaluator that threw, for the caller's log. */
+  error?: unknown;
 }
 
 export interface Evaluation {
@@ -53,10 +57,7 @@ export function evaluateRules(rules: readonly PolicyRule[], subject: EvaluationS
     try {
       outcome = evaluate(subject, config.value);
     } catch (error) {
-      out.skipped.push({
-        ...base,
-        reason: `evaluation failed: ${error instanceof Error ? error.message : String(error)}`,
-      });
+      out.skipped.push({ ...base, reason: `evaluation failed: ${publicMessage(error)}`, error });
       continue;
     }
     if (outcome.result === 'violation') {

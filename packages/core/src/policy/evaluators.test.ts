@@ -83,6 +83,21 @@ describe('readRuleConfig', () => {
 describe('evaluateRules', () => {
   const subject = { certificate, version: null, renewalPolicy: null };
 
+  it('skips a rule whose evaluator throws with a safe reason, handing the exception to the caller to log', () => {
+    // Data the evaluator never expected (a record read past its schema) makes it throw a TypeError.
+    const broken = { ...subject, certificate: { ...certificate, sans: null as unknown as string[] } };
+    const result = evaluateRules([rule('AllowedDomains', { allowed_domains: ['*.example.com'] })], broken);
+    expect(result.violations).toEqual([]);
+    expect(result.skipped).toEqual([
+      {
+        rule_id: 'pr-AllowedDomains',
+        rule_type: 'AllowedDomains',
+        reason: 'evaluation failed: internal error',
+        error: expect.any(TypeError),
+      },
+    ]);
+  });
+
   it('gives each violation its rule severity and keeps evaluating past a malformed rule', () => {
     const result = evaluateRules(
       [

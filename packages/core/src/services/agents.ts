@@ -8,7 +8,7 @@ import type { PageResult } from '../domain/common.js';
 import { DEFAULT_PER_PAGE } from '../domain/common.js';
 import type { Job } from '../domain/job.js';
 import type { TargetConfig, TargetType } from '../domain/target.js';
-import { CertwrightError, conflict, validationError } from '../errors.js';
+import { CertwrightError, fail, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type AgentSettings, DEFAULT_AGENT_SETTINGS, type ServiceDeps } from './context.js';
@@ -189,35 +189,37 @@ export class AgentService {
   }
 
   /**
-   * Retirement, spec §3.2 and §7. Sentinel agents are `forbidden` even with force; force
-   * without a reason is `validation_failed`; dependencies without force are a `conflict`
-   * carrying the counts; an agent already retired returns `changed: false` and records nothing.
-   * With force, the agent's targets are retired with the agent's timestamp and its open jobs
-   * cancelled, all in the one transaction that retires the agent.
+   * Retirement, spec §3.2 and §7, checked in this order: a sentinel agent is `forbidden` and an
+   * unknown id `not_found` whatever the options; an agent already retired returns
+   * `changed: false` and records nothing (force without a reason included); force without a
+   * reason is `validation_failed`; dependencies without force are a `conflict` carrying the
+   * counts. With force, the agent's targets are retired with the agent's timestamp and its open
+   * jobs cancelled, all in the one transaction that retires the agent.
    */
   async retire(actor: Actor, id: string, options: RetireOptions = {}): Promise<RetireOutcome> {
-    const reason = options.reason?.trim() ? options.reason.trim() : undefined;
-    if (options.force && !reason) {
-      throw validationError([{ field: 'reason', message: 'is required when force is true' }]);
-    }
     if (isSentinelAgentId(id)) {
-      throw new CertwrightError(
-        'forbidden',
-        `agent '${id}' is a reserved discovery source and cannot be retired`,
-      );
+      throw fail('not_permitted', `agent '${id}' is a reserved discovery source and cannot be retired`);
     }
+    const reason = options.reason?.trim() ? options.reason.trim() : undefined;
     return this.deps.storage.transaction(async (tx) => {
       // The agent's row lock before anything is read, so concurrent retirements and
       // heartbeats of this agent serialize behind it.
       const agent = await tx.agents.lockForUpdate(id);
       if (agent.retired_at !== null) return { changed: false, agent: this.#withStatus(agent) };
+      if (options.force && !reason) {
+        throw validationError([{ field: 'reason', message: 'is required when force is true' }]);
+      }
       const dependencies = await tx.agents.dependencyCounts(id);
       const blocked =
         dependencies.active_targets + dependencies.active_certificates + dependencies.pending_jobs > 0;
       if (blocked && !options.force) {
-        throw conflict(`agent '${id}' has active dependencies; retry with force and a reason`, {
-          ...dependencies,
-        });
+        throw fail(
+          'still_referenced',
+          `agent '${id}' has active dependencies; retry with force and a reason`,
+          {
+            extra: { ...dependencies },
+          },
+        );
       }
       const at = this.deps.clock.now();
       const retired = await tx.agents.update(id, { retired_at: at, retired_reason: reason ?? null });
@@ -381,4 +383,4 @@ function definedFacts(report: HeartbeatReport): Partial<Agent> {
   return facts;
 }
 
-const gone = (id: string) => new CertwrightError('gone', `agent '${id}' is retired`);
+const gone = (id: string) => fail('gone', `agent '${id}' is retired`);

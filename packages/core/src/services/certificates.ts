@@ -10,7 +10,7 @@ import {
   revocationReasonSchema,
 } from '../domain/certificate.js';
 import { idSchema } from '../domain/common.js';
-import { CertwrightError, type FieldIssue, notFound } from '../errors.js';
+import { CertwrightError, type FieldIssue, fail, notFound } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
@@ -243,7 +243,7 @@ export class CertificateService {
   async revoke(id: string, reason: RevocationReason, actor: Actor): Promise<ManagedCertificate> {
     const certificate = await this.get(id);
     if (certificate.status === 'Revoked') {
-      throw new CertwrightError('conflict', `certificate '${id}' is already revoked`, {
+      throw fail('already_revoked', `certificate '${id}' is already revoked`, {
         extra: { resource: 'certificate', id },
       });
     }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { CertwrightError, type FieldIssue, validationError } from '../errors.js';
+import { CertwrightError, type FieldIssue, fail, validationError } from '../errors.js';
 import type { ReferenceCounts } from '../ports/storage.js';
 
 /**
@@ -35,7 +35,7 @@ export function stillReferenced(what: string, id: string, counts: ReferenceCount
   const used = Object.entries(counts).filter(([, n]) => n > 0);
   if (used.length === 0) return null;
   const summary = used.map(([kind, n]) => `${n} ${kind}`).join(', ');
-  return new CertwrightError('conflict', `${what} '${id}' is still referenced by ${summary}`, {
+  return fail('still_referenced', `${what} '${id}' is still referenced by ${summary}`, {
     extra: { resource: what, id, references: Object.fromEntries(used) },
   });
 }

@@ -6,7 +6,14 @@ import type { Job } from '../domain/job.js';
 import { OPEN_JOB_STATUSES } from '../domain/job.js';
 import type { CertificateProfile } from '../domain/profile.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
-import { CertwrightError, isCertwrightError, notFound } from '../errors.js';
+import {
+  CertwrightError,
+  type FailureReason,
+  fail,
+  isCertwrightError,
+  notFound,
+  publicMessage,
+} from '../errors.js';
 import type { IssueRequest, IssuerConnector, IssuerConnectorRegistry } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
 import { certificateToPem } from '../pki/certificate.js';
@@ -204,17 +211,20 @@ export class IssuerConnectorCache {
 // ---------------------------------------------------------------------------------------------
 // Profile rules
 
-const refuse = (field: string, message: string, reason: string): CertwrightError =>
-  new CertwrightError('validation_failed', `certificate request refused: ${message}`, {
-    fields: [{ field, message }],
-    extra: { reason },
-  });
+/** A refused certificate request: 400 naming the field, with the precise reason. */
+const refuse = (field: string, message: string, reason: FailureReason): CertwrightError =>
+  fail(reason, `certificate request refused: ${message}`, { fields: [{ field, message }] });
 
-function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescription): string | null {
+interface KeyProblem {
+  reason: 'key_rejected' | 'key_not_allowed';
+  message: string;
+}
+
+function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescription): KeyProblem | null {
   // Below these sizes no profile may go (spec §2.5 algorithms; NIST SP 800-131A).
   if (key.type === 'RSA' && (key.bits < 2048 || key.bits > 16384))
-    return `RSA-${key.bits} is outside 2048–16384 bits`;
-  if (key.type === 'Ed448') return 'Ed448 keys are not supported';
+    return { reason: 'key_rejected', message: `RSA-${key.bits} is outside 2048–16384 bits` };
+  if (key.type === 'Ed448') return { reason: 'key_rejected', message: 'Ed448 keys are not supported' };
   if (!profile || profile.allowed_key_algorithms.length === 0) return null;
   const ok = profile.allowed_key_algorithms.some((a) =>
     a.algorithm === 'RSA'
@@ -225,7 +235,7 @@ function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescriptio
   );
   if (ok) return null;
   const name = key.type === 'RSA' ? `RSA-${key.bits}` : key.type === 'EC' ? `ECDSA ${key.curve}` : key.type;
-  return `${name} is not allowed by profile '${profile.name}'`;
+  return { reason: 'key_not_allowed', message: `${name} is not allowed by profile '${profile.name}'` };
 }
 
 /** The key algorithm for server-side generation: the caller's choice if allowed, else the profile's first. */
@@ -241,7 +251,7 @@ function serverKeyAlgorithm(
         : { type: 'EC', curve: a === 'ECDSA-P384' ? 'P-384' : 'P-256' };
   if (requested) {
     const problem = keyAllowed(profile, describe(requested));
-    if (problem) throw refuse('key_algorithm', problem, 'key_not_allowed');
+    if (problem) throw refuse('key_algorithm', problem.message, problem.reason);
     return requested;
   }
   const first = profile?.allowed_key_algorithms[0];
@@ -385,7 +395,7 @@ export class LifecycleService {
       throw refuse(
         'validity_days',
         `${days} days exceeds the profile maximum of ${maxDays} days`,
-        'validity_too_long',
+        'validity_not_allowed',
       );
     }
     const sans = subjectAltNamesOf(certificate);
@@ -403,10 +413,10 @@ export class LifecycleService {
     if (input.csrPem) {
       const csr = parseCertificationRequest(input.csrPem); // verifies the signature, bounds the DER
       if (csr.basicConstraints?.ca)
-        throw refuse('csr', 'the request asks for a CA certificate', 'ca_requested');
+        throw refuse('csr', 'the request asks for a CA certificate', 'eku_not_allowed');
       key = csr.publicKey;
       const keyProblem = keyAllowed(profile, key);
-      if (keyProblem) throw refuse('csr', keyProblem, 'key_not_allowed');
+      if (keyProblem) throw refuse('csr', keyProblem.message, keyProblem.reason);
       if (csr.extendedKeyUsage?.length) {
         const unknown = csr.extendedKeyUsage.filter((e) => !(allowedEkus as string[]).includes(e));
         if (unknown.length) {
@@ -420,13 +430,17 @@ export class LifecycleService {
         throw refuse(
           'csr',
           `the request names ${foreign.map((s) => (s.type === 'other' ? 'an unsupported name form' : `${s.type}:${s.value}`)).join(', ')}, which certificate '${certificate.id}' does not carry`,
-          'names_not_allowed',
+          'names_mismatch',
         );
       }
       if (profile) {
         const missing = missingRequiredAttributes(profile, csr);
         if (missing.length) {
-          throw refuse('csr', `required CSR attributes missing: ${missing.join(', ')}`, 'missing_attributes');
+          throw refuse(
+            'csr',
+            `required CSR attributes missing: ${missing.join(', ')}`,
+            'csr_attribute_missing',
+          );
         }
       }
       publicKey = csr.spki;
@@ -441,7 +455,7 @@ export class LifecycleService {
       throw refuse(
         'common_name',
         'the certificate has no name that fits a certificate (common name over 64 characters and no SANs)',
-        'no_names',
+        'name_rejected',
       );
     }
     return {
@@ -552,7 +566,13 @@ export class LifecycleService {
 
   /** Records a failed attempt: back to Pending after the retry interval while attempts remain, else Failed. */
   async #fail(job: Job, certificate: ManagedCertificate, error: unknown, actor: Actor): Promise<Job> {
-    const message = error instanceof Error ? error.message.slice(0, 2000) : String(error);
+    // The job, the audit event and the owner's notification carry the safe sentence; the cause
+    // (a connector's or the storage's own message) goes to the log under the job's id.
+    const message = publicMessage(error);
+    this.deps.logger.warn(
+      { err: error, job_id: job.id, certificate_id: certificate.id, attempt: job.attempts },
+      `${job.type === 'Renewal' ? 'renewal' : 'issuance'} attempt failed`,
+    );
     const now = this.deps.clock.now();
     return this.deps.storage.transaction(async (tx) => {
       const policy = await tx.renewalPolicies.get(certificate.renewal_policy_id);
@@ -657,17 +677,14 @@ export class LifecycleService {
         ? ['Pending', 'Failed']
         : ['Active', 'Expiring', 'Expired', 'Failed', 'RenewalInProgress'];
     if (!allowed.includes(certificate.status)) {
-      throw new CertwrightError(
-        'conflict',
+      throw fail(
+        'invalid_state',
         `certificate '${certificateId}' is ${certificate.status}; ${kind === 'issue' ? 'issue needs Pending or Failed (use renew for an issued certificate)' : `renew needs one of ${allowed.join(', ')}`}`,
         { extra: { resource: 'certificate', id: certificateId, certificate_status: certificate.status } },
       );
     }
     if (kind === 'issue' && certificate.current_version_id && certificate.status !== 'Failed') {
-      throw new CertwrightError(
-        'conflict',
-        `certificate '${certificateId}' is already issued; renew it instead`,
-      );
+      throw fail('invalid_state', `certificate '${certificateId}' is already issued; renew it instead`);
     }
     await this.connectors.require(certificate.issuer_id); // unsupported issuer types fail before any job exists
     const profile = await this.#profile(certificate);
@@ -762,10 +779,6 @@ export class LifecycleService {
         actor,
       );
     } catch (error) {
-      this.deps.logger.warn(
-        { err: error, job_id: job.id, certificate_id: certificate.id },
-        'issuance job failed',
-      );
       await this.#fail(job, certificate, error, actor);
       return null;
     }
@@ -846,8 +859,8 @@ export class LifecycleService {
     const latest = await this.#latest(certificateId);
     const v = await this.deps.storage.versions.getWithKey(latest.id);
     if (!v?.private_key_pem) {
-      throw new CertwrightError(
-        'conflict',
+      throw fail(
+        'invalid_state',
         `certificate '${certificateId}' has no private key on the server (its key was generated by the requester); only PEM and DER exports are possible`,
         { extra: { resource: 'certificate', id: certificateId } },
       );

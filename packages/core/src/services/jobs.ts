@@ -1,6 +1,6 @@
 import type { PageResult } from '../domain/common.js';
 import { type Job, type JobStatus, OPEN_JOB_STATUSES, type VerificationStatus } from '../domain/job.js';
-import { CertwrightError, conflict, notFound } from '../errors.js';
+import { CertwrightError, invalidState, notFound } from '../errors.js';
 import { parseCertificationRequest } from '../pki/csr.js';
 import type { JobListQuery, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
@@ -80,7 +80,7 @@ export class JobService {
       // check and our write.
       const job = await tx.jobs.lockForUpdate(id);
       if (!isOpen(job.status))
-        throw conflict(`job '${id}' is already ${job.status}`, { job_status: job.status });
+        throw invalidState(`job '${id}' is already ${job.status}`, { job_status: job.status });
       const now = this.deps.clock.now();
       const cancelled = await tx.jobs.update(id, {
         status: 'Cancelled',
@@ -155,9 +155,9 @@ export class JobService {
     return this.deps.storage.transaction(async (tx) => {
       const job = await tx.jobs.lockForUpdate(id);
       if (job.type !== 'Deployment')
-        throw conflict(`only Deployment jobs can be verified; '${id}' is ${job.type}`);
+        throw invalidState(`only Deployment jobs can be verified; '${id}' is ${job.type}`);
       if (isOpen(job.status))
-        throw conflict(`job '${id}' is still ${job.status}; verify it once it completed`);
+        throw invalidState(`job '${id}' is still ${job.status}; verify it once it completed`);
       const now = this.deps.clock.now();
       let updated: Job;
       let validationJobId: string | null = null;
@@ -220,9 +220,9 @@ export class JobService {
     return this.deps.storage.transaction(async (tx) => {
       const job = await this.#lockOwnJob(tx, agentId, jobId);
       if (!isOpen(job.status))
-        throw conflict(`job '${jobId}' is already ${job.status}`, { job_status: job.status });
+        throw invalidState(`job '${jobId}' is already ${job.status}`, { job_status: job.status });
       if (job.status === 'AwaitingCSR') {
-        throw conflict(`job '${jobId}' awaits a CSR; submit one instead of a status`, {
+        throw invalidState(`job '${jobId}' awaits a CSR; submit one instead of a status`, {
           job_status: job.status,
         });
       }
@@ -273,7 +273,7 @@ export class JobService {
     return this.deps.storage.transaction(async (tx) => {
       const job = await this.#lockOwnJob(tx, agentId, jobId);
       if (job.status !== 'AwaitingCSR') {
-        throw conflict(`job '${jobId}' is ${job.status}, not AwaitingCSR`, { job_status: job.status });
+        throw invalidState(`job '${jobId}' is ${job.status}, not AwaitingCSR`, { job_status: job.status });
       }
       const updated = await tx.jobs.update(jobId, {
         status: 'Pending',

@@ -1,7 +1,7 @@
 import type { ManagedCertificate } from '../domain/certificate.js';
 import type { PageRequest, PageResult } from '../domain/common.js';
 import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
-import { conflict } from '../errors.js';
+import { fail, invalidState, publicMessage } from '../errors.js';
 import { NotificationChannelRegistry } from '../notify/channel.js';
 import { afterFailedAttempt } from '../notify/retry-schedule.js';
 import type { Storage } from '../ports/storage.js';
@@ -39,7 +39,6 @@ export interface SweepReport {
 const SWEEP_BATCH = 200;
 /** A channel that neither resolves nor rejects within this time counts as a failed attempt. */
 const SEND_TIMEOUT_MS = 30_000;
-const MAX_ERROR_LENGTH = 2000;
 
 /**
  * Notification events and their delivery (spec §2.7, §3.1). Every event is stored before any
@@ -143,9 +142,12 @@ export class NotificationService {
     return this.deps.storage.transaction(async (tx) => {
       const event = await tx.notifications.lockForUpdate(id); // before the check
       if (event.status !== 'dead') {
-        throw conflict(`notification '${id}' is ${event.status}; only dead notifications can be requeued`, {
-          notification_status: event.status,
-        });
+        throw invalidState(
+          `notification '${id}' is ${event.status}; only dead notifications can be requeued`,
+          {
+            notification_status: event.status,
+          },
+        );
       }
       const requeued = await tx.notifications.update(id, {
         status: 'pending',
@@ -174,7 +176,7 @@ export class NotificationService {
       const event = await tx.notifications.lockForUpdate(id);
       if (event.status === 'read') return event;
       if (event.status !== 'sent') {
-        throw conflict(
+        throw invalidState(
           `notification '${id}' is ${event.status}; only sent notifications can be marked read`,
           {
             notification_status: event.status,
@@ -263,12 +265,24 @@ export class NotificationService {
         report.sent += 1;
         return;
       }
-      const error = await sendWithTimeout(channel.send.bind(channel), event);
-      if (error === null) {
+      const failure = await sendWithTimeout(channel.send.bind(channel), event);
+      if (failure === null) {
         await storage.notifications.update(event.id, { status: 'sent', sent_at: now, next_retry_at: null });
         report.sent += 1;
         return;
       }
+      // last_error is readable through the API: it carries the channel's safe sentence, the
+      // cause (a transport's own message) is logged under the notification's id.
+      const error = publicMessage(failure.error);
+      this.deps.logger.warn(
+        {
+          err: failure.error,
+          notification_id: event.id,
+          channel: event.channel,
+          attempt: event.retry_count + 1,
+        },
+        'notification delivery failed',
+      );
       const next = afterFailedAttempt(event.retry_count, now);
       if (next.status === 'failed') {
         await storage.notifications.update(event.id, { ...next, last_error: error });
@@ -315,29 +329,30 @@ function emptyReport(): SweepReport {
   return { sent: 0, failed: 0, dead: 0, errors: 0 };
 }
 
-/** Runs a send and turns every way it can fail (throw, reject, hang) into an error text. */
+/**
+ * Runs a send and turns every way it can fail (throw, reject, hang) into the failure, or null
+ * when it was delivered.
+ */
 async function sendWithTimeout(
   send: (event: NotificationEvent) => Promise<void>,
   event: NotificationEvent,
-): Promise<string | null> {
+): Promise<{ error: unknown } | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`delivery timed out after ${SEND_TIMEOUT_MS / 1000}s`), SEND_TIMEOUT_MS);
+  const timeout = new Promise<{ error: unknown }>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ error: fail('unavailable', `delivery timed out after ${SEND_TIMEOUT_MS / 1000}s`) }),
+      SEND_TIMEOUT_MS,
+    );
   });
   try {
     const attempt = Promise.resolve()
       .then(() => send(event))
       .then(
         () => null,
-        (error: unknown) => errorText(error),
+        (error: unknown) => ({ error }),
       );
     return await Promise.race([attempt, timeout]);
   } finally {
     clearTimeout(timer);
   }
-}
-
-function errorText(error: unknown): string {
-  const text = error instanceof Error ? error.message || error.name : String(error);
-  return (text || 'delivery failed').slice(0, MAX_ERROR_LENGTH);
 }

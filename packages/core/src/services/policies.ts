@@ -254,8 +254,11 @@ export class PolicyEvaluationService {
         ? await tx.versions.get(certificate.current_version_id)
         : null;
     const evaluation = evaluateRules(rules, { certificate, version, renewalPolicy });
-    for (const skipped of evaluation.skipped) {
-      this.deps.logger.warn({ ...skipped, certificate_id: certificate.id }, 'policy rule skipped');
+    for (const { error, ...skipped } of evaluation.skipped) {
+      this.deps.logger.warn(
+        { ...skipped, certificate_id: certificate.id, ...(error === undefined ? {} : { err: error }) },
+        'policy rule skipped',
+      );
     }
     await tx.violations.replaceForCertificate(
       certificate.id,

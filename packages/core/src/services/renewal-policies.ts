@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { idSchema, newId, slugify } from '../domain/common.js';
 import { RENEWAL_POLICY_LIMITS as L, type RenewalPolicy } from '../domain/renewal-policy.js';
-import { conflict, isCertwrightError, notFound } from '../errors.js';
+import { fail, notFound } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
 import { configEvent } from './owners.js';
 import { pageQuerySchema } from './paging.js';
+import { nameTaken } from './teams.js';
 
 const fields = {
   name: z.string().trim().min(1).max(L.nameMax),
@@ -59,7 +60,9 @@ export class RenewalPolicyService {
       let id = data.id;
       if (id !== undefined) {
         if (await tx.renewalPolicies.get(id)) {
-          throw conflict(`renewal policy '${id}' already exists`, { resource: 'renewal policy', id });
+          throw fail('duplicate', `renewal policy '${id}' already exists`, {
+            extra: { resource: 'renewal policy', id },
+          });
         }
       } else {
         id = await this.generatedId(tx, data.name);
@@ -73,7 +76,7 @@ export class RenewalPolicyService {
           retry_interval_seconds: data.retry_interval_seconds ?? L.retryIntervalSeconds.default,
           alert_thresholds_days: data.alert_thresholds_days ?? [...L.alertThresholdDays.default],
         })
-        .catch(duplicateName(data.name));
+        .catch(nameTaken(data.name, 'renewal policy'));
       await this.audit.record(actor, configEvent('renewal_policy_created', 'renewal_policy', id, data), tx);
       return policy;
     });
@@ -96,7 +99,7 @@ export class RenewalPolicyService {
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.renewalPolicies.get(id))) throw notFound('renewal policy', id);
       if (data.name !== undefined) await assertNameFree(tx, data.name, id);
-      const policy = await tx.renewalPolicies.update(id, data).catch(duplicateName(data.name));
+      const policy = await tx.renewalPolicies.update(id, data).catch(nameTaken(data.name, 'renewal policy'));
       await this.audit.record(actor, configEvent('renewal_policy_updated', 'renewal_policy', id, data), tx);
       return policy;
     });
@@ -132,19 +135,8 @@ export class RenewalPolicyService {
 async function assertNameFree(tx: Storage, name: string, exceptId?: string): Promise<void> {
   const holder = await tx.renewalPolicies.getByName(name);
   if (holder && holder.id !== exceptId) {
-    throw conflict(`a renewal policy named '${name}' already exists ('${holder.id}')`, {
-      resource: 'renewal policy',
-      id: holder.id,
-      name,
+    throw fail('duplicate', `a renewal policy named '${name}' already exists ('${holder.id}')`, {
+      extra: { resource: 'renewal policy', id: holder.id, name },
     });
   }
-}
-
-function duplicateName(name: string | undefined) {
-  return (error: unknown): never => {
-    if (isCertwrightError(error) && error.code === 'conflict' && name !== undefined) {
-      throw conflict(`a renewal policy named '${name}' already exists`, { resource: 'renewal policy', name });
-    }
-    throw error;
-  };
 }

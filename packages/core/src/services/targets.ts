@@ -1,7 +1,7 @@
 import type { PageRequest, PageResult } from '../domain/common.js';
 import type { Job } from '../domain/job.js';
 import type { DeploymentTarget, TargetConfig, TargetType } from '../domain/target.js';
-import { CertwrightError, conflict } from '../errors.js';
+import { CertwrightError, invalidState } from '../errors.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { VALIDATION_KINDS } from './jobs.js';
@@ -99,7 +99,7 @@ export class TargetService {
   update(actor: Actor, id: string, patch: TargetUpdate): Promise<DeploymentTarget> {
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.targets.require(id);
-      if (current.retired_at !== null) throw conflict(`target '${id}' is retired`);
+      if (current.retired_at !== null) throw invalidState(`target '${id}' is retired`);
       const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
       const updated = await tx.targets.update(id, changes);
       await this.audit.record(
@@ -144,9 +144,9 @@ export class TargetService {
   requestConnectionTest(actor: Actor, id: string): Promise<Job> {
     return this.deps.storage.transaction(async (tx) => {
       const target = await tx.targets.require(id);
-      if (target.retired_at !== null) throw conflict(`target '${id}' is retired`);
+      if (target.retired_at !== null) throw invalidState(`target '${id}' is retired`);
       const agent = await tx.agents.require(target.agent_id);
-      if (agent.retired_at !== null) throw conflict(`the agent of target '${id}' is retired`);
+      if (agent.retired_at !== null) throw invalidState(`the agent of target '${id}' is retired`);
       const job = await tx.jobs.create({
         type: 'Validation',
         target_id: target.id,

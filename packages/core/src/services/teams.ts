@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Team } from '../domain/team.js';
-import { conflict, isCertwrightError, notFound } from '../errors.js';
+import { fail, isCertwrightError, notFound } from '../errors.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
@@ -78,7 +78,9 @@ export class TeamService {
 export function nameTaken(name: string | undefined, what = 'team') {
   return (error: unknown): never => {
     if (isCertwrightError(error) && error.code === 'conflict' && name !== undefined) {
-      throw conflict(`a ${what} named '${name}' already exists`, { resource: what, name });
+      throw fail('duplicate', `a ${what} named '${name}' already exists`, {
+        extra: { resource: what, name },
+      });
     }
     throw error;
   };

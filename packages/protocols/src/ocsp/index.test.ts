@@ -208,6 +208,39 @@ describe('OCSP handler', () => {
     expect(get.headers.get('allow')).toBe('POST');
   });
 
+  it('matches failures by code, so an error from another copy of core is still understood', async () => {
+    const failing = (error: unknown) =>
+      createOcspHandler({
+        source: {
+          respond: async () => {
+            throw error;
+          },
+          respondToSerial: async () => null,
+          serialStatus: async () => null,
+        },
+      });
+    // What a CertwrightError of a second @certwright/core copy looks like to this one.
+    const foreign = Object.assign(new Error('storage busy'), {
+      name: 'CertwrightError',
+      code: 'unavailable',
+    });
+    const ask = (handle: ReturnType<typeof createOcspHandler>) =>
+      handle(
+        new Request(`https://h/.well-known/pki/ocsp/${ISSUER}`, {
+          method: 'POST',
+          body: new Uint8Array(request('01')),
+        }),
+        transport,
+      );
+    const busy = await ask(failing(foreign));
+    expect(busy.status).toBe(503);
+    expect(Buffer.from(await busy.arrayBuffer())).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x03]));
+    const broken = await ask(failing(new Error('relation "certificate_versions" does not exist')));
+    expect(broken.status).toBe(500);
+    // internalError, and nothing of the cause on the wire.
+    expect(Buffer.from(await broken.arrayBuffer())).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x02]));
+  });
+
   it('decodes only bounded base64', () => {
     expect(decodeGetRequest('A'.repeat(100_000), 16 * 1024)).toBeNull();
     expect(decodeGetRequest('MAA', 16)).toEqual(Buffer.from([0x30, 0x00]));

@@ -3,7 +3,6 @@ import {
   buildOcspErrorResponse,
   DEFAULT_OCSP_REQUEST_LIMITS,
   type OcspRequest,
-  OcspRequestError,
   type OcspRequestLimits,
   parseOcspRequest,
   type RevocationReason,
@@ -123,7 +122,8 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
     try {
       parsed = parseOcspRequest(der, limits);
     } catch (error) {
-      if (error instanceof OcspRequestError) return malformed(400);
+      // Every parse failure is a bad_request (whatever its reason): RFC 6960 malformedRequest.
+      if (isCertwrightError(error) && error.code === 'bad_request') return malformed(400);
       throw error;
     }
     // A request with a nonce gets a response no one else may reuse.
