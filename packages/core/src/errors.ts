@@ -50,6 +50,8 @@ export const REASON_CODES = {
   csr_attribute_missing: 'validation_failed',
   /** A certificate usage the profile does not allow: an extended key usage, or a CA certificate. */
   eku_not_allowed: 'validation_failed',
+  /** A certificate extension certwright does not understand or allow (an unknown critical extension in a CSR). */
+  extension_not_allowed: 'validation_failed',
   /** A requested validity the profile or the issuer cannot give. */
   validity_not_allowed: 'validation_failed',
   /** A time outside what is acceptable (a message signed too far in the past or future, an expired challenge). */

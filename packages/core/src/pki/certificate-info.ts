@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { CertwrightError } from '../errors.js';
+import { fail, isCertwrightError } from '../errors.js';
 import { Tag } from './der.js';
 import {
+  assertDerBounds,
   children,
+  type DerBounds,
   expectTag,
   raw,
   readBitStringBytes,
@@ -11,6 +13,7 @@ import {
   readUnsignedInteger,
 } from './der-reader.js';
 import { decodeExtensions, decodeSubjectKeyIdentifier, type RawExtension } from './extensions.js';
+import { checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { type DecodedName, decodeName } from './name.js';
 import { OID } from './oids.js';
 import { pemDecode } from './pem.js';
@@ -30,6 +33,8 @@ export interface CertificateInfo {
   notAfter: Date;
   /** SubjectPublicKeyInfo DER. */
   spki: Uint8Array;
+  /** The subject key, checked from its bytes (see key-check.ts). */
+  publicKey: PublicKeyDescription;
   /** The subjectPublicKey BIT STRING bytes (what key identifiers and OCSP key hashes hash). */
   publicKeyBits: Uint8Array;
   /** SubjectKeyIdentifier when present, otherwise the RFC 5280 §4.2.1.2 method-1 SHA-1. */
@@ -47,10 +52,30 @@ export function serialToHex(magnitude: Uint8Array): string {
 export const keyIdentifierOf = (publicKeyBits: Uint8Array): Buffer =>
   createHash('sha1').update(publicKeyBits).digest();
 
-/** Parses a certificate given as DER bytes or a single-certificate PEM. */
-export function readCertificate(input: Uint8Array | string): CertificateInfo {
-  const der = typeof input === 'string' ? pemDecode(input, 'CERTIFICATE') : input;
+/**
+ * Bounds for certificates from outside (CA imports, chains). A real certificate is 0.5–4 KiB
+ * and nests about 10 levels; 64 KiB holds well over a thousand SANs. The node cap keeps the
+ * decoders' memory proportional to a real certificate whatever the input.
+ */
+export const DEFAULT_CERTIFICATE_LIMITS: Readonly<DerBounds> = Object.freeze({
+  maxBytes: 64 * 1024,
+  maxNodes: 10_000,
+  maxDepth: 24,
+});
+
+/**
+ * Parses a certificate given as DER bytes or a single-certificate PEM. The subject key must
+ * pass the key check; every failure is a `CertwrightError` (`too_large`, `malformed`,
+ * `key_rejected`).
+ */
+export function readCertificate(
+  input: Uint8Array | string,
+  limits: DerBounds = DEFAULT_CERTIFICATE_LIMITS,
+): CertificateInfo {
   try {
+    const der =
+      typeof input === 'string' ? pemDecode(input, 'CERTIFICATE', { maxChars: limits.maxBytes * 2 }) : input;
+    assertDerBounds(der, limits, 'certificate');
     const root = expectTag(readRoot(der), Tag.SEQUENCE, 'certificate');
     const [tbsNode] = children(der, root);
     const tbs = children(der, expectTag(tbsNode, Tag.SEQUENCE, 'tbsCertificate'));
@@ -61,6 +86,8 @@ export function readCertificate(input: Uint8Array | string): CertificateInfo {
     const validity = children(der, expectTag(tbs[i++], Tag.SEQUENCE, 'validity'));
     const subject = decodeName(der, tbs[i++], 'subject');
     const spkiNode = expectTag(tbs[i++], Tag.SEQUENCE, 'subjectPublicKeyInfo');
+    const spki = raw(der, spkiNode);
+    const publicKey = checkSubjectPublicKeyInfo(spki);
     const publicKeyBits = readBitStringBytes(der, children(der, spkiNode)[1], 'subjectPublicKey');
     let extensions: RawExtension[] = [];
     for (; i < tbs.length; i++) {
@@ -75,13 +102,14 @@ export function readCertificate(input: Uint8Array | string): CertificateInfo {
       subject,
       notBefore: readTime(der, validity[0], 'notBefore'),
       notAfter: readTime(der, validity[1], 'notAfter'),
-      spki: raw(der, spkiNode),
+      spki,
+      publicKey,
       publicKeyBits,
       keyIdentifier: ski ? decodeSubjectKeyIdentifier(ski.value) : keyIdentifierOf(publicKeyBits),
       extensions,
     };
   } catch (cause) {
-    if (cause instanceof CertwrightError) throw cause;
-    throw new CertwrightError('bad_request', 'not a valid X.509 certificate', { cause });
+    if (isCertwrightError(cause)) throw cause;
+    throw fail('malformed', 'not a valid X.509 certificate', { cause });
   }
 }

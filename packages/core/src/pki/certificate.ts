@@ -20,6 +20,7 @@ import {
   subjectAltNameValue,
   subjectKeyIdentifierValue,
 } from './extensions.js';
+import { checkSubjectPublicKeyInfo } from './key-check.js';
 import { exportSpkiDer } from './keys.js';
 import { type DistinguishedName, encodeName } from './name.js';
 import { type ExtendedKeyUsage, OID } from './oids.js';
@@ -259,8 +260,12 @@ function build(
   };
 }
 
-const spkiOf = (key: KeyObject | Uint8Array): Buffer =>
-  key instanceof Uint8Array ? Buffer.from(key) : exportSpkiDer(key);
+/** The subject key's SPKI; bytes from a caller pass the key check, so no bad key is ever signed. */
+function spkiOf(key: KeyObject | Uint8Array): Buffer {
+  if (!(key instanceof Uint8Array)) return exportSpkiDer(key);
+  checkSubjectPublicKeyInfo(key);
+  return Buffer.from(key);
+}
 
 /** Issues a certificate signed by `issuer`. */
 export function issueCertificate(template: CertificateTemplate, issuer: IssuingAuthority): IssuedCertificate {

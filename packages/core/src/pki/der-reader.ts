@@ -1,4 +1,4 @@
-import { CertwrightError } from '../errors.js';
+import { type CertwrightError, fail } from '../errors.js';
 import { Tag } from './der.js';
 
 /**
@@ -26,9 +26,9 @@ export interface DerBounds {
   maxDepth: number;
 }
 
-/** Raised for malformed DER; carries `bad_request` so every surface maps it to a client error. */
-export function malformed(what: string, reason: string): CertwrightError {
-  return new CertwrightError('bad_request', `${what}: ${reason}`, { extra: { reason } });
+/** Raised for malformed DER: reason `malformed`, so every surface maps it to a client error. */
+export function malformed(what: string, problem: string): CertwrightError {
+  return fail('malformed', `${what}: ${problem}`);
 }
 
 /** Reads one TLV header at `offset`, checking that it fits inside `limit`. */
@@ -91,13 +91,7 @@ export const raw = (buf: Uint8Array, node: DerNode): Uint8Array => buf.subarray(
  */
 export function assertDerBounds(buf: Uint8Array, bounds: DerBounds, what: string): void {
   if (buf.length > bounds.maxBytes) {
-    throw new CertwrightError(
-      'bad_request',
-      `${what}: ${buf.length} bytes exceeds the ${bounds.maxBytes}-byte limit`,
-      {
-        extra: { reason: 'too_large' },
-      },
-    );
+    throw fail('too_large', `${what}: ${buf.length} bytes exceeds the ${bounds.maxBytes}-byte limit`);
   }
   const root = readRoot(buf);
   let nodes = 0;
@@ -159,6 +153,19 @@ export function readUnsignedInteger(buf: Uint8Array, node: DerNode | undefined, 
   return bytes.length > 1 && bytes[0] === 0 ? bytes.subarray(1) : bytes;
 }
 
+/**
+ * Magnitude bytes of a strictly DER-encoded positive-or-zero INTEGER (X.690 §8.3.2: no
+ * redundant leading octet), for key material where a non-minimal form hides a second meaning.
+ */
+export function readPositiveInteger(buf: Uint8Array, node: DerNode | undefined, field: string): Uint8Array {
+  const bytes = content(buf, expectTag(node, Tag.INTEGER, field));
+  if (bytes.length === 0) throw malformed(field, 'empty INTEGER');
+  if ((bytes[0]! & 0x80) !== 0) throw malformed(field, 'negative INTEGER');
+  if (bytes.length > 1 && bytes[0] === 0 && (bytes[1]! & 0x80) === 0)
+    throw malformed(field, 'non-minimal INTEGER encoding');
+  return bytes[0] === 0 ? bytes.subarray(1) : bytes;
+}
+
 /** A small INTEGER (version fields, enumerations) as a number. */
 export function readSmallInteger(
   buf: Uint8Array,
@@ -188,12 +195,23 @@ export function readTime(buf: Uint8Array, node: DerNode | undefined, field: stri
   let year = Number(m[1]);
   // RFC 5280 §4.1.2.5.1: two-digit years 50–99 are 19xx, 00–49 are 20xx.
   if (utc) year += year >= 50 ? 1900 : 2000;
-  const date = new Date(
-    Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])),
-  );
-  if (Number.isNaN(date.getTime())) throw malformed(field, 'invalid date');
+  const [month, day, hour, minute, second] = [m[2], m[3], m[4], m[5], m[6]].map(Number) as number[];
+  const date = new Date(Date.UTC(year, month! - 1, day, hour, minute, second));
+  // Date.UTC rolls month 13 or 31 February over into the next period; a time must name itself.
+  if (
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month! - 1 ||
+    date.getUTCDate() !== day ||
+    date.getUTCHours() !== hour ||
+    date.getUTCMinutes() !== minute ||
+    date.getUTCSeconds() !== second
+  ) {
+    throw malformed(field, 'invalid date');
+  }
   return date;
 }
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes the directory string types that appear in names and attributes. */
 export function readString(buf: Uint8Array, node: DerNode | undefined, field: string): string {
@@ -201,7 +219,11 @@ export function readString(buf: Uint8Array, node: DerNode | undefined, field: st
   const bytes = Buffer.from(content(buf, node));
   switch (node.tag) {
     case Tag.UTF8_STRING:
-      return bytes.toString('utf8');
+      try {
+        return UTF8.decode(bytes);
+      } catch {
+        throw malformed(field, 'invalid UTF-8');
+      }
     case Tag.PRINTABLE_STRING:
     case Tag.IA5_STRING:
     case Tag.T61_STRING:
@@ -214,8 +236,16 @@ export function readString(buf: Uint8Array, node: DerNode | undefined, field: st
     }
     case Tag.UNIVERSAL_STRING: {
       if (bytes.length % 4 !== 0) throw malformed(field, 'bad UniversalString length');
+      const points: number[] = [];
+      for (let i = 0; i < bytes.length; i += 4) {
+        const cp = bytes.readUInt32BE(i);
+        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+          throw malformed(field, 'UniversalString holds a value that is not a Unicode scalar');
+        points.push(cp);
+      }
+      // In slices: a spread argument list has a size limit.
       let s = '';
-      for (let i = 0; i < bytes.length; i += 4) s += String.fromCodePoint(bytes.readUInt32BE(i));
+      for (let i = 0; i < points.length; i += 4096) s += String.fromCodePoint(...points.slice(i, i + 4096));
       return s;
     }
     default:

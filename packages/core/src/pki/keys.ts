@@ -5,7 +5,8 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { CertwrightError } from '../errors.js';
+import { CertwrightError, fail, isCertwrightError } from '../errors.js';
+import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { pemDecode, pemEncode } from './pem.js';
 
 const generate = promisify(generateKeyPairCb);
@@ -27,12 +28,7 @@ export interface KeyPair {
   publicKey: KeyObject;
 }
 
-/** What a public key is, in the terms profiles use to allow or refuse it. */
-export type PublicKeyDescription =
-  | { type: 'RSA'; bits: number }
-  | { type: 'EC'; curve: 'P-256' | 'P-384' | 'P-521' }
-  | { type: 'Ed25519' }
-  | { type: 'Ed448' };
+export type { PublicKeyDescription } from './key-check.js';
 
 /** Generates a key pair off the main thread (node runs key generation in its thread pool). */
 export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair> {
@@ -54,39 +50,13 @@ export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair>
   }
 }
 
-const CURVES: Record<string, 'P-256' | 'P-384' | 'P-521'> = {
-  prime256v1: 'P-256',
-  secp384r1: 'P-384',
-  secp521r1: 'P-521',
-};
-
-/** Describes a public (or private) key: algorithm and size or curve. */
+/**
+ * Describes a public (or private) key: algorithm and size or curve. Read from the key's SPKI
+ * bytes through {@link checkSubjectPublicKeyInfo}, never from `asymmetricKeyDetails`, which
+ * aborts the process for some keys OpenSSL accepts.
+ */
 export function describePublicKey(key: KeyObject | Uint8Array): PublicKeyDescription {
-  const k = key instanceof Uint8Array ? importSpkiDer(key) : key;
-  const details = k.asymmetricKeyDetails ?? {};
-  switch (k.asymmetricKeyType) {
-    case 'rsa':
-      return { type: 'RSA', bits: details.modulusLength ?? 0 };
-    case 'ec': {
-      const curve = CURVES[details.namedCurve ?? ''];
-      if (!curve) {
-        throw new CertwrightError(
-          'validation_failed',
-          `unsupported EC curve '${details.namedCurve ?? 'unknown'}'`,
-        );
-      }
-      return { type: 'EC', curve };
-    }
-    case 'ed25519':
-      return { type: 'Ed25519' };
-    case 'ed448':
-      return { type: 'Ed448' };
-    default:
-      throw new CertwrightError(
-        'validation_failed',
-        `unsupported public key type '${k.asymmetricKeyType ?? 'unknown'}'`,
-      );
-  }
+  return checkSubjectPublicKeyInfo(key instanceof Uint8Array ? key : exportSpkiDer(key));
 }
 
 /** Short text form of a description, e.g. `RSA-2048`, `ECDSA-P256`, `Ed25519`. */
@@ -106,7 +76,11 @@ const spkiCache = new WeakMap<KeyObject, Buffer>();
 export function exportSpkiDer(key: KeyObject): Buffer {
   let spki = spkiCache.get(key);
   if (!spki) {
-    spki = asPublic(key).export({ type: 'spki', format: 'der' });
+    try {
+      spki = asPublic(key).export({ type: 'spki', format: 'der' });
+    } catch (cause) {
+      throw fail('key_rejected', 'the key has no exportable public key', { cause });
+    }
     spkiCache.set(key, spki);
   }
   // A copy, so that no caller can alter the cached bytes.
@@ -122,22 +96,38 @@ export function exportPkcs8Der(key: KeyObject): Buffer {
 
 export const exportPkcs8Pem = (key: KeyObject): string => pemEncode('PRIVATE KEY', exportPkcs8Der(key));
 
+/**
+ * Imports an unencrypted PKCS#8 key after {@link checkPrivateKeyInfo} accepted its bytes, and
+ * checks the public half node:crypto derives from it as well.
+ */
 export function importPkcs8Der(der: Uint8Array): KeyObject {
   try {
-    return createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
+    checkPrivateKeyInfo(der);
   } catch (cause) {
-    throw new CertwrightError('bad_request', 'not a valid PKCS#8 private key', { cause });
+    if (isCertwrightError(cause) && cause.reason === 'malformed')
+      throw fail('malformed', `not a valid PKCS#8 private key: ${cause.message}`, { cause });
+    throw cause;
   }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
+  } catch (cause) {
+    throw fail('malformed', 'not a valid PKCS#8 private key', { cause });
+  }
+  checkSubjectPublicKeyInfo(exportSpkiDer(key));
+  return key;
 }
 
 /** Imports `PRIVATE KEY` PEM only; legacy `RSA/EC PRIVATE KEY` forms are refused by label. */
 export const importPkcs8Pem = (pem: string): KeyObject => importPkcs8Der(pemDecode(pem, 'PRIVATE KEY'));
 
+/** Imports a SubjectPublicKeyInfo after {@link checkSubjectPublicKeyInfo} accepted it. */
 export function importSpkiDer(der: Uint8Array): KeyObject {
+  checkSubjectPublicKeyInfo(der);
   try {
     return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
   } catch (cause) {
-    throw new CertwrightError('bad_request', 'not a valid SubjectPublicKeyInfo', { cause });
+    throw fail('key_rejected', 'the public key is not usable', { cause });
   }
 }
 

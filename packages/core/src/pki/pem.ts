@@ -1,4 +1,4 @@
-import { CertwrightError } from '../errors.js';
+import { fail } from '../errors.js';
 
 /**
  * PEM (RFC 7468) encoding and decoding. Decoding checks the label, so a private key can never
@@ -47,9 +47,7 @@ function* pemBlocks(text: string): Generator<{ begin: string; body: string; end:
     const begin = text.slice(b + 11, bEnd);
     const end = text.slice(e + 9, eEnd);
     if (!LABEL.test(begin) || !LABEL.test(end)) {
-      throw new CertwrightError('bad_request', 'PEM: malformed BEGIN/END line', {
-        extra: { reason: 'pem_malformed' },
-      });
+      throw fail('malformed', 'PEM: malformed BEGIN/END line');
     }
     yield { begin, body: text.slice(bEnd + 5, e), end };
     pos = eEnd + 5;
@@ -60,30 +58,41 @@ function* pemBlocks(text: string): Generator<{ begin: string; body: string; end:
 export function decodeBase64Strict(text: string, what: string): Buffer {
   const compact = text.replace(/\s+/g, '');
   if (compact.length === 0 || compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
-    throw new CertwrightError('bad_request', `${what}: not valid base64`, {
-      extra: { reason: 'bad_base64' },
-    });
+    throw fail('malformed', `${what}: not valid base64`);
   }
   return Buffer.from(compact, 'base64');
 }
 
+export interface PemLimits {
+  /** Characters of text, checked before anything is decoded. */
+  maxChars: number;
+  /** PEM blocks in one text (a chain, a CA bundle). */
+  maxBlocks: number;
+}
+
+/**
+ * A certificate is 1–6 KiB of PEM and a chain a handful of them; a bundle of 100 CA
+ * certificates stays under 1 MiB.
+ */
+export const DEFAULT_PEM_LIMITS: Readonly<PemLimits> = Object.freeze({
+  maxChars: 1024 * 1024,
+  maxBlocks: 100,
+});
+
 /** All PEM blocks in a text, in order (headers such as Proc-Type are refused). */
-export function pemDecodeAll(text: string): PemBlock[] {
+export function pemDecodeAll(text: string, limits: Partial<PemLimits> = {}): PemBlock[] {
+  const { maxChars, maxBlocks } = { ...DEFAULT_PEM_LIMITS, ...limits };
+  if (typeof text !== 'string') throw fail('invalid_input', 'PEM: expected text');
+  if (text.length > maxChars)
+    throw fail('too_large', `PEM: ${text.length} characters exceeds the ${maxChars}-character limit`);
   const out: PemBlock[] = [];
   for (const { begin, body, end } of pemBlocks(text)) {
+    if (out.length === maxBlocks) throw fail('too_large', `PEM: more than ${maxBlocks} blocks`);
     if (begin !== end) {
-      throw new CertwrightError('bad_request', `PEM: BEGIN ${begin} does not match END ${end}`, {
-        extra: { reason: 'pem_label_mismatch' },
-      });
+      throw fail('malformed', `PEM: BEGIN ${begin} does not match END ${end}`);
     }
     if (body.includes(':')) {
-      throw new CertwrightError(
-        'bad_request',
-        'PEM: encapsulated headers (legacy encryption) are not supported',
-        {
-          extra: { reason: 'pem_headers' },
-        },
-      );
+      throw fail('malformed', 'PEM: encapsulated headers (legacy encryption) are not supported');
     }
     out.push({ label: begin, der: decodeBase64Strict(body, `PEM ${begin}`) });
   }
@@ -94,36 +103,32 @@ export function pemDecodeAll(text: string): PemBlock[] {
  * Decodes exactly one PEM block whose label is one of `labels`. Extra blocks are refused so
  * that a bundle is never silently truncated to its first certificate.
  */
-export function pemDecode(text: string, labels: PemLabel | readonly PemLabel[]): Buffer {
+export function pemDecode(
+  text: string,
+  labels: PemLabel | readonly PemLabel[],
+  limits: Partial<PemLimits> = {},
+): Buffer {
   const accepted = typeof labels === 'string' ? [labels] : labels;
-  const blocks = pemDecodeAll(text);
+  const blocks = pemDecodeAll(text, limits);
   if (blocks.length === 0) {
-    throw new CertwrightError('bad_request', `PEM: no ${accepted.join(' or ')} block found`, {
-      extra: { reason: 'pem_missing' },
-    });
+    throw fail('malformed', `PEM: no ${accepted.join(' or ')} block found`);
   }
   if (blocks.length > 1) {
-    throw new CertwrightError('bad_request', `PEM: expected one block, found ${blocks.length}`, {
-      extra: { reason: 'pem_multiple' },
-    });
+    throw fail('malformed', `PEM: expected one block, found ${blocks.length}`);
   }
   const block = blocks[0]!;
   if (!accepted.includes(block.label)) {
-    throw new CertwrightError('bad_request', `PEM: expected ${accepted.join(' or ')}, found ${block.label}`, {
-      extra: { reason: 'pem_label' },
-    });
+    throw fail('malformed', `PEM: expected ${accepted.join(' or ')}, found ${block.label}`);
   }
   return block.der;
 }
 
 /** Decodes a PEM bundle of certificates (a chain), refusing any other label. */
-export function pemDecodeCertificates(text: string): Buffer[] {
-  const blocks = pemDecodeAll(text);
+export function pemDecodeCertificates(text: string, limits: Partial<PemLimits> = {}): Buffer[] {
+  const blocks = pemDecodeAll(text, limits);
   for (const b of blocks) {
     if (b.label !== 'CERTIFICATE') {
-      throw new CertwrightError('bad_request', `PEM: expected CERTIFICATE blocks, found ${b.label}`, {
-        extra: { reason: 'pem_label' },
-      });
+      throw fail('malformed', `PEM: expected CERTIFICATE blocks, found ${b.label}`);
     }
   }
   return blocks.map((b) => b.der);

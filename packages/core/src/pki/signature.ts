@@ -1,6 +1,7 @@
-import { createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { CertwrightError } from '../errors.js';
+import { type KeyObject, sign, verify } from 'node:crypto';
+import { fail } from '../errors.js';
 import { algorithmIdentifier, NULL } from './der.js';
+import { describePublicKey, importSpkiDer } from './keys.js';
 import { OID } from './oids.js';
 
 /**
@@ -34,8 +35,9 @@ export function signatureAlgorithmFor(
   key: KeyObject,
   rsaHash: Exclude<HashName, 'sha1'> = 'sha256',
 ): SignatureAlgorithm {
-  switch (key.asymmetricKeyType) {
-    case 'rsa': {
+  const description = describePublicKey(key);
+  switch (description.type) {
+    case 'RSA': {
       const oid = RSA_HASH_OID[rsaHash];
       // RFC 4055 §5: the parameters of the PKCS#1 v1.5 signature OIDs are NULL.
       return {
@@ -45,16 +47,16 @@ export function signatureAlgorithmFor(
         identifier: algorithmIdentifier(oid, NULL),
       };
     }
-    case 'ec': {
-      const curve = key.asymmetricKeyDetails?.namedCurve;
-      const hash: HashName = curve === 'secp384r1' ? 'sha384' : curve === 'secp521r1' ? 'sha512' : 'sha256';
+    case 'EC': {
+      const curve = description.curve;
+      const hash: HashName = curve === 'P-384' ? 'sha384' : curve === 'P-521' ? 'sha512' : 'sha256';
       const oid = { sha256: OID.ecdsaWithSHA256, sha384: OID.ecdsaWithSHA384, sha512: OID.ecdsaWithSHA512 }[
         hash
       ];
       // RFC 5758 §3.2: the ECDSA signature AlgorithmIdentifier has no parameters at all.
       return { name: `ecdsa-with-${hash.toUpperCase()}`, oid, hash, identifier: algorithmIdentifier(oid) };
     }
-    case 'ed25519':
+    case 'Ed25519':
       return {
         name: 'Ed25519',
         oid: OID.idEd25519,
@@ -62,10 +64,7 @@ export function signatureAlgorithmFor(
         identifier: algorithmIdentifier(OID.idEd25519),
       };
     default:
-      throw new CertwrightError(
-        'validation_failed',
-        `cannot sign with a '${key.asymmetricKeyType ?? 'unknown'}' key`,
-      );
+      throw fail('key_rejected', `cannot sign with an ${description.type} key`);
   }
 }
 
@@ -93,8 +92,9 @@ export const signatureAlgorithmName = (oid: string): string | undefined => VERIF
 
 /**
  * Verifies a signature made with the algorithm `oid` by the key in `spki`. Returns false for
- * a bad signature; throws `validation_failed` for an algorithm we do not accept (including
- * RSASSA-PSS, which no enrollment client we support sends) or a key/algorithm mismatch.
+ * a bad signature; throws `signature_algorithm_not_allowed` for an algorithm we do not accept
+ * (including RSASSA-PSS, which no enrollment client we support sends) or a key/algorithm
+ * mismatch, and `key_rejected`/`malformed` for key bytes that fail the key check.
  */
 export function verifySignature(
   oid: string,
@@ -103,14 +103,11 @@ export function verifySignature(
   signature: Uint8Array,
 ): boolean {
   const v = VERIFY[oid];
-  if (!v) throw new CertwrightError('validation_failed', `unsupported signature algorithm ${oid}`);
-  const key =
-    spki instanceof Uint8Array
-      ? createPublicKey({ key: Buffer.from(spki), format: 'der', type: 'spki' })
-      : spki;
+  if (!v) throw fail('signature_algorithm_not_allowed', `unsupported signature algorithm ${oid}`);
+  const key = spki instanceof Uint8Array ? importSpkiDer(spki) : spki;
   if (key.asymmetricKeyType !== v.key) {
-    throw new CertwrightError(
-      'validation_failed',
+    throw fail(
+      'signature_algorithm_not_allowed',
       `signature algorithm ${v.name} does not match a ${key.asymmetricKeyType} key`,
     );
   }

@@ -54,7 +54,7 @@ function reasonOf(fn: () => unknown): { code: string; reason: unknown; message: 
     fn();
   } catch (e) {
     if (!isCertwrightError(e)) throw e;
-    return { code: e.code, reason: e.extra.reason, message: e.message };
+    return { code: e.code, reason: e.reason, message: e.message };
   }
   throw new Error('expected the request to be refused');
 }
@@ -100,12 +100,14 @@ describe('PKCS#10 parsing of openssl requests', () => {
     const inputs = [der, certificationRequestToPem(der), crlf, Buffer.from(crlf, 'latin1'), b64];
     for (const input of inputs)
       expect(parseCertificationRequest(input).subject.text).toBe('CN=csr.example.test,O=Example GmbH,C=DE');
-    expect(
-      reasonOf(() =>
-        parseCertificationRequest('-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n'),
-      ).reason,
-    ).toBe('pem_label');
-    expect(reasonOf(() => parseCertificationRequest('not base64 at all!')).reason).toBe('bad_base64');
+    const wrongLabel = reasonOf(() =>
+      parseCertificationRequest('-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n'),
+    );
+    expect(wrongLabel).toMatchObject({ code: 'bad_request', reason: 'csr_malformed' });
+    expect(wrongLabel.message).toMatch(/expected CERTIFICATE REQUEST/);
+    const notBase64 = reasonOf(() => parseCertificationRequest('not base64 at all!'));
+    expect(notBase64).toMatchObject({ code: 'bad_request', reason: 'csr_malformed' });
+    expect(notBase64.message).toMatch(/not valid base64/);
   }, 30_000);
 
   it('writes requests that openssl req -verify accepts, with the same content read back', async () => {
@@ -145,7 +147,7 @@ describe('hostile certificate requests are refused with a clear reason', () => {
     const tampered = Buffer.from(valid);
     tampered[tampered.length - 1]! ^= 0x01;
     const r = reasonOf(() => parseCertificationRequest(tampered));
-    expect(r).toMatchObject({ code: 'validation_failed', reason: 'bad_signature' });
+    expect(r).toMatchObject({ code: 'bad_request', reason: 'csr_signature_invalid' });
     expect(r.message).toMatch(/proof of possession/);
   });
 
@@ -153,7 +155,7 @@ describe('hostile certificate requests are refused with a clear reason', () => {
     const tampered = Buffer.from(valid);
     const at = tampered.indexOf(Buffer.from('csr.example.test'));
     tampered[at] = 'x'.charCodeAt(0);
-    expect(reasonOf(() => parseCertificationRequest(tampered)).reason).toBe('bad_signature');
+    expect(reasonOf(() => parseCertificationRequest(tampered)).reason).toBe('csr_signature_invalid');
   });
 
   it('refuses truncated DER', () => {
@@ -176,7 +178,7 @@ describe('hostile certificate requests are refused with a clear reason', () => {
     });
     expect(big.length).toBeGreaterThan(64 * 1024);
     expect(reasonOf(() => parseCertificationRequest(big))).toMatchObject({
-      code: 'bad_request',
+      code: 'payload_too_large',
       reason: 'too_large',
     });
     expect(reasonOf(() => parseCertificationRequest(big.toString('base64'))).reason).toBe('too_large');
@@ -222,7 +224,7 @@ describe('hostile certificate requests are refused with a clear reason', () => {
       extensions: [{ oid: '1.3.6.1.4.1.99999.1', critical: true, value: Buffer.from([0x05, 0x00]) }],
     });
     const r = reasonOf(() => parseCertificationRequest(der));
-    expect(r).toMatchObject({ code: 'validation_failed', reason: 'unknown_critical_extension' });
+    expect(r).toMatchObject({ code: 'validation_failed', reason: 'extension_not_allowed' });
     expect(r.message).toContain('1.3.6.1.4.1.99999.1');
   });
 
