@@ -68,24 +68,43 @@ export class OcspRequestError extends CertwrightError {
 }
 
 export interface OcspRequestLimits {
+  /** Size of a POSTed request. */
   maxBytes: number;
-  /** CertIDs per request; clients send one, a few at most. */
+  /** CertIDs per request: each costs a status lookup; RFC 5019 clients send exactly one. */
   maxCertIds: number;
+  /**
+   * Octets of the nonce (RFC 8954 §2.1: 1 to 32, larger is malformedRequest). The nonce is
+   * echoed and signed, and makes the answer uncacheable.
+   */
+  maxNonceBytes: number;
 }
 
-export const DEFAULT_OCSP_REQUEST_LIMITS: OcspRequestLimits = { maxBytes: 16 * 1024, maxCertIds: 64 };
+/**
+ * A real request is 70–200 bytes (one SHA-1 or SHA-256 CertID, a 16- or 32-octet nonce);
+ * 16 KiB leaves room for a signed request carrying its certificates. Eight CertIDs allow a
+ * scripted `openssl ocsp` with several `-serial`s while keeping one request to a handful of
+ * lookups.
+ */
+export const DEFAULT_OCSP_REQUEST_LIMITS: Readonly<OcspRequestLimits> = Object.freeze({
+  maxBytes: 16 * 1024,
+  maxCertIds: 8,
+  maxNonceBytes: 32,
+});
+
+/**
+ * Nodes and depth of a request: a signed request may carry certificates in its
+ * optionalSignature (a few hundred values each, about 12 levels deep).
+ */
+const OCSP_REQUEST_SHAPE = { maxNodes: 2_000, maxDepth: 12 };
 
 /** Parses a DER OCSPRequest; every failure is an OcspRequestError. */
 export function parseOcspRequest(
   der: Uint8Array,
-  limits: OcspRequestLimits = DEFAULT_OCSP_REQUEST_LIMITS,
+  limits: Partial<OcspRequestLimits> = DEFAULT_OCSP_REQUEST_LIMITS,
 ): OcspRequest {
+  const { maxBytes, maxCertIds, maxNonceBytes } = { ...DEFAULT_OCSP_REQUEST_LIMITS, ...limits };
   try {
-    assertDerBounds(
-      der,
-      { maxBytes: limits.maxBytes, maxNodes: 64 + 16 * limits.maxCertIds, maxDepth: 12 },
-      'OCSP request',
-    );
+    assertDerBounds(der, { maxBytes, ...OCSP_REQUEST_SHAPE }, 'OCSP request');
     const root = expectTag(readRoot(der), Tag.SEQUENCE, 'OCSPRequest');
     const [tbsNode, sigNode, extra] = children(der, root);
     if (extra || (sigNode && sigNode.tag !== 0xa0))
@@ -101,7 +120,7 @@ export function parseOcspRequest(
     if (tbs[i]?.tag === 0xa1) i++; // requestorName: informational only
     const list = children(der, expectTag(tbs[i++], Tag.SEQUENCE, 'requestList'));
     if (list.length === 0) throw new OcspRequestError('empty requestList');
-    if (list.length > limits.maxCertIds) throw new OcspRequestError(`more than ${limits.maxCertIds} CertIDs`);
+    if (list.length > maxCertIds) throw new OcspRequestError(`more than ${maxCertIds} CertIDs`);
     let extensions: RawExtension[] = [];
     if (tbs[i]?.tag === 0xa2) {
       extensions = decodeExtensions(der, children(der, tbs[i]!)[0]!, 'requestExtensions');
@@ -125,11 +144,21 @@ export function parseOcspRequest(
       };
     });
     const nonceExt = extensions.find((e) => e.oid === OID.idPkixOcspNonce);
+    if (nonceExt) checkNonce(nonceExt.value, maxNonceBytes);
     return { certIds, nonce: nonceExt?.value, signed: sigNode !== undefined, extensions };
   } catch (cause) {
     if (cause instanceof OcspRequestError) throw cause;
     throw new OcspRequestError(isCertwrightError(cause) ? cause.message : 'unparsable DER', cause);
   }
+}
+
+/** RFC 8954 §2.1: `Nonce ::= OCTET STRING (SIZE(1..32))` inside extnValue. */
+function checkNonce(value: Uint8Array, maxNonceBytes: number): void {
+  const node = readRoot(value);
+  if (node.tag !== Tag.OCTET_STRING) throw new OcspRequestError('the nonce must be an OCTET STRING');
+  const length = node.end - node.contentStart;
+  if (length < 1 || length > maxNonceBytes)
+    throw new OcspRequestError(`a nonce of ${length} octets is outside 1–${maxNonceBytes}`);
 }
 
 /** issuerNameHash and issuerKeyHash of a CA for one hash algorithm (RFC 6960 §4.1.1). */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCertwrightError } from '../../src/errors.js';
+import * as der from '../../src/pki/der.js';
 import { tlv } from '../../src/pki/der.js';
 import {
   buildCertId,
@@ -11,6 +12,7 @@ import {
   type OcspCertStatus,
   OcspRequestError,
   type OcspResponder,
+  OID,
   parseOcspRequest,
   prepareOcspResponder,
 } from '../../src/pki/index.js';
@@ -291,4 +293,94 @@ describe('malformed OCSP requests', () => {
       expect((err as OcspRequestError).code).toBe('bad_request');
     });
   }
+});
+
+describe('OCSP request limits', () => {
+  /** An OCSPRequest for the good leaf with `nonce` as its nonce extension value (RFC 8954). */
+  const withNonce = (nonceValue: Uint8Array): Buffer =>
+    der.sequence(
+      der.sequence(
+        der.sequence(der.sequence(buildCertId(readIssuer(), serials.good!, 'sha256').der)),
+        der.explicit(2, der.sequence(der.extension(OID.idPkixOcspNonce, false, nonceValue))),
+      ),
+    );
+  const refusal = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (e) {
+      expect(e).toBeInstanceOf(OcspRequestError);
+      return (e as Error).message;
+    }
+    throw new Error('expected a malformedRequest');
+  };
+
+  it('accepts eight CertIDs from openssl ocsp and refuses nine with malformedRequest', async () => {
+    for (const count of [8, 9]) {
+      const reqPath = `${w.dir}/certids-${count}.req`;
+      const serialArgs = Array.from({ length: count }, (_, i) => [
+        '-serial',
+        `0x${(i + 1).toString(16)}`,
+      ]).flat();
+      const made = await openssl([
+        'ocsp',
+        '-issuer',
+        files.inter!,
+        ...serialArgs,
+        '-no_nonce',
+        '-reqout',
+        reqPath,
+      ]);
+      expect(made.code).toBe(0);
+      const reqDer = await readFile(reqPath);
+      if (count === 8) expect(parseOcspRequest(reqDer).certIds).toHaveLength(8);
+      else expect(refusal(() => parseOcspRequest(reqDer))).toMatch(/more than 8 CertIDs/);
+    }
+  });
+
+  it('echoes a 32-octet nonce that openssl verifies, and refuses 33 octets, an empty nonce and a bare one', async () => {
+    const nonce32 = der.octetString(Buffer.alloc(32, 0xa5));
+    const reqDer = withNonce(nonce32);
+    expect(Buffer.from(parseOcspRequest(reqDer).nonce!)).toEqual(nonce32);
+    const reqPath = await w.file('nonce32.req', reqDer);
+    const respPath = await w.file('nonce32.resp', answer(reqDer, true));
+    const verify = (resp: string) =>
+      openssl([
+        'ocsp',
+        '-respin',
+        resp,
+        '-reqin',
+        reqPath,
+        '-no_nonce',
+        '-CAfile',
+        files.chain!,
+        '-resp_text',
+      ]);
+    const ok = await verify(respPath);
+    expect(ok.stderr).toContain('Response verify OK');
+    expect(ok.stderr).not.toMatch(/nonce/i);
+    // openssl does compare the nonce: an answer echoing another one fails.
+    const other = buildOcspResponse({
+      responder,
+      producedAt: new Date(),
+      nonce: der.octetString(Buffer.alloc(32, 0x5a)),
+      responses: [
+        {
+          certId: parseOcspRequest(reqDer).certIds[0]!,
+          certStatus: { status: 'good' },
+          thisUpdate: new Date(),
+        },
+      ],
+    });
+    expect((await verify(await w.file('nonce-other.resp', other))).stderr).toMatch(/nonce verify error/i);
+
+    expect(refusal(() => parseOcspRequest(withNonce(der.octetString(Buffer.alloc(33)))))).toMatch(
+      /33 octets is outside 1–32/,
+    );
+    expect(refusal(() => parseOcspRequest(withNonce(der.octetString(Buffer.alloc(0)))))).toMatch(/0 octets/);
+    expect(refusal(() => parseOcspRequest(withNonce(der.integer(5))))).toMatch(/OCTET STRING/);
+    // The limit is the responder's to raise (RFC 9654 lets some environments use longer nonces).
+    expect(
+      parseOcspRequest(withNonce(der.octetString(Buffer.alloc(64))), { maxNonceBytes: 64 }).nonce,
+    ).toBeDefined();
+  });
 });

@@ -14,8 +14,15 @@ import {
   prepareOcspResponder,
   type readCertificate,
 } from '@certwright/core/pki';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createOcspHandler, decodeGetRequest, type OcspSource } from './index.js';
+import {
+  createOcspHandler,
+  decodeGetRequest,
+  maxGetPathLength,
+  OCSP_GET_MAX_REQUEST_BYTES,
+  type OcspSource,
+} from './index.js';
 
 const transport = { remoteAddress: '127.0.0.1' };
 const ISSUER = 'iss-test';
@@ -244,5 +251,95 @@ describe('OCSP handler', () => {
   it('decodes only bounded base64', () => {
     expect(decodeGetRequest('A'.repeat(100_000), 16 * 1024)).toBeNull();
     expect(decodeGetRequest('MAA', 16)).toEqual(Buffer.from([0x30, 0x00]));
+  });
+
+  it('refuses nine CertIDs in one request with malformedRequest and answers eight', async () => {
+    const many = (n: number) =>
+      der.sequence(
+        der.sequence(
+          der.sequence(
+            ...Array.from({ length: n }, (_, i) =>
+              der.sequence(buildCertId(caInfo, (i + 1).toString(16), 'sha1').der),
+            ),
+          ),
+        ),
+      );
+    const eight = await post(many(8));
+    expect(eight.status).toBe(200);
+    expect(describeResponse(await eight.arrayBuffer()).match(/Cert Status: good/g)).toHaveLength(8);
+    const nine = await post(many(9));
+    expect(nine.status).toBe(400);
+    expect(Buffer.from(await nine.arrayBuffer())).toEqual(MALFORMED_REQUEST);
+  });
+});
+
+const MALFORMED_REQUEST = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x01]);
+
+/** The path text with every character read counted: the decoder's only work is these reads. */
+function counted(text: string): { text: string; reads: () => number } {
+  let reads = 0;
+  const probe = {
+    length: text.length,
+    charCodeAt(i: number) {
+      reads++;
+      return text.charCodeAt(i);
+    },
+  };
+  return { text: probe as unknown as string, reads: () => reads };
+}
+
+describe('OCSP GET decoding', () => {
+  it('answers a path of 16,000 "=" and an "A" with malformedRequest, refusing it before reading a character', async () => {
+    const path = `${'='.repeat(16_000)}A`;
+    const res = await handler(new Request(`https://h/.well-known/pki/ocsp/${ISSUER}/${path}`), transport);
+    expect(res.status).toBe(400);
+    expect(Buffer.from(await res.arrayBuffer())).toEqual(MALFORMED_REQUEST);
+    const probe = counted(path);
+    expect(decodeGetRequest(probe.text, OCSP_GET_MAX_REQUEST_BYTES)).toBeNull();
+    expect(probe.reads()).toBe(0);
+  });
+
+  it('reads each character of the path at most once, whatever it holds (linear by construction)', () => {
+    const cap = maxGetPathLength(OCSP_GET_MAX_REQUEST_BYTES);
+    fc.assert(
+      fc.property(
+        fc.string({
+          unit: fc.constantFrom('=', 'A', 'g', '%', '2', 'B', 'F', '/', '+', '-', '_', ' ', '.'),
+          maxLength: cap + 8,
+        }),
+        (text) => {
+          const probe = counted(text);
+          decodeGetRequest(probe.text, OCSP_GET_MAX_REQUEST_BYTES);
+          return probe.reads() <= (text.length <= cap ? text.length : 0);
+        },
+      ),
+      { seed: 0x0c5b, numRuns: 2_000 },
+    );
+  });
+
+  it('decodes every encoding clients use, up to the GET cap and not a byte more', () => {
+    const forms = (b64: string) => [
+      b64,
+      encodeURIComponent(b64),
+      b64.replace(/=+$/, ''),
+      b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+      b64.replace(/\+/g, ' '),
+      b64.replace(/\+/g, '%2b').replace(/\//g, '%2f').replace(/=/g, '%3d'),
+    ];
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: OCSP_GET_MAX_REQUEST_BYTES }), (bytes) => {
+        for (const form of forms(Buffer.from(bytes).toString('base64'))) {
+          const decoded = decodeGetRequest(form, OCSP_GET_MAX_REQUEST_BYTES);
+          if (!decoded || !Buffer.from(decoded).equals(Buffer.from(bytes))) return false;
+        }
+        return true;
+      }),
+      { seed: 0x0c5c, numRuns: 300 },
+    );
+    const over = Buffer.alloc(OCSP_GET_MAX_REQUEST_BYTES + 1, 0xfb).toString('base64');
+    expect(decodeGetRequest(over, OCSP_GET_MAX_REQUEST_BYTES)).toBeNull();
+    for (const bad of ['MAA==', 'MA=A', 'M===', 'MAA%', 'MAA%zz', 'MA\u00e9', '====']) {
+      expect(decodeGetRequest(bad, OCSP_GET_MAX_REQUEST_BYTES), bad).toBeNull();
+    }
   });
 });

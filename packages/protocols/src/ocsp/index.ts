@@ -22,7 +22,9 @@ import {
  * - `POST /.well-known/pki/ocsp/{issuer_id}` with a DER OCSPRequest body. A missing
  *   Content-Type is tolerated (some clients omit it); any other explicit type is 415.
  * - `GET /.well-known/pki/ocsp/{issuer_id}/{url-encoded base64 OCSPRequest}` (RFC 6960 A.1);
- *   base64url is accepted too, and unencoded `/` inside the base64 text is tolerated.
+ *   base64url is accepted too, and unencoded `/` inside the base64 text is tolerated. A GET
+ *   request carries at most {@link OCSP_GET_MAX_REQUEST_BYTES} bytes of DER; a longer path is
+ *   refused before any decoding.
  * - `GET /.well-known/pki/ocsp/{issuer_id}/serial/{hex}` for humans: JSON status of one
  *   serial, or a signed OCSP response when asked with `Accept: application/ocsp-response`.
  *
@@ -60,7 +62,10 @@ export interface OcspHandlerOptions {
   source: OcspSource;
   /** Mount path; default `/.well-known/pki/ocsp`. */
   basePath?: string;
-  limits?: OcspRequestLimits;
+  /** Parser limits; default {@link DEFAULT_OCSP_REQUEST_LIMITS} (8 CertIDs, 32-octet nonces). */
+  limits?: Partial<OcspRequestLimits>;
+  /** DER bytes a GET request may carry; default {@link OCSP_GET_MAX_REQUEST_BYTES}. */
+  maxGetRequestBytes?: number;
   /** Clock for Cache-Control computations; default `() => new Date()`. */
   now?: () => Date;
   /** Told about failures answered with internalError/tryLater (the server logs them). */
@@ -75,25 +80,90 @@ function malformed(status: number): Response {
   return binaryResponse(status, buildOcspErrorResponse('malformedRequest'), OCSP_RESPONSE);
 }
 
-/** Decodes the GET path form: URL-decoding first, then base64 or base64url. Null when invalid. */
+/**
+ * RFC 5019 §5 has clients use GET only for requests under 255 bytes; 512 bytes hold a
+ * SHA-512 CertID with a 20-octet serial and a 32-octet nonce with room to spare. Bigger
+ * requests (several CertIDs, signed ones) are POSTed.
+ */
+export const OCSP_GET_MAX_REQUEST_BYTES = 512;
+
+/**
+ * The longest path text that can encode `maxBytes` of DER: 4 base64 characters per 3 bytes,
+ * each character at most 3 when percent-encoded. Anything longer is refused unread.
+ */
+export const maxGetPathLength = (maxBytes: number): number => 3 * 4 * Math.ceil(maxBytes / 3);
+
+/** base64 and base64url sextets by character code; ' ' is a '+' that went through form encoding. */
+const SEXTET = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++)
+  SEXTET['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+SEXTET['-'.charCodeAt(0)] = 62;
+SEXTET['_'.charCodeAt(0)] = 63;
+SEXTET[' '.charCodeAt(0)] = 62;
+const PAD = '='.charCodeAt(0);
+const PERCENT = '%'.charCodeAt(0);
+
+const hexDigit = (c: number): number =>
+  c >= 0x30 && c <= 0x39
+    ? c - 0x30
+    : c >= 0x41 && c <= 0x46
+      ? c - 0x37
+      : c >= 0x61 && c <= 0x66
+        ? c - 0x57
+        : -1;
+
+/**
+ * Decodes the GET path form (percent-encoding, then base64 or base64url, padding optional) in
+ * one pass that reads each character once, so the cost is linear in the path whatever it
+ * holds; a path longer than {@link maxGetPathLength} is refused before the first read. Null
+ * when the text is not a request of at most `maxBytes` bytes.
+ */
 export function decodeGetRequest(encoded: string, maxBytes: number): Uint8Array | null {
-  if (encoded.length > Math.ceil((maxBytes * 4) / 3) * 3 + 16) return null;
-  let text: string;
-  try {
-    text = decodeURIComponent(encoded);
-  } catch {
-    return null;
+  const length = encoded.length;
+  if (length === 0 || length > maxGetPathLength(maxBytes)) return null;
+  const out = Buffer.alloc(Math.ceil((length * 3) / 4));
+  let bytes = 0;
+  let sextets = 0;
+  let padding = 0;
+  let acc = 0;
+  for (let i = 0; i < length; i++) {
+    let c = encoded.charCodeAt(i);
+    if (c === PERCENT) {
+      if (i + 2 >= length) return null;
+      const hi = hexDigit(encoded.charCodeAt(++i));
+      const lo = hexDigit(encoded.charCodeAt(++i));
+      if (hi < 0 || lo < 0) return null;
+      c = hi * 16 + lo;
+    }
+    if (c === PAD) {
+      // At most two, only at the end, and only where a quantum is short.
+      if (++padding > 2) return null;
+      continue;
+    }
+    const v = c < 128 ? SEXTET[c]! : -1;
+    if (v < 0 || padding > 0) return null;
+    acc = (acc << 6) | v;
+    if (++sextets % 4 === 0) {
+      out[bytes++] = (acc >> 16) & 0xff;
+      out[bytes++] = (acc >> 8) & 0xff;
+      out[bytes++] = acc & 0xff;
+      acc = 0;
+    }
   }
-  // Some clients put '+' through form encoding as a space.
-  text = text.replace(/ /g, '+').replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
-  if (!/^[A-Za-z0-9+/]*$/.test(text) || text.length % 4 === 1) return null;
-  const der = Buffer.from(text, 'base64');
-  return der.length === 0 || der.length > maxBytes ? null : der;
+  const rest = sextets % 4;
+  if (rest === 1 || (padding > 0 && rest + padding !== 4)) return null;
+  if (rest === 2) out[bytes++] = (acc >> 4) & 0xff;
+  if (rest === 3) {
+    out[bytes++] = (acc >> 10) & 0xff;
+    out[bytes++] = (acc >> 2) & 0xff;
+  }
+  return bytes === 0 || bytes > maxBytes ? null : out.subarray(0, bytes);
 }
 
 export function createOcspHandler(options: OcspHandlerOptions): Handler {
   const basePath = (options.basePath ?? OCSP_BASE_PATH).replace(/\/+$/, '');
-  const limits = options.limits ?? DEFAULT_OCSP_REQUEST_LIMITS;
+  const limits: OcspRequestLimits = { ...DEFAULT_OCSP_REQUEST_LIMITS, ...options.limits };
+  const maxGetBytes = Math.min(options.maxGetRequestBytes ?? OCSP_GET_MAX_REQUEST_BYTES, limits.maxBytes);
   const now = options.now ?? (() => new Date());
   const { source } = options;
 
@@ -184,7 +254,7 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
       );
     }
     // Unencoded '/' in base64 splits the path; join the pieces back (RFC 6960 A.1 clients vary).
-    const der = decodeGetRequest(rest.join('/'), limits.maxBytes);
+    const der = decodeGetRequest(rest.join('/'), maxGetBytes);
     if (!der) return malformed(400);
     return handleParsed(issuerId, der, true);
   };
