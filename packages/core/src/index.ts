@@ -8,6 +8,7 @@ export * from './ports/clock.js';
 export * from './ports/ephemeral.js';
 export * from './ports/logger.js';
 export * from './ports/queue.js';
+export * from './ports/acme-storage.js';
 export * from './ports/storage.js';
 export * from './services/index.js';
 export * from './transport.js';

@@ -8,5 +8,11 @@ export {
 } from './migrations/index.js';
 export { SqlQueue } from './queue.js';
 export type { Database, Flavor } from './schema.js';
-export { DEFAULT_PROFILE_ID, seedBaseline } from './seed.js';
+export {
+  DEFAULT_ISSUER_ID,
+  DEFAULT_OWNER_ID,
+  DEFAULT_PROFILE_ID,
+  DEFAULT_TEAM_ID,
+  seedBaseline,
+} from './seed.js';
 export { createSqlStorage, type SqlStorage, type SqlStorageOptions } from './sql-storage.js';

@@ -41,6 +41,83 @@ export interface ProfilesTable {
   must_staple: Bool;
   max_validity_days: number;
   key_generation: string;
+  enrollment_settings: string | null;
+  enrollment_secrets_sealed: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface EnrollmentPathsTable {
+  protocol: string;
+  path_id: string;
+  profile_id: string;
+}
+
+export interface AcmeEabKeysTable {
+  id: string;
+  profile_id: string;
+  name: string;
+  hmac_key_sealed: string;
+  account_id: string | null;
+  bound_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AcmeAccountsTable {
+  id: string;
+  profile_id: string;
+  status: string;
+  jwk: string;
+  jwk_thumbprint: string;
+  contact: string;
+  terms_agreed: Bool;
+  eab_key_id: string | null;
+  created_ip: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AcmeOrdersTable {
+  id: string;
+  account_id: string;
+  profile_id: string;
+  status: string;
+  identifiers: string;
+  not_before: Ts | null;
+  not_after: Ts | null;
+  expires: Ts;
+  error: string | null;
+  acme_profile: string | null;
+  replaces: string | null;
+  certificate_id: string | null;
+  job_id: string | null;
+  version_id: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AcmeAuthorizationsTable {
+  id: string;
+  order_id: string;
+  account_id: string;
+  identifier_type: string;
+  identifier_value: string;
+  wildcard: Bool;
+  status: string;
+  expires: Ts;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AcmeChallengesTable {
+  id: string;
+  authorization_id: string;
+  type: string;
+  token: string;
+  status: string;
+  validated_at: Ts | null;
+  error: string | null;
   created_at: Ts;
   updated_at: Ts;
 }
@@ -267,6 +344,12 @@ export interface Database {
   teams: TeamsTable;
   issuers: IssuersTable;
   certificate_profiles: ProfilesTable;
+  enrollment_paths: EnrollmentPathsTable;
+  acme_eab_keys: AcmeEabKeysTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_orders: AcmeOrdersTable;
+  acme_authorizations: AcmeAuthorizationsTable;
+  acme_challenges: AcmeChallengesTable;
   renewal_policies: RenewalPoliciesTable;
   policy_rules: PolicyRulesTable;
   policy_violations: PolicyViolationsTable;

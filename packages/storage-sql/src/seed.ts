@@ -1,9 +1,19 @@
-import { DEFAULT_RENEWAL_POLICY_ID, RENEWAL_POLICY_LIMITS, SENTINEL_AGENT_IDS } from '@certwright/core';
+import {
+  DEFAULT_ACME_SETTINGS,
+  DEFAULT_RENEWAL_POLICY_ID,
+  RENEWAL_POLICY_LIMITS,
+  SENTINEL_AGENT_IDS,
+  type SecretBox,
+} from '@certwright/core';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /** The default profile used when a certificate or an enrollment names none. */
 export const DEFAULT_PROFILE_ID = 'prof-default';
+/** The Local CA of the baseline: created empty, its CA material generated on first use. */
+export const DEFAULT_ISSUER_ID = 'iss-local';
+export const DEFAULT_OWNER_ID = 'own-default';
+export const DEFAULT_TEAM_ID = 'team-default';
 
 const SENTINEL_NAMES: Record<(typeof SENTINEL_AGENT_IDS)[number], string> = {
   'server-scanner': 'Server network scanner',
@@ -17,7 +27,11 @@ const SENTINEL_NAMES: Record<(typeof SENTINEL_AGENT_IDS)[number], string> = {
  * that exists, so operators' edits (say, to the default policy) survive restarts. Runs under
  * the migration lock, so concurrent starts cannot both insert.
  */
-export async function seedBaseline(db: Kysely<Database>, now: Date = new Date()): Promise<void> {
+export async function seedBaseline(
+  db: Kysely<Database>,
+  now: Date = new Date(),
+  box?: SecretBox,
+): Promise<void> {
   const existingAgents = new Set(
     (
       await db
@@ -98,4 +112,87 @@ export async function seedBaseline(db: Kysely<Database>, now: Date = new Date())
       })
       .execute();
   }
+
+  await seedEnrollment(db, now, box);
+}
+
+/**
+ * The enrollment baseline: a Local issuer, a default owner and team, and ACME enabled on the
+ * default profile with validation required, so that `/acme/directory` answers after a first
+ * start. The profile's settings are written only while it has none (a first start, or the
+ * first start after an upgrade); an operator's settings are never touched.
+ */
+async function seedEnrollment(db: Kysely<Database>, now: Date, box: SecretBox | undefined): Promise<void> {
+  const has = async (table: 'issuers' | 'owners' | 'teams', id: string, name: string) =>
+    (await db
+      .selectFrom(table)
+      .select('id')
+      .where((eb) => eb.or([eb('id', '=', id), eb('name', '=', name)]))
+      .executeTakeFirst()) !== undefined;
+  if (box && !(await has('issuers', DEFAULT_ISSUER_ID, 'Local CA'))) {
+    await db
+      .insertInto('issuers')
+      .values({
+        id: DEFAULT_ISSUER_ID,
+        name: 'Local CA',
+        type: 'Local',
+        enabled: true,
+        // Sealed exactly as the issuer repository seals configs.
+        config_sealed: await box.seal('{}', `issuer:${DEFAULT_ISSUER_ID}:config`),
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+  if (!(await has('owners', DEFAULT_OWNER_ID, 'Default owner'))) {
+    await db
+      .insertInto('owners')
+      .values({ id: DEFAULT_OWNER_ID, name: 'Default owner', email: null, created_at: now, updated_at: now })
+      .execute();
+  }
+  if (!(await has('teams', DEFAULT_TEAM_ID, 'Default team'))) {
+    await db
+      .insertInto('teams')
+      .values({
+        id: DEFAULT_TEAM_ID,
+        name: 'Default team',
+        description: 'Certificates created by enrollment protocols',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+  const profile = await db
+    .selectFrom('certificate_profiles')
+    .select('enrollment_settings')
+    .where('id', '=', DEFAULT_PROFILE_ID)
+    .executeTakeFirst();
+  const issuer = await db
+    .selectFrom('issuers')
+    .select('id')
+    .where('id', '=', DEFAULT_ISSUER_ID)
+    .executeTakeFirst();
+  if (!profile || profile.enrollment_settings !== null || !issuer) return;
+  const owner = await db
+    .selectFrom('owners')
+    .select('id')
+    .where('id', '=', DEFAULT_OWNER_ID)
+    .executeTakeFirst();
+  const team = await db.selectFrom('teams').select('id').where('id', '=', DEFAULT_TEAM_ID).executeTakeFirst();
+  if (!owner || !team) return;
+  const settings = {
+    enrollment: {
+      issuer_id: DEFAULT_ISSUER_ID,
+      owner_id: DEFAULT_OWNER_ID,
+      team_id: DEFAULT_TEAM_ID,
+      renewal_policy_id: DEFAULT_RENEWAL_POLICY_ID,
+    },
+    acme: { ...DEFAULT_ACME_SETTINGS, enabled: true, auth_mode: 'challenge' },
+    secrets_set: {},
+  };
+  await db
+    .updateTable('certificate_profiles')
+    .set({ enrollment_settings: JSON.stringify(settings) })
+    .where('id', '=', DEFAULT_PROFILE_ID)
+    .execute();
 }

@@ -2,6 +2,7 @@ import { type Clock, type SecretBox, type Storage, systemClock } from '@certwrig
 import { type Kysely, sql } from 'kysely';
 import type { Ctx } from './context.js';
 import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
+import { acmeRepositories } from './repos/acme.js';
 import { agentRepository, targetRepository } from './repos/agents.js';
 import { auditRepository } from './repos/audit.js';
 import { certificateRepository } from './repos/certificates.js';
@@ -60,6 +61,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     notifications: notificationRepository(ctx),
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
+    ...acmeRepositories(ctx),
     transaction: (fn) =>
       ctx.inTx
         ? fn(storage)
@@ -78,7 +80,8 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     ...build(ctx, options.engine),
     db: options.db,
     flavor: options.flavor,
-    migrate: () => migrate(options.db, options.flavor, (db) => seedBaseline(db, clock.now())),
+    migrate: () =>
+      migrate(options.db, options.flavor, (db) => seedBaseline(db, clock.now(), options.secretBox)),
     appliedMigrations: () => appliedMigrations(options.db),
     close: () => options.db.destroy(),
   };

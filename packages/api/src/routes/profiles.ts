@@ -1,7 +1,11 @@
 import {
+  acmeSettingsSchema,
   allowedKeyAlgorithmSchema,
   type CertificateProfile,
+  ENROLLMENT_SECRET_FIELDS,
+  type EnrollmentProtocol,
   EXTENDED_KEY_USAGES,
+  enrollmentDefaultsSchema,
   profileCreateSchema,
   profileListSchema,
   profileUpdateSchema,
@@ -21,9 +25,22 @@ export const profileJson = z.object({
   must_staple: z.boolean(),
   max_validity_days: z.number().int(),
   key_generation: z.enum(['agent', 'server']),
+  enrollment: enrollmentDefaultsSchema.describe(
+    'issuer, owner, team and renewal policy of the certificates enrollment protocols create',
+  ),
+  acme: acmeSettingsSchema.describe('the ACME server of this profile (docs/protocols/acme.md)'),
   created_at: timestamp,
   updated_at: timestamp,
 });
+
+/** A protocol block as shown: its settings plus `<secret>_set` flags, never a secret. */
+function block<T extends object>(profile: CertificateProfile, protocol: EnrollmentProtocol, settings: T) {
+  const set = profile.enrollment_secrets_set[protocol] ?? [];
+  return {
+    ...settings,
+    ...Object.fromEntries(ENROLLMENT_SECRET_FIELDS[protocol].map((f) => [`${f}_set`, set.includes(f)])),
+  };
+}
 
 const profileView = (p: CertificateProfile) => ({
   id: p.id,
@@ -35,6 +52,8 @@ const profileView = (p: CertificateProfile) => ({
   must_staple: p.must_staple,
   max_validity_days: p.max_validity_days,
   key_generation: p.key_generation,
+  enrollment: p.enrollment,
+  acme: block(p, 'acme', p.acme),
   created_at: p.created_at,
   updated_at: p.updated_at,
 });

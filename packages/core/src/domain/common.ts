@@ -20,6 +20,11 @@ export const ID_PREFIX = {
   notification: 'ntf-',
   audit: 'ae-',
   webhook: 'wh-',
+  acmeAccount: 'acct-',
+  acmeOrder: 'ord-',
+  acmeAuthorization: 'authz-',
+  acmeChallenge: 'chall-',
+  acmeEabKey: 'eab-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -1,3 +1,4 @@
+export * from './acme.js';
 export * from './agent.js';
 export * from './audit.js';
 export * from './certificate.js';

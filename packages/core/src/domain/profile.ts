@@ -44,4 +44,107 @@ export const certificateProfileSchema = z.object({
   created_at: timestampSchema,
   updated_at: timestampSchema,
 });
-export type CertificateProfile = z.infer<typeof certificateProfileSchema>;
+/** A profile with its enrollment settings (see below). */
+export type CertificateProfile = z.infer<typeof certificateProfileSchema> & ProfileEnrollment;
+
+// ---------------------------------------------------------------------------------------------
+// Enrollment settings: what an enrollment protocol (ACME, EST, SCEP) gives the certificates it
+// creates under a profile, and one settings block per protocol. docs/api/inventory.md
+// ("Enrollment settings") describes the shape; a new protocol adds its block here, its secret
+// fields to ENROLLMENT_SECRET_FIELDS, and its defaults to DEFAULT_PROTOCOL_SETTINGS.
+
+/** Owner, team, issuer and renewal policy of every certificate a protocol creates. */
+export const enrollmentDefaultsSchema = z.object({
+  issuer_id: idSchema.nullable(),
+  owner_id: idSchema.nullable(),
+  team_id: idSchema.nullable(),
+  renewal_policy_id: idSchema.nullable(),
+});
+export type EnrollmentDefaults = z.infer<typeof enrollmentDefaultsSchema>;
+
+/** A protocol's URL segment for this profile (`/acme/profile/{path_id}`, `/scep/{path_id}` …). */
+export const pathIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be lower-case letters, digits, ".", "_" or "-"');
+
+/** What every protocol block has. */
+export const protocolBlockSchema = z.object({
+  enabled: z.boolean(),
+  /** Null: the protocol addresses the profile by its id. Unique per protocol. */
+  path_id: pathIdSchema.nullable(),
+});
+
+export const ACME_CHALLENGE_TYPES = ['http-01', 'dns-01', 'tls-alpn-01'] as const;
+export const acmeChallengeTypeSchema = z.enum(ACME_CHALLENGE_TYPES);
+export type AcmeChallengeType = z.infer<typeof acmeChallengeTypeSchema>;
+
+/**
+ * `challenge`: identifiers are proven with http-01, dns-01 or tls-alpn-01. `trust_authenticated`:
+ * an account that authenticated (JWS, and EAB when required) is trusted for any identifier:
+ * authorizations are valid at once (private PKI behind an authenticating gateway, benchmarks).
+ */
+export const acmeAuthModeSchema = z.enum(['challenge', 'trust_authenticated']);
+export type AcmeAuthMode = z.infer<typeof acmeAuthModeSchema>;
+
+export const acmeSettingsSchema = protocolBlockSchema.extend({
+  auth_mode: acmeAuthModeSchema,
+  /** New accounts must carry an externalAccountBinding made with one of the profile's EAB keys. */
+  eab_required: z.boolean(),
+  /** Directory meta.termsOfService; clients show it and send termsOfServiceAgreed. */
+  terms_of_service_url: z.string().url().max(2048).nullable(),
+  /** Directory meta.website. */
+  website_url: z.string().url().max(2048).nullable(),
+  /** Challenge types offered for non-wildcard identifiers (wildcards always get dns-01 only). */
+  challenge_types: z.array(acmeChallengeTypeSchema).min(1).max(3),
+  rate_limits: z.object({
+    /** New orders one account may create per hour; null: unlimited. */
+    orders_per_account_per_hour: z.number().int().min(1).max(1_000_000).nullable(),
+    /** New accounts one client address may create per hour; null: unlimited. */
+    accounts_per_ip_per_hour: z.number().int().min(1).max(1_000_000).nullable(),
+  }),
+});
+export type AcmeSettings = z.infer<typeof acmeSettingsSchema>;
+
+/** The protocols with a block on profiles. */
+export const ENROLLMENT_PROTOCOLS = ['acme'] as const;
+export type EnrollmentProtocol = (typeof ENROLLMENT_PROTOCOLS)[number];
+
+/**
+ * Write-only fields of each block: accepted on input, sealed at rest (SecretBox), never
+ * returned; a view shows `<field>_set: boolean` instead. ACME keeps its secrets (EAB keys) in
+ * their own records, so it has none here.
+ */
+export const ENROLLMENT_SECRET_FIELDS: Readonly<Record<EnrollmentProtocol, readonly string[]>> = {
+  acme: [],
+};
+
+/** Secret values by protocol and field, as storage seals them. */
+export type EnrollmentSecrets = Partial<Record<string, Record<string, string>>>;
+
+export const DEFAULT_ENROLLMENT_DEFAULTS: Readonly<EnrollmentDefaults> = Object.freeze({
+  issuer_id: null,
+  owner_id: null,
+  team_id: null,
+  renewal_policy_id: null,
+});
+
+export const DEFAULT_ACME_SETTINGS: Readonly<AcmeSettings> = Object.freeze({
+  enabled: false,
+  path_id: null,
+  auth_mode: 'challenge',
+  eab_required: false,
+  terms_of_service_url: null,
+  website_url: null,
+  challenge_types: [...ACME_CHALLENGE_TYPES],
+  rate_limits: { orders_per_account_per_hour: 300, accounts_per_ip_per_hour: 50 },
+});
+
+/** The enrollment part of a profile record. */
+export interface ProfileEnrollment {
+  enrollment: EnrollmentDefaults;
+  acme: AcmeSettings;
+  /** Names of the secret fields that hold a value, by protocol (never the values). */
+  enrollment_secrets_set: Partial<Record<EnrollmentProtocol, string[]>>;
+}

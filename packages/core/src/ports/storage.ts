@@ -15,7 +15,7 @@ import type { Job, JobStatus, JobType } from '../domain/job.js';
 import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
 import type { Owner } from '../domain/owner.js';
 import type { PolicyRule, PolicyRuleType, PolicyViolation, Severity } from '../domain/policy.js';
-import type { CertificateProfile } from '../domain/profile.js';
+import type { CertificateProfile, EnrollmentProtocol, EnrollmentSecrets } from '../domain/profile.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
 import type {
   DeploymentTarget,
@@ -25,6 +25,7 @@ import type {
 } from '../domain/target.js';
 import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
+import type { AcmeStorage } from './acme-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -229,19 +230,37 @@ export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, Issu
   references(id: string): Promise<ReferenceCounts>;
 }
 
-export type NewProfile = NewRecord<
-  CertificateProfile,
-  | 'description'
-  | 'allowed_ekus'
-  | 'required_csr_attributes'
-  | 'must_staple'
-  | 'key_generation'
-  | 'allowed_key_algorithms'
->;
-export interface ProfileRepository
-  extends CrudRepository<CertificateProfile, NewProfile, Patch<CertificateProfile>> {
+export type NewProfile = Omit<
+  NewRecord<
+    CertificateProfile,
+    | 'description'
+    | 'allowed_ekus'
+    | 'required_csr_attributes'
+    | 'must_staple'
+    | 'key_generation'
+    | 'allowed_key_algorithms'
+    | 'enrollment'
+    | 'acme'
+  >,
+  'enrollment_secrets_set'
+> & {
+  /** Write-only protocol secrets; sealed before they are stored. */
+  enrollment_secrets?: EnrollmentSecrets;
+};
+/** `enrollment_secrets` replaces every stored secret (the service merges first). */
+export type ProfilePatch = Omit<Patch<CertificateProfile>, 'enrollment_secrets_set'> & {
+  enrollment_secrets?: EnrollmentSecrets;
+};
+export interface ProfileRepository extends CrudRepository<CertificateProfile, NewProfile, ProfilePatch> {
   list(query?: PageRequest): Promise<PageResult<CertificateProfile>>;
   references(id: string): Promise<ReferenceCounts>;
+  /** The profile and its opened secrets; for protocol handlers only, never for API output. */
+  getWithSecrets(id: string): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets } | null>;
+  /**
+   * The profile whose `protocol` block has this path_id. Path ids are unique per protocol: a
+   * create or update taking one that another profile holds is `conflict`.
+   */
+  findByPathId(protocol: EnrollmentProtocol, pathId: string): Promise<CertificateProfile | null>;
 }
 
 export type NewRenewalPolicy = NewRecord<
@@ -477,7 +496,7 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
-export interface Storage {
+export interface Storage extends AcmeStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
   readonly versions: CertificateVersionRepository;

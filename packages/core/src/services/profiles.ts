@@ -1,14 +1,19 @@
 import { z } from 'zod';
 import {
+  acmeSettingsSchema,
   allowedKeyAlgorithmSchema,
   type CertificateProfile,
+  DEFAULT_ACME_SETTINGS,
+  DEFAULT_ENROLLMENT_DEFAULTS,
+  enrollmentDefaultsSchema,
   extendedKeyUsageSchema,
   keyGenerationModeSchema,
 } from '../domain/profile.js';
-import { notFound } from '../errors.js';
+import { conflict, type FieldIssue, notFound, validationError } from '../errors.js';
+import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { type Paged, parseInput, stillReferenced } from './input.js';
+import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
 import { configEvent } from './owners.js';
 import { pageQuerySchema } from './paging.js';
 import { nameTaken } from './teams.js';
@@ -25,6 +30,13 @@ export const profileCreateSchema = z.object({
   must_staple: z.boolean().optional(),
   max_validity_days: z.number().int().min(1).max(3650).optional(),
   key_generation: keyGenerationModeSchema.optional(),
+  /** Given fields replace the stored ones; omitted fields keep theirs. */
+  enrollment: enrollmentDefaultsSchema.partial().strict().optional(),
+  acme: acmeSettingsSchema
+    .extend({ rate_limits: acmeSettingsSchema.shape.rate_limits.partial().strict() })
+    .partial()
+    .strict()
+    .optional(),
 });
 export const profileUpdateSchema = profileCreateSchema.partial();
 export const profileListSchema = pageQuerySchema;
@@ -45,8 +57,10 @@ export class ProfileService {
   async create(input: ProfileCreate, actor: Actor): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
+      const settings = await enrollmentSettings(tx, null, data);
       const profile = await tx.profiles
         .create({
+          ...(settings.enrollment ? settings : {}),
           name: data.name,
           description: data.description ?? null,
           allowed_key_algorithms: data.allowed_key_algorithms ?? [],
@@ -77,8 +91,13 @@ export class ProfileService {
   async update(id: string, input: ProfileUpdate, actor: Actor): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
-      if (!(await tx.profiles.get(id))) throw notFound('profile', id);
-      const profile = await tx.profiles.update(id, data).catch(nameTaken(data.name, 'profile'));
+      const current = await tx.profiles.get(id);
+      if (!current) throw notFound('profile', id);
+      const settings = await enrollmentSettings(tx, current, data);
+      const { enrollment: _enrollment, acme: _acme, ...fields } = data;
+      const profile = await tx.profiles
+        .update(id, { ...fields, ...settings })
+        .catch(nameTaken(data.name, 'profile'));
       await this.audit.record(actor, configEvent('profile_updated', 'profile', id, data), tx);
       return profile;
     });
@@ -93,4 +112,59 @@ export class ProfileService {
       await this.audit.record(actor, configEvent('profile_deleted', 'profile', id), tx);
     });
   }
+}
+
+/**
+ * The enrollment settings a create or update stores: the given fields over the current (or
+ * default) ones, checked as a whole. Referenced records must exist; a protocol can be enabled
+ * only with complete enrollment defaults (every certificate it creates needs all four); a
+ * path id must not be another profile's.
+ */
+async function enrollmentSettings(
+  tx: Storage,
+  current: CertificateProfile | null,
+  data: z.output<typeof profileUpdateSchema>,
+): Promise<Partial<Pick<CertificateProfile, 'enrollment' | 'acme'>>> {
+  if (!data.enrollment && !data.acme) return {};
+  const base = current ?? { enrollment: DEFAULT_ENROLLMENT_DEFAULTS, acme: DEFAULT_ACME_SETTINGS };
+  const enrollment = { ...base.enrollment, ...data.enrollment };
+  const acme = parseInput(acmeSettingsSchema, {
+    ...base.acme,
+    ...data.acme,
+    rate_limits: { ...base.acme.rate_limits, ...data.acme?.rate_limits },
+  });
+  const missing: FieldIssue[] = [];
+  const lookups = [
+    ['issuer_id', enrollment.issuer_id, (id: string) => tx.issuers.get(id)],
+    ['owner_id', enrollment.owner_id, (id: string) => tx.owners.get(id)],
+    ['team_id', enrollment.team_id, (id: string) => tx.teams.get(id)],
+    ['renewal_policy_id', enrollment.renewal_policy_id, (id: string) => tx.renewalPolicies.get(id)],
+  ] as const;
+  for (const [field, id, get] of lookups) {
+    if (id !== null && !(await get(id))) {
+      missing.push({ field: `enrollment.${field}`, message: `'${id}' does not exist` });
+    }
+  }
+  if (missing.length > 0) throw invalidReference(missing);
+  if (acme.enabled) {
+    const unset = lookups.filter(([, id]) => id === null);
+    if (unset.length > 0) {
+      throw validationError(
+        unset.map(([field]) => ({
+          field: `enrollment.${field}`,
+          message: 'is required while acme.enabled is true (certificates the protocol creates need it)',
+        })),
+      );
+    }
+  }
+  if (acme.path_id !== null) {
+    const holder = await tx.profiles.findByPathId('acme', acme.path_id);
+    if (holder && holder.id !== current?.id) {
+      throw conflict(`ACME path id '${acme.path_id}' is used by profile '${holder.id}'`, {
+        resource: 'profile',
+        field: 'acme.path_id',
+      });
+    }
+  }
+  return { enrollment, acme };
 }

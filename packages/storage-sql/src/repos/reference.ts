@@ -16,9 +16,10 @@ import {
   type TeamRepository,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
+import { atomic, type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
 import type { IssuersTable, ProfilesTable, RenewalPoliciesTable } from '../schema.js';
 import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
+import { openSecrets, profileIdByPath, readEnrollment, writeEnrollment } from './enrollment.js';
 
 /** How many certificates reference `id` through `column`. */
 async function certificateRefs(
@@ -217,71 +218,102 @@ function toProfile(r: Selectable<ProfilesTable>): CertificateProfile {
     must_staple: toBool(r.must_staple),
     max_validity_days: toNum(r.max_validity_days),
     key_generation: r.key_generation as CertificateProfile['key_generation'],
+    ...readEnrollment(r.enrollment_settings),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
 }
 
 export function profileRepository(ctx: Ctx): ProfileRepository {
+  const row = (id: string) =>
+    ctx.db.selectFrom('certificate_profiles').selectAll().where('id', '=', id).executeTakeFirst();
   const get = async (id: string) => {
-    const r = await ctx.db
-      .selectFrom('certificate_profiles')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const r = await row(id);
     return r ? toProfile(r) : null;
   };
   const require = requireFound('certificate profile', get);
   return {
     get,
     require,
-    async create(input) {
-      const now = input.created_at ?? ctx.clock.now();
-      const profile: CertificateProfile = {
-        id: input.id ?? newId('profile'),
-        name: input.name,
-        description: input.description ?? null,
-        allowed_key_algorithms: input.allowed_key_algorithms ?? [],
-        allowed_ekus: input.allowed_ekus ?? [],
-        required_csr_attributes: input.required_csr_attributes ?? [],
-        must_staple: input.must_staple ?? false,
-        max_validity_days: input.max_validity_days,
-        key_generation: input.key_generation ?? 'server',
-        created_at: now,
-        updated_at: now,
-      };
-      await ctx.db
-        .insertInto('certificate_profiles')
-        .values({
-          ...profile,
-          allowed_key_algorithms: JSON.stringify(profile.allowed_key_algorithms),
-          allowed_ekus: JSON.stringify(profile.allowed_ekus),
-          required_csr_attributes: JSON.stringify(profile.required_csr_attributes),
-        })
-        .execute();
-      return profile;
+    async getWithSecrets(id) {
+      const r = await row(id);
+      if (!r) return null;
+      return { profile: toProfile(r), secrets: await openSecrets(ctx, id, r.enrollment_secrets_sealed) };
     },
-    async update(id, patch) {
-      await require(id);
-      await updateById(
-        ctx,
-        'certificate_profiles',
-        id,
-        defined({
-          name: patch.name,
-          description: patch.description,
-          must_staple: patch.must_staple,
-          max_validity_days: patch.max_validity_days,
-          key_generation: patch.key_generation,
-          allowed_key_algorithms:
-            patch.allowed_key_algorithms && JSON.stringify(patch.allowed_key_algorithms),
-          allowed_ekus: patch.allowed_ekus && JSON.stringify(patch.allowed_ekus),
-          required_csr_attributes:
-            patch.required_csr_attributes && JSON.stringify(patch.required_csr_attributes),
-        }),
-      );
-      return require(id);
+    async findByPathId(protocol, pathId) {
+      const id = await profileIdByPath(ctx, protocol, pathId);
+      return id ? get(id) : null;
     },
+    create: (input) =>
+      atomic(ctx, async (ctx) => {
+        const now = input.created_at ?? ctx.clock.now();
+        const id = input.id ?? newId('profile');
+        const base = readEnrollment(null);
+        const profile: CertificateProfile = {
+          id,
+          name: input.name,
+          description: input.description ?? null,
+          allowed_key_algorithms: input.allowed_key_algorithms ?? [],
+          allowed_ekus: input.allowed_ekus ?? [],
+          required_csr_attributes: input.required_csr_attributes ?? [],
+          must_staple: input.must_staple ?? false,
+          max_validity_days: input.max_validity_days,
+          key_generation: input.key_generation ?? 'server',
+          enrollment: input.enrollment ?? base.enrollment,
+          acme: input.acme ?? base.acme,
+          enrollment_secrets_set: {},
+          created_at: now,
+          updated_at: now,
+        };
+        const { enrollment_secrets_set: _names, enrollment: _e, acme: _a, ...columns } = profile;
+        await ctx.db
+          .insertInto('certificate_profiles')
+          .values({
+            ...columns,
+            allowed_key_algorithms: JSON.stringify(profile.allowed_key_algorithms),
+            allowed_ekus: JSON.stringify(profile.allowed_ekus),
+            required_csr_attributes: JSON.stringify(profile.required_csr_attributes),
+            enrollment_settings: null,
+            enrollment_secrets_sealed: null,
+          })
+          .execute();
+        const stored = await writeEnrollment(ctx, id, profile, {
+          ...(input.enrollment_secrets ? { enrollment_secrets: input.enrollment_secrets } : {}),
+        });
+        await ctx.db.updateTable('certificate_profiles').set(stored).where('id', '=', id).execute();
+        return { ...profile, ...readEnrollment(stored.enrollment_settings) };
+      }),
+    update: (id, patch) =>
+      atomic(ctx, async (ctx) => {
+        const current = await profileRepository(ctx).require(id);
+        const enrollment =
+          patch.enrollment || patch.acme || patch.enrollment_secrets
+            ? await writeEnrollment(ctx, id, current, {
+                ...(patch.enrollment ? { enrollment: patch.enrollment } : {}),
+                ...(patch.acme ? { acme: patch.acme } : {}),
+                ...(patch.enrollment_secrets ? { enrollment_secrets: patch.enrollment_secrets } : {}),
+              })
+            : {};
+        await updateById(
+          ctx,
+          'certificate_profiles',
+          id,
+          defined({
+            name: patch.name,
+            description: patch.description,
+            must_staple: patch.must_staple,
+            max_validity_days: patch.max_validity_days,
+            key_generation: patch.key_generation,
+            allowed_key_algorithms:
+              patch.allowed_key_algorithms && JSON.stringify(patch.allowed_key_algorithms),
+            allowed_ekus: patch.allowed_ekus && JSON.stringify(patch.allowed_ekus),
+            required_csr_attributes:
+              patch.required_csr_attributes && JSON.stringify(patch.required_csr_attributes),
+            ...enrollment,
+          }),
+        );
+        return profileRepository(ctx).require(id);
+      }),
     delete: (id) => deleteById(ctx, 'certificate_profiles', id, 'certificate profile'),
     async list(query = {}) {
       return listPage(
@@ -292,7 +324,14 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
       );
     },
     async references(id) {
-      return { certificates: await certificateRefs(ctx, 'profile_id', id) };
+      const accounts = count(
+        await ctx.db
+          .selectFrom('acme_accounts')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('profile_id', '=', id)
+          .executeTakeFirst(),
+      );
+      return { certificates: await certificateRefs(ctx, 'profile_id', id), acme_accounts: accounts };
     },
   };
 }
