@@ -4,9 +4,7 @@
  */
 
 import { sign, webcrypto } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
-import { pathToFileURL } from 'node:url';
 import {
   buildCertId,
   buildCrl,
@@ -110,11 +108,9 @@ measure('leaf issuance (certwright DER), P-256 CA, KeyObject input', () =>
 );
 
 // The same leaf through @peculiar/x509 (webcrypto), the library path certwright replaced.
-const requireCore = createRequire(new URL('../packages/core/package.json', import.meta.url));
-await import(pathToFileURL(requireCore.resolve('reflect-metadata')).href);
-const x509 = (await import(
-  pathToFileURL(requireCore.resolve('@peculiar/x509')).href
-)) as typeof import('../packages/core/node_modules/@peculiar/x509/build/index.js');
+// Both are root devDependencies: only this comparison uses them.
+await import('reflect-metadata');
+const x509 = await import('@peculiar/x509');
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 const peculiarCases: [string, IssuingAuthority, EcKeyImportParams & EcdsaParams & RsaHashedImportParams][] = [
   ['P-256', caP256, { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }],
