@@ -43,7 +43,7 @@ function importsOf(paths) {
   return found;
 }
 
-const isTest = (path) => /\.test\.ts$/.test(path) || /\/test\//.test(path) || /\/testing\/.*\.test/.test(path);
+const isTest = (path) => /\.test\.ts$/.test(path) || /\/test\//.test(path);
 const problems = [];
 const packagesDir = join(root, 'packages');
 for (const dirName of readdirSync(packagesDir).sort()) {
