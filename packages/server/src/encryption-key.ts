@@ -1,34 +1,48 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeEncryptionKey, type Logger, type ServiceConfig } from '@certwright/core';
+import { CertwrightError, decodeEncryptionKey, type Logger, type ServiceConfig } from '@certwright/core';
+import { readOrCreateFile } from './secret-file.js';
+
+/** The key that seals secrets at rest, and where it came from (for start-up messages). */
+export interface EncryptionKey {
+  key: Uint8Array;
+  /** `configured`: SVC_ENCRYPTION_KEY; `generated`: the key file in the data directory. */
+  origin: 'configured' | 'generated';
+  /** The key file, when generated. */
+  path?: string;
+}
 
 /**
- * The key that seals secrets at rest. SVC_ENCRYPTION_KEY wins; otherwise one is kept in the
- * data directory (created on first start, mode 0600). Several instances sharing one database
- * must share the key, so they must set the variable — said loudly at start-up.
+ * SVC_ENCRYPTION_KEY wins; otherwise one is kept in the data directory (created on first
+ * start, mode 0600). Several instances sharing one database must share the key, so they must
+ * set the variable — said loudly at start-up. Instances started at once in one data directory
+ * agree on one key: the first to create the file wins and the others read it.
  */
 export async function resolveEncryptionKey(
   config: Readonly<ServiceConfig>,
   logger: Logger,
-): Promise<Uint8Array> {
-  if (config.encryptionKey) return config.encryptionKey;
+): Promise<EncryptionKey> {
+  if (config.encryptionKey) return { key: config.encryptionKey, origin: 'configured' };
   const path = join(config.dataDir, 'encryption-key');
-  try {
-    return decodeEncryptionKey(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new Error(`cannot use the encryption key in ${path}: ${(error as Error).message}`);
-    }
-  }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const key = randomBytes(32);
-  await writeFile(path, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  await chmod(path, 0o600);
-  logger.warn(
-    { path },
-    'SVC_ENCRYPTION_KEY is not set: created a key in the data directory. Back it up with the database; ' +
-      'set SVC_ENCRYPTION_KEY when several instances share one database.',
-  );
-  return new Uint8Array(key);
+  const { content, created } = await readOrCreateFile(path, () => `${randomBytes(32).toString('base64')}\n`);
+  let key: Uint8Array;
+  try {
+    key = decodeEncryptionKey(content);
+  } catch (error) {
+    throw new CertwrightError(
+      'config_invalid',
+      `cannot use the encryption key in ${path}: ${(error as Error).message} (or set SVC_ENCRYPTION_KEY)`,
+      { cause: error },
+    );
+  }
+  if (created) {
+    logger.warn(
+      { path },
+      'SVC_ENCRYPTION_KEY is not set: created a key in the data directory. Back it up with the database; ' +
+        'set SVC_ENCRYPTION_KEY when several instances share one database.',
+    );
+  }
+  return { key, origin: 'generated', path };
 }

@@ -4,7 +4,8 @@ import { isCertwrightError, type Logger, redactUrl, SecretBox, type ServiceConfi
 import { createMysqlStorage } from '@certwright/storage-mysql';
 import { createPgliteStorage, createPostgresStorage, type MaintenanceReport } from '@certwright/storage-pg';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
-import { resolveEncryptionKey } from './encryption-key.js';
+import { type EncryptionKey, resolveEncryptionKey } from './encryption-key.js';
+import { verifyEncryptionKey } from './key-check.js';
 
 export interface OpenedStorage {
   storage: SqlStorage;
@@ -23,14 +24,17 @@ export interface OpenedStorage {
 /**
  * Opens the engine `config.databaseUrl` names (postgres://, postgresql://, mysql://; unset →
  * embedded PGlite under `<dataDir>/pglite`), then applies migrations and baseline seed data
- * under the cross-instance migration lock, so several instances may start at once.
+ * under the cross-instance migration lock, so several instances may start at once, and checks
+ * that the encryption key opens the secrets already in the database.
+ * `key` (tests): a given key instead of SVC_ENCRYPTION_KEY or the data directory's key file.
  */
 export async function openStorage(
   config: Readonly<ServiceConfig>,
   logger: Logger,
-  secretBox?: SecretBox,
+  key?: EncryptionKey,
 ): Promise<OpenedStorage> {
-  const box = secretBox ?? new SecretBox(await resolveEncryptionKey(config, logger));
+  const encryption = key ?? (await resolveEncryptionKey(config, logger));
+  const box = new SecretBox(encryption.key);
   const url = config.databaseUrl;
   let storage: SqlStorage;
   // InnoDB recalculates persistent statistics itself (innodb_stats_auto_recalc).
@@ -52,6 +56,7 @@ export async function openStorage(
   }
   try {
     const { applied } = await storage.migrate();
+    await verifyEncryptionKey(storage, box, encryption);
     logger.info({ engine: storage.engine, applied_migrations: applied }, 'storage ready');
   } catch (error) {
     await storage.close().catch(() => {});

@@ -142,7 +142,10 @@ describe('storage maintenance scheduler', () => {
       SVC_TLS_CERT_PATH: '/x',
       SVC_TLS_KEY_PATH: '/y',
     });
-    const opened = await openStorage(config, silentLogger, new SecretBox(SecretBox.generateKey()));
+    const opened = await openStorage(config, silentLogger, {
+      key: SecretBox.generateKey(),
+      origin: 'configured',
+    });
     try {
       // The statistics themselves are checked in storage-pg's maintenance test; here: the
       // server's storage wires PGlite's real maintenance, and the lease lets one instance run it.

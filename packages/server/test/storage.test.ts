@@ -21,14 +21,14 @@ describe('openStorage', () => {
       SVC_TLS_CERT_PATH: '/x',
       SVC_TLS_KEY_PATH: '/y',
     });
-    const box = new SecretBox(SecretBox.generateKey());
-    const first = await openStorage(config, silentLogger, box);
+    const key = { key: SecretBox.generateKey(), origin: 'configured' } as const;
+    const first = await openStorage(config, silentLogger, key);
     expect(first.storage.engine).toBe('pglite');
     expect(await first.check()).toEqual({ ok: true });
     const owner = await first.storage.owners.create({ name: 'kept' });
     await first.close();
 
-    const second = await openStorage(config, silentLogger, box);
+    const second = await openStorage(config, silentLogger, key);
     expect((await second.storage.owners.require(owner.id)).name).toBe('kept');
     expect(await second.storage.agents.get('server-scanner')).not.toBeNull();
     await second.close();

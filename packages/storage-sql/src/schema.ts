@@ -339,6 +339,13 @@ export interface SchemaMigrationsTable {
   applied_at: Ts;
 }
 
+/** One sealed row that proves the encryption key at start-up (migration 0004). */
+export interface KeyCheckTable {
+  id: string;
+  sealed: string;
+  created_at: Ts;
+}
+
 export interface Database {
   owners: OwnersTable;
   teams: TeamsTable;
@@ -365,6 +372,7 @@ export interface Database {
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;
   cw_schema_migrations: SchemaMigrationsTable;
+  cw_key_check: KeyCheckTable;
 }
 
 /** The two SQL families this package speaks; PGlite is 'postgres'. */

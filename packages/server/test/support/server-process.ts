@@ -45,11 +45,21 @@ export function runServer(
   return { child, output: () => text, exited };
 }
 
-/** Starts the server and waits for its "ready" log line; fails with the output otherwise. */
+/**
+ * How long a server may take to log "ready". Generous: the machine's cores are shared, and a
+ * process that loads its TypeScript sources through tsx can take long to start under load.
+ */
+const START_TIMEOUT_MS = 60_000;
+
+/** Starts the server and waits for its "ready" log line; fails (and kills it) otherwise. */
 export async function startServerProcess(env: Record<string, string>, entry = MAIN): Promise<ServerProcess> {
   const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env }, entry);
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${run.output()}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Never leave a server behind: a test that gives up on it would leak the process.
+      run.child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${START_TIMEOUT_MS} ms:\n${run.output()}`));
+    }, START_TIMEOUT_MS);
     const check = () => {
       const match = /"url":"https:\/\/127\.0\.0\.1:(\d+)".*"msg":"certwright-server ready"/.exec(
         run.output(),

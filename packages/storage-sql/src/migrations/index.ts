@@ -3,13 +3,14 @@ import { type Kysely, sql } from 'kysely';
 import type { Database, Flavor } from '../schema.js';
 import { inventory } from './0001_inventory.js';
 import { queue } from './0002_queue.js';
+import { keyCheck } from './0004_key_check.js';
 import { acme } from './0005_acme.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
 
 /** Every migration, in order. Appending is the only allowed change. */
-export const MIGRATIONS: readonly Migration[] = [inventory, queue, acme];
+export const MIGRATIONS: readonly Migration[] = [inventory, queue, keyCheck, acme];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
 const PG_LOCK_KEY = 7_326_040_211_001n;
