@@ -15,7 +15,9 @@ async function quickstart(): Promise<void> {
   const lines: string[] = [];
 
   if (!env.SVC_TLS_CERT_PATH && !env.SVC_TLS_KEY_PATH) {
-    const files = await ensureBootstrapTls(join(dataDir, 'bootstrap'));
+    const files = await ensureBootstrapTls(join(dataDir, 'bootstrap'), {
+      logger: { warn: (_fields, message) => lines.push(`WARNING: ${message}`) },
+    });
     env.SVC_TLS_CERT_PATH = files.serverCertPath;
     env.SVC_TLS_KEY_PATH = files.serverKeyPath;
     env.SVC_LISTEN_ADDR ||= '127.0.0.1';
