@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { JWT_REFUSED_MESSAGE, parseConfig, parseDuration, redactUrl } from './config.js';
+import { estimateEntropyBits, JWT_REFUSED_MESSAGE, parseConfig, parseDuration, redactUrl } from './config.js';
 import { isCertwrightError } from './errors.js';
 
 const base = {
@@ -29,7 +30,40 @@ describe('parseConfig', () => {
       databaseUrl: undefined,
       notificationRetryIntervalMs: 120_000,
     });
-    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('is frozen all the way down: no nested setting and not the key can be changed', () => {
+    const key = randomBytes(32);
+    const config = parseConfig({
+      ...base,
+      SVC_ENCRYPTION_KEY: key.toString('base64'),
+      SVC_SMTP_HOST: 'mail',
+      SVC_SMTP_FROM: 'cw@example.com',
+      SVC_SMTP_USER: 'u',
+      SVC_SMTP_PASSWORD: 'p',
+    });
+    const nested: object[] = [
+      config,
+      config.tls,
+      config.auth,
+      config.agents,
+      config.smtp!,
+      config.smtp!.auth!,
+    ];
+    for (const object of nested) expect(Object.isFrozen(object)).toBe(true);
+    expect(() => {
+      (config.tls as { certPath: string }).certPath = '/elsewhere.pem';
+    }).toThrow(TypeError);
+    expect(() => {
+      (config.agents as { jobLeaseMs: number }).jobLeaseMs = 1;
+    }).toThrow(TypeError);
+    expect(() => {
+      (config.smtp!.auth as { pass: string }).pass = 'changed';
+    }).toThrow(TypeError);
+    // The key's bytes are handed out as a copy: writing into it changes nothing.
+    config.encryptionKey!.fill(0);
+    expect(Buffer.from(config.encryptionKey!).equals(key)).toBe(true);
+    expect(config.tls.certPath).toBe('/c.pem');
   });
 
   it('refuses jwt with the gateway advice and other auth types by name', () => {
@@ -60,15 +94,45 @@ describe('parseConfig', () => {
   });
 
   it('decodes a 32-byte encryption key and refuses any other length', () => {
-    const hex = 'ab'.repeat(32);
-    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: hex }).encryptionKey).toEqual(
-      new Uint8Array(32).fill(0xab),
+    const key = randomBytes(32);
+    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: key.toString('hex') }).encryptionKey).toEqual(
+      new Uint8Array(key),
     );
-    const b64 = Buffer.alloc(32, 7).toString('base64');
-    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: b64 }).encryptionKey).toEqual(
-      new Uint8Array(32).fill(7),
+    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey).toEqual(
+      new Uint8Array(key),
+    );
+    expect(parseConfig({ ...base, SVC_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey).toEqual(
+      new Uint8Array(key),
     );
     expect(failure({ ...base, SVC_ENCRYPTION_KEY: 'abcd' })).toMatch(/SVC_ENCRYPTION_KEY: must be 32 bytes/);
+  });
+
+  it('refuses low-entropy keys and secrets at start-up, naming the variable', () => {
+    for (const weak of [
+      'ab'.repeat(32), // one repeated byte
+      Buffer.alloc(32, 7).toString('base64'),
+      '0102'.repeat(16), // two byte values
+      Buffer.from('my-own-secret-key-for-certwright').toString('base64'), // 32 ASCII bytes
+    ]) {
+      expect(failure({ ...base, SVC_ENCRYPTION_KEY: weak }), weak).toMatch(
+        /SVC_ENCRYPTION_KEY: has too little entropy \(about \d+ bits estimated, at least 128 needed\)/,
+      );
+    }
+    for (const weak of ['a'.repeat(40), 'ab'.repeat(20), '0101010101010101', 'passwordpassword']) {
+      expect(failure({ ...base, SVC_AUTH_SECRET: weak }), weak).toMatch(
+        /SVC_AUTH_SECRET: has too little entropy .*at least 64 needed/,
+      );
+    }
+    expect(parseConfig({ ...base, SVC_AUTH_SECRET: randomBytes(24).toString('base64url') }).auth.type).toBe(
+      'api-key',
+    );
+  });
+
+  it('estimates entropy from symbol frequencies', () => {
+    expect(estimateEntropyBits('aaaaaaaa')).toBe(0);
+    expect(estimateEntropyBits('abababab')).toBe(8);
+    expect(estimateEntropyBits(new Uint8Array([0, 1, 2, 3]))).toBe(8);
+    expect(estimateEntropyBits(randomBytes(32))).toBeGreaterThan(128);
   });
 
   it('takes the external base URL as an https origin', () => {
@@ -112,8 +176,15 @@ describe('helpers', () => {
     expect(() => parseDuration('2 minutes')).toThrow(/not a duration/);
   });
 
-  it('hides passwords in connection URLs', () => {
+  it('hides passwords in connection URLs, in the user-info and in credential query parameters', () => {
     expect(redactUrl('postgres://app:hunter2@db:5432/x')).toBe('postgres://app:***@db:5432/x');
+    expect(redactUrl('postgres://db:5432/x?user=app&password=hunter2&sslmode=require')).toBe(
+      'postgres://db:5432/x?user=app&password=***&sslmode=require',
+    );
+    expect(redactUrl('postgres://db/x?sslpassword=s3cret&sslcert=/c.pem')).toBe(
+      'postgres://db/x?sslpassword=***&sslcert=/c.pem',
+    );
+    expect(redactUrl('mysql://root@db/x?Password=hunter2')).toBe('mysql://root@db/x?Password=***');
     expect(redactUrl('not a url')).not.toContain('not a url');
   });
 });

@@ -91,12 +91,29 @@ export function decodeEncryptionKey(text: string): Uint8Array {
 
 const encryptionKey = z.string().transform((text, ctx) => {
   try {
-    return decodeEncryptionKey(text);
+    const key = decodeEncryptionKey(text);
+    const bits = estimateEntropyBits(key);
+    if (bits < MIN_KEY_ENTROPY_BITS) {
+      ctx.addIssue({ code: 'custom', message: tooLittleEntropy(bits, MIN_KEY_ENTROPY_BITS) });
+      return z.NEVER;
+    }
+    return key;
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
     return z.NEVER;
   }
 });
+
+/** An API secret: long enough, and not a repeated character or a tiny alphabet. */
+const authSecret = z
+  .string()
+  .min(16, 'must be at least 16 characters')
+  .superRefine((text, ctx) => {
+    const bits = estimateEntropyBits(text);
+    if (text.length >= 16 && bits < MIN_SECRET_ENTROPY_BITS) {
+      ctx.addIssue({ code: 'custom', message: tooLittleEntropy(bits, MIN_SECRET_ENTROPY_BITS) });
+    }
+  });
 
 /** An origin only: a path would be doubled when route paths are appended. */
 const baseUrl = z
@@ -138,13 +155,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     );
   }
   const secret =
-    authType === 'api-key'
-      ? required(
-          'SVC_AUTH_SECRET',
-          z.string().min(16, 'must be at least 16 characters'),
-          'SVC_AUTH_TYPE is api-key',
-        )
-      : undefined;
+    authType === 'api-key' ? required('SVC_AUTH_SECRET', authSecret, 'SVC_AUTH_TYPE is api-key') : undefined;
 
   const config: ServiceConfig = {
     port: read('SVC_PORT', port, '8443') as number,
@@ -199,14 +210,100 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   if (problems.length > 0) {
     throw new CertwrightError('config_invalid', `invalid configuration: ${problems.join('; ')}`);
   }
-  return Object.freeze(config);
+  return deepFreeze(config);
 }
 
-/** Renders a connection URL for logs: the password, if any, is replaced. */
+/**
+ * Freezes the configuration all the way down. The encryption key (a Uint8Array, which cannot be
+ * frozen) is kept private and handed out as a fresh copy on each read, so nothing can change
+ * the key the process was configured with.
+ */
+function deepFreeze(config: ServiceConfig): Readonly<ServiceConfig> {
+  const key = config.encryptionKey;
+  const frozen = (value: object): void => {
+    for (const member of Object.values(value)) {
+      if (member !== null && typeof member === 'object' && !ArrayBuffer.isView(member)) frozen(member);
+    }
+    Object.freeze(value);
+  };
+  Object.defineProperty(config, 'encryptionKey', {
+    enumerable: true,
+    get: () => (key ? new Uint8Array(key) : undefined),
+  });
+  frozen(config);
+  return config;
+}
+
+/** Estimated entropy below which SVC_AUTH_SECRET is refused. */
+export const MIN_SECRET_ENTROPY_BITS = 64;
+/** Estimated entropy below which SVC_ENCRYPTION_KEY is refused (32 random bytes estimate ≈ 150). */
+export const MIN_KEY_ENTROPY_BITS = 128;
+
+/**
+ * A cautious estimate of a secret's entropy: its length times the Shannon entropy of its
+ * symbol frequencies. One repeated symbol scores 0, a two-symbol alphabet at most one bit per
+ * symbol; it cannot see structure such as dictionary words, so it only catches the obvious.
+ */
+export function estimateEntropyBits(value: string | Uint8Array): number {
+  const symbols = typeof value === 'string' ? [...value] : [...value];
+  const counts = new Map<string | number, number>();
+  for (const symbol of symbols) counts.set(symbol, (counts.get(symbol) ?? 0) + 1);
+  let perSymbol = 0;
+  for (const count of counts.values()) {
+    const p = count / symbols.length;
+    perSymbol -= p * Math.log2(p);
+  }
+  return perSymbol * symbols.length;
+}
+
+const tooLittleEntropy = (bits: number, needed: number) =>
+  `has too little entropy (about ${Math.floor(bits)} bits estimated, at least ${needed} needed): ` +
+  'use a random value such as the output of `openssl rand -base64 32`';
+
+const safeDecode = (text: string) => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * Query parameters that carry credentials in connection URLs (libpq's `password` and
+ * `sslpassword`, MySQL drivers' `password`, tokens and keys of HTTP endpoints …), compared
+ * case-insensitively.
+ */
+export const CREDENTIAL_QUERY_PARAMETERS: readonly string[] = [
+  'password',
+  'passwd',
+  'pass',
+  'pwd',
+  'sslpassword',
+  'secret',
+  'client_secret',
+  'token',
+  'access_token',
+  'auth',
+  'api_key',
+  'apikey',
+  'key',
+  'sslkey',
+];
+
+/**
+ * Renders a connection URL for logs and messages: the password of the user-info and the value
+ * of every credential query parameter are replaced.
+ */
 export function redactUrl(value: string): string {
   try {
     const parsed = new URL(value);
     if (parsed.password) parsed.password = '***';
+    // Only the credential values change; every other parameter keeps its exact spelling.
+    parsed.search = parsed.search.replace(/([?&;])([^=&;]+)=([^&;]*)/g, (whole, separator, name) =>
+      CREDENTIAL_QUERY_PARAMETERS.includes(safeDecode(name).toLowerCase())
+        ? `${separator}${name}=***`
+        : whole,
+    );
     return parsed.toString();
   } catch {
     return '[unparsable url]';

@@ -1,0 +1,144 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  type CertificateVersion,
+  CertwrightError,
+  type DeploymentTargetWithConfig,
+  type IssuerWithConfig,
+  type NewAgent,
+  type NewCertificateVersion,
+  parseConfig,
+  type WebhookWithHeaders,
+} from '@certwright/core';
+import { exportPkcs8Pem, generateKeyPair } from '@certwright/core/pki';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+
+/** Every secret below is a distinct random string, so finding any of them in a log is a leak. */
+const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
+
+describe('the server logger', () => {
+  it('logs every record type without a secret, at any depth, in fields, errors and messages', async () => {
+    const leafKeyPem = exportPkcs8Pem((await generateKeyPair('ECDSA-P256')).privateKey);
+    const caKeyPem = exportPkcs8Pem((await generateKeyPair('ECDSA-P256')).privateKey);
+    const apiKey = `cwa_${randomBytes(24).toString('base64url')}`;
+    const secrets = {
+      authSecret: secret('auth'),
+      encryptionKey: randomBytes(32).toString('base64'),
+      dbPassword: secret('dbpw'),
+      sslPassword: secret('sslpw'),
+      smtpPassword: secret('smtp'),
+      targetPassword: secret('target'),
+      targetToken: secret('ttoken'),
+      webhookAuth: secret('hook'),
+      webhookApiKey: secret('hookkey'),
+      challengePassword: secret('challenge'),
+      clientSecret: secret('client'),
+      cookie: secret('cookie'),
+      bearer: secret('bearer'),
+      keyHash: createHash('sha256').update(apiKey).digest('hex'),
+    };
+    const databaseUrl = `postgres://app:${secrets.dbPassword}@db.internal:5432/certwright?sslpassword=${secrets.sslPassword}&sslmode=require`;
+
+    const version = {
+      id: 'cv-logged',
+      serial_number: '01ab',
+      private_key_pem: leafKeyPem,
+    } satisfies Partial<NewCertificateVersion> & Partial<CertificateVersion>;
+    const issuer = {
+      id: 'issuer-logged',
+      name: 'Local CA',
+      type: 'Local',
+      config: {
+        ca: { issuing_key_pem: caKeyPem, root_key_pem: caKeyPem, cert_pem: '-----BEGIN CERTIFICATE-----' },
+        private_key_pem: caKeyPem,
+      },
+    } satisfies Partial<IssuerWithConfig>;
+    const target = {
+      id: 'target-logged',
+      type: 'SSH',
+      config: {
+        host: 'web-1',
+        password: secrets.targetPassword,
+        api_token: secrets.targetToken,
+        key_pem: leafKeyPem,
+      },
+    } satisfies Partial<DeploymentTargetWithConfig>;
+    const webhook = {
+      id: 'webhook-logged',
+      url: 'https://hooks.example/notify',
+      headers: { Authorization: `Bearer ${secrets.webhookAuth}`, 'X-Api-Key': secrets.webhookApiKey },
+    } satisfies Partial<WebhookWithHeaders>;
+    const agent = { name: 'agent-logged', api_key_hash: secrets.keyHash } satisfies Partial<NewAgent>;
+    const enrollment = {
+      id: 'enrollment-logged',
+      challenge_password: secrets.challengePassword,
+      client_secret: secrets.clientSecret,
+      api_key: apiKey,
+      cookie: secrets.cookie,
+      authorization: `Bearer ${secrets.bearer}`,
+    };
+    const config = parseConfig({
+      SVC_TLS_CERT_PATH: '/tls/cert.pem',
+      SVC_TLS_KEY_PATH: '/tls/key.pem',
+      SVC_AUTH_SECRET: secrets.authSecret,
+      SVC_ENCRYPTION_KEY: secrets.encryptionKey,
+      SVC_DATABASE_URL: databaseUrl,
+      SVC_SMTP_HOST: 'mail.internal',
+      SVC_SMTP_FROM: 'certwright@example.com',
+      SVC_SMTP_USER: 'mailer',
+      SVC_SMTP_PASSWORD: secrets.smtpPassword,
+    });
+    const urlError = new Error(`connect ECONNREFUSED ${databaseUrl}`);
+    const wrapped = new CertwrightError('unavailable', 'database unreachable', { cause: urlError });
+    const records = { version, issuer, target, webhook, agent, enrollment, config };
+
+    let output = '';
+    const logger = createLogger('debug', {
+      write(line: string) {
+        output += line;
+      },
+    });
+    for (const [name, record] of Object.entries(records)) {
+      logger.info({ ...record }, `${name} at the top level`);
+      logger.info({ [name]: record }, `${name} one level down`);
+      logger.warn({ context: { batch: [{ item: { record } }] } }, `${name} deep in an array`);
+      logger.child({ bound: record }).debug({}, `${name} as a child binding`);
+    }
+    logger.error({ err: urlError }, 'an error carrying a URL');
+    logger.error({ err: wrapped, request_id: 'req-1' }, 'a wrapped error');
+    logger.error({ error: { message: `opening ${databaseUrl} failed` } }, `message with ${databaseUrl}`);
+    logger.info({ pem: leafKeyPem }, `a key in a message: ${leafKeyPem}`);
+
+    const lines = output.trim().split('\n');
+    expect(lines.length).toBe(Object.keys(records).length * 4 + 4);
+    for (const [name, value] of Object.entries(secrets)) expect(output, name).not.toContain(value);
+    expect(output).not.toContain(apiKey);
+    expect(output).not.toMatch(/PRIVATE KEY-----\s*MI/);
+    for (const pem of [leafKeyPem, caKeyPem]) expect(output).not.toContain(pem.split('\n')[1]);
+
+    // What is not secret stays readable: redaction must not blank the logs.
+    for (const id of [
+      'cv-logged',
+      'issuer-logged',
+      'target-logged',
+      'webhook-logged',
+      'agent-logged',
+      'web-1',
+    ]) {
+      expect(output).toContain(id);
+    }
+    expect(output).toContain(
+      'postgres://app:***@db.internal:5432/certwright?sslpassword=***&sslmode=require',
+    );
+    expect(output).toContain('/tls/cert.pem');
+    const wrappedLine = JSON.parse(lines.find((l) => l.includes('a wrapped error'))!);
+    expect(wrappedLine.err).toMatchObject({
+      type: 'CertwrightError',
+      code: 'unavailable',
+      message: 'database unreachable',
+    });
+    expect(wrappedLine.err.cause.message).toMatch(
+      /^connect ECONNREFUSED postgres:\/\/app:\*\*\*@db\.internal/,
+    );
+  });
+});
