@@ -13,6 +13,7 @@ import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { readBuildInfo } from './build-info.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
+import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
 import {
   type LeasedTask,
   startIssuanceWorker,
@@ -40,6 +41,14 @@ export interface RunningServer {
  * orchestrator can tell "alive" from "ready" and a database outage at start is waited out.
  */
 export async function startServer(config: Readonly<ServiceConfig>, logger: Logger): Promise<RunningServer> {
+  const eol = endOfLife(process.version, new Date());
+  if (eol) {
+    logger.warn(
+      { node: process.version, end_of_life: eol.date },
+      `Node.js ${eol.major} reached end of life on ${eol.date} and receives no security fixes: ` +
+        `run certwright on Node.js ${RECOMMENDED_NODE_MAJOR} LTS`,
+    );
+  }
   const metrics = createMetrics();
   const common: HandlerOptions = {
     auth: config.auth,

@@ -4,6 +4,7 @@ import { Agent } from 'node:https';
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endOfLife } from '../src/runtime-support.js';
 import { type HttpsOptions, type HttpsReply, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
 import { runServer, type ServerProcess, startServerProcess } from './support/server-process.js';
@@ -44,6 +45,15 @@ describe('certwright-server over TLS 1.3', () => {
   });
   afterAll(async () => {
     server?.child.kill('SIGKILL');
+  });
+
+  it('warns at start-up exactly when it runs on an end-of-life Node.js', () => {
+    const eol = endOfLife(process.version, new Date());
+    expect(server.output().includes('reached end of life')).toBe(eol !== undefined);
+    if (eol)
+      expect(server.output()).toMatch(
+        new RegExp(`Node\\.js ${eol.major} reached end of life on ${eol.date}`),
+      );
   });
 
   it('serves /health and the public info routes without a key', async () => {
