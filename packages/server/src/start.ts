@@ -23,6 +23,7 @@ import {
   startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
+import { startWorkers, type WorkerHost, workTopics } from './workers.js';
 
 export interface RunningServer {
   readonly port: number;
@@ -81,6 +82,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
   let stopping = false;
   let runtime: Runtime | undefined;
   let schedulers: LeasedTask[] = [];
+  let workers: WorkerHost | undefined;
   let smtp: SmtpChannel | undefined;
   const ready = (async () => {
     runtime = await openRuntime(config, logger, () => stopping);
@@ -97,6 +99,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         notifications: {
           channels,
           onDead: () => metrics.notificationDead.inc(),
+          // Delivered right after the change that raised it commits; the sweep is the safety net.
+          queue: runtime.queue,
         },
       },
       { pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` } },
@@ -113,6 +117,9 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
+    // A SIGTERM during start-up: start no work that close() would have to chase.
+    if (stopping) return;
+    workers = startWorkers(runtime.queue, workTopics(services), logger);
     schedulers = [
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),
@@ -137,6 +144,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
       stopping = true;
       await Promise.all(schedulers.map((s) => s.stop()));
       await tls.close(config.shutdownTimeoutMs);
+      // Running jobs finish and record their outcome; unclaimed ones wait for the next instance.
+      await workers?.stop();
       await ready.catch(() => {});
       smtp?.close();
       await runtime?.close();

@@ -1,11 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { TcpRelay } from '@certwright/core/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTempDatabase, postgresSkipReason } from '../../storage-pg/test/helpers.js';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
+import { redisSkipReason } from './support/redis.js';
 import { runServer, type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const SECRET = 'database-test-secret-0123456789';
@@ -30,6 +31,8 @@ describe.skipIf(skip !== undefined)('certwright-server on PostgreSQL', () => {
     SVC_TLS_CERT_PATH: pki.issued.server!.cert,
     SVC_TLS_KEY_PATH: pki.issued.server!.key,
     SVC_AUTH_SECRET: SECRET,
+    // Instances sharing a database share its encryption key (another key is refused at start).
+    SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
   let database: Awaited<ReturnType<typeof createTempDatabase>>;
 
@@ -113,19 +116,7 @@ describe.skipIf(skip !== undefined)('certwright-server on PostgreSQL', () => {
   });
 });
 
-const redisSkip = await new Promise<string | undefined>((resolve, reject) => {
-  const socket = connect(6379, '127.0.0.1');
-  socket.once('connect', () => {
-    socket.destroy();
-    resolve(undefined);
-  });
-  socket.once('error', (error: Error) => {
-    const reason = `Redis at 127.0.0.1:6379 unreachable: ${error.message}`;
-    if (process.env.SVC_TEST_REQUIRE_SERVICES === '1')
-      reject(new Error(`SVC_TEST_REQUIRE_SERVICES=1 but ${reason}`));
-    else resolve(reason);
-  });
-});
+const redisSkip = await redisSkipReason();
 if (redisSkip) console.warn(`skipping Redis server test: ${redisSkip}`);
 
 describe.skipIf(redisSkip !== undefined)('certwright-server with SVC_REDIS_URL', () => {

@@ -15,6 +15,8 @@ export interface Ctx {
   box: SecretBox;
   clock: Clock;
   inTx: boolean;
+  /** Inside a transaction opened by `Storage.transaction`: callbacks to run once it commits. */
+  afterCommit?: (() => unknown)[];
 }
 
 /** Runs `fn` atomically: joins the caller's transaction, or opens one. */

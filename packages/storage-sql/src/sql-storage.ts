@@ -62,15 +62,35 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
     ...acmeRepositories(ctx),
-    transaction: (fn) =>
-      ctx.inTx
-        ? fn(storage)
-        : ctx.db.transaction().execute((trx) => fn(build({ ...ctx, db: trx, inTx: true }, engine))),
+    transaction: async (fn) => {
+      if (ctx.inTx) return fn(storage);
+      const committed: (() => unknown)[] = [];
+      const result = await ctx.db
+        .transaction()
+        .execute((trx) => fn(build({ ...ctx, db: trx, inTx: true, afterCommit: committed }, engine)));
+      runCallbacks(committed);
+      return result;
+    },
+    afterCommit: (callback) => {
+      if (ctx.afterCommit) ctx.afterCommit.push(callback);
+      else runCallbacks([callback]);
+    },
     ping: async () => {
       await sql`select 1`.execute(ctx.db);
     },
   };
   return storage;
+}
+
+/** Runs post-commit callbacks in order; their failures are theirs to handle (see the port). */
+function runCallbacks(callbacks: readonly (() => unknown)[]): void {
+  for (const callback of callbacks) {
+    try {
+      Promise.resolve(callback()).catch(() => {});
+    } catch {
+      // ignored: see Storage.afterCommit
+    }
+  }
 }
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {

@@ -1,5 +1,10 @@
 export { type NotificationChannel, NotificationChannelRegistry } from './channel.js';
 export {
+  type DeliveryJob,
+  enqueueDeliveryAfterCommit,
+  NOTIFICATION_DELIVERY_TOPIC,
+} from './immediate-delivery.js';
+export {
   afterFailedAttempt,
   RETRY_BACKOFF_CAP_MS,
   RETRY_DEAD_AT_COUNT,

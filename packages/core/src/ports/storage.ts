@@ -519,6 +519,14 @@ export interface Storage extends AcmeStorage {
    * `transaction` on `tx` joins the running transaction.
    */
   transaction<T>(fn: (tx: Storage) => Promise<T>): Promise<T>;
+  /**
+   * Runs `callback` once the transaction of this `tx` has committed (outside a transaction: at
+   * once), in registration order; never when it rolls back. For work that must see the change
+   * committed, such as enqueueing its asynchronous follow-up. The callback runs after
+   * `transaction` resolved its caller's work and must handle its own failures: a throw or a
+   * rejection is ignored.
+   */
+  afterCommit(callback: () => unknown): void;
   /** Round trip to the database; `unavailable` when it cannot be reached. */
   ping(): Promise<void>;
 }

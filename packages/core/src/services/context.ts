@@ -4,6 +4,7 @@ import type { NotificationChannelRegistry } from '../notify/channel.js';
 import type { Clock } from '../ports/clock.js';
 import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { Logger } from '../ports/logger.js';
+import type { Queue } from '../ports/queue.js';
 import type { Storage } from '../ports/storage.js';
 
 /** Who performs an operation; recorded on every audit event it causes. */
@@ -59,4 +60,10 @@ export interface NotificationDeps {
    * the Prometheus counter `svc_notification_dead_total` here). Must not throw.
    */
   onDead?: (event: NotificationEvent) => void;
+  /**
+   * Immediate delivery: once the transaction that stored an event commits, its delivery is
+   * enqueued on topic `notification.deliver` for the host's worker (see
+   * `enqueueDeliveryAfterCommit`). Absent → events wait for the retry sweep.
+   */
+  queue?: Pick<Queue, 'enqueue'>;
 }

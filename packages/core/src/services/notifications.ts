@@ -3,6 +3,7 @@ import type { PageRequest, PageResult } from '../domain/common.js';
 import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
 import { fail, invalidState, publicMessage } from '../errors.js';
 import { NotificationChannelRegistry } from '../notify/channel.js';
+import { enqueueDeliveryAfterCommit } from '../notify/immediate-delivery.js';
 import { afterFailedAttempt } from '../notify/retry-schedule.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
@@ -56,10 +57,13 @@ export class NotificationService {
     this.channels = deps.notifications?.channels ?? new NotificationChannelRegistry();
   }
 
-  /** Stores a pending event; pass a transaction to create it with the change it reports. */
-  create(input: NotificationInput, tx: Storage = this.deps.storage): Promise<NotificationEvent> {
+  /**
+   * Stores a pending event; pass a transaction to create it with the change it reports. With a
+   * queue, its delivery is enqueued once that transaction commits.
+   */
+  async create(input: NotificationInput, tx: Storage = this.deps.storage): Promise<NotificationEvent> {
     const zero = !input.created_at || !(input.created_at.getTime() > 0);
-    return tx.notifications.create({
+    const event = await tx.notifications.create({
       type: input.type,
       channel: input.channel,
       recipient: input.recipient,
@@ -69,6 +73,9 @@ export class NotificationService {
       status: 'pending',
       created_at: zero ? this.deps.clock.now() : (input.created_at as Date),
     });
+    const queue = this.deps.notifications?.queue;
+    if (queue) enqueueDeliveryAfterCommit(tx, queue, event, this.deps.logger);
+    return event;
   }
 
   /**
@@ -228,6 +235,17 @@ export class NotificationService {
         await this.#attempt(event, now, report);
       }
     }
+    return report;
+  }
+
+  /**
+   * The immediate delivery of one event (the queue's `notification.deliver` job): a first
+   * attempt while it is still pending; an event the sweep already handled is left alone.
+   */
+  async deliver(id: string, now: Date = this.deps.clock.now()): Promise<SweepReport> {
+    const report = emptyReport();
+    const event = await this.deps.storage.notifications.get(id);
+    if (event?.status === 'pending') await this.#attempt(event, now, report);
     return report;
   }
 

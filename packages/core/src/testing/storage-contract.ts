@@ -205,6 +205,43 @@ export function describeStorageContract(
         );
         expect((await s.owners.require(id)).name).toBe(name);
       });
+
+      it('runs after-commit callbacks once the change is visible, and never after a rollback', async () => {
+        const name = `after commit ${randomUUID()}`;
+        const seen: string[] = [];
+        const id = await s.transaction(async (tx) => {
+          const owner = await tx.owners.create({ name });
+          tx.afterCommit(async () => {
+            // A callback sees the committed row from outside the transaction.
+            seen.push((await s.owners.require(owner.id)).name);
+          });
+          await tx.transaction(async (inner) => {
+            inner.afterCommit(() => seen.push('nested'));
+          });
+          expect(seen).toEqual([]);
+          return owner.id;
+        });
+        await expect.poll(() => seen.length).toBe(2);
+        // Started in registration order; the first one finishes later because it awaits a read.
+        expect(seen).toEqual(['nested', name]);
+        expect((await s.owners.require(id)).name).toBe(name);
+
+        let rolledBack = false;
+        await expect(
+          s.transaction(async (tx) => {
+            tx.afterCommit(() => {
+              rolledBack = true;
+            });
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        let outside = false;
+        s.afterCommit(() => {
+          outside = true;
+        });
+        expect(outside).toBe(true);
+        expect(rolledBack).toBe(false);
+      });
     });
 
     describe('renewal policies', () => {
