@@ -6,8 +6,10 @@ export default defineProject({
   test: {
     name: 'server',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    // These tests start real server processes (TLS, PGlite); start-up alone takes seconds.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // These tests start real server processes (TLS, PGlite); start-up alone takes seconds, and
+    // much longer on a loaded machine (PGlite's first open compiles its WebAssembly). Ceilings,
+    // not timing assertions.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
   },
 });

@@ -122,5 +122,5 @@ describe.skipIf(skip !== undefined)('encryption key with several instances on Po
     });
     expect(await other.exited).not.toBe(0);
     expect(other.output()).toMatch(/generated in .*encryption-key.*Set SVC_ENCRYPTION_KEY/);
-  }, 120_000);
+  });
 });

@@ -130,7 +130,7 @@ describe('leased scheduler tasks', () => {
     } finally {
       await storage.close();
     }
-  }, 60_000);
+  });
 });
 
 describe('storage maintenance scheduler', () => {
@@ -170,5 +170,5 @@ describe('storage maintenance scheduler', () => {
       await opened.close();
       await rm(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });

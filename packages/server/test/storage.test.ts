@@ -32,5 +32,5 @@ describe('openStorage', () => {
     expect((await second.storage.owners.require(owner.id)).name).toBe('kept');
     expect(await second.storage.agents.get('server-scanner')).not.toBeNull();
     await second.close();
-  }, 120_000);
+  });
 });

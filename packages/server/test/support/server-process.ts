@@ -49,7 +49,7 @@ export function runServer(
  * How long a server may take to log "ready". Generous: the machine's cores are shared, and a
  * process that loads its TypeScript sources through tsx can take long to start under load.
  */
-const START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS = 150_000;
 
 /** Starts the server and waits for its "ready" log line; fails (and kills it) otherwise. */
 export async function startServerProcess(env: Record<string, string>, entry = MAIN): Promise<ServerProcess> {
