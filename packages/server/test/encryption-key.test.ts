@@ -39,7 +39,7 @@ describe('a generated encryption key that does not open the database', () => {
     // A secret sealed under the first key: a Local CA's configuration.
     const issuer = await httpsCall(first.port, ca, '/api/v1/issuers', {
       method: 'POST',
-      body: { name: 'Local CA', type: 'Local' },
+      body: { name: 'Test Local CA', type: 'Local' },
       headers: bearer(SECRET),
     });
     expect(issuer.status).toBe(201);

@@ -33,7 +33,7 @@ describe('certwright-server survives CSRs whose keys used to abort the process',
   it('answers a renewal with each such CSR with 400 key_rejected and keeps serving', async () => {
     const owner = await call('POST', '/api/v1/owners', { name: 'Alice', email: 'alice@example.com' });
     const team = await call('POST', '/api/v1/teams', { name: 'Platform' });
-    const issuer = await call('POST', '/api/v1/issuers', { name: 'Local CA', type: 'Local' });
+    const issuer = await call('POST', '/api/v1/issuers', { name: 'Test Local CA', type: 'Local' });
     const created = await call('POST', '/api/v1/certificates', {
       name: 'web',
       common_name: 'web.example.com',

@@ -29,7 +29,7 @@ describe('certwright-server issues what it inventories', () => {
   it('moves a created certificate from Pending to Active through the scheduled issuance worker', async () => {
     const owner = await call('POST', '/api/v1/owners', { name: 'Alice', email: 'alice@example.com' });
     const team = await call('POST', '/api/v1/teams', { name: 'Platform' });
-    const issuer = await call('POST', '/api/v1/issuers', { name: 'Local CA', type: 'Local' });
+    const issuer = await call('POST', '/api/v1/issuers', { name: 'Test Local CA', type: 'Local' });
     const created = await call('POST', '/api/v1/certificates', {
       name: 'web',
       common_name: 'web.example.com',

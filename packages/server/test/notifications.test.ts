@@ -78,7 +78,7 @@ async function revokeACertificate(server: ServerProcess, ownerEmail: string): Pr
     httpsCall(server.port, ca, path, { method, body, headers: bearer(SECRET) });
   const owner = await call('POST', '/api/v1/owners', { name: 'Owner', email: ownerEmail });
   const team = await call('POST', '/api/v1/teams', { name: 'Team' });
-  const issuer = await call('POST', '/api/v1/issuers', { name: 'Local CA', type: 'Local' });
+  const issuer = await call('POST', '/api/v1/issuers', { name: 'Test Local CA', type: 'Local' });
   const created = await call('POST', '/api/v1/certificates', {
     name: 'notified',
     common_name: 'notified.example.com',
