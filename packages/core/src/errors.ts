@@ -38,7 +38,10 @@ export const REASON_CODES = {
   key_rejected: 'validation_failed',
   /** A key algorithm or size that the certificate's profile does not allow. */
   key_not_allowed: 'validation_failed',
-  /** A signature algorithm the service does not accept (on a CSR, a JWS, a CMS message). */
+  /**
+   * An algorithm the service does not accept: a signature or digest algorithm (on a CSR, a JWS,
+   * a CMS message), or a CMS content-encryption or key-transport algorithm.
+   */
   signature_algorithm_not_allowed: 'validation_failed',
   /** A name that can never be on a certificate (bare wildcard, public suffix, control characters …). */
   name_rejected: 'validation_failed',
@@ -68,7 +71,10 @@ export const REASON_CODES = {
   csr_malformed: 'bad_request',
   /** A CSR whose self-signature does not verify (no proof of possession). */
   csr_signature_invalid: 'bad_request',
-  /** A signed message (CMS, JWS) whose signature does not verify. */
+  /**
+   * A signed message (CMS, JWS) whose signature does not verify, or an enveloped one (CMS) whose
+   * content does not decrypt: both are a failed integrity check.
+   */
   signature_invalid: 'bad_request',
 
   invalid_reference: 'invalid_reference',

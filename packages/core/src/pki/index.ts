@@ -5,6 +5,7 @@
 
 export * from './certificate.js';
 export * from './certificate-info.js';
+export * from './cms/index.js';
 export * from './crl.js';
 export * from './csr.js';
 export * from './csr-builder.js';
@@ -21,4 +22,3 @@ export * from './oids.js';
 export * from './pem.js';
 export * from './pkcs12.js';
 export * from './signature.js';
-export * from './cms/index.js';

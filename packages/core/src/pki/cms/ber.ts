@@ -105,7 +105,8 @@ function parseNode(
 function concatOctetStrings(chunks: readonly BerNode[], what: string): Uint8Array {
   const parts: Uint8Array[] = [];
   for (const c of chunks) {
-    if (c.tag !== Tag.OCTET_STRING || !c.content) throw malformed(what, 'a chunked OCTET STRING holds other values');
+    if (c.tag !== Tag.OCTET_STRING || !c.content)
+      throw malformed(what, 'a chunked OCTET STRING holds other values');
     parts.push(c.content);
   }
   return Buffer.concat(parts);

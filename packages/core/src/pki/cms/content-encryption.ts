@@ -43,13 +43,18 @@ export interface ContentCipher {
  */
 export function readContentCipher(alg: AlgorithmIdentifier, allowSingleDes: boolean): ContentCipher {
   const cipher = CIPHERS[alg.oid];
-  if (!cipher) throw fail('signature_algorithm_not_allowed', `content encryption algorithm ${alg.oid} is not supported`);
+  if (!cipher)
+    throw fail('signature_algorithm_not_allowed', `content encryption algorithm ${alg.oid} is not supported`);
   if (cipher.name === 'des-cbc' && !allowSingleDes) {
-    throw fail('signature_algorithm_not_allowed', 'content encrypted with single DES is refused (56-bit key)');
+    throw fail(
+      'signature_algorithm_not_allowed',
+      'content encrypted with single DES is refused (56-bit key)',
+    );
   }
   if (!alg.parameters) throw fail('malformed', 'content encryption parameters (IV) are missing');
   const iv = content(alg.parameters, expectTag(readRoot(alg.parameters), Tag.OCTET_STRING, 'IV'));
-  if (iv.length !== cipher.ivLength) throw fail('malformed', `${cipher.name} needs a ${cipher.ivLength}-octet IV`);
+  if (iv.length !== cipher.ivLength)
+    throw fail('malformed', `${cipher.name} needs a ${cipher.ivLength}-octet IV`);
   return { cipher, iv };
 }
 

@@ -1,10 +1,36 @@
 import { constants, createHash, type KeyObject, privateDecrypt, publicEncrypt } from 'node:crypto';
 import { fail, isCertwrightError } from '../../errors.js';
 import { readCertificate } from '../certificate-info.js';
-import { algorithmIdentifier, implicitPrimitive, integer, NULL, octetString, oid, sequence, setOf, Tag } from '../der.js';
-import { children, content, type DerBounds, type DerNode, expectTag, malformed, readOid, readRoot, readSmallInteger } from '../der-reader.js';
+import {
+  algorithmIdentifier,
+  implicitPrimitive,
+  integer,
+  NULL,
+  octetString,
+  oid,
+  sequence,
+  setOf,
+  Tag,
+} from '../der.js';
+import {
+  children,
+  content,
+  type DerBounds,
+  type DerNode,
+  expectTag,
+  malformed,
+  readOid,
+  readRoot,
+  readSmallInteger,
+} from '../der-reader.js';
 import { importSpkiDer } from '../keys.js';
-import { type ContentCipher, type ContentEncryption, decryptContent, encryptContent, readContentCipher } from './content-encryption.js';
+import {
+  type ContentCipher,
+  type ContentEncryption,
+  decryptContent,
+  encryptContent,
+  readContentCipher,
+} from './content-encryption.js';
 import { CMS_OID } from './oids.js';
 import { rsaPkcs1v15Decrypt } from './rsa-pkcs1-decrypt.js';
 import {
@@ -28,7 +54,9 @@ import {
  */
 
 /** Whom to encrypt for: a certificate (named by issuer and serial), or a bare RSA key and its key identifier. */
-export type EnvelopeRecipient = { certificate: Uint8Array } | { spki: Uint8Array; subjectKeyIdentifier: Uint8Array };
+export type EnvelopeRecipient =
+  | { certificate: Uint8Array }
+  | { spki: Uint8Array; subjectKeyIdentifier: Uint8Array };
 
 export interface BuildEnvelopedDataOptions {
   content: Uint8Array;
@@ -112,13 +140,18 @@ function readRecipientId(der: Uint8Array, node: DerNode | undefined, what: strin
 function readEncryptedContent(der: Uint8Array, node: DerNode | undefined): Uint8Array {
   if (!node) throw malformed('encryptedContent', 'missing (detached content is not supported)');
   if (node.tag === 0x80) return content(der, node);
-  if (node.tag === 0xa0) return Buffer.concat(children(der, node).map((c) => octets(der, c, 'encryptedContent')));
+  if (node.tag === 0xa0)
+    return Buffer.concat(children(der, node).map((c) => octets(der, c, 'encryptedContent')));
   throw malformed('encryptedContent', `unexpected tag 0x${node.tag.toString(16)}`);
 }
 
 function parseEnvelope(input: Uint8Array, limits: Partial<DerBounds> | undefined): ParsedEnvelope {
   const der = boundedDer(input, limits, 'envelopedData');
-  const ed = expectTag(readContentInfo(der, CMS_OID.envelopedData, 'envelopedData'), Tag.SEQUENCE, 'EnvelopedData');
+  const ed = expectTag(
+    readContentInfo(der, CMS_OID.envelopedData, 'envelopedData'),
+    Tag.SEQUENCE,
+    'EnvelopedData',
+  );
   const parts = children(der, ed);
   let i = 0;
   const version = readSmallInteger(der, parts[i++], 'EnvelopedData.version');
@@ -227,12 +260,16 @@ function unwrapKey(
 ): Buffer {
   let cek: Buffer;
   if (alg.oid === CMS_OID.rsaEncryption) {
-    if (!parametersAbsentOrNull(alg)) throw malformed('keyEncryptionAlgorithm', 'rsaEncryption parameters must be NULL');
+    if (!parametersAbsentOrNull(alg))
+      throw malformed('keyEncryptionAlgorithm', 'rsaEncryption parameters must be NULL');
     cek = rsaPkcs1v15Decrypt(privateKey, encryptedKey);
   } else if (alg.oid === CMS_OID.rsaesOaep) {
     const hash = oaepHash(alg);
     try {
-      cek = privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash }, encryptedKey);
+      cek = privateDecrypt(
+        { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: hash },
+        encryptedKey,
+      );
     } catch {
       cek = Buffer.alloc(0);
     }

@@ -3,7 +3,7 @@
  * one signer, EnvelopedData with RSA key transport. DER in, DER out; untrusted input is bounded
  * and parsed by our own reader (BER accepted and rewritten as DER first). See docs/pki.md.
  */
-export { type ContentEncryption } from './content-encryption.js';
+export type { ContentEncryption } from './content-encryption.js';
 export {
   type BuildEnvelopedDataOptions,
   buildEnvelopedData,
@@ -34,4 +34,9 @@ export {
   type VerifiedSigner,
   verifySignerInfo,
 } from './signed-data.js';
-export { type CmsIdentifier, type IssuerAndSerialNumber, identifies, issuerAndSerialOf } from './structure.js';
+export {
+  type CmsIdentifier,
+  type IssuerAndSerialNumber,
+  identifies,
+  issuerAndSerialOf,
+} from './structure.js';

@@ -154,7 +154,11 @@ function detectNative(key: KeyObject, k: number): boolean {
 
 /** Which path this process uses (after the first decryption); for logs and tests. */
 export const rsaPkcs1v15DecryptMode = (): 'native' | 'implicit-rejection-js' | 'undetected' =>
-  nativeImplicitRejection === undefined ? 'undetected' : nativeImplicitRejection ? 'native' : 'implicit-rejection-js';
+  nativeImplicitRejection === undefined
+    ? 'undetected'
+    : nativeImplicitRejection
+      ? 'native'
+      : 'implicit-rejection-js';
 
 /** The ciphertext left-padded to k octets (as OpenSSL does), refused when longer. */
 function fullLength(ciphertext: Uint8Array, k: number): Buffer {

@@ -130,8 +130,13 @@ export function buildSignedData(options: BuildSignedDataOptions): Buffer {
   }
   const attributes = [
     encodeAttribute({ type: CMS_OID.contentType, values: [oid(eContentType)] }),
-    encodeAttribute({ type: CMS_OID.messageDigest, values: [octetString(createHash(digest).update(body).digest())] }),
-    ...(options.signingTime ? [encodeAttribute({ type: CMS_OID.signingTime, values: [time(options.signingTime)] })] : []),
+    encodeAttribute({
+      type: CMS_OID.messageDigest,
+      values: [octetString(createHash(digest).update(body).digest())],
+    }),
+    ...(options.signingTime
+      ? [encodeAttribute({ type: CMS_OID.signingTime, values: [time(options.signingTime)] })]
+      : []),
     ...(options.signedAttributes ?? []).map(encodeAttribute),
   ];
   // The signature covers the attributes as a DER SET OF; the SignerInfo carries the same
@@ -162,19 +167,29 @@ export function buildSignedData(options: BuildSignedDataOptions): Buffer {
 }
 
 const encapsulated = (eContentType: string, body: Uint8Array | undefined): Buffer =>
-  body === undefined ? sequence(oid(eContentType)) : sequence(oid(eContentType), tlv(0xa0, octetString(body)));
+  body === undefined
+    ? sequence(oid(eContentType))
+    : sequence(oid(eContentType), tlv(0xa0, octetString(body)));
 
-function signWith(key: KeyObject, digest: CmsDigest, data: Uint8Array): { algorithm: Buffer; signature: Buffer } {
+function signWith(
+  key: KeyObject,
+  digest: CmsDigest,
+  data: Uint8Array,
+): { algorithm: Buffer; signature: Buffer } {
   const d = describePublicKey(key);
   switch (d.type) {
     case 'RSA':
       // rsaEncryption with the digest named beside it: the form every CMS reader accepts (RFC 3370 §3.2).
-      return { algorithm: algorithmIdentifier(CMS_OID.rsaEncryption, NULL), signature: sign(digest, data, key) };
+      return {
+        algorithm: algorithmIdentifier(CMS_OID.rsaEncryption, NULL),
+        signature: sign(digest, data, key),
+      };
     case 'EC':
       return { algorithm: algorithmIdentifier(ECDSA_SIGNATURE[digest]), signature: sign(digest, data, key) };
     case 'Ed25519':
       // RFC 8419 §3: the digest algorithm paired with Ed25519 is SHA-512.
-      if (digest !== 'sha512') throw fail('invalid_input', 'an Ed25519 signer signs with digest sha512 (RFC 8419)');
+      if (digest !== 'sha512')
+        throw fail('invalid_input', 'an Ed25519 signer signs with digest sha512 (RFC 8419)');
       return { algorithm: algorithmIdentifier(OID.idEd25519), signature: sign(null, data, key) };
     default:
       throw fail('key_not_allowed', `cannot sign CMS with an ${d.type} key`);
@@ -259,7 +274,15 @@ function readSignerInfo(der: Uint8Array, node: DerNode): CmsSignerInfo {
   const signature = octets(der, f[i++], 'SignerInfo.signature');
   if (f[i]?.tag === 0xa1) i++; // unsignedAttrs
   if (i !== f.length) throw malformed('SignerInfo', 'unexpected fields');
-  return { version, sid, digestAlgorithm, signedAttributes, signedAttributesDer, signatureAlgorithm, signature };
+  return {
+    version,
+    sid,
+    digestAlgorithm,
+    signedAttributes,
+    signedAttributesDer,
+    signatureAlgorithm,
+    signature,
+  };
 }
 
 /**
@@ -268,7 +291,10 @@ function readSignerInfo(der: Uint8Array, node: DerNode): CmsSignerInfo {
  */
 export function parseSignedData(input: Uint8Array, limits?: Partial<DerBounds>): ParsedSignedData {
   const der = boundedDer(input, limits, 'signedData');
-  const sd = children(der, expectTag(readContentInfo(der, CMS_OID.signedData, 'signedData'), Tag.SEQUENCE, 'SignedData'));
+  const sd = children(
+    der,
+    expectTag(readContentInfo(der, CMS_OID.signedData, 'signedData'), Tag.SEQUENCE, 'SignedData'),
+  );
   let i = 0;
   const version = readSmallInteger(der, sd[i++], 'SignedData.version');
   if (version < 1 || version > 5) throw malformed('SignedData.version', `unknown version ${version}`);
@@ -289,7 +315,9 @@ export function parseSignedData(input: Uint8Array, limits?: Partial<DerBounds>):
     for (const c of children(der, sd[i++]!)) if (c.tag === Tag.SEQUENCE) certificates.push(raw(der, c));
   }
   if (sd[i]?.tag === 0xa1) i++; // crls
-  const signers = children(der, expectTag(sd[i++], Tag.SET, 'signerInfos')).map((n) => readSignerInfo(der, n));
+  const signers = children(der, expectTag(sd[i++], Tag.SET, 'signerInfos')).map((n) =>
+    readSignerInfo(der, n),
+  );
   if (i !== sd.length) throw malformed('SignedData', 'unexpected fields');
   return { version, digestAlgorithms, contentType, content: body, certificates, signers };
 }
@@ -354,7 +382,11 @@ export function verifySignerInfo(
     throw fail('signature_invalid', 'the certificate is not the one the signer names');
   }
   const digest = cmsDigestName(signer.digestAlgorithm);
-  if (!digest) throw fail('signature_algorithm_not_allowed', `digest algorithm ${signer.digestAlgorithm} is not supported`);
+  if (!digest)
+    throw fail(
+      'signature_algorithm_not_allowed',
+      `digest algorithm ${signer.digestAlgorithm} is not supported`,
+    );
   const body = signedData.content ?? options.content ?? new Uint8Array();
   let signed: Uint8Array = body;
   let signingTime: Date | undefined;

@@ -1,4 +1,5 @@
-import { Tag, explicit, integer, oid, sequence } from '../der.js';
+import { readCertificate, serialToHex } from '../certificate-info.js';
+import { explicit, integer, oid, sequence, Tag } from '../der.js';
 import {
   assertDerBounds,
   children,
@@ -12,7 +13,6 @@ import {
   readRoot,
   readUnsignedInteger,
 } from '../der-reader.js';
-import { readCertificate, serialToHex } from '../certificate-info.js';
 import { normalizeBer } from './ber.js';
 import { cmsLimits } from './limits.js';
 
@@ -22,7 +22,11 @@ import { cmsLimits } from './limits.js';
  */
 
 /** Untrusted CMS bytes made DER (see ber.ts) and checked against the bounds. */
-export function boundedDer(input: Uint8Array, limits: Partial<DerBounds> | undefined, what: string): Uint8Array {
+export function boundedDer(
+  input: Uint8Array,
+  limits: Partial<DerBounds> | undefined,
+  what: string,
+): Uint8Array {
   const bounds = cmsLimits(limits);
   const der = normalizeBer(input, bounds, what);
   assertDerBounds(der, bounds, what);
@@ -52,9 +56,15 @@ export interface IssuerAndSerialNumber {
 }
 
 /** How a signer or a recipient is named (RFC 5652 §5.3 SignerIdentifier, §6.2.1 RecipientIdentifier). */
-export type CmsIdentifier = { issuerAndSerialNumber: IssuerAndSerialNumber } | { subjectKeyIdentifier: Uint8Array };
+export type CmsIdentifier =
+  | { issuerAndSerialNumber: IssuerAndSerialNumber }
+  | { subjectKeyIdentifier: Uint8Array };
 
-export function readIssuerAndSerial(der: Uint8Array, node: DerNode | undefined, what: string): IssuerAndSerialNumber {
+export function readIssuerAndSerial(
+  der: Uint8Array,
+  node: DerNode | undefined,
+  what: string,
+): IssuerAndSerialNumber {
   const parts = children(der, expectTag(node, Tag.SEQUENCE, what));
   if (parts.length !== 2) throw malformed(what, 'must hold an issuer and a serial number');
   const issuer = raw(der, expectTag(parts[0], Tag.SEQUENCE, `${what}.issuer`));
@@ -88,14 +98,18 @@ export interface AlgorithmIdentifier {
 
 export function readAlgorithm(der: Uint8Array, node: DerNode | undefined, what: string): AlgorithmIdentifier {
   const parts = children(der, expectTag(node, Tag.SEQUENCE, what));
-  if (parts.length < 1 || parts.length > 2) throw malformed(what, 'must hold an algorithm and optional parameters');
+  if (parts.length < 1 || parts.length > 2)
+    throw malformed(what, 'must hold an algorithm and optional parameters');
   const algorithm = readOid(der, parts[0], `${what}.algorithm`);
   return parts[1] ? { oid: algorithm, parameters: raw(der, parts[1]) } : { oid: algorithm };
 }
 
 /** Parameters absent or NULL (what RFC 3370/4055 allow for hash and rsaEncryption identifiers). */
 export function parametersAbsentOrNull(alg: AlgorithmIdentifier): boolean {
-  return !alg.parameters || (alg.parameters.length === 2 && alg.parameters[0] === Tag.NULL && alg.parameters[1] === 0);
+  return (
+    !alg.parameters ||
+    (alg.parameters.length === 2 && alg.parameters[0] === Tag.NULL && alg.parameters[1] === 0)
+  );
 }
 
 /** Content octets of a primitive OCTET STRING node. */
