@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   CertwrightError,
+  type EphemeralStore,
   type Handler,
   isCertwrightError,
   type Logger,
+  MemoryEphemeralStore,
+  readBodyBytes,
   type Services,
   silentLogger,
   type TransportContext,
@@ -16,13 +19,15 @@ import {
   bearerToken,
   type Principal,
 } from './auth/principal.js';
-import { requiresAuthentication } from './auth/public-routes.js';
+import { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
 import { problem, problemFromError } from './http/problem.js';
-import type { JsonResult, RouteSpec } from './http/route.js';
+import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
+import type { JsonResult, PublicAccess, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
-import { parsePart, queryObject, readJsonBody } from './http/validate.js';
+import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
-import { pkiProtocolRoutes } from './pki-protocols.js';
+import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
+import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
@@ -41,8 +46,22 @@ export interface HandlerOptions {
   authenticators?: Authenticator[];
   /** The domain services; when given, every feature route (inventory, agents, …) is served. */
   services?: Services;
-  /** An embedder's own REST routes, served after the feature routes in the order given. */
+  /**
+   * An embedder's own REST routes, served after the feature routes in the order given. Like
+   * every route they require authentication unless their definition declares `public`.
+   */
   routes?: readonly RouteSpec[];
+  /** An embedder's own wire-protocol mounts, dispatched by prefix like CRL and OCSP. */
+  protocols?: readonly ProtocolMount[];
+  /** Per-client limits; omitted fields keep {@link DEFAULT_RATE_LIMITS}. */
+  rateLimits?: Partial<RateLimitSettings>;
+  /**
+   * Where rate-limit counters live; share one store (Redis) between instances. Default: the
+   * services' ephemeral store, or an in-process one without services.
+   */
+  ephemeral?: EphemeralStore;
+  /** Who a request comes from, for per-client limits; default: the socket's peer address. */
+  clientAddress?: ClientAddressResolver;
   /** Called once per request, after the response is built (metrics, access logs). */
   onResponse?: (event: ResponseEvent) => void;
 }
@@ -51,25 +70,43 @@ export interface ResponseEvent {
   method: string;
   /** Route template (`/api/v1/agents/{id}`), or `unmatched`; never the raw path. */
   route: string;
+  /** The OpenAPI operation answered, when the request reached one. */
+  operationId?: string;
   status: number;
   durationMs: number;
+  requestId: string;
+  /** The client was over a rate limit: the answer is the 429 (or OCSP tryLater), nothing ran. */
+  rateLimited?: true;
 }
 
 export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
+  readonly protocols: readonly ProtocolMount[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Composes every REST route into one Web-standard handler. */
+interface Outcome {
+  route: string;
+  operationId?: string;
+  rateLimited?: true;
+}
+
+/**
+ * Composes every REST route and protocol mount into one Web-standard handler. Nothing answers
+ * without authentication unless its own definition declares `public` (with the reason); public
+ * routes spend a per-client rate limit instead.
+ */
 export function createHandler(options: HandlerOptions): CertwrightHandler {
   const logger = options.logger ?? silentLogger;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const services = options.services;
   const authenticators: Authenticator[] = [
     ...(options.auth.type === 'api-key' ? [apiKeyAuthenticator(options.auth.secret)] : []),
     ...(options.authenticators ?? []),
-    ...(options.services ? [agentKeyAuthenticator(options.services)] : []),
+    ...(services ? [agentKeyAuthenticator(services)] : []),
   ];
   let openapi: OpenApiDocument;
   const routes: RouteSpec[] = systemRoutes({
@@ -79,52 +116,117 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     metrics: options.metrics,
     openapi: () => openapi,
   });
-  if (options.services) routes.push(...featureRoutes(options.services));
+  if (services) routes.push(...featureRoutes(services));
   routes.push(...(options.routes ?? []));
-  openapi = buildOpenApiDocument(routes, { version: options.version?.version ?? '2.0.0' });
+  const mounts = new ProtocolMounts([
+    ...(services ? protocolMounts({ services, maxBodyBytes, logger }) : []),
+    ...(options.protocols ?? []),
+  ]);
+  openapi = buildOpenApiDocument(routes, mounts.all, { version: options.version?.version ?? '2.0.0' });
   const router = new Router(routes);
-  // CRL and OCSP (/.well-known/pki/…) are protocol handlers, dispatched by prefix before routing.
-  const protocolRoute = options.services
-    ? pkiProtocolRoutes(options.services, { maxBodyBytes, logger })
-    : () => null;
+  const limiter = new RateLimiter(
+    options.ephemeral ?? services?.deps.ephemeral ?? new MemoryEphemeralStore(),
+    { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
+    logger,
+  );
+  const clientAddress = options.clientAddress ?? socketClientAddress;
 
-  const authenticate = async (request: Request): Promise<Principal | null> => {
+  /** A principal; null for no or wrong credentials (counted against the client); a number: locked out for that many seconds. */
+  const authenticate = async (request: Request, client: string): Promise<Principal | null | number> => {
     if (options.auth.type === 'none') return ANONYMOUS_ADMIN;
-    const token = bearerToken(request.headers.get('authorization'));
-    if (token === null) return null;
-    for (const authenticator of authenticators) {
-      const principal = await authenticator(token);
+    const header = request.headers.get('authorization');
+    if (header === null) return null;
+    const locked = await limiter.authLockedOut(client);
+    if (!locked.allowed) return locked.retryAfterSeconds;
+    const token = bearerToken(header);
+    for (const authenticator of token === null ? [] : authenticators) {
+      const principal = await authenticator(token as string);
       if (principal) return principal;
     }
+    await limiter.authFailed(client);
     return null;
+  };
+
+  /**
+   * Public: spends the client's rate limit (principal null). Otherwise authenticates: a
+   * principal, or the 401 / 429 to answer.
+   */
+  const admit = async (
+    access: PublicAccess | undefined,
+    request: Request,
+    transport: TransportContext,
+    requestId: string,
+    outcome: Outcome,
+  ): Promise<{ principal: Principal | null } | { refused: Response } | { limited: number }> => {
+    const client = clientKey(clientAddress(request, transport));
+    if (access) {
+      const verdict = await limiter.request(access.rateLimit, client);
+      if (verdict.allowed) return { principal: null };
+      outcome.rateLimited = true;
+      return { limited: verdict.retryAfterSeconds };
+    }
+    const principal = await authenticate(request, client);
+    if (typeof principal === 'number') {
+      outcome.rateLimited = true;
+      return { refused: tooManyRequests(requestId, principal, 'too many failed API keys from this client') };
+    }
+    if (principal) return { principal };
+    return {
+      refused: problem({
+        status: 401,
+        code: 'unauthorized',
+        detail: 'a valid API key is required',
+        requestId,
+        headers: { 'www-authenticate': 'Bearer' },
+      }),
+    };
+  };
+
+  const dispatchProtocol = async (
+    mount: ProtocolMount,
+    request: Request,
+    transport: TransportContext,
+    requestId: string,
+    outcome: Outcome,
+  ): Promise<Response> => {
+    outcome.route = mount.route;
+    const operationId = mount.operationOf?.(request);
+    if (operationId) outcome.operationId = operationId;
+    const admitted = await admit(mount.public, request, transport, requestId, outcome);
+    if ('limited' in admitted) return (mount.rateLimited ?? tooManyRequestsText)(admitted.limited);
+    if ('refused' in admitted) return admitted.refused;
+    if (admitted.principal?.kind === 'agent') return agentForbidden(requestId);
+    return mount.handler(request, transport);
   };
 
   const dispatch = async (
     request: Request,
     transport: TransportContext,
     requestId: string,
-    matched: { route: string },
+    outcome: Outcome,
   ): Promise<Response> => {
     const url = new URL(request.url);
-    const protocol = protocolRoute(url.pathname);
-    if (protocol) {
-      matched.route = protocol.route;
-      return protocol.handler(request, transport);
-    }
-    let principal: Principal | null = null;
-    if (requiresAuthentication(url.pathname)) {
-      principal = await authenticate(request);
-      if (!principal) {
-        return problem({
-          status: 401,
-          code: 'unauthorized',
-          detail: 'a valid API key is required',
-          requestId,
-          headers: { 'www-authenticate': 'Bearer' },
-        });
-      }
-    }
+    const mount = mounts.match(url.pathname);
+    if (mount) return dispatchProtocol(mount, request, transport, requestId, outcome);
+
     const match = router.match(request.method, url.pathname);
+    const access =
+      match.kind === 'route'
+        ? match.spec.public
+        : match.kind === 'method_not_allowed'
+          ? match.public
+          : undefined;
+    if (match.kind === 'route') {
+      outcome.route = match.spec.path;
+      outcome.operationId = match.spec.operationId;
+    }
+    const admitted = await admit(access, request, transport, requestId, outcome);
+    if ('limited' in admitted) {
+      return tooManyRequests(requestId, admitted.limited, 'too many requests from this client');
+    }
+    if ('refused' in admitted) return admitted.refused;
+    const { principal } = admitted;
+    // Unknown paths are answered only after authentication: no route map for strangers.
     if (match.kind === 'none') {
       return problem({ status: 404, code: 'not_found', detail: `no route for ${url.pathname}`, requestId });
     }
@@ -138,15 +240,9 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       });
     }
     const spec = match.spec;
-    matched.route = spec.path;
     // An agent key opens only the agent's own routes (heartbeat, work, CSR, job status).
     if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
-      return problem({
-        status: 403,
-        code: 'forbidden',
-        detail: 'agent keys may call only agent routes',
-        requestId,
-      });
+      return agentForbidden(requestId);
     }
     if (spec.admin && principal?.admin !== true) {
       return problem({
@@ -156,10 +252,23 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
         requestId,
       });
     }
+    const contentType = request.headers.get('content-type');
+    if (STATE_CHANGING.has(spec.method) && contentType !== null && !isJsonMediaType(contentType)) {
+      return unsupportedMediaType(requestId);
+    }
+    const params = spec.params ? parsePart(spec.params, match.params, 'path') : match.params;
+    const query = spec.query ? parsePart(spec.query, queryObject(url.searchParams), 'query') : {};
+    let body: unknown;
+    if (spec.body) {
+      const bytes = await readBodyBytes(request, maxBodyBytes);
+      // A body without a type could be anything, e.g. a cross-site fetch of a typeless Blob.
+      if (bytes.byteLength > 0 && contentType === null) return unsupportedMediaType(requestId);
+      body = parsePart(spec.body, parseJsonBody(bytes), 'body');
+    }
     const input = {
-      params: spec.params ? parsePart(spec.params, match.params, 'path') : match.params,
-      query: spec.query ? parsePart(spec.query, queryObject(url.searchParams), 'query') : {},
-      body: spec.body ? parsePart(spec.body, await readJsonBody(request, maxBodyBytes), 'body') : undefined,
+      params,
+      query,
+      body,
       request,
       transport,
       principal,
@@ -174,19 +283,22 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     const started = performance.now();
     const incoming = request.headers.get('x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const matched = { route: 'unmatched' };
+    const outcome: Outcome = { route: 'unmatched' };
     let response: Response;
     try {
-      response = await dispatch(request, transport, requestId, matched);
+      response = await dispatch(request, transport, requestId, outcome);
     } catch (error) {
       response = errorResponse(error, requestId, logger);
     }
     response.headers.set('x-request-id', requestId);
-    const event = {
+    const event: ResponseEvent = {
       method: request.method,
-      route: matched.route,
+      route: outcome.route,
+      ...(outcome.operationId ? { operationId: outcome.operationId } : {}),
       status: response.status,
       durationMs: performance.now() - started,
+      requestId,
+      ...(outcome.rateLimited ? { rateLimited: true as const } : {}),
     };
     options.onResponse?.(event);
     logger.debug({ request_id: requestId, ...event, remote: transport.remoteAddress }, 'request');
@@ -198,6 +310,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       return openapi;
     },
     routes,
+    protocols: mounts.all,
   });
 }
 
@@ -210,6 +323,34 @@ function agentKeyAuthenticator(services: Services): Authenticator {
     const agent = await services.agents.authenticate(token);
     return agent ? { kind: 'agent', id: agent.id, admin: false } : null;
   };
+}
+
+function agentForbidden(requestId: string): Response {
+  return problem({
+    status: 403,
+    code: 'forbidden',
+    detail: 'agent keys may call only agent routes',
+    requestId,
+  });
+}
+
+function tooManyRequests(requestId: string, retryAfterSeconds: number, detail: string): Response {
+  return problem({
+    status: 429,
+    code: 'rate_limited',
+    detail: `${detail}; retry after ${retryAfterSeconds} s`,
+    requestId,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}
+
+function unsupportedMediaType(requestId: string): Response {
+  return problem({
+    status: 415,
+    code: 'unsupported_media_type',
+    detail: 'the body must be application/json',
+    requestId,
+  });
 }
 
 function jsonResponse(result: JsonResult): Response {

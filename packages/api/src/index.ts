@@ -4,20 +4,28 @@ export {
   apiKeyAuthenticator,
   type Principal,
 } from './auth/principal.js';
-export { isPublicPath, PUBLIC_ROUTES, requiresAuthentication } from './auth/public-routes.js';
 export {
   type CertwrightHandler,
   createHandler,
   type HandlerOptions,
   type ResponseEvent,
 } from './create-handler.js';
+export { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
 export { problem, STATUS_BY_CODE } from './http/problem.js';
+export {
+  DEFAULT_RATE_LIMITS,
+  RATE_LIMIT_CLASSES,
+  type RateLimitClass,
+  type RateLimitSettings,
+} from './http/rate-limit.js';
 export {
   defineRoute,
   type HttpMethod,
   type JsonResult,
+  type PublicAccess,
   type RouteInput,
   type RouteSpec,
 } from './http/route.js';
 export type { OpenApiDocument } from './openapi/document.js';
+export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from './protocols/mount.js';
 export type { ReadinessCheck, VersionInfo } from './routes/system.js';

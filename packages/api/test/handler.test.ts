@@ -2,16 +2,17 @@ import { CertwrightError, type TransportContext } from '@certwright/core';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createHandler, defineRoute, type HandlerOptions, type Principal } from '../src/index.js';
+import { conformance } from './support/openapi-conformance.js';
 
 const SECRET = 'test-secret-0123456789abcdef';
 const transport: TransportContext = { remoteAddress: '127.0.0.1' };
 const auth = { authorization: `Bearer ${SECRET}` };
 
 function make(options: Partial<HandlerOptions> = {}) {
-  return createHandler({ auth: { type: 'api-key', secret: SECRET }, ...options });
+  return createHandler({ auth: { type: 'api-key', secret: SECRET }, ...options, ...conformance.options() });
 }
 const call = (handler: ReturnType<typeof make>, path: string, init: RequestInit = {}) =>
-  handler(new Request(`https://localhost:8443${path}`, init), transport);
+  conformance.call(handler, new Request(`https://localhost:8443${path}`, init), transport);
 
 describe('system routes', () => {
   it('answers /health and /api/v1/auth/info without a key', async () => {
@@ -25,18 +26,22 @@ describe('system routes', () => {
     });
   });
 
-  it('reports the build with the spec field names and rejects other methods with Allow', async () => {
+  it('reports the build with the spec field names and answers GET only, HEAD included', async () => {
     const handler = make({ version: { version: '2.0.1', commit: 'abc', modified: true, build_time: 'now' } });
     const body = await (await call(handler, '/api/v1/version')).json();
     expect(body).toMatchObject({ version: '2.0.1', commit: 'abc', modified: true, build_time: 'now' });
     expect(body.go_version).toBe(process.version);
     expect(body.runtime).toContain(process.version);
-    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+    for (const method of ['HEAD', 'POST', 'PUT', 'DELETE', 'PATCH']) {
       const res = await call(handler, '/api/v1/version', { method });
-      expect(res.status).toBe(405);
-      expect(res.headers.get('allow')).toBe('GET, HEAD');
-      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('GET');
     }
+    const post = await call(handler, '/api/v1/version', { method: 'POST' });
+    expect(post.headers.get('content-type')).toBe('application/problem+json');
+    // Every other GET route still answers HEAD, and its 405 lists it.
+    expect((await call(handler, '/health', { method: 'HEAD' })).status).toBe(200);
+    expect((await call(handler, '/health', { method: 'POST' })).headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('is ready only when every check is ok', async () => {
@@ -71,13 +76,19 @@ describe('authentication', () => {
     expect((await call(handler, '/api/v1/openapi.json', { headers: auth })).status).toBe(200);
   });
 
-  it('authenticates before answering 404 under /api/v1, not elsewhere', async () => {
+  it('authenticates before answering 404, whatever the path', async () => {
     const handler = make();
-    expect((await call(handler, '/api/v1/nothing-here')).status).toBe(401);
-    const res = await call(handler, '/api/v1/nothing-here', { headers: auth });
-    expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ error: 'not_found', status: 404 });
-    expect((await call(handler, '/nothing-here')).status).toBe(404);
+    for (const path of [
+      '/api/v1/nothing-here',
+      '/nothing-here',
+      '/acme/directory',
+      '/.well-known/est/cacerts',
+    ]) {
+      expect((await call(handler, path)).status, path).toBe(401);
+      const res = await call(handler, path, { headers: auth });
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'not_found', status: 404 });
+    }
   });
 
   it('lets everyone through as admin with auth none', async () => {
@@ -136,7 +147,7 @@ describe('routes contributed by features', () => {
           operationId: 'taken',
           summary: 'conflicts',
           tags: ['test'],
-          responses: {},
+          responses: { 409: { description: 'taken' } },
           handle: async () => {
             throw new CertwrightError('conflict', "widget 'w' already exists", { extra: { id: 'w' } });
           },

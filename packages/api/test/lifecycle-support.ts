@@ -15,6 +15,7 @@ import {
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { type CertwrightHandler, createHandler } from '../src/index.js';
+import { conformance } from './support/openapi-conformance.js';
 
 export const KEY = 'lifecycle-test-key-0123456789abcdef';
 const transport: TransportContext = { remoteAddress: '127.0.0.1' };
@@ -42,12 +43,17 @@ export async function createLifecycleApp(options: { clock: Clock; pki?: PkiOptio
     { storage, clock: options.clock, logger: silentLogger },
     { pki: options.pki ?? {} },
   );
-  const handler = createHandler({ auth: { type: 'api-key', secret: KEY }, services });
+  const handler = createHandler({
+    auth: { type: 'api-key', secret: KEY },
+    services,
+    ...conformance.options(),
+  });
   const owner = await services.owners.create({ name: 'PKI owner', email: 'pki@example.test' }, SYSTEM_ACTOR);
   const team = await services.teams.create({ name: 'PKI team' }, SYSTEM_ACTOR);
   const issuer = await services.issuers.create({ name: 'Local test CA', type: 'Local' }, SYSTEM_ACTOR);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    handler(
+    conformance.call(
+      handler,
       new Request(`https://localhost:8443${path}`, {
         method,
         headers: {

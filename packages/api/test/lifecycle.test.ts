@@ -74,8 +74,18 @@ describe('issuance after create', () => {
 
     // The CA chain endpoint serves the same CA; the key never appears anywhere.
     expect(await chainOf(app.ids.issuer)).toEqual([issuingPem, rootPem]);
-    const issuers = await app.json('GET', `/api/v1/issuers/${app.ids.issuer}`);
-    expect(JSON.stringify(issuers.body)).not.toMatch(/PRIVATE KEY|issuing_key|root_key/);
+    const issuer = await app.json('GET', `/api/v1/issuers/${app.ids.issuer}`);
+    expect(issuer.status).toBe(200);
+    expect(issuer.body.id).toBe(app.ids.issuer);
+    expect(Object.keys(issuer.body).sort()).toEqual([
+      'created_at',
+      'enabled',
+      'id',
+      'name',
+      'type',
+      'updated_at',
+    ]);
+    expect(JSON.stringify(issuer.body)).not.toMatch(/PRIVATE KEY|issuing_key|root_key/);
   });
 
   it('DER export is the certificate alone; PKCS#12 needs a password and holds key + chain', async () => {

@@ -20,6 +20,7 @@ import {
 } from '@certwright/core/pki';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { type CertwrightHandler, createHandler } from '../src/index.js';
+import { conformance } from './support/openapi-conformance.js';
 
 export const ADMIN_KEY = 'ops-test-admin-key-0123456789';
 const transport: TransportContext = { remoteAddress: '127.0.0.1' };
@@ -61,6 +62,7 @@ export async function createOpsApp(
   const handler = createHandler({
     auth: options.authType === 'none' ? { type: 'none' } : { type: 'api-key', secret: ADMIN_KEY },
     services,
+    ...conformance.options(),
   });
   return {
     handler,
@@ -73,7 +75,8 @@ export async function createOpsApp(
       const token = key === undefined ? ADMIN_KEY : key;
       if (token !== null) headers.authorization = `Bearer ${token}`;
       if (body !== undefined) headers['content-type'] = 'application/json';
-      return handler(
+      return conformance.call(
+        handler,
         new Request(`https://localhost:8443${path}`, {
           method,
           headers,

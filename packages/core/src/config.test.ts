@@ -161,6 +161,24 @@ describe('parseConfig', () => {
     );
   });
 
+  it('reads the per-client rate limits, 0 switching one off, and refuses a window under 1s', () => {
+    expect(parseConfig(base).rateLimits).toEqual({
+      windowMs: 10_000,
+      public: 60,
+      pki: 100,
+      enrollment: 50,
+      authFailures: 10,
+      authFailureWindowMs: 300_000,
+    });
+    const tuned = parseConfig({ ...base, SVC_RATE_LIMIT_PKI: '0', SVC_AUTH_FAILURE_WINDOW: '1h' });
+    expect(tuned.rateLimits).toMatchObject({ pki: 0, authFailureWindowMs: 3_600_000 });
+    expect(failure({ ...base, SVC_RATE_LIMIT_WINDOW: '500ms' })).toMatch(
+      /SVC_RATE_LIMIT_WINDOW: must be at least 1s/,
+    );
+    expect(failure({ ...base, SVC_RATE_LIMIT_ENROLLMENT: '-1' })).toContain('SVC_RATE_LIMIT_ENROLLMENT');
+    expect(failure({ ...base, SVC_AUTH_FAILURE_LIMIT: 'many' })).toContain('SVC_AUTH_FAILURE_LIMIT');
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

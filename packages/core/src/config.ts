@@ -48,6 +48,20 @@ export interface ServiceConfig {
   agents: { degradedAfterMs: number; offlineAfterMs: number; jobLeaseMs: number; csrTimeoutMs: number };
   /** Shutdown grace period for in-flight requests and jobs. */
   shutdownTimeoutMs: number;
+  /**
+   * Per-client limits (docs/operations/configuration.md): requests per `windowMs` on the
+   * unauthenticated routes by class — SVC_RATE_LIMIT_WINDOW (10s), SVC_RATE_LIMIT_PUBLIC (60),
+   * SVC_RATE_LIMIT_PKI (100), SVC_RATE_LIMIT_ENROLLMENT (50), 0 = off — and failed API keys:
+   * SVC_AUTH_FAILURE_LIMIT (10, 0 = off) per SVC_AUTH_FAILURE_WINDOW (5m).
+   */
+  rateLimits: {
+    windowMs: number;
+    public: number;
+    pki: number;
+    enrollment: number;
+    authFailures: number;
+    authFailureWindowMs: number;
+  };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -123,6 +137,8 @@ const baseUrl = z
     message: 'must be an https:// origin without a path',
   });
 
+const count = z.coerce.number().int().min(0).max(1_000_000);
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 type Env = Record<string, string | undefined>;
@@ -197,6 +213,14 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ) as number,
     notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
     shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,
+    rateLimits: {
+      windowMs: read('SVC_RATE_LIMIT_WINDOW', duration, '10s') as number,
+      public: read('SVC_RATE_LIMIT_PUBLIC', count, '60') as number,
+      pki: read('SVC_RATE_LIMIT_PKI', count, '100') as number,
+      enrollment: read('SVC_RATE_LIMIT_ENROLLMENT', count, '50') as number,
+      authFailures: read('SVC_AUTH_FAILURE_LIMIT', count, '10') as number,
+      authFailureWindowMs: read('SVC_AUTH_FAILURE_WINDOW', duration, '5m') as number,
+    },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
       offlineAfterMs: read('SVC_AGENT_OFFLINE_AFTER', duration, '10m') as number,
@@ -204,6 +228,12 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       csrTimeoutMs: read('SVC_AGENT_CSR_TIMEOUT', duration, '24h') as number,
     },
   };
+  for (const [name, ms] of [
+    ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
+    ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
+  ] as const) {
+    if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
+  }
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
   }

@@ -25,6 +25,12 @@ export function createMetrics(): ServerMetrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
+  const rateLimited = new Counter({
+    name: 'svc_http_rate_limited_total',
+    help: 'Requests refused by a per-client limit (429, or an OCSP tryLater), by route template',
+    labelNames: ['route'],
+    registers: [registry],
+  });
   const notificationDead = new Counter({
     name: 'svc_notification_dead_total',
     help: 'Notifications that exhausted their retry budget and became dead',
@@ -37,6 +43,7 @@ export function createMetrics(): ServerMetrics {
       // Route templates, never raw paths, keep label cardinality bounded.
       requests.inc({ method: event.method, route: event.route, status: String(event.status) });
       duration.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
+      if (event.rateLimited) rateLimited.inc({ route: event.route });
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

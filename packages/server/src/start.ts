@@ -56,6 +56,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     version: await readBuildInfo(),
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    rateLimits: config.rateLimits,
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
   };

@@ -1,6 +1,7 @@
 import type { Logger, TransportContext } from '@certwright/core';
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
+import type { RateLimitClass } from './rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -8,7 +9,19 @@ export interface ResponseSpec {
   description: string;
   /** JSON body schema; omit for empty bodies or non-JSON bodies described by `contentType`. */
   schema?: z.ZodType;
-  contentType?: string;
+  /** The media type(s) of a non-JSON body. */
+  contentType?: string | readonly string[];
+}
+
+/**
+ * A route or protocol mount that answers without an API key says so, and why. Everything
+ * else is authenticated: there is no other way to make a path public.
+ */
+export interface PublicAccess {
+  /** Shown in docs and the OpenAPI document: who needs this without a key. */
+  why: string;
+  /** The per-client request limit that applies instead of authentication. */
+  rateLimit: RateLimitClass;
 }
 
 /** What a route handler receives: validated inputs plus the request's context. */
@@ -45,8 +58,12 @@ export interface RouteSpec<
   operationId: string;
   summary: string;
   tags: string[];
-  /** §5.4: answered with 403 before the handler runs when the principal is not admin. */
+  /** Answered with 403 before the handler runs when the principal is not admin. */
   admin?: boolean;
+  /** Present: served without authentication, under a per-client rate limit. */
+  public?: PublicAccess;
+  /** GET routes answer HEAD too (RFC 9110 §9.3.2) unless this is `false`. */
+  head?: false;
   params?: P;
   query?: Q;
   body?: B;

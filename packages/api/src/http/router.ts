@@ -1,4 +1,4 @@
-import type { HttpMethod, RouteSpec } from './route.js';
+import type { PublicAccess, RouteSpec } from './route.js';
 
 interface CompiledRoute {
   spec: RouteSpec;
@@ -8,7 +8,8 @@ interface CompiledRoute {
 
 export type Match =
   | { kind: 'route'; spec: RouteSpec; params: Record<string, string> }
-  | { kind: 'method_not_allowed'; allow: string[] }
+  /** `public` is set when every route of the path is public, so the 405 needs no key either. */
+  | { kind: 'method_not_allowed'; allow: string[]; public?: PublicAccess }
   | { kind: 'none' };
 
 /**
@@ -35,8 +36,8 @@ export class Router {
   }
 
   match(method: string, pathname: string): Match {
-    const lookup = method === 'HEAD' ? 'GET' : method;
-    const allow = new Set<HttpMethod>();
+    const allow = new Set<string>();
+    const owners: RouteSpec[] = [];
     // The first template that matches the path owns it: `/certificates/bulk-revoke` answers a
     // GET with 405 rather than falling through to `GET /certificates/{id}`.
     let owner: string | undefined;
@@ -45,8 +46,11 @@ export class Router {
       const found = route.pattern.exec(pathname);
       if (!found) continue;
       owner = route.spec.path;
-      if (route.spec.method !== lookup) {
+      owners.push(route.spec);
+      const answersHead = route.spec.method === 'GET' && route.spec.head !== false;
+      if (route.spec.method !== method && !(method === 'HEAD' && answersHead)) {
         allow.add(route.spec.method);
+        if (answersHead) allow.add('HEAD');
         continue;
       }
       const params: Record<string, string> = {};
@@ -56,8 +60,8 @@ export class Router {
       return { kind: 'route', spec: route.spec, params };
     }
     if (allow.size === 0) return { kind: 'none' };
-    if (allow.has('GET')) allow.add('HEAD' as HttpMethod);
-    return { kind: 'method_not_allowed', allow: [...allow].sort() };
+    const access = owners.every((spec) => spec.public) ? owners[0]?.public : undefined;
+    return { kind: 'method_not_allowed', allow: [...allow].sort(), ...(access ? { public: access } : {}) };
   }
 }
 

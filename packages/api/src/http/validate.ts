@@ -1,4 +1,4 @@
-import { type FieldIssue, readBodyBytes, validationError } from '@certwright/core';
+import { type FieldIssue, validationError } from '@certwright/core';
 import type { z } from 'zod';
 
 /** Validates one part of a request; issues name the field, prefixed by where it came from. */
@@ -25,13 +25,23 @@ export function queryObject(params: URLSearchParams): Record<string, string | st
   return out;
 }
 
-/** Reads a bounded JSON body; an empty body is `undefined` so schemas decide if it is allowed. */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const bytes = await readBodyBytes(request, limit);
+/** Parses a JSON body; an empty body is `undefined` so schemas decide if it is allowed. */
+export function parseJsonBody(bytes: Uint8Array): unknown {
   if (bytes.byteLength === 0) return undefined;
   try {
     return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw validationError([{ field: 'body', message: 'is not valid JSON' }]);
   }
+}
+
+/**
+ * `application/json`, with or without `charset=utf-8` (RFC 8259 §8.1: JSON on the wire is
+ * UTF-8). Form and text types are refused, which keeps browsers' cross-site simple requests
+ * (form posts) away from the JSON routes.
+ */
+export function isJsonMediaType(value: string): boolean {
+  const [type, ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((p) => !p.startsWith('charset=') || /^charset="?utf-8"?$/.test(p));
 }

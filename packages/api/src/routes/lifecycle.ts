@@ -103,7 +103,7 @@ export function lifecycleRoutes(services: Services): RouteSpec[] {
       params: idParams,
       query: z.object({ format: exportFormatSchema.default('pem') }),
       responses: {
-        200: { description: 'the file', contentType: 'application/x-pem-file' },
+        200: { description: 'the file', contentType: ['application/x-pem-file', 'application/pkix-cert'] },
         404: { description: 'unknown certificate or not issued yet' },
       },
       handle: async ({ params, query }) => {
@@ -115,6 +115,8 @@ export function lifecycleRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: `${ITEM}/export`,
       operationId: 'exportCertificatePkcs12',
+      // Releases the private key.
+      admin: true,
       summary:
         'Export key, certificate and chain as PKCS#12 under the given password (server-held keys only)',
       tags: [TAG],

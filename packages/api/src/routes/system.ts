@@ -49,6 +49,7 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       operationId: 'getHealth',
       summary: 'Liveness: the process answers requests',
       tags: ['system'],
+      public: { why: 'liveness probe', rateLimit: 'public' },
       responses: { 200: { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
       handle: async () => ({ status: 200, body: { status: 'ok' } }),
     }),
@@ -58,6 +59,7 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       operationId: 'getReady',
       summary: 'Readiness: every dependency (storage, Redis) answers',
       tags: ['system'],
+      public: { why: 'readiness probe', rateLimit: 'public' },
       responses: {
         200: { description: 'ready', schema: readySchema },
         503: { description: 'a dependency is not ready', schema: readySchema },
@@ -78,6 +80,7 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       operationId: 'getAuthInfo',
       summary: 'Which authentication the API expects',
       tags: ['auth'],
+      public: { why: 'clients discover the auth type before they hold a key', rateLimit: 'public' },
       responses: {
         200: { description: 'auth type', schema: z.object({ auth_type: z.enum(['api-key', 'none']) }) },
       },
@@ -87,8 +90,10 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/version',
       operationId: 'getVersion',
-      summary: 'The running build',
+      summary: 'The running build; GET only (HEAD and every other method: 405)',
       tags: ['system'],
+      public: { why: 'build information', rateLimit: 'public' },
+      head: false,
       responses: { 200: { description: 'build information', schema: versionSchema } },
       handle: async () => ({ status: 200, body: version }),
     }),
@@ -107,6 +112,7 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       operationId: 'getApiReference',
       summary: 'Human-readable API reference',
       tags: ['system'],
+      public: { why: 'describes the routes and holds no data', rateLimit: 'public' },
       responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
       handle: async () =>
         new Response(renderReferencePage(options.openapi()), {

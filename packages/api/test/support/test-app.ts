@@ -12,6 +12,7 @@ import {
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { type CertwrightHandler, createHandler, type HandlerOptions } from '../../src/index.js';
+import { conformance } from './openapi-conformance.js';
 
 export const TEST_API_KEY = 'test-api-key-0123456789abcdef';
 /** The SQL storage with its lifecycle methods (migrate, close, db). */
@@ -75,6 +76,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     services,
     logger,
     ...options.handler,
+    ...conformance.options(options.handler?.onResponse),
   });
   return {
     handler,
@@ -88,7 +90,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       let payload: string | undefined = callOptions.raw;
       if (payload === undefined && body !== undefined) payload = JSON.stringify(body);
       if (payload !== undefined) headers.set('content-type', 'application/json');
-      const response = await handler(
+      // Every answer is checked against the OpenAPI document; a contradiction fails the test.
+      const response = await conformance.call(
+        handler,
         new Request(`https://localhost:8443${path}`, { method, headers, body: payload }),
         transport,
       );

@@ -1,0 +1,73 @@
+import { CertwrightError, type Handler } from '@certwright/core';
+import type { PublicAccess } from '../http/route.js';
+
+/** An OpenAPI 3.1 operation object, written by hand for wire protocols (no zod schemas). */
+export type OpenApiOperation = Record<string, unknown> & { operationId: string };
+
+/**
+ * A wire protocol (CRL, OCSP; ACME, EST, SCEP next) served under a path prefix by its own
+ * handler, in its own formats. createHandler dispatches to a mount before REST routing.
+ */
+export interface ProtocolMount {
+  /** The mount owns `prefix` and every path below `prefix/`; no trailing slash. */
+  prefix: string;
+  /** Route template for metrics and logs; never the raw path. */
+  route: string;
+  handler: Handler;
+  /**
+   * Why the protocol answers without an API key (it authenticates in its own way, or not at
+   * all) and the per-client rate limit it runs under. Absent: an API key is required first.
+   */
+  public?: PublicAccess;
+  /**
+   * The answer to a client over its rate limit, in the protocol's own format (an OCSP
+   * `tryLater`, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
+   */
+  rateLimited?: (retryAfterSeconds: number) => Response;
+  /** Operations this mount serves, by OpenAPI path template; they join the API document. */
+  operations?: Record<string, Partial<Record<'get' | 'post' | 'put' | 'delete', OpenApiOperation>>>;
+  /** Which of `operations` a request is, for metrics, logs and conformance checks. */
+  operationOf?: (request: Request) => string | undefined;
+}
+
+/** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */
+export class ProtocolMounts {
+  readonly #mounts: readonly ProtocolMount[];
+
+  constructor(mounts: readonly ProtocolMount[]) {
+    const seen = new Set<string>();
+    for (const mount of mounts) {
+      if (!/^\/[^?#]*[^/?#]$/.test(mount.prefix)) {
+        throw new CertwrightError(
+          'config_invalid',
+          `protocol mount prefix '${mount.prefix}' must start with '/' and not end with '/'`,
+        );
+      }
+      if (seen.has(mount.prefix)) {
+        throw new CertwrightError('config_invalid', `two protocol mounts claim '${mount.prefix}'`);
+      }
+      seen.add(mount.prefix);
+    }
+    this.#mounts = [...mounts].sort((a, b) => b.prefix.length - a.prefix.length);
+  }
+
+  get all(): readonly ProtocolMount[] {
+    return this.#mounts;
+  }
+
+  match(pathname: string): ProtocolMount | undefined {
+    return this.#mounts.find((m) => pathname === m.prefix || pathname.startsWith(`${m.prefix}/`));
+  }
+}
+
+/** The default over-limit answer: plain 429, as the protocols' other errors are plain text. */
+export function tooManyRequestsText(retryAfterSeconds: number): Response {
+  return new Response('too many requests; retry later\n', {
+    status: 429,
+    headers: {
+      'content-type': 'text/plain; charset=utf-8',
+      'retry-after': String(retryAfterSeconds),
+      'cache-control': 'no-store',
+    },
+  });
+}

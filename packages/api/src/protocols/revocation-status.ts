@@ -1,0 +1,210 @@
+import type { Logger, Services } from '@certwright/core';
+import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
+import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
+import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
+import type { ProtocolMount } from './mount.js';
+
+/**
+ * CRL and OCSP under /.well-known/pki/ (RFC 5280, RFC 6960, RFC 5019): relying parties fetch
+ * them anonymously, so both are public and spend the `pki` rate limit.
+ */
+
+export interface MountContext {
+  services: Services;
+  maxBodyBytes: number;
+  logger: Logger;
+}
+
+const TAG = 'revocation status';
+const PKI_ACCESS = { why: 'relying parties fetch revocation status anonymously', rateLimit: 'pki' } as const;
+
+const issuerIdParam = {
+  name: 'issuer_id',
+  in: 'path',
+  required: true,
+  description: 'the issuer whose CA signed the certificates in question',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+};
+const text = (description: string) => ({ description, content: { 'text/plain': {} } });
+const ocspBody = (description: string) => ({ description, content: { 'application/ocsp-response': {} } });
+const retryAfter = {
+  'Retry-After': { description: 'seconds until the client may retry', schema: { type: 'integer' } },
+};
+
+export function crlMount({ services }: MountContext): ProtocolMount {
+  const path = `${CRL_BASE_PATH}/{issuer_id}`;
+  return {
+    prefix: CRL_BASE_PATH,
+    route: path,
+    handler: createCrlHandler({ source: services.pki.revocationStatus }),
+    public: PKI_ACCESS,
+    operations: {
+      [path]: {
+        get: {
+          operationId: 'getCrl',
+          summary: "The issuer's current CRL: DER (RFC 2585), or PEM when asked for application/x-pem-file",
+          tags: [TAG],
+          parameters: [issuerIdParam],
+          responses: {
+            200: {
+              description: 'the CRL; cacheable until nextUpdate (Expires), ETag is the CRL number',
+              content: { 'application/pkix-crl': {}, 'application/x-pem-file': {} },
+            },
+            404: text('unknown issuer, or it publishes no CRL'),
+            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
+          },
+        },
+      },
+    },
+    operationOf: (request) =>
+      (request.method === 'GET' || request.method === 'HEAD') && segments(request, CRL_BASE_PATH).length === 1
+        ? 'getCrl'
+        : undefined,
+  };
+}
+
+export function ocspMount({ services, maxBodyBytes, logger }: MountContext): ProtocolMount {
+  const base = `${OCSP_BASE_PATH}/{issuer_id}`;
+  const status = services.pki.revocationStatus;
+  const errors = {
+    400: ocspBody('malformedRequest: the request could not be parsed'),
+    404: {
+      description: 'unauthorized (RFC 6960 §2.3): this server runs no OCSP responder for that issuer',
+      content: { 'application/ocsp-response': {}, 'text/plain': {} },
+    },
+    500: ocspBody('internalError'),
+    503: { ...ocspBody('tryLater: storage is unavailable'), headers: retryAfter },
+  };
+  const answered = {
+    200: {
+      description:
+        'a signed OCSPResponse; or an unsigned `tryLater` with Retry-After when this client exceeded its rate limit',
+      content: { 'application/ocsp-response': {} },
+    },
+  };
+  return {
+    prefix: OCSP_BASE_PATH,
+    route: base,
+    handler: createOcspHandler({
+      source: status,
+      now: () => services.deps.clock.now(),
+      limits: {
+        ...DEFAULT_OCSP_REQUEST_LIMITS,
+        maxBytes: Math.min(DEFAULT_OCSP_REQUEST_LIMITS.maxBytes, maxBodyBytes),
+      },
+      onError: (error) => logger.error({ err: error }, 'OCSP request failed'),
+    }),
+    public: PKI_ACCESS,
+    // RFC 6960 §2.3 `tryLater` with HTTP 200: OCSP clients (OpenSSL, Go's x/crypto/ocsp, the
+    // stapling code of web servers) read the OCSP status only from a 200 answer, and tryLater
+    // tells them precisely to come back later rather than treat the responder as broken.
+    rateLimited: (retryAfterSeconds) =>
+      new Response(new Uint8Array(buildOcspErrorResponse('tryLater')), {
+        status: 200,
+        headers: {
+          'content-type': 'application/ocsp-response',
+          'retry-after': String(retryAfterSeconds),
+          'cache-control': 'no-store',
+        },
+      }),
+    operations: {
+      [base]: {
+        post: {
+          operationId: 'postOcspRequest',
+          summary: 'OCSP over POST (RFC 6960 A.1): a DER OCSPRequest in the body',
+          tags: [TAG],
+          parameters: [issuerIdParam],
+          requestBody: {
+            required: true,
+            description: 'a missing Content-Type is tolerated; another explicit type is 415',
+            content: { 'application/ocsp-request': {} },
+          },
+          responses: {
+            ...answered,
+            ...errors,
+            413: ocspBody('malformedRequest: the request is larger than the limit'),
+            415: text('the Content-Type is not application/ocsp-request'),
+          },
+        },
+      },
+      [`${base}/serial/{serial}`]: {
+        get: {
+          operationId: 'getOcspSerialStatus',
+          summary:
+            'Status of one serial for humans: JSON, or a signed OCSPResponse when asked for application/ocsp-response',
+          tags: [TAG],
+          parameters: [
+            issuerIdParam,
+            {
+              name: 'serial',
+              in: 'path',
+              required: true,
+              description: 'the serial number in hex',
+              schema: { type: 'string', pattern: '^[0-9a-fA-F]{1,40}$' },
+            },
+          ],
+          responses: {
+            200: {
+              description: 'the status',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['issuer_id', 'serial', 'status', 'this_update', 'next_update'],
+                    properties: {
+                      issuer_id: { type: 'string' },
+                      serial: { type: 'string' },
+                      status: { type: 'string', enum: ['good', 'revoked', 'unknown'] },
+                      revoked_at: { type: 'string', format: 'date-time' },
+                      reason: { type: 'string' },
+                      this_update: { type: 'string', format: 'date-time' },
+                      next_update: { type: 'string', format: 'date-time' },
+                    },
+                  },
+                },
+                'application/ocsp-response': {},
+              },
+            },
+            400: text('the serial is not 1 to 40 hex digits'),
+            404: {
+              description: 'unknown issuer, or it runs no OCSP responder',
+              content: { 'text/plain': {}, 'application/ocsp-response': {} },
+            },
+            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
+            500: ocspBody('internalError'),
+            503: { ...ocspBody('tryLater: storage is unavailable'), headers: retryAfter },
+          },
+        },
+      },
+      [`${base}/{ocsp_request}`]: {
+        get: {
+          operationId: 'getOcspRequest',
+          summary: 'OCSP over GET (RFC 6960 A.1, RFC 5019): the DER OCSPRequest, base64 and URL-encoded',
+          tags: [TAG],
+          parameters: [
+            issuerIdParam,
+            {
+              name: 'ocsp_request',
+              in: 'path',
+              required: true,
+              description: 'url-encoded base64 (or base64url) of the DER OCSPRequest',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: { ...answered, ...errors },
+        },
+      },
+    },
+    operationOf: (request) => {
+      const parts = segments(request, OCSP_BASE_PATH);
+      if (parts.length === 1) return request.method === 'POST' ? 'postOcspRequest' : undefined;
+      if (parts.length < 2 || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined;
+      return parts[1] === 'serial' && parts.length === 3 ? 'getOcspSerialStatus' : 'getOcspRequest';
+    },
+  };
+}
+
+function segments(request: Request, prefix: string): string[] {
+  const rest = new URL(request.url).pathname.slice(prefix.length).replace(/^\/+/, '');
+  return rest === '' ? [] : rest.split('/');
+}
