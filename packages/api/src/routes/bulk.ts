@@ -37,8 +37,8 @@ const invalid = {
 };
 
 /**
- * Bulk operations (spec §2.10, §4.3). Registered before `/certificates/{id}`; only the EST
- * variant is admin-only.
+ * Bulk operations (spec §2.10, §4.3). Registered before `/certificates/{id}`. Both bulk
+ * revocations are admin-only; bulk renew and reassign stay open to every principal.
  */
 export function bulkRoutes(services: Services): RouteSpec[] {
   return [
@@ -46,6 +46,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/certificates/bulk-revoke',
       operationId: 'bulkRevokeCertificates',
+      admin: true,
       summary: 'Revoke every certificate the criteria select (criteria combine with AND)',
       tags: [TAG],
       body: bulkRevokeSchema,

@@ -192,6 +192,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: `${ITEM}/revoke`,
       operationId: 'revokeCertificate',
+      admin: true,
       summary: 'Revoke a certificate and all its versions',
       tags: [TAG],
       params: idParams,

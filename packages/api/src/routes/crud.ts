@@ -49,6 +49,8 @@ export interface CrudOptions<T> {
   before?: RouteSpec[];
   /** Extra notes for the DELETE summary. */
   deleteNote?: string;
+  /** Create, update and delete require an admin; reads stay open. */
+  adminWrites?: boolean;
 }
 
 /** The five routes of a reference-data resource: list, create, get, update (PUT), delete. */
@@ -77,6 +79,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'POST',
       path: o.path,
       operationId: `create${o.name}`,
+      admin: o.adminWrites,
       summary: `Create a ${o.noun}`,
       tags: [o.tag],
       body: o.createBody,
@@ -107,6 +110,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'PUT',
       path: item,
       operationId: `update${o.name}`,
+      admin: o.adminWrites,
       summary: `Update a ${o.noun}; omitted fields keep their values`,
       tags: [o.tag],
       params: idParams,
@@ -125,6 +129,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'DELETE',
       path: item,
       operationId: `delete${o.name}`,
+      admin: o.adminWrites,
       summary: `Delete a ${o.noun}${o.deleteNote ? `; ${o.deleteNote}` : ''}`,
       tags: [o.tag],
       params: idParams,

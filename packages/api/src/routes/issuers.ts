@@ -44,5 +44,7 @@ export function issuerRoutes(services: Services): RouteSpec[] {
     service: services.issuers,
     view: issuerView,
     deleteNote: '409 while certificates or versions reference it',
+    // Issuer config carries credentials and CA keys (a CA import is an issuer write).
+    adminWrites: true,
   });
 }
