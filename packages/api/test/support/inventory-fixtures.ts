@@ -21,7 +21,7 @@ export async function seedReferences(app: TestApp, suffix = ''): Promise<Referen
     owner: await post('/api/v1/owners', { name: `Alice${suffix}`, email: 'alice@example.com' }),
     team: await post('/api/v1/teams', { name: `Platform${suffix}` }),
     issuer: await post('/api/v1/issuers', {
-      name: `Local CA${suffix}`,
+      name: `Inventory CA${suffix}`,
       type: 'Local',
       config: { password: 's3cret' },
     }),
