@@ -219,7 +219,7 @@ describe('EST bulk revoke', () => {
         expect(res.body.error).toBe('forbidden');
       }
       expect(spy).not.toHaveBeenCalled();
-      // Bulk renew and reassign are not admin-gated, and the plain bulk revoke is not either.
+      // Bulk renew and reassign are not admin-gated (spec §4.3); every revocation is.
       const { owner, ids } = await ownerWith(1);
       const opts = { token: 'operator' };
       expect(
@@ -234,8 +234,8 @@ describe('EST bulk revoke', () => {
       expect(reassign.status).toBe(200);
       expect(
         (await app.call('POST', '/api/v1/certificates/bulk-revoke', { certificate_ids: ids }, opts)).status,
-      ).toBe(200);
-      expect(spy).toHaveBeenCalledTimes(1);
+      ).toBe(403);
+      expect(spy).not.toHaveBeenCalled();
     } finally {
       spy.mockRestore();
     }

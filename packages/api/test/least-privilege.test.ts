@@ -82,7 +82,7 @@ describe('a non-admin principal, walked over every route', () => {
       ephemeral: new MemoryEphemeralStore(),
       ...conformance.options(),
     });
-  }, 60_000);
+  }, 180_000);
   afterAll(() => app.close());
 
   const callAsMember = (route: RouteSpec) => {

@@ -128,7 +128,7 @@ describe('the OpenAPI document of the full service', () => {
     const res = await app.call('GET', '/api/v1/openapi.json');
     expect(res.status).toBe(200);
     doc = res.body;
-  }, 60_000);
+  }, 180_000);
   afterAll(() => app.close());
 
   const operations = () =>

@@ -41,7 +41,7 @@ describe('per-client limits on the unauthenticated revocation-status routes', ()
     const chain = await app.call('GET', `/api/v1/issuers/${issuerId}/chain`);
     expect(chain.status).toBe(200);
     issuerPem = (chain.body as string).split(/(?<=-----END CERTIFICATE-----\n?)/)[0]!;
-  }, 60_000);
+  }, 180_000);
   afterAll(() => app.close());
 
   /** A request for `count` serials; with `nonceBytes`, a nonce that defeats the response cache. */
