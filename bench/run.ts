@@ -6,6 +6,7 @@
  *   pnpm bench                 every benchmark at full size
  *   pnpm bench pki storage     only those (names are the file names without .ts)
  *   BENCH_SCALE=0.02 pnpm bench   a quick smoke run at 2% of the row counts
+ *   pnpm bench fuzz            the parser fuzz campaign (FUZZ_CASES, FUZZ_TARGETS)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, string[]> = {
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],
+  fuzz: [],
 };
 
 const selected = process.argv.slice(2);

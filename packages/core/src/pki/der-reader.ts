@@ -93,20 +93,28 @@ export function assertDerBounds(buf: Uint8Array, bounds: DerBounds, what: string
   if (buf.length > bounds.maxBytes) {
     throw fail('too_large', `${what}: ${buf.length} bytes exceeds the ${bounds.maxBytes}-byte limit`);
   }
-  const root = readRoot(buf);
+  readRoot(buf);
+  // Offsets and depths on flat number stacks: no object per value, however many there are.
   let nodes = 0;
-  const stack: { node: DerNode; depth: number }[] = [{ node: root, depth: 1 }];
-  while (stack.length > 0) {
-    const { node, depth } = stack.pop()!;
+  const starts = [0];
+  const limits = [buf.length];
+  const depths = [1];
+  while (starts.length > 0) {
+    const start = starts.pop()!;
+    const limit = limits.pop()!;
+    const depth = depths.pop()!;
     if (++nodes > bounds.maxNodes) {
       throw malformed(what, `more than ${bounds.maxNodes} ASN.1 values`);
     }
     if (depth > bounds.maxDepth) throw malformed(what, `nested deeper than ${bounds.maxDepth} levels`);
+    const node = readNode(buf, start, limit);
     if (!isConstructed(node)) continue;
     let offset = node.contentStart;
     while (offset < node.end) {
       const child = readNode(buf, offset, node.end);
-      stack.push({ node: child, depth: depth + 1 });
+      starts.push(offset);
+      limits.push(node.end);
+      depths.push(depth + 1);
       offset = child.end;
     }
   }
@@ -126,22 +134,34 @@ export function readOid(buf: Uint8Array, node: DerNode | undefined, field = 'OID
   const n = expectTag(node, Tag.OID, field);
   const bytes = content(buf, n);
   if (bytes.length === 0 || bytes.length > 64) throw malformed(field, 'bad OID length');
-  const arcs: bigint[] = [];
-  let value = 0n;
+  // Arcs are numbers until they outgrow 2^46 (real OIDs never do); then BigInt takes over.
+  let text = '';
+  let value = 0;
+  let big: bigint | null = null;
+  let arcStart = true;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
-    if (value === 0n && b === 0x80) throw malformed(field, 'non-minimal OID arc');
-    value = (value << 7n) | BigInt(b & 0x7f);
-    if ((b & 0x80) === 0) {
-      arcs.push(value);
-      value = 0n;
-    } else if (i === bytes.length - 1) {
-      throw malformed(field, 'truncated OID arc');
+    if (arcStart && b === 0x80) throw malformed(field, 'non-minimal OID arc');
+    arcStart = false;
+    if (big !== null) big = (big << 7n) | BigInt(b & 0x7f);
+    else if (value >= 2 ** 46) big = (BigInt(value) << 7n) | BigInt(b & 0x7f);
+    else value = value * 128 + (b & 0x7f);
+    if ((b & 0x80) !== 0) {
+      if (i === bytes.length - 1) throw malformed(field, 'truncated OID arc');
+      continue;
     }
+    if (text === '') {
+      // X.690 §8.19.4: the first subidentifier packs the first two arcs.
+      if (big !== null) text = `2.${big - 80n}`;
+      else text = value < 40 ? `0.${value}` : value < 80 ? `1.${value - 40}` : `2.${value - 80}`;
+    } else {
+      text += `.${big ?? value}`;
+    }
+    value = 0;
+    big = null;
+    arcStart = true;
   }
-  const first = arcs[0]!;
-  const head = first < 40n ? [0n, first] : first < 80n ? [1n, first - 40n] : [2n, first - 80n];
-  return [...head, ...arcs.slice(1)].join('.');
+  return text;
 }
 
 /** Magnitude bytes of a non-negative INTEGER (leading zero octet stripped). */
@@ -216,7 +236,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** Decodes the directory string types that appear in names and attributes. */
 export function readString(buf: Uint8Array, node: DerNode | undefined, field: string): string {
   if (!node) throw malformed(field, 'missing');
-  const bytes = Buffer.from(content(buf, node));
+  // A view, not a copy: names hold thousands of these in the worst accepted input.
+  const bytes = Buffer.from(buf.buffer, buf.byteOffset + node.contentStart, node.end - node.contentStart);
   switch (node.tag) {
     case Tag.UTF8_STRING:
       try {
@@ -232,7 +253,7 @@ export function readString(buf: Uint8Array, node: DerNode | undefined, field: st
       return bytes.toString('latin1');
     case Tag.BMP_STRING: {
       if (bytes.length % 2 !== 0) throw malformed(field, 'odd BMPString length');
-      return Buffer.from(bytes).swap16().toString('utf16le');
+      return Buffer.from(bytes).swap16().toString('utf16le'); // a copy: swap16 works in place
     }
     case Tag.UNIVERSAL_STRING: {
       if (bytes.length % 4 !== 0) throw malformed(field, 'bad UniversalString length');

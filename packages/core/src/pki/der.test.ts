@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { bitString, generalizedTime, integer, oid, sequence, setOf, time, tlv, tlvOf } from './der.js';
-import { assertDerBounds, readOid, readRoot, readTime, readUnsignedInteger } from './der-reader.js';
+import {
+  assertDerBounds,
+  readOid,
+  readRoot,
+  readString,
+  readTime,
+  readUnsignedInteger,
+} from './der-reader.js';
 import { keyUsageValue } from './extensions.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -12,14 +19,20 @@ describe('DER writer', () => {
     expect(hex(integer(128))).toBe('02020080');
     expect(hex(integer(256n))).toBe('02020100');
     expect(hex(integer(Buffer.from('0000ff', 'hex')))).toBe('020200ff');
-    expect(() => integer(-1)).toThrow(RangeError);
+    expect(() => integer(-1)).toThrow(
+      expect.objectContaining({ name: 'CertwrightError', reason: 'invalid_input' }),
+    );
+    expect(() => integer(1.5)).toThrow(/not a safe integer/);
   });
 
   it('encodes OIDs, including large arcs', () => {
     expect(hex(oid('1.2.840.113549.1.1.11'))).toBe('06092a864886f70d01010b');
     expect(hex(oid('2.5.29.37.0'))).toBe('0604551d2500');
     expect(hex(oid('2.999.3'))).toBe('0603883703');
-    expect(() => oid('1.40')).toThrow(RangeError);
+    for (const bad of ['1.40', '3.1', '1', '1..2', '1.2.', 'x.1', `1.${'2'.repeat(300)}`])
+      expect(() => oid(bad), bad).toThrow(
+        expect.objectContaining({ name: 'CertwrightError', reason: 'invalid_input' }),
+      );
   });
 
   it('encodes long-form lengths', () => {
@@ -99,5 +112,45 @@ describe('DER bounds', () => {
     expect(() => assertDerBounds(Buffer.from('30810100', 'hex'), b, 'x')).toThrow(/non-minimal/);
     expect(() => assertDerBounds(Buffer.from('3085ffffffffff', 'hex'), b, 'x')).toThrow(/too large/);
     expect(() => assertDerBounds(Buffer.from('3084ffffffff', 'hex'), b, 'x')).toThrow(/truncated/);
+  });
+});
+
+describe('OID reading', () => {
+  it('reads arcs of any size and every first-arc form back as written', () => {
+    for (const dotted of [
+      '0.9.2342.19200300.100.1.25',
+      '1.39.1',
+      '2.5.29.37.0',
+      '2.999.3',
+      '2.100000000000000000000.1',
+      `1.2.${2 ** 53 + 1}`,
+      '1.3.6.1.4.1.99999.18446744073709551617',
+    ]) {
+      const d = oid(dotted);
+      expect(readOid(d, readRoot(d))).toBe(dotted);
+    }
+  });
+});
+
+describe('DER reader failures are typed', () => {
+  const typed = (fn: () => unknown) =>
+    expect(fn).toThrow(expect.objectContaining({ name: 'CertwrightError', reason: 'malformed' }));
+  it('refuses a UniversalString holding a value that is no Unicode scalar (6 bytes found by fuzzing)', () => {
+    for (const h of ['1c04407c5a8d', '1c04ffffffff', '1c040000d800', '1c0400110000']) {
+      const d = Buffer.from(h, 'hex');
+      typed(() => readString(d, readRoot(d), 'value'));
+    }
+    const ok = Buffer.from('1c080001f6000000004b', 'hex').subarray(0, 10);
+    expect(readString(ok, readRoot(ok), 'value')).toBe('\u{1f600}K');
+  });
+  it('refuses invalid UTF-8 instead of substituting U+FFFD', () => {
+    const d = Buffer.from('0c03c328a1', 'hex');
+    typed(() => readString(d, readRoot(d), 'value'));
+  });
+  it('refuses times that Date.UTC would roll over', () => {
+    for (const t of ['240230120000Z', '241301000000Z', '240101240000Z', '240101006000Z', '240101000060Z']) {
+      const d = tlv(0x17, Buffer.from(t, 'latin1'));
+      typed(() => readTime(d, readRoot(d), 'time'));
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { fail } from '../errors.js';
+
 /**
  * Minimal DER writer (X.690). Every function returns the complete TLV as a Buffer, so
  * structures compose as plain nested calls: `sequence(integer(1n), oid('2.5.4.3'))`.
@@ -31,6 +33,7 @@ export const Tag = {
 
 /** Number of bytes the DER length field takes for a content of `length` bytes. */
 export function lengthSize(length: number): number {
+  if (length > 0xffffffff) throw fail('too_large', 'a DER value cannot exceed 4 GiB');
   if (length < 0x80) return 1;
   if (length < 0x100) return 2;
   if (length < 0x10000) return 3;
@@ -73,10 +76,18 @@ export function tlvOf(tag: number, parts: readonly Uint8Array[]): Buffer {
 export const sequence = (...items: Uint8Array[]): Buffer => tlv(Tag.SEQUENCE, ...items);
 
 /** SET OF: DER requires the encodings sorted as octet strings (X.690 §11.6). */
-export function setOf(...items: Uint8Array[]): Buffer {
-  const sorted = [...items].sort((a, b) => Buffer.compare(a, b));
-  return tlv(Tag.SET, ...sorted);
+export const setOf = (...items: Uint8Array[]): Buffer => setOfList(items);
+
+/** `setOf` for a list of any length (a spread argument list has a size limit). */
+export function setOfList(items: readonly Uint8Array[]): Buffer {
+  return tlvOf(
+    Tag.SET,
+    [...items].sort((a, b) => Buffer.compare(a, b)),
+  );
 }
+
+/** `sequence` for a list of any length. */
+export const sequenceOf = (items: readonly Uint8Array[]): Buffer => tlvOf(Tag.SEQUENCE, items);
 
 /** `[n] EXPLICIT` — a constructed context tag around a complete inner TLV. */
 export const explicit = (n: number, ...inner: Uint8Array[]): Buffer => tlv(0xa0 | n, ...inner);
@@ -110,7 +121,7 @@ export function unsignedIntegerContent(magnitude: Uint8Array): Uint8Array {
 }
 
 function bigintContent(value: bigint): Uint8Array {
-  if (value < 0n) throw new RangeError('negative INTEGER values are not used by certwright');
+  if (value < 0n) throw fail('invalid_input', 'negative INTEGER values are not used by certwright');
   let hex = value.toString(16);
   if (hex.length % 2 === 1) hex = `0${hex}`;
   return unsignedIntegerContent(Buffer.from(hex, 'hex'));
@@ -119,24 +130,33 @@ function bigintContent(value: bigint): Uint8Array {
 /** INTEGER from a non-negative number/bigint, or from unsigned big-endian magnitude bytes. */
 export function integer(value: number | bigint | Uint8Array): Buffer {
   if (value instanceof Uint8Array) return tlv(Tag.INTEGER, unsignedIntegerContent(value));
-  return tlv(Tag.INTEGER, bigintContent(BigInt(value)));
+  return tlv(Tag.INTEGER, bigintContent(toBigInt(value)));
 }
 
-export const enumerated = (value: number): Buffer => tlv(Tag.ENUMERATED, bigintContent(BigInt(value)));
+export const enumerated = (value: number): Buffer => tlv(Tag.ENUMERATED, bigintContent(toBigInt(value)));
+
+function toBigInt(value: number | bigint): bigint {
+  if (typeof value === 'bigint') return value;
+  if (!Number.isSafeInteger(value))
+    throw fail('invalid_input', `INTEGER value ${value} is not a safe integer`);
+  return BigInt(value);
+}
 
 const oidCache = new Map<string, Buffer>();
+/** The OIDs certwright itself writes number a few dozen; callers' own ones are not kept. */
+const OID_CACHE_SIZE = 256;
+/** Dotted text of any OID in use is far shorter; longer input is refused before splitting it. */
+const MAX_OID_TEXT = 256;
 
 /** OBJECT IDENTIFIER from dotted form; results are cached because the set of OIDs is small. */
 export function oid(dotted: string): Buffer {
   const cached = oidCache.get(dotted);
   if (cached) return cached;
-  const arcs = dotted.split('.').map((s) => {
-    if (!/^\d+$/.test(s)) throw new RangeError(`invalid OID '${dotted}'`);
-    return BigInt(s);
-  });
-  if (arcs.length < 2 || arcs[0]! > 2n || (arcs[0]! < 2n && arcs[1]! > 39n)) {
-    throw new RangeError(`invalid OID '${dotted}'`);
-  }
+  const invalid = () => fail('invalid_input', `invalid OID '${String(dotted).slice(0, 64)}'`);
+  if (typeof dotted !== 'string' || dotted.length > MAX_OID_TEXT || !/^\d+(\.\d+)+$/.test(dotted))
+    throw invalid();
+  const arcs = dotted.split('.').map(BigInt);
+  if (arcs[0]! > 2n || (arcs[0]! < 2n && arcs[1]! > 39n)) throw invalid();
   const bytes: number[] = [];
   const values = [arcs[0]! * 40n + arcs[1]!, ...arcs.slice(2)];
   for (const v of values) {
@@ -149,7 +169,7 @@ export function oid(dotted: string): Buffer {
     bytes.push(...chunk);
   }
   const encoded = tlv(Tag.OID, Uint8Array.from(bytes));
-  oidCache.set(dotted, encoded);
+  if (oidCache.size < OID_CACHE_SIZE) oidCache.set(dotted, encoded);
   return encoded;
 }
 
@@ -173,14 +193,14 @@ export function bmpString(s: string): Buffer {
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
 function assertValidDate(date: Date): void {
-  if (Number.isNaN(date.getTime())) throw new RangeError('invalid date');
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw fail('invalid_input', 'invalid date');
 }
 
 /** The ASCII content of a UTCTime (YYMMDDHHMMSSZ); only for years 1950–2049. */
 export function utcTimeText(date: Date): string {
   assertValidDate(date);
   const y = date.getUTCFullYear();
-  if (y < 1950 || y > 2049) throw new RangeError('UTCTime only covers 1950–2049');
+  if (y < 1950 || y > 2049) throw fail('invalid_input', 'UTCTime only covers 1950–2049');
   return `${pad2(y % 100)}${pad2(date.getUTCMonth() + 1)}${pad2(date.getUTCDate())}${pad2(date.getUTCHours())}${pad2(date.getUTCMinutes())}${pad2(date.getUTCSeconds())}Z`;
 }
 
@@ -188,7 +208,7 @@ export function utcTimeText(date: Date): string {
 export function generalizedTimeText(date: Date): string {
   assertValidDate(date);
   const y = date.getUTCFullYear();
-  if (y < 0 || y > 9999) throw new RangeError('GeneralizedTime only covers years 0000–9999');
+  if (y < 0 || y > 9999) throw fail('invalid_input', 'GeneralizedTime only covers years 0000–9999');
   return `${String(y).padStart(4, '0')}${pad2(date.getUTCMonth() + 1)}${pad2(date.getUTCDate())}${pad2(date.getUTCHours())}${pad2(date.getUTCMinutes())}${pad2(date.getUTCSeconds())}Z`;
 }
 
@@ -199,6 +219,7 @@ export const generalizedTime = (date: Date): Buffer =>
 
 /** RFC 5280 Time: UTCTime through 2049, GeneralizedTime from 2050 on. */
 export function time(date: Date): Buffer {
+  assertValidDate(date);
   const y = date.getUTCFullYear();
   return y >= 1950 && y <= 2049 ? utcTime(date) : generalizedTime(date);
 }

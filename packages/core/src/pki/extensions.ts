@@ -9,6 +9,7 @@ import {
   octetString,
   oid,
   sequence,
+  sequenceOf,
   Tag,
   tlv,
 } from './der.js';
@@ -66,8 +67,9 @@ export interface RawExtension {
 }
 
 function badSan(value: string, message: string): CertwrightError {
-  return new CertwrightError('validation_failed', `subject alternative name '${value}': ${message}`, {
-    fields: [{ field: 'san', message: `'${value}': ${message}` }],
+  const shown = String(value).slice(0, 256);
+  return new CertwrightError('validation_failed', `subject alternative name '${shown}': ${message}`, {
+    fields: [{ field: 'san', message: `'${shown}': ${message}` }],
   });
 }
 
@@ -85,7 +87,8 @@ export function encodeGeneralName(san: SubjectAltName): Buffer {
     case 'ip':
       return tlv(0x87, ipToBytes(san.value));
     case 'email':
-      if (!/^[\x21-\x7e]+@[\x21-\x7e]+$/.test(san.value))
+      // The local part excludes '@', so a long run of them cannot make the match backtrack.
+      if (!/^[\x21-\x3f\x41-\x7e]+@[\x21-\x7e]+$/.test(san.value))
         throw badSan(san.value, 'not an ASCII e-mail address');
       return tlv(0x81, Buffer.from(san.value, 'latin1'));
     case 'uri':
@@ -118,7 +121,7 @@ export function decodeGeneralName(buf: Uint8Array, node: DerNode): SubjectAltNam
 }
 
 export const subjectAltNameValue = (sans: readonly SubjectAltName[]): Buffer =>
-  sequence(...sans.map(encodeGeneralName));
+  sequenceOf(sans.map(encodeGeneralName));
 
 export function decodeSubjectAltName(value: Uint8Array): (SubjectAltName | OtherGeneralName)[] {
   const root = expectTag(readRoot(value), Tag.SEQUENCE, 'subjectAltName');
@@ -151,11 +154,11 @@ export function decodeKeyUsage(value: Uint8Array): KeyUsage[] {
 }
 
 export function extKeyUsageValue(ekus: readonly (ExtendedKeyUsage | string)[]): Buffer {
-  return sequence(
-    ...ekus.map((e) => {
-      const id = (EKU_OIDS as Record<string, string>)[e] ?? e;
-      if (!/^\d+(\.\d+)+$/.test(id))
-        throw new CertwrightError('validation_failed', `unknown extended key usage '${e}'`);
+  return sequenceOf(
+    ekus.map((e) => {
+      const id = Object.hasOwn(EKU_OIDS, e) ? EKU_OIDS[e as ExtendedKeyUsage] : e;
+      if (typeof id !== 'string' || !/^\d+(\.\d+)+$/.test(id))
+        throw new CertwrightError('validation_failed', `unknown extended key usage '${String(e)}'`);
       return oid(id);
     }),
   );
@@ -226,17 +229,17 @@ const uriName = (uri: string): Buffer => encodeGeneralName({ type: 'uri', value:
 /** CRLDistributionPoints: one DistributionPoint per URL, each with a fullName URI. */
 export function crlDistributionPointsValue(urls: readonly string[]): Buffer {
   // DistributionPointName is a CHOICE, so its [0] tag is explicit; fullName is [0] IMPLICIT SEQUENCE OF.
-  return sequence(...urls.map((u) => sequence(explicit(0, tlv(0xa0, uriName(u))))));
+  return sequenceOf(urls.map((u) => sequence(explicit(0, tlv(0xa0, uriName(u))))));
 }
 
 export function authorityInfoAccessValue(aia: {
   ocsp?: readonly string[];
   caIssuers?: readonly string[];
 }): Buffer {
-  return sequence(
+  return sequenceOf([
     ...(aia.ocsp ?? []).map((u) => sequence(oid(OID.idAdOcsp), uriName(u))),
     ...(aia.caIssuers ?? []).map((u) => sequence(oid(OID.idAdCaIssuers), uriName(u))),
-  );
+  ]);
 }
 
 /** TLS Feature (RFC 7633) with status_request (5): "must-staple". */

@@ -1,5 +1,5 @@
-import { CertwrightError } from '../errors.js';
-import { ia5String, oid, printableString, sequence, setOf, Tag, utf8String } from './der.js';
+import { CertwrightError, fail } from '../errors.js';
+import { ia5String, oid, printableString, sequenceOf, setOfList, Tag, utf8String } from './der.js';
 import { children, type DerNode, expectTag, raw, readOid, readString } from './der-reader.js';
 import { NAME_ATTRIBUTE_OIDS } from './oids.js';
 
@@ -104,30 +104,53 @@ function unescapeValue(v: string): string {
   return out;
 }
 
-/** Splits on a separator that is not escaped with a backslash. */
+/** Splits on a separator that is not escaped with a backslash (slices, not per-character copies). */
 function splitUnescaped(s: string, sep: string): string[] {
   const parts: string[] = [];
-  let cur = '';
+  let start = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!;
-    if (c === '\\' && i + 1 < s.length) {
-      cur += c + s[++i];
-    } else if (c === sep) {
-      parts.push(cur);
-      cur = '';
-    } else {
-      cur += c;
+    if (c === '\\') i++;
+    else if (c === sep) {
+      parts.push(s.slice(start, i));
+      start = i + 1;
     }
   }
-  parts.push(cur);
+  parts.push(s.slice(start));
   return parts;
 }
 
+/**
+ * Bounds for names from callers. RFC 5280's upper bounds keep each attribute of a real name
+ * under 200 characters and real names under a dozen attributes; these leave generous room and
+ * keep the work and memory of one name small whatever the input.
+ */
+export const NAME_LIMITS = Object.freeze({
+  /** Characters of an RFC 4514 string. */
+  maxTextLength: 8192,
+  /** Attributes in one name, over all RDNs. */
+  maxAttributes: 64,
+  /** Characters of one attribute value. */
+  maxValueLength: 1024,
+});
+
+const nameRejected = (message: string): CertwrightError =>
+  fail('invalid_input', message, { fields: [{ field: 'subject', message }] });
+
 /** Parses an RFC 4514 string into RDNs in DER order. */
 export function parseDistinguishedName(text: string): NameAttribute[][] {
+  if (typeof text !== 'string') throw nameRejected('a distinguished name must be a string');
+  if (text.length > NAME_LIMITS.maxTextLength)
+    throw nameRejected(`a distinguished name longer than ${NAME_LIMITS.maxTextLength} characters`);
   if (text.trim() === '') return [];
-  const rdns = splitUnescaped(text, ',').map((rdn) =>
+  const rdnTexts = splitUnescaped(text, ',');
+  if (rdnTexts.length > NAME_LIMITS.maxAttributes)
+    throw nameRejected(`a distinguished name with more than ${NAME_LIMITS.maxAttributes} attributes`);
+  let attributes = 0;
+  const rdns = rdnTexts.map((rdn) =>
     splitUnescaped(rdn, '+').map((atv) => {
+      if (++attributes > NAME_LIMITS.maxAttributes)
+        throw nameRejected(`a distinguished name with more than ${NAME_LIMITS.maxAttributes} attributes`);
       const eq = atv.indexOf('=');
       if (eq <= 0) throw new CertwrightError('validation_failed', `malformed name component '${atv.trim()}'`);
       const type = atv.slice(0, eq).trim();
@@ -141,16 +164,34 @@ export function parseDistinguishedName(text: string): NameAttribute[][] {
   return rdns.reverse();
 }
 
+/** The RDNs of a name given as attribute lists, checked for shape and size. */
+function rdnsOf(name: readonly (NameAttribute | NameAttribute[])[]): NameAttribute[][] {
+  if (!Array.isArray(name)) throw nameRejected('a distinguished name must be a string or a list of RDNs');
+  let attributes = 0;
+  return name.map((r) => {
+    const rdn = Array.isArray(r) ? r : [r];
+    if (rdn.length === 0) throw nameRejected('an RDN needs at least one attribute');
+    for (const a of rdn) {
+      if (typeof a !== 'object' || a === null || typeof a.type !== 'string' || typeof a.value !== 'string')
+        throw nameRejected('each name attribute needs a string type and value');
+      if (++attributes > NAME_LIMITS.maxAttributes)
+        throw nameRejected(`a distinguished name with more than ${NAME_LIMITS.maxAttributes} attributes`);
+    }
+    return rdn;
+  });
+}
+
 /** DER encoding of a Name. */
 export function encodeName(name: DistinguishedName): Buffer {
-  const rdns =
-    typeof name === 'string' ? parseDistinguishedName(name) : name.map((r) => (Array.isArray(r) ? r : [r]));
-  return sequence(
-    ...rdns.map((rdn) =>
-      setOf(
-        ...rdn.map((a) => {
+  const rdns = typeof name === 'string' ? parseDistinguishedName(name) : rdnsOf(name);
+  return sequenceOf(
+    rdns.map((rdn) =>
+      setOfList(
+        rdn.map((a) => {
+          if (a.value.length > NAME_LIMITS.maxValueLength)
+            throw nameRejected(`a name attribute value longer than ${NAME_LIMITS.maxValueLength} characters`);
           const attrOid = attributeOid(a.type);
-          return sequence(oid(attrOid), encodeValue(attrOid, a.value));
+          return sequenceOf([oid(attrOid), encodeValue(attrOid, a.value)]);
         }),
       ),
     ),

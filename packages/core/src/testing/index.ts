@@ -1,5 +1,6 @@
 export * from './connection-loss.js';
 export * from './ephemeral-contract.js';
+export * from './fuzz.js';
 export * from './hostile-keys.js';
 export * from './queue-contract.js';
 export * from './storage-contract.js';
