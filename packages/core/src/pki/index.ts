@@ -16,6 +16,7 @@ export * from './ip.js';
 export * from './keys.js';
 export * from './name.js';
 export * from './name-constraints.js';
+export * from './name-lint.js';
 export * from './ocsp-request.js';
 export * from './ocsp-response.js';
 export * from './oids.js';
