@@ -23,3 +23,4 @@ export * from './oids.js';
 export * from './pem.js';
 export * from './pkcs12.js';
 export * from './signature.js';
+export * from './trust-bundle.js';
