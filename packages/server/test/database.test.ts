@@ -16,8 +16,9 @@ if (skip) console.warn(`skipping PostgreSQL server tests: ${skip}`);
 const get = (port: number, ca: Buffer, path: string) =>
   httpsCall(port, ca, path, { headers: bearer(SECRET) });
 
+/** Polls for up to two minutes: a ceiling for a loaded machine, not a timing assertion. */
 async function waitFor(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 1200; i++) {
     if (await condition()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
