@@ -102,9 +102,15 @@ describe('issuance after create', () => {
     expect(
       (await app.json('POST', `/api/v1/certificates/${cert.id}/export`, { format: 'pkcs12' })).status,
     ).toBe(400);
+    const short = await app.json('POST', `/api/v1/certificates/${cert.id}/export`, {
+      format: 'pkcs12',
+      password: 'seven77',
+    });
+    expect(short.status).toBe(400);
+    expect(short.body.errors.map((e: { field: string }) => e.field)).toEqual(['password']);
     const p12 = await app.call('POST', `/api/v1/certificates/${cert.id}/export`, {
       format: 'pkcs12',
-      password: 's3cret!',
+      password: 's3cret!!',
     });
     expect(p12.status).toBe(200);
     expect(p12.headers.get('content-type')).toBe('application/x-pkcs12');
@@ -115,7 +121,7 @@ describe('issuance after create', () => {
       '-in',
       { name: 'x.p12', file: Buffer.from(await p12.arrayBuffer()) },
       '-passin',
-      'pass:s3cret!',
+      'pass:s3cret!!',
     ]);
     expect(info.match(/BEGIN CERTIFICATE/g)).toHaveLength(3);
     expect(info).toContain('BEGIN PRIVATE KEY');
@@ -132,7 +138,7 @@ describe('CSR issuance against the profile', () => {
     expect(res.body.version).toMatchObject({ key_algorithm: 'ECDSA', key_size: 384 });
     const p12 = await app.json('POST', `/api/v1/certificates/${cert.id}/export`, {
       format: 'pkcs12',
-      password: 'x',
+      password: 'long-enough',
     });
     expect(p12.status).toBe(409);
   });

@@ -39,6 +39,12 @@ export interface Pkcs12Options {
 
 const SHA256_ALG = algorithmIdentifier(OID.idSha256, NULL);
 
+/**
+ * Shortest export password accepted (characters, i.e. code points). The file leaves the
+ * service; a short password falls to an offline guessing attack whatever the iteration count.
+ */
+export const PKCS12_MIN_PASSWORD_LENGTH = 8;
+
 function pbes2Encrypt(
   plaintext: Uint8Array,
   password: string,
@@ -127,9 +133,10 @@ function encryptedContentInfo(content: Buffer, password: string, iterations: num
 export function exportPkcs12(options: Pkcs12Options): Buffer {
   const { privateKey, certificate, password } = options;
   const iterations = options.iterations ?? 2048;
-  if (typeof password !== 'string' || password.length === 0) {
-    throw new CertwrightError('validation_failed', 'a PKCS#12 export needs a non-empty password', {
-      fields: [{ field: 'password', message: 'required' }],
+  if (typeof password !== 'string' || [...password].length < PKCS12_MIN_PASSWORD_LENGTH) {
+    const message = `must be at least ${PKCS12_MIN_PASSWORD_LENGTH} characters`;
+    throw new CertwrightError('validation_failed', `a PKCS#12 export password ${message}`, {
+      fields: [{ field: 'password', message }],
     });
   }
   if (!Number.isInteger(iterations) || iterations < 1000 || iterations > 10_000_000) {

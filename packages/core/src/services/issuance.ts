@@ -85,7 +85,11 @@ export type IssueInput = z.input<typeof issueRequestSchema>;
 export const exportFormatSchema = z.enum(['pem', 'der']);
 export const pkcs12ExportSchema = z.object({
   format: z.literal('pkcs12'),
-  password: z.string().min(1).max(1024).describe('encrypts the PKCS#12 file; never stored or logged'),
+  password: z
+    .string()
+    .min(8)
+    .max(1024)
+    .describe('encrypts the PKCS#12 file (at least 8 characters); never stored or logged'),
 });
 
 /** Test seams for the crash-safety test; never set in production. */

@@ -75,12 +75,20 @@ describe('PKCS#12 export', () => {
     }, 60_000);
   }
 
-  it('refuses an empty password and a key that does not match the certificate', async () => {
+  it('refuses a password under 8 characters naming the field, and a key that does not match the certificate', async () => {
     const h = await makeHierarchy('ECDSA-P256', 'p12-bad');
     const leaf = await issueLeaf(h.intermediate, 'ECDSA-P256');
-    expect(() => exportPkcs12({ privateKey: leaf.key, certificate: leaf.der, password: '' })).toThrow(
-      /password/,
-    );
+    for (const password of ['', 'seven77', '\u{1f511}'.repeat(7)]) {
+      expect(() => exportPkcs12({ privateKey: leaf.key, certificate: leaf.der, password })).toThrow(
+        expect.objectContaining({
+          reason: 'invalid_input',
+          fields: [{ field: 'password', message: 'must be at least 8 characters' }],
+        }),
+      );
+    }
+    expect(
+      exportPkcs12({ privateKey: leaf.key, certificate: leaf.der, password: 'eight888' }).length,
+    ).toBeGreaterThan(0);
     expect(() => exportPkcs12({ privateKey: h.root.key, certificate: leaf.der, password: PASSWORD })).toThrow(
       /does not match/,
     );
