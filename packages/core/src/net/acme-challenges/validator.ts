@@ -51,7 +51,7 @@ export function createChallengeValidator(options: ChallengeValidatorOptions = {}
       options.resolver ??
       (options.validationResolver === undefined
         ? systemResolver
-        : dnsServerResolver(options.validationResolver)),
+        : dnsServerResolver(dnsServerSetting(options.validationResolver, 'validationResolver'))),
     userAgent: 'certwright-acme-validator',
   });
   const seam = options.txtResolver;

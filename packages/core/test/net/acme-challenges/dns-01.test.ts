@@ -104,8 +104,13 @@ describe('dns-01 validation', () => {
     expect(asked).toEqual(['_acme-challenge.seam.acme.test']);
   });
 
-  it('refuses a dns01Resolver setting that is not an address, naming the option', () => {
+  it('refuses settings it cannot use when created, naming the option', () => {
     expect(() => createChallengeValidator({ dns01Resolver: 'dns.google' })).toThrow(/dns01Resolver/);
+    expect(() => createChallengeValidator({ validationResolver: '10.0.0.1:99999' })).toThrow(
+      /validationResolver/,
+    );
+    expect(() => createChallengeValidator({ allowedRanges: ['10.0.0.0/33'] })).toThrow(/allowedRanges/);
+    expect(() => createChallengeValidator({ httpPort: 0 })).toThrow(/httpPort/);
   });
 
   it('refuses dns-01 for an IP identifier (RFC 8738 §7) before any lookup', async () => {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,7 +8,8 @@ import {
   createChallengeValidator,
   staticResolver,
 } from '../../../src/net/index.js';
-import { keyAuthorization, outcome, rejection } from './fixtures.js';
+import { startDnsServer } from '../dns-server.js';
+import { acmeCertificate, keyAuthorization, outcome, rejection } from './fixtures.js';
 
 /**
  * http-01 (RFC 8555 §8.3) against a real HTTP server on loopback. The server is reachable only
@@ -23,6 +25,8 @@ interface Seen {
 const seen: Seen[] = [];
 let server: http.Server;
 let port = 0;
+let tlsServer: https.Server;
+let tlsPort = 0;
 let v6Server: http.Server | undefined;
 let v6Port = 0;
 let v6Unavailable = '';
@@ -62,7 +66,11 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
       // To another name that resolves to a checked address, which answers for this token.
       res.writeHead(302, { location: `http://other.acme.test:${port}${PREFIX}for-${token}` }).end();
       return;
+    case 'tohttps':
+      res.writeHead(307, { location: `https://other.acme.test:${tlsPort}${PREFIX}for-${token}` }).end();
+      return;
     case 'for-hop':
+    case 'for-tohttps':
       res.end(keyAuthorization(token.slice('for-'.length)));
       return;
     case 'badport':
@@ -82,6 +90,14 @@ beforeAll(async () => {
   server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  // Self-signed, for a name the validator never verifies it against.
+  const selfSigned = await acmeCertificate({
+    sans: [{ type: 'dns', value: 'unrelated.acme.test' }],
+    keyAuthorization: keyAuthorization('x'),
+  });
+  tlsServer = https.createServer(selfSigned, handler);
+  await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+  tlsPort = (tlsServer.address() as AddressInfo).port;
   const v6 = http.createServer(handler);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -98,6 +114,8 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
+  tlsServer.closeAllConnections();
+  await new Promise((resolve) => tlsServer.close(resolve));
   if (v6Server) {
     v6Server.closeAllConnections();
     await new Promise((resolve) => v6Server!.close(resolve));
@@ -167,6 +185,33 @@ describe('http-01 validation', () => {
     expect(seen.some((s) => s.path === `${PREFIX}for-hop_1` && s.host === `other.acme.test:${port}`)).toBe(
       true,
     );
+  });
+
+  it('follows a redirect to https on the configured TLS port without verifying its certificate', async () => {
+    await validator({ tlsAlpnPort: tlsPort })(challenge('tohttps_1'));
+    expect(seen.some((s) => s.path === `${PREFIX}for-tohttps_1`)).toBe(true);
+  });
+
+  it('refuses a redirect to https on a port that is not configured (connection_failed)', async () => {
+    const { reason, message } = await rejection(validator()(challenge('tohttps_2')));
+    expect(reason).toBe('connection_failed');
+    expect(message).toContain('is not followed');
+  });
+
+  it('resolves the identifier through validationResolver when one is set', async () => {
+    const dns = await startDnsServer({ 'viaserver.acme.test': ['127.0.0.1'] });
+    try {
+      const v = createChallengeValidator({
+        httpPort: port,
+        allowedRanges: ['127.0.0.1'],
+        validationResolver: dns.address,
+        timeoutMs: 10_000,
+      });
+      await v(challenge('good_viaserver', 'viaserver.acme.test'));
+      expect(dns.questions).toContain('viaserver.acme.test A');
+    } finally {
+      await dns.close();
+    }
   });
 
   it('refuses a redirect to the cloud metadata address (address_refused)', async () => {
