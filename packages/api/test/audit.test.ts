@@ -1,4 +1,4 @@
-import { type AuditEvent, verifyAuditChain } from '@certwright/core';
+import type { AuditEvent } from '@certwright/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpsApp, createTarget, type OpsApp, registerAgent, seedCertificate } from './ops-support.js';
 
@@ -73,12 +73,17 @@ describe('scripted flow: register → heartbeat → bind → retire → export',
       resource_type: 'agent',
     });
     expect(cascaded.details).toMatchObject({ targets_retired: 1, reason: 'datacenter closed' });
-    // The export starts at the first event here, so the whole chain is checked from genesis.
+    // The export starts at the first event here and links up to the head the API reports.
     expect(exported.events[0]?.seq).toBe(1);
-    expect(await verifyAuditChain(exported.events)).toEqual({ ok: true, checked: exported.events.length });
-    expect(await (await app.call('GET', '/api/v1/audit/verify')).json()).toMatchObject({
+    exported.events.forEach((e, i) => {
+      expect(e.prev_hash).toBe(i === 0 ? '0'.repeat(64) : exported.events[i - 1]?.hash);
+    });
+    const newest = exported.events.at(-1) as AuditEvent;
+    expect(await (await app.call('GET', '/api/v1/audit/verify')).json()).toEqual({
       ok: true,
       checked: exported.events.length,
+      head_seq: newest.seq,
+      head_hash: newest.hash,
     });
   });
 });
@@ -153,15 +158,38 @@ describe('audit export parameters (spec §4.16, §8)', { timeout: 30_000 }, () =
 });
 
 describe('chain verification', { timeout: 30_000 }, () => {
-  it('reports the first tampered event', async () => {
+  it('reports the first tampered event, and the head to anchor elsewhere', async () => {
     const open = await createOpsApp();
     try {
       for (const name of ['one', 'two', 'three']) await registerAgent(open, name);
+      const head = await open.call('GET', '/api/v1/audit/head');
+      expect(head.status).toBe(200);
+      const anchored = await head.json();
+      const third = (await open.services.deps.storage.audit.list()).items[0] as AuditEvent;
+      expect(anchored).toEqual({ seq: 3, hash: third.hash, keyed_from_seq: 1 });
       expect(await (await open.call('GET', '/api/v1/audit/verify')).json()).toEqual({
         ok: true,
         checked: 3,
         head_seq: 3,
+        head_hash: third.hash,
       });
+      const against = `/api/v1/audit/verify?anchor_seq=3&anchor_hash=${anchored.hash}`;
+      expect(await (await open.call('GET', against)).json()).toMatchObject({ ok: true, checked: 3 });
+      const elsewhere = await open.call(
+        'GET',
+        `/api/v1/audit/verify?anchor_seq=2&anchor_hash=${anchored.hash}`,
+      );
+      expect(await elsewhere.json()).toMatchObject({
+        ok: false,
+        broken_at: 2,
+        reason: 'differs from the anchor',
+      });
+      const half = await open.call('GET', '/api/v1/audit/verify?anchor_seq=3');
+      expect(half.status).toBe(400);
+      expect((await half.json()).errors).toEqual([
+        { field: 'anchor_hash', message: 'anchor_seq and anchor_hash go together' },
+      ]);
+
       // Tamper with the stored details of event 2, as someone with database access might.
       // biome-ignore lint/suspicious/noExplicitAny: the Kysely handle of the SQL storage, reached past the port on purpose
       const db = (open.services.deps.storage as unknown as { db: { updateTable(t: string): any } }).db;
@@ -176,4 +204,9 @@ describe('chain verification', { timeout: 30_000 }, () => {
       await open.close();
     }
   }, 60_000);
+
+  it('keeps the head route admin-only', async () => {
+    const agent = await registerAgent(app, 'no-head');
+    expect((await app.call('GET', '/api/v1/audit/head', { key: agent.key })).status).toBe(403);
+  });
 });

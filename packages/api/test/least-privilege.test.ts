@@ -16,6 +16,7 @@ const ADMIN_ONLY = [
   'createNotification',
   'exportAudit',
   'verifyAuditChain',
+  'getAuditHead',
   'listAudit',
   'bulkRevokeCertificates',
   'estBulkRevokeCertificates',

@@ -313,6 +313,10 @@ export interface AuditHeadTable {
   id: number;
   last_seq: number | string;
   last_hash: string;
+  /** First keyed seq; earlier events carry unkeyed legacy hashes (migration 6). */
+  keyed_from_seq: number | string;
+  /** HMAC of the head under the chain key; null only until the start that applied migration 6 sealed it. */
+  head_mac: string | null;
 }
 
 export interface QueueJobsTable {

@@ -1,10 +1,11 @@
 import { type Clock, type SecretBox, type Storage, systemClock } from '@certwright/core';
 import { type Kysely, sql } from 'kysely';
 import type { Ctx } from './context.js';
+import { auditChain } from './migrations/0006_audit_chain.js';
 import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
 import { acmeRepositories } from './repos/acme.js';
 import { agentRepository, targetRepository } from './repos/agents.js';
-import { auditRepository } from './repos/audit.js';
+import { auditRepository, sealAuditHead } from './repos/audit.js';
 import { certificateRepository } from './repos/certificates.js';
 import { jobRepository } from './repos/jobs.js';
 import { notificationRepository } from './repos/notifications.js';
@@ -101,7 +102,10 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     db: options.db,
     flavor: options.flavor,
     migrate: () =>
-      migrate(options.db, options.flavor, (db) => seedBaseline(db, clock.now(), options.secretBox)),
+      migrate(options.db, options.flavor, async (db, applied) => {
+        if (applied.includes(auditChain.version)) await sealAuditHead(db, options.secretBox);
+        await seedBaseline(db, clock.now(), options.secretBox);
+      }),
     appliedMigrations: () => appliedMigrations(options.db),
     close: () => options.db.destroy(),
   };

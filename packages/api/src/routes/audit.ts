@@ -14,6 +14,23 @@ const exportQuery = z.object({
   category: auditCategorySchema.optional(),
 });
 
+const hashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits');
+
+const anchorQuery = z
+  .object({
+    anchor_seq: queryInt.optional().describe('seq of an anchored event (with anchor_hash)'),
+    anchor_hash: hashSchema.optional().describe('the hash that event had when it was anchored'),
+  })
+  .superRefine((q, ctx) => {
+    if (q.anchor_seq !== undefined && q.anchor_seq < 1) {
+      ctx.addIssue({ code: 'custom', path: ['anchor_seq'], message: 'must be at least 1' });
+    }
+    if ((q.anchor_seq === undefined) !== (q.anchor_hash === undefined)) {
+      const missing = q.anchor_seq === undefined ? 'anchor_seq' : 'anchor_hash';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'anchor_seq and anchor_hash go together' });
+    }
+  });
+
 /**
  * The audit trail (spec §2.12, §4.16, §6). All admin-only: the export's permission
  * `audit.export` is held by the API key (the admin principal); agents never see the trail.
@@ -49,9 +66,10 @@ export function auditRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/audit/verify',
       operationId: 'verifyAuditChain',
-      summary: 'Recompute the hash chain over every event',
+      summary: 'Check every event and the stored head under the chain key, optionally against an anchor',
       tags: ['audit'],
       admin: true,
+      query: anchorQuery,
       responses: {
         200: {
           description: 'chain report',
@@ -61,10 +79,36 @@ export function auditRoutes(services: Services): RouteSpec[] {
             broken_at: z.number().int().optional(),
             reason: z.string().optional(),
             head_seq: z.number().int().nullable(),
+            head_hash: hashSchema.nullable(),
           }),
         },
       },
-      handle: async () => ({ status: 200, body: await audit.verifyChain() }),
+      handle: async ({ query }) => {
+        const anchor =
+          query.anchor_seq !== undefined && query.anchor_hash !== undefined
+            ? { seq: query.anchor_seq, hash: query.anchor_hash }
+            : undefined;
+        return { status: 200, body: await audit.verifyChain(anchor) };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/audit/head',
+      operationId: 'getAuditHead',
+      summary: 'The stored head of the chain (seq and HMAC of the newest event), to anchor elsewhere',
+      tags: ['audit'],
+      admin: true,
+      responses: {
+        200: {
+          description: 'the chain head',
+          schema: z.object({
+            seq: z.number().int().min(0),
+            hash: hashSchema,
+            keyed_from_seq: z.number().int().min(1),
+          }),
+        },
+      },
+      handle: async () => ({ status: 200, body: await audit.head() }),
     }),
     defineRoute({
       method: 'GET',

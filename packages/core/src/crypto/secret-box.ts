@@ -12,6 +12,8 @@ const TAG_BYTES = 16;
  */
 export class SecretBox {
   readonly #key: Promise<CryptoKey>;
+  /** The same bytes as input keying material for HKDF, so subkeys never reuse the sealing key. */
+  readonly #ikm: Promise<CryptoKey>;
 
   constructor(key: Uint8Array) {
     if (key.byteLength !== 32) {
@@ -24,6 +26,22 @@ export class SecretBox {
       'encrypt',
       'decrypt',
     ]);
+    this.#ikm = globalThis.crypto.subtle.importKey('raw', new Uint8Array(key), 'HKDF', false, ['deriveKey']);
+  }
+
+  /**
+   * A non-extractable HMAC-SHA-256 key derived from this box's key with HKDF-SHA-256
+   * (RFC 5869; empty salt, the key being uniformly random already). Each purpose passes its own
+   * `info` label, so no two purposes share a key and none shares the sealing key.
+   */
+  async deriveHmacKey(info: string): Promise<CryptoKey> {
+    return globalThis.crypto.subtle.deriveKey(
+      { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode(info) },
+      await this.#ikm,
+      { name: 'HMAC', hash: 'SHA-256', length: 256 },
+      false,
+      ['sign', 'verify'],
+    );
   }
 
   async seal(plaintext: string | Uint8Array, context = ''): Promise<string> {

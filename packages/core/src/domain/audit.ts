@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { idSchema, timestampSchema } from './common.js';
 
 export const AUDIT_CATEGORIES = ['cert_lifecycle', 'auth', 'config'] as const;
@@ -46,42 +47,185 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The chain hash: SHA-256 over the previous hash and the canonical JSON of every other field.
- * Changing, removing or reordering any stored event breaks every later hash.
+ * The hash of an event written before the chain was keyed: SHA-256 over the previous hash and
+ * the canonical JSON of every other field. Anyone can recompute it, so it only detects accidents;
+ * such events stay verifiable and are pinned by the first keyed event, which links to them.
  */
-export async function computeAuditHash(event: Omit<AuditEvent, 'hash'>): Promise<string> {
-  const body = canonicalJson({ ...event, occurred_at: event.occurred_at.toISOString() });
+export async function legacyAuditHash(event: Omit<AuditEvent, 'hash'>): Promise<string> {
   const digest = await globalThis.crypto.subtle.digest(
     'SHA-256',
-    new TextEncoder().encode(`${event.prev_hash}\n${body}`),
+    new TextEncoder().encode(`${event.prev_hash}\n${eventBody(event)}`),
   );
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+  return toHex(new Uint8Array(digest));
+}
+
+function eventBody(event: Omit<AuditEvent, 'hash'>): string {
+  return canonicalJson({ ...event, occurred_at: event.occurred_at.toISOString() });
+}
+
+function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function fromHex(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^(?:[0-9a-f]{2})+$/.test(text)) return null;
+  const out = new Uint8Array(text.length / 2);
+  for (let i = 0; i < out.length; i += 1) out[i] = Number.parseInt(text.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** HKDF `info` label of the chain key; another label would give another key (RFC 5869 §3.2). */
+export const AUDIT_CHAIN_KEY_INFO = 'certwright audit chain v1';
+
+const chainKeys = new WeakMap<SecretBox, AuditChainKey>();
+
+/**
+ * The key of the audit chain: HMAC-SHA-256 under a subkey derived with HKDF from the key of the
+ * storage's SecretBox, which lives outside the database. Without it, nobody can write an event
+ * or a head that verifies. The key is non-extractable and this object serializes to a
+ * placeholder, so it cannot end up in a log or a response.
+ */
+export class AuditChainKey {
+  readonly #key: Promise<CryptoKey>;
+
+  private constructor(key: Promise<CryptoKey>) {
+    this.#key = key;
+    // A derivation failure surfaces at the first mac/verify, not as an unhandled rejection.
+    key.catch(() => {});
+  }
+
+  /** The chain key of `box` (derived once per box). */
+  static of(box: SecretBox): AuditChainKey {
+    let key = chainKeys.get(box);
+    if (!key) {
+      key = new AuditChainKey(box.deriveHmacKey(AUDIT_CHAIN_KEY_INFO));
+      chainKeys.set(box, key);
+    }
+    return key;
+  }
+
+  async mac(message: string): Promise<string> {
+    const tag = await globalThis.crypto.subtle.sign(
+      'HMAC',
+      await this.#key,
+      new TextEncoder().encode(message),
+    );
+    return toHex(new Uint8Array(tag));
+  }
+
+  /** Constant-time check of a stored MAC (hex). */
+  async verify(message: string, mac: string): Promise<boolean> {
+    const tag = fromHex(mac);
+    if (!tag) return false;
+    return globalThis.crypto.subtle.verify('HMAC', await this.#key, tag, new TextEncoder().encode(message));
+  }
+
+  toJSON(): string {
+    return '[AuditChainKey]';
+  }
 }
 
 /**
- * Checks events given in chain order. Returns the seq of the first event whose hash or link
- * does not match, or null when the chain is intact. `previousHash` is the hash before the
- * first event given (the genesis hash when starting at seq 1).
+ * What an event's hash authenticates: every field but the hash (prev_hash and seq included, so
+ * an event cannot be moved or relinked), after a label that keeps event and head MACs apart.
+ */
+export function auditEventMessage(event: Omit<AuditEvent, 'hash'>): string {
+  return `certwright-audit-event\n${eventBody(event)}`;
+}
+
+/** The hash of a keyed event: HMAC-SHA-256 of {@link auditEventMessage} under the chain key. */
+export function computeAuditHash(event: Omit<AuditEvent, 'hash'>, key: AuditChainKey): Promise<string> {
+  return key.mac(auditEventMessage(event));
+}
+
+/**
+ * The stored head of the chain, updated in the transaction of every append. Verification
+ * requires the newest event to be the head and the number of events to be its seq, so removing
+ * the newest events is detected unless the head is rewound too (see docs/api/audit.md).
+ */
+export interface AuditHead {
+  /** seq of the newest event, which is also the number of events; 0 for an empty trail. */
+  seq: number;
+  /** hash of the newest event; {@link AUDIT_GENESIS_HASH} for an empty trail. */
+  hash: string;
+  /**
+   * The first seq whose hash is keyed. Events below it were written before the chain was keyed
+   * and carry {@link legacyAuditHash}; 1 for a trail that was keyed from the start.
+   */
+  keyed_from_seq: number;
+  /** HMAC over the three fields above, so none of them can be moved without the key. */
+  mac: string | null;
+}
+
+/** What an operator recorded elsewhere: the hash the event at `seq` had then. */
+export interface AuditAnchor {
+  seq: number;
+  hash: string;
+}
+
+export function auditHeadMessage(head: Omit<AuditHead, 'mac'>): string {
+  return `certwright-audit-head\n${canonicalJson({
+    seq: head.seq,
+    hash: head.hash,
+    keyed_from_seq: head.keyed_from_seq,
+  })}`;
+}
+
+export function computeAuditHeadMac(head: Omit<AuditHead, 'mac'>, key: AuditChainKey): Promise<string> {
+  return key.mac(auditHeadMessage(head));
+}
+
+export type AuditVerification =
+  | { ok: true; checked: number }
+  | { ok: false; checked: number; brokenAt: number; reason: string };
+
+/**
+ * Checks a whole trail, given in seq order from the first event, against the stored head:
+ * every seq from 1 without a gap, every link, every hash (legacy below `keyed_from_seq`, HMAC
+ * from there), the newest event equal to the head and their count equal to its seq, the head's
+ * own MAC, and, when given, an anchor taken earlier. `brokenAt` is the first position that does
+ * not hold: the first altered or missing event, or the head's seq when only the head is wrong.
  */
 export async function verifyAuditChain(
   events: AsyncIterable<AuditEvent> | Iterable<AuditEvent>,
-  previousHash: string = AUDIT_GENESIS_HASH,
-): Promise<{ ok: true; checked: number } | { ok: false; checked: number; brokenAt: number; reason: string }> {
-  let prev = previousHash;
-  let prevSeq: number | null = null;
+  key: AuditChainKey,
+  head: AuditHead,
+  anchor?: AuditAnchor,
+): Promise<AuditVerification> {
+  let prev = AUDIT_GENESIS_HASH;
   let checked = 0;
+  const broken = (brokenAt: number, reason: string): AuditVerification => ({
+    ok: false,
+    checked,
+    brokenAt,
+    reason,
+  });
   for await (const event of events) {
-    if (prevSeq !== null && event.seq !== prevSeq + 1) {
-      return { ok: false, checked, brokenAt: event.seq, reason: `gap after seq ${prevSeq}` };
+    const expected = checked + 1;
+    if (event.seq !== expected) {
+      return event.seq > expected
+        ? broken(expected, `event ${expected} is missing`)
+        : broken(event.seq, `event ${event.seq} is out of order`);
     }
-    if (event.prev_hash !== prev)
-      return { ok: false, checked, brokenAt: event.seq, reason: 'prev_hash does not link' };
+    if (event.seq > head.seq) return broken(event.seq, 'event after the stored head');
+    if (event.prev_hash !== prev) return broken(event.seq, 'prev_hash does not link');
     const { hash, ...rest } = event;
-    if ((await computeAuditHash(rest)) !== hash)
-      return { ok: false, checked, brokenAt: event.seq, reason: 'hash mismatch' };
+    const valid =
+      event.seq < head.keyed_from_seq
+        ? (await legacyAuditHash(rest)) === hash
+        : await key.verify(auditEventMessage(rest), hash);
+    if (!valid) return broken(event.seq, 'hash mismatch');
+    if (anchor && anchor.seq === event.seq && anchor.hash !== hash) {
+      return broken(event.seq, 'differs from the anchor');
+    }
     prev = hash;
-    prevSeq = event.seq;
     checked += 1;
   }
+  if (checked < head.seq) return broken(checked + 1, `event ${checked + 1} is missing`);
+  if (prev !== head.hash) return broken(head.seq, 'the newest event is not the stored head');
+  if (!head.mac || !(await key.verify(auditHeadMessage(head), head.mac))) {
+    return broken(head.seq, 'the stored head does not verify');
+  }
+  if (anchor && anchor.seq > head.seq) return broken(head.seq + 1, `event ${head.seq + 1} is missing`);
   return { ok: true, checked };
 }

@@ -1,5 +1,12 @@
 import type { Agent, AgentDependencyCounts, AgentStatus } from '../domain/agent.js';
-import type { AuditCategory, AuditEvent, NewAuditEvent } from '../domain/audit.js';
+import type {
+  AuditAnchor,
+  AuditCategory,
+  AuditEvent,
+  AuditHead,
+  AuditVerification,
+  NewAuditEvent,
+} from '../domain/audit.js';
 import type {
   CertificateSortField,
   CertificateSource,
@@ -481,14 +488,21 @@ export interface AuditStreamQuery {
 
 export interface AuditRepository {
   /**
-   * Appends one event to the hash chain: reads the chain head under a row lock inside the
-   * transaction, so concurrent appends serialize and the chain never forks.
+   * Appends one event to the chain: reads the head under a row lock inside the transaction (so
+   * concurrent appends serialize and the chain never forks), stores the event with its HMAC
+   * under the chain key, and moves the head, with its own MAC, in the same transaction.
    */
   append(event: NewAuditEvent): Promise<AuditEvent>;
   /** Events in chain order, fetched page by page; never buffers the whole range. */
   stream(query?: AuditStreamQuery): AsyncIterable<AuditEvent>;
-  /** The last appended event, or null for an empty chain. */
-  head(): Promise<AuditEvent | null>;
+  /** The stored head: seq and hash of the newest event ({seq: 0} for an empty trail). */
+  head(): Promise<AuditHead>;
+  /**
+   * Verifies the whole trail under this storage's chain key against the stored head (see
+   * `verifyAuditChain`), and, when given, against an anchor an operator recorded earlier.
+   * Events appended while it runs are not reported.
+   */
+  verify(anchor?: AuditAnchor): Promise<AuditVerification & { head: AuditHead }>;
   list(
     query?: PageRequest & { action?: string; resource_id?: string; category?: AuditCategory },
   ): Promise<PageResult<AuditEvent>>;

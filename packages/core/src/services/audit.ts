@@ -1,9 +1,9 @@
 import {
   AUDIT_CATEGORIES,
+  type AuditAnchor,
   type AuditCategory,
   type AuditEvent,
   auditCategorySchema,
-  verifyAuditChain,
 } from '../domain/audit.js';
 import { type FieldIssue, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
@@ -37,11 +37,23 @@ export interface AuditChainReport {
   ok: boolean;
   /** Events checked before the answer was known (all of them when ok). */
   checked: number;
-  /** seq of the first event whose link or hash does not match. */
+  /** The first position that does not hold: an altered or missing event, or the head's seq. */
   broken_at?: number;
   reason?: string;
-  /** seq of the newest event, null for an empty trail. */
+  /** seq of the newest event by the stored head, null for an empty trail. */
   head_seq: number | null;
+  /** hash (HMAC) of that event: with head_seq, what an operator anchors elsewhere. */
+  head_hash: string | null;
+}
+
+/** The stored head as an operator anchors it (docs/api/audit.md). */
+export interface AuditHeadReport {
+  /** seq of the newest event, which is also the number of events; 0 for an empty trail. */
+  seq: number;
+  /** hash of the newest event: its HMAC under the chain key (the genesis value when empty). */
+  hash: string;
+  /** Events below this seq predate the keyed chain and carry unkeyed SHA-256 hashes. */
+  keyed_from_seq: number;
 }
 
 /** The audit trail: every state-changing operation records one entry per call. */
@@ -113,26 +125,24 @@ export class AuditService {
   }
 
   /**
-   * Walks the whole chain from the first event and recomputes every hash. A changed, removed or
-   * reordered event is reported by the seq where the chain stops matching.
+   * Walks the whole chain from the first event, checks every link and MAC under the chain key,
+   * and checks that the newest event and the number of events match the stored head. With an
+   * anchor, also that the event at `anchor.seq` still exists with `anchor.hash`: the one check
+   * that also catches a trail cut back together with its head.
    */
-  async verifyChain(): Promise<AuditChainReport> {
-    const head = await this.deps.storage.audit.head();
-    const result = await verifyAuditChain(this.deps.storage.audit.stream({ pageSize: 1000 }));
-    const head_seq = head?.seq ?? null;
-    if (result.ok) {
-      // An empty walk over a non-empty trail means the first rows were removed.
-      if (head && result.checked === 0) {
-        return { ok: false, checked: 0, broken_at: 1, reason: 'events missing', head_seq };
-      }
-      return { ok: true, checked: result.checked, head_seq };
-    }
-    return {
-      ok: false,
-      checked: result.checked,
-      broken_at: result.brokenAt,
-      reason: result.reason,
-      head_seq,
+  async verifyChain(anchor?: AuditAnchor): Promise<AuditChainReport> {
+    const result = await this.deps.storage.audit.verify(anchor);
+    const head = {
+      head_seq: result.head.seq > 0 ? result.head.seq : null,
+      head_hash: result.head.seq > 0 ? result.head.hash : null,
     };
+    if (result.ok) return { ok: true, checked: result.checked, ...head };
+    return { ok: false, checked: result.checked, broken_at: result.brokenAt, reason: result.reason, ...head };
+  }
+
+  /** The stored head, without walking the chain. */
+  async head(): Promise<AuditHeadReport> {
+    const { seq, hash, keyed_from_seq } = await this.deps.storage.audit.head();
+    return { seq, hash, keyed_from_seq };
   }
 }

@@ -25,6 +25,7 @@ export {
   type AuditChainReport,
   type AuditEntry,
   type AuditExportQuery,
+  type AuditHeadReport,
   AuditService,
 } from './audit.js';
 export * from './bulk.js';

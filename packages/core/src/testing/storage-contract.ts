@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
-import { verifyAuditChain } from '../domain/audit.js';
 import type { CertificateStatus } from '../domain/certificate.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
@@ -849,39 +848,73 @@ export function describeStorageContract(
     });
 
     describe('audit trail', () => {
+      const entry = (i: number) => ({
+        actor: 'admin',
+        actor_type: 'api_key' as const,
+        resource_type: 'certificate',
+        details: { n: 1, nested: { b: [1, 'x'] } },
+        action: i % 2 ? 'certificate_created' : 'login',
+        resource_id: `mc-${i}`,
+        category: i % 2 ? ('cert_lifecycle' as const) : ('auth' as const),
+      });
+
       it('chains 40 concurrent appends without a fork and streams them page by page', async () => {
         const head = await s.audit.head();
-        const base = {
-          actor: 'admin',
-          actor_type: 'api_key' as const,
-          resource_type: 'certificate',
-          details: { n: 1, nested: { b: [1, 'x'] } },
-        };
-        await Promise.all(
-          Array.from({ length: 40 }, (_, i) =>
-            s.audit.append({
-              ...base,
-              action: i % 2 ? 'certificate_created' : 'login',
-              resource_id: `mc-${i}`,
-              category: i % 2 ? 'cert_lifecycle' : 'auth',
-            }),
-          ),
-        );
+        await Promise.all(Array.from({ length: 40 }, (_, i) => s.audit.append(entry(i))));
         const all = [];
-        for await (const e of s.audit.stream({ afterSeq: head?.seq ?? 0, pageSize: 7 })) all.push(e);
+        for await (const e of s.audit.stream({ afterSeq: head.seq, pageSize: 7 })) all.push(e);
         expect(all).toHaveLength(40);
-        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => (head?.seq ?? 0) + i + 1));
-        expect(await verifyAuditChain(all, head?.hash)).toEqual({ ok: true, checked: 40 });
+        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => head.seq + i + 1));
+        expect(all[0]?.prev_hash).toBe(head.hash);
+        for (let i = 1; i < all.length; i += 1) expect(all[i]?.prev_hash).toBe(all[i - 1]?.hash);
+        expect(await s.audit.verify()).toMatchObject({ ok: true, checked: head.seq + 40 });
         let auth = 0;
-        for await (const e of s.audit.stream({ afterSeq: head?.seq ?? 0, category: 'auth', pageSize: 3 })) {
+        for await (const e of s.audit.stream({ afterSeq: head.seq, category: 'auth', pageSize: 3 })) {
           expect(e.category).toBe('auth');
           auth += 1;
         }
         expect(auth).toBe(20);
         let limited = 0;
-        for await (const _ of s.audit.stream({ afterSeq: head?.seq ?? 0, limit: 5, pageSize: 2 }))
-          limited += 1;
+        for await (const _ of s.audit.stream({ afterSeq: head.seq, limit: 5, pageSize: 2 })) limited += 1;
         expect(limited).toBe(5);
+      });
+
+      it('moves the stored head with every append and verifies the trail against it', async () => {
+        const first = await s.audit.append(entry(1));
+        expect(await s.audit.head()).toMatchObject({ seq: first.seq, hash: first.hash });
+        const second = await s.audit.append(entry(2));
+        const head = await s.audit.head();
+        expect(head).toMatchObject({ seq: second.seq, hash: second.hash });
+        expect(head.keyed_from_seq).toBeLessThanOrEqual(first.seq);
+        expect(head.mac).toMatch(/^[0-9a-f]{64}$/);
+        const report = await s.audit.verify({ seq: first.seq, hash: first.hash });
+        expect(report).toEqual({ ok: true, checked: head.seq, head });
+        // An anchor the trail no longer matches, or one beyond its end, is reported.
+        expect(await s.audit.verify({ seq: first.seq, hash: second.hash })).toMatchObject({
+          ok: false,
+          brokenAt: first.seq,
+          reason: 'differs from the anchor',
+        });
+        expect(await s.audit.verify({ seq: head.seq + 5, hash: second.hash })).toMatchObject({
+          ok: false,
+          brokenAt: head.seq + 1,
+        });
+      });
+
+      it('leaves the head where it was when the transaction of an append rolls back', async () => {
+        const before = await s.audit.head();
+        const failed = await codeOf(
+          s.transaction(async (tx) => {
+            await tx.audit.append(entry(3));
+            expect((await tx.audit.head()).seq).toBe(before.seq + 1);
+            throw new Error('roll back');
+          }),
+        );
+        expect(failed).toBeInstanceOf(Error);
+        expect(await s.audit.head()).toEqual(before);
+        expect(await s.audit.verify()).toMatchObject({ ok: true, checked: before.seq });
+        const next = await s.audit.append(entry(4));
+        expect(next).toMatchObject({ seq: before.seq + 1, prev_hash: before.hash });
       });
 
       it('filters the stream by time range', async () => {

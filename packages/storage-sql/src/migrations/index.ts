@@ -5,12 +5,13 @@ import { inventory } from './0001_inventory.js';
 import { queue } from './0002_queue.js';
 import { keyCheck } from './0004_key_check.js';
 import { acme } from './0005_acme.js';
+import { auditChain } from './0006_audit_chain.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
 
 /** Every migration, in order. Appending is the only allowed change. */
-export const MIGRATIONS: readonly Migration[] = [inventory, queue, keyCheck, acme];
+export const MIGRATIONS: readonly Migration[] = [inventory, queue, keyCheck, acme, auditChain];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
 const PG_LOCK_KEY = 7_326_040_211_001n;
@@ -23,22 +24,22 @@ export interface MigrateResult {
 }
 
 /**
- * Brings the schema up to date and runs `afterMigrate` (seed data) under one cross-instance
- * lock: pg_advisory_lock on PostgreSQL/PGlite, GET_LOCK on MySQL/MariaDB. Safe to call at
- * every start, repeatedly and from many instances at once: late arrivals wait for the lock,
- * then find nothing left to apply.
+ * Brings the schema up to date and runs `afterMigrate` (seed data; it is told which versions
+ * this call applied) under one cross-instance lock: pg_advisory_lock on PostgreSQL/PGlite,
+ * GET_LOCK on MySQL/MariaDB. Safe to call at every start, repeatedly and from many instances at
+ * once: late arrivals wait for the lock, then find nothing left to apply.
  */
 export async function migrate(
   db: Kysely<Database>,
   flavor: Flavor,
-  afterMigrate?: (db: Kysely<Database>) => Promise<void>,
+  afterMigrate?: (db: Kysely<Database>, applied: readonly number[]) => Promise<void>,
 ): Promise<MigrateResult> {
   // The lock is per session, so everything runs on one dedicated connection.
   return db.connection().execute(async (conn) => {
     await acquireLock(conn, flavor);
     try {
       const applied = await applyPending(conn, flavor);
-      if (afterMigrate) await afterMigrate(conn);
+      if (afterMigrate) await afterMigrate(conn, applied);
       return { applied };
     } finally {
       await releaseLock(conn, flavor);

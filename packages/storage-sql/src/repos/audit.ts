@@ -1,15 +1,59 @@
 import {
   type ActorType,
   type AuditCategory,
+  AuditChainKey,
   type AuditEvent,
+  type AuditHead,
   type AuditRepository,
   CertwrightError,
   computeAuditHash,
+  computeAuditHeadMac,
   newId,
+  type SecretBox,
+  verifyAuditChain,
 } from '@certwright/core';
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, parseJson, toNum } from '../context.js';
-import type { AuditEventsTable } from '../schema.js';
+import type { AuditEventsTable, AuditHeadTable, Database } from '../schema.js';
+
+function toHead(r: Selectable<AuditHeadTable>): AuditHead {
+  return {
+    seq: toNum(r.last_seq),
+    hash: r.last_hash,
+    keyed_from_seq: toNum(r.keyed_from_seq),
+    mac: r.head_mac,
+  };
+}
+
+async function readHead(db: Kysely<Database>, lock = false): Promise<AuditHead> {
+  let q = db.selectFrom('audit_head').selectAll().where('id', '=', 1);
+  if (lock) q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  if (!row) throw new CertwrightError('internal', 'audit chain head is missing; migrations did not run');
+  return toHead(row);
+}
+
+/**
+ * Authenticates the head under the chain key. Runs only in the start that applied migration 6
+ * (under the migration lock): sealing whatever head it finds at any later start would bless a
+ * head someone rewrote in the database meanwhile.
+ */
+export async function sealAuditHead(db: Kysely<Database>, box: SecretBox): Promise<void> {
+  const head = await readHead(db);
+  await db
+    .updateTable('audit_head')
+    .set({ head_mac: await computeAuditHeadMac(head, AuditChainKey.of(box)) })
+    .where('id', '=', 1)
+    .execute();
+}
+
+/** The events up to `seq`: a verification ignores what was appended after it read the head. */
+async function* through(events: AsyncIterable<AuditEvent>, seq: number): AsyncIterable<AuditEvent> {
+  for await (const event of events) {
+    if (event.seq > seq) return;
+    yield event;
+  }
+}
 
 function toEvent(r: Selectable<AuditEventsTable>): AuditEvent {
   return {
@@ -29,22 +73,16 @@ function toEvent(r: Selectable<AuditEventsTable>): AuditEvent {
 }
 
 export function auditRepository(ctx: Ctx): AuditRepository {
-  return {
+  const repository: AuditRepository = {
     async append(input) {
       return atomic(ctx, async (c) => {
+        const key = AuditChainKey.of(c.box);
         // The head row lock serializes appends on every engine: a second appender waits here
         // and then reads the head the first one wrote, so the chain cannot fork.
-        const head = await c.db
-          .selectFrom('audit_head')
-          .selectAll()
-          .where('id', '=', 1)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!head)
-          throw new CertwrightError('internal', 'audit chain head is missing; migrations did not run');
+        const head = await readHead(c.db, true);
         const base = {
           id: newId('audit'),
-          seq: toNum(head.last_seq) + 1,
+          seq: head.seq + 1,
           actor: input.actor,
           actor_type: input.actor_type,
           action: input.action,
@@ -54,18 +92,23 @@ export function auditRepository(ctx: Ctx): AuditRepository {
           details: input.details,
           // Stored with millisecond precision, so hash exactly what will be read back.
           occurred_at: new Date(Math.floor((input.occurred_at ?? c.clock.now()).getTime())),
-          prev_hash: head.last_hash,
+          prev_hash: head.hash,
         };
         // Details round-trip through JSON; hash the stored form so verification agrees.
         const details = JSON.parse(JSON.stringify(base.details ?? {})) as Record<string, unknown>;
-        const event: AuditEvent = { ...base, details, hash: await computeAuditHash({ ...base, details }) };
+        const event: AuditEvent = {
+          ...base,
+          details,
+          hash: await computeAuditHash({ ...base, details }, key),
+        };
+        const next = { seq: event.seq, hash: event.hash, keyed_from_seq: head.keyed_from_seq };
         await c.db
           .insertInto('audit_events')
           .values({ ...event, details: JSON.stringify(details) })
           .execute();
         await c.db
           .updateTable('audit_head')
-          .set({ last_seq: event.seq, last_hash: event.hash })
+          .set({ last_seq: next.seq, last_hash: next.hash, head_mac: await computeAuditHeadMac(next, key) })
           .where('id', '=', 1)
           .execute();
         return event;
@@ -89,14 +132,36 @@ export function auditRepository(ctx: Ctx): AuditRepository {
       }
     },
 
-    async head() {
-      const r = await ctx.db
+    head() {
+      return readHead(ctx.db);
+    },
+
+    async verify(anchor) {
+      const head = await readHead(ctx.db);
+      const result = await verifyAuditChain(
+        through(repository.stream({ pageSize: 1000 }), head.seq),
+        AuditChainKey.of(ctx.box),
+        head,
+        anchor,
+      );
+      if (!result.ok) return { ...result, head };
+      // Rows beyond the head that no append wrote (an append commits its row and the head
+      // together, so the newest seq read first cannot exceed the head read after it).
+      const newest = await ctx.db
         .selectFrom('audit_events')
-        .selectAll()
-        .orderBy('seq', 'desc')
-        .limit(1)
+        .select((eb) => eb.fn.max('seq').as('n'))
         .executeTakeFirst();
-      return r ? toEvent(r) : null;
+      const now = await readHead(ctx.db);
+      if (count(newest) > now.seq) {
+        return {
+          ok: false,
+          checked: result.checked,
+          brokenAt: now.seq + 1,
+          reason: 'event after the stored head',
+          head,
+        };
+      }
+      return { ...result, head };
     },
 
     async list(query = {}) {
@@ -110,4 +175,5 @@ export function auditRepository(ctx: Ctx): AuditRepository {
       return { items: rows.map(toEvent), total: count(total) };
     },
   };
+  return repository;
 }
