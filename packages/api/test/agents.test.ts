@@ -95,7 +95,7 @@ describe('agent keys on agent routes', { timeout: 30_000 }, () => {
     const a = await registerAgent(app, 'agent-a');
     const b = await registerAgent(app, 'agent-b');
     expect((await app.call('POST', `/api/v1/agents/${a.id}/heartbeat`, { key: b.key })).status).toBe(403);
-    expect((await app.call('GET', `/api/v1/agents/${a.id}/work`, { key: b.key })).status).toBe(403);
+    expect((await app.call('POST', `/api/v1/agents/${a.id}/work`, { key: b.key })).status).toBe(403);
     expect((await app.call('POST', `/api/v1/agents/${a.id}/heartbeat`, { key: ADMIN_KEY })).status).toBe(403);
     const agentRecord = await (await app.call('GET', `/api/v1/agents/${a.id}`)).json();
     expect(agentRecord.last_heartbeat_at).toBeNull();
@@ -179,7 +179,7 @@ describe('heartbeat and status', { timeout: 30_000 }, () => {
     const after = await (await app.call('GET', `/api/v1/agents/${agent.id}`)).json();
     expect(after.last_heartbeat_at).toBe(before.last_heartbeat_at);
     expect(after.version).toBe(before.version);
-    expect((await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).status).toBe(410);
+    expect((await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).status).toBe(410);
   });
 });
 
@@ -381,7 +381,7 @@ describe('work poll, CSR submission and job reports', { timeout: 30_000 }, () =>
     const jobs = await app.services.jobs.createDeploymentJobs(cert.certificateId, cert.versionId);
     expect(jobs).toHaveLength(1);
 
-    const poll = await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    const poll = await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
     expect(poll.status).toBe(200);
     const work = await poll.json();
     expect(work.jobs).toHaveLength(1);
@@ -404,7 +404,7 @@ describe('work poll, CSR submission and job reports', { timeout: 30_000 }, () =>
 
     // A claimed job is not handed out twice.
     expect(
-      (await (await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json()).jobs,
+      (await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json()).jobs,
     ).toEqual([]);
 
     const done = await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${jobs[0]?.id}/status`, {
@@ -448,7 +448,7 @@ describe('work poll, CSR submission and job reports', { timeout: 30_000 }, () =>
       certificate_id: cert.certificateId,
       agent_id: agent.id,
     });
-    const work = await (await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
+    const work = await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
     expect(work.awaiting_csr.map((j: { id: string }) => j.id)).toEqual([job.id]);
 
     const garbage = await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${job.id}/csr`, {
@@ -473,5 +473,96 @@ describe('work poll, CSR submission and job reports', { timeout: 30_000 }, () =>
       resource_id: job.id,
     });
     expect(audit.items[0]).toMatchObject({ actor: agent.id, actor_type: 'agent' });
+  });
+});
+
+describe('agents cannot forge results', { timeout: 30_000 }, () => {
+  it('refuses every status report on an Issuance or Renewal job (403 not_permitted), before and after its CSR', async () => {
+    const agent = await registerAgent(app, 'forger');
+    const target = await createTarget(app, agent.id);
+    const cert = await seedCertificate(app, [target.id]);
+    const storage = app.services.deps.storage;
+    for (const type of ['Issuance', 'Renewal'] as const) {
+      const job = await storage.jobs.create({
+        type,
+        status: 'AwaitingCSR',
+        certificate_id: cert.certificateId,
+        agent_id: agent.id,
+      });
+      const report = (status: string) =>
+        app.call('POST', `/api/v1/agents/${agent.id}/jobs/${job.id}/status`, {
+          key: agent.key,
+          body: { status, result: { version_id: 'cv-made-up' } },
+        });
+      for (const status of ['Completed', 'Running', 'Failed']) {
+        const res = await report(status);
+        expect(res.status, `${type} ${status} while AwaitingCSR`).toBe(403);
+        expect(await res.json()).toMatchObject({ error: 'forbidden', job_type: type });
+      }
+      // Submitting the CSR is the one thing the agent does for such a job …
+      const csr = await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${job.id}/csr`, {
+        key: agent.key,
+        body: { csr_pem: await agentCsrPem() },
+      });
+      expect(csr.status).toBe(200);
+      // … after which it still cannot declare the job done or take it over.
+      for (const status of ['Completed', 'Running']) {
+        expect((await report(status)).status, `${type} ${status} after the CSR`).toBe(403);
+      }
+      const stored = await storage.jobs.require(job.id);
+      expect(stored).toMatchObject({ status: 'Pending', result: null, locked_by: null });
+    }
+    const events = await storage.audit.list({ action: 'job_completed', resource_id: cert.certificateId });
+    expect(events.total).toBe(0);
+  });
+
+  it('answers a GET or HEAD of the work poll 405 with Allow: POST and claims nothing', async () => {
+    const agent = await registerAgent(app, 'prefetched');
+    const target = await createTarget(app, agent.id);
+    const cert = await seedCertificate(app, [target.id]);
+    const [job] = await app.services.jobs.createDeploymentJobs(cert.certificateId, cert.versionId);
+    for (const method of ['GET', 'HEAD']) {
+      const res = await app.call(method, `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('POST');
+    }
+    expect(await app.services.deps.storage.jobs.require(job!.id)).toMatchObject({
+      status: 'Pending',
+      attempts: 0,
+    });
+    const poll = await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
+    expect(poll.jobs.map((item: { job: { id: string } }) => item.job.id)).toEqual([job!.id]);
+  });
+
+  it('audits each release of a private key or target config to an agent, without the secret', async () => {
+    const agent = await registerAgent(app, 'key-receiver');
+    const target = await createTarget(app, agent.id);
+    const cert = await seedCertificate(app, [target.id]);
+    const [job] = await app.services.jobs.createDeploymentJobs(cert.certificateId, cert.versionId);
+    const work = await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
+    expect(work.jobs[0].certificate.private_key_pem).toBe(cert.keyPem);
+
+    const events = await app.services.deps.storage.audit.list({
+      action: 'job_secrets_released',
+      resource_id: job!.id,
+    });
+    expect(events.items).toHaveLength(1);
+    expect(events.items[0]).toMatchObject({
+      actor: agent.id,
+      actor_type: 'agent',
+      resource_type: 'job',
+      details: {
+        agent_id: agent.id,
+        released: ['private_key', 'target_config'],
+        certificate_id: cert.certificateId,
+        version_id: cert.versionId,
+        target_id: target.id,
+        config_keys: ['password', 'path'],
+      },
+    });
+    const stored = JSON.stringify(events.items[0]);
+    expect(stored).not.toContain('PRIVATE KEY');
+    expect(stored).not.toContain('/etc/nginx/tls');
+    expect(stored).not.toContain('hunter2-secret');
   });
 });

@@ -90,7 +90,7 @@ describe('targets (spec §2.3, §7)', { timeout: 30_000 }, () => {
     });
     expect(res.headers.get('location')).toBe(`/api/v1/jobs/${job.id}`);
 
-    const work = await (await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
+    const work = await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
     expect(work.jobs[0].job.payload).toMatchObject({ kind: 'connection_test' });
     await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${job.id}/status`, {
       key: agent.key,
@@ -155,7 +155,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
     expect((await app.call('GET', `/api/v1/jobs/${id}/verification`)).status).toBe(404);
     expect((await app.call('POST', `/api/v1/jobs/${id}/verify`)).status).toBe(409); // still open
 
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
     await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${id}/status`, {
       key: agent.key,
       body: { status: 'Completed' },
@@ -165,7 +165,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
     const pending = await verify.json();
     expect(pending).toMatchObject({ job_id: id, status: 'pending' });
 
-    const work = await (await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
+    const work = await (await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key })).json();
     const check = work.jobs.find((w: { job: { id: string } }) => w.job.id === pending.validation_job_id);
     expect(check.job.payload).toMatchObject({ kind: 'deployment_verification', job_id: id });
     await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${pending.validation_job_id}/status`, {
@@ -178,7 +178,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
 
     // A second verification that the agent reports failed.
     const again = await (await app.call('POST', `/api/v1/jobs/${id}/verify`)).json();
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
     await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${again.validation_job_id}/status`, {
       key: agent.key,
       body: { status: 'Failed', error: 'served serial differs' },
@@ -190,7 +190,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
 
     // A failed deployment has nothing to verify.
     const [second] = await app.services.jobs.createDeploymentJobs(cert.certificateId, cert.versionId);
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
     await app.call('POST', `/api/v1/agents/${agent.id}/jobs/${second?.id}/status`, {
       key: agent.key,
       body: { status: 'Failed', error: 'permission denied' },
@@ -220,7 +220,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
     }
     expect(jobs).toHaveLength(3);
     expect(await notes('DeploymentSuccess')).toEqual([]);
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key });
     const report = (id: string, body: unknown) =>
       app.call('POST', `/api/v1/agents/${agent.id}/jobs/${id}/status`, { key: agent.key, body });
 
@@ -265,7 +265,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
       max_attempts: 1,
       payload: { version_id: cert.versionId, target_type: 'NGINX' },
     });
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key }); // claims it
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key }); // claims it
     app.clock.advance(app.services.agents.settings.jobLeaseMs + 1);
     expect((await app.services.jobs.failTimedOutJobs()).map((j) => j.id)).toContain(job.id);
     const notes = await (
@@ -289,7 +289,7 @@ describe('jobs (spec §4.6)', { timeout: 30_000 }, () => {
       certificate_id: cert.certificateId,
       agent_id: agent.id,
     });
-    await app.call('GET', `/api/v1/agents/${agent.id}/work`, { key: agent.key }); // claims the test job
+    await app.call('POST', `/api/v1/agents/${agent.id}/work`, { key: agent.key }); // claims the test job
     const settings = app.services.agents.settings;
 
     app.clock.advance(settings.jobLeaseMs); // lease ends exactly now: not yet expired

@@ -194,7 +194,9 @@ export function agentRoutes(services: Services): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'GET',
+      // POST: a poll claims jobs (they become Running under a lease), so a HEAD, a prefetch or
+      // a retrying cache must never reach it. GET answers 405 with `Allow: POST`.
+      method: 'POST',
       path: '/api/v1/agents/{id}/work',
       operationId: 'agentWork',
       summary: "The agent's work poll: claims its due jobs and lists jobs awaiting its CSR",
@@ -254,7 +256,8 @@ export function agentRoutes(services: Services): RouteSpec[] {
       responses: {
         200: { description: 'recorded', schema: jobSchema },
         404: { description: 'no such job of this agent' },
-        409: { description: 'the job already ended (e.g. it was cancelled) or awaits a CSR' },
+        403: { description: 'an Issuance or Renewal job: the server completes those itself' },
+        409: { description: 'the job already ended (e.g. it was cancelled)' },
       },
       handle: async (input) => {
         const agent = await callingAgent(input);

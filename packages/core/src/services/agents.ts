@@ -12,7 +12,7 @@ import { CertwrightError, fail, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type AgentSettings, DEFAULT_AGENT_SETTINGS, type ServiceDeps } from './context.js';
-import type { JobService } from './jobs.js';
+import { AGENT_JOB_TYPES, type JobService } from './jobs.js';
 
 /** Agent keys carry a recognisable prefix so a leaked one can be found by secret scanners. */
 export const AGENT_KEY_PREFIX = 'cwa_';
@@ -259,22 +259,32 @@ export class AgentService {
    * The agent's work poll: claims up to 20 due Deployment/Validation jobs (each becomes Running
    * under a lease of `jobLeaseMs`; a job not finished by then is offered again until its
    * attempts run out, then the timeout sweep fails it) and lists the jobs awaiting its CSR.
+   * Every item that hands over a private key or a decrypted target config records
+   * `job_secrets_released` (what, to which agent, for which job; never the secret) in the
+   * transaction of the claim, so a secret never leaves without its audit event.
    */
   async work(id: string): Promise<AgentWork> {
-    const storage = this.deps.storage;
-    await this.#requireActive(storage, id);
+    await this.#requireActive(this.deps.storage, id);
     const now = this.deps.clock.now();
-    const claimed = await storage.jobs.claimDue({
-      now,
-      worker: id,
-      leaseMs: this.settings.jobLeaseMs,
-      limit: WORK_BATCH,
-      types: ['Deployment', 'Validation'],
-      agentId: id,
+    const agent: Actor = { type: 'agent', id };
+    const items = await this.deps.storage.transaction(async (tx) => {
+      const claimed = await tx.jobs.claimDue({
+        now,
+        worker: id,
+        leaseMs: this.settings.jobLeaseMs,
+        limit: WORK_BATCH,
+        types: [...AGENT_JOB_TYPES],
+        agentId: id,
+      });
+      const built: AgentWorkItem[] = [];
+      for (const job of claimed) {
+        const item = await this.#workItem(tx, job);
+        await this.#recordRelease(tx, agent, item);
+        built.push(item);
+      }
+      return built;
     });
-    const items: AgentWorkItem[] = [];
-    for (const job of claimed) items.push(await this.#workItem(job));
-    const awaiting = (await storage.jobs.listOpenForAgent(id, WORK_BATCH)).filter(
+    const awaiting = (await this.deps.storage.jobs.listOpenForAgent(id, WORK_BATCH)).filter(
       (j) => j.status === 'AwaitingCSR',
     );
     return { jobs: items, awaiting_csr: awaiting };
@@ -326,13 +336,12 @@ export class AgentService {
     return agent;
   }
 
-  async #workItem(job: Job): Promise<AgentWorkItem> {
-    const storage = this.deps.storage;
-    const target = job.target_id ? await storage.targets.getWithConfig(job.target_id) : null;
+  async #workItem(tx: Storage, job: Job): Promise<AgentWorkItem> {
+    const target = job.target_id ? await tx.targets.getWithConfig(job.target_id) : null;
     let certificate: AgentWorkItem['certificate'] = null;
     const versionId = job.payload.version_id;
     if (job.type === 'Deployment' && typeof versionId === 'string') {
-      const version = await storage.versions.getWithKey(versionId);
+      const version = await tx.versions.getWithKey(versionId);
       if (version) {
         certificate = {
           version_id: version.id,
@@ -348,6 +357,36 @@ export class AgentService {
       target: target ? { id: target.id, name: target.name, type: target.type, config: target.config } : null,
       certificate,
     };
+  }
+
+  /** The audit event of a work item that carries secrets: names and ids only. */
+  async #recordRelease(tx: Storage, agent: Actor, item: AgentWorkItem): Promise<void> {
+    const key = item.certificate?.private_key_pem ? item.certificate : null;
+    const configKeys = item.target ? Object.keys(item.target.config).sort() : [];
+    if (!key && configKeys.length === 0) return;
+    await this.audit.record(
+      agent,
+      {
+        action: 'job_secrets_released',
+        category: 'cert_lifecycle',
+        resource_type: 'job',
+        resource_id: item.job.id,
+        details: {
+          agent_id: agent.id,
+          job_type: item.job.type,
+          released: [...(key ? ['private_key'] : []), ...(configKeys.length > 0 ? ['target_config'] : [])],
+          ...(key
+            ? {
+                certificate_id: item.job.certificate_id,
+                version_id: key.version_id,
+                serial_number: key.serial_number,
+              }
+            : {}),
+          ...(configKeys.length > 0 ? { target_id: item.target?.id, config_keys: configKeys } : {}),
+        },
+      },
+      tx,
+    );
   }
 }
 

@@ -1,6 +1,12 @@
 import type { PageResult } from '../domain/common.js';
-import { type Job, type JobStatus, OPEN_JOB_STATUSES, type VerificationStatus } from '../domain/job.js';
-import { CertwrightError, invalidState, notFound } from '../errors.js';
+import {
+  type Job,
+  type JobStatus,
+  type JobType,
+  OPEN_JOB_STATUSES,
+  type VerificationStatus,
+} from '../domain/job.js';
+import { CertwrightError, fail, invalidState, notFound } from '../errors.js';
 import { parseCertificationRequest } from '../pki/csr.js';
 import type { JobListQuery, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
@@ -21,6 +27,13 @@ export const VALIDATION_KINDS = {
   connectionTest: 'connection_test',
   verification: 'deployment_verification',
 } as const;
+
+/**
+ * The job kinds an agent carries out and reports on. Issuance and Renewal are the server's
+ * own: an agent only submits the CSR of one that awaits it, and the server's pipeline signs
+ * and stores the version, so no agent can declare a certificate issued.
+ */
+export const AGENT_JOB_TYPES: readonly JobType[] = ['Deployment', 'Validation'];
 
 /** Reasons written to `last_error` when the timeout sweep fails a job. */
 export const JOB_TIMEOUT_REASONS = {
@@ -212,20 +225,23 @@ export class JobService {
   }
 
   /**
-   * Applies an agent's report to one of its own jobs. A job of another agent is `not_found`
-   * (an agent learns nothing about others' work); a job that already ended is a `conflict`,
-   * which tells an agent that its job was cancelled.
+   * Applies an agent's report to one of its own Deployment or Validation jobs. A job of
+   * another agent is `not_found` (an agent learns nothing about others' work); an Issuance or
+   * Renewal job is `not_permitted` whatever its status (the server completes those itself);
+   * a job that already ended is `invalid_state`, which tells an agent its job was cancelled.
    */
   reportFromAgent(agentId: string, jobId: string, report: AgentJobReport): Promise<Job> {
     return this.deps.storage.transaction(async (tx) => {
       const job = await this.#lockOwnJob(tx, agentId, jobId);
+      if (!AGENT_JOB_TYPES.includes(job.type)) {
+        throw fail(
+          'not_permitted',
+          `agents report only on Deployment and Validation jobs; job '${jobId}' is ${job.type}, which takes the agent's CSR and completes on the server`,
+          { extra: { job_type: job.type } },
+        );
+      }
       if (!isOpen(job.status))
         throw invalidState(`job '${jobId}' is already ${job.status}`, { job_status: job.status });
-      if (job.status === 'AwaitingCSR') {
-        throw invalidState(`job '${jobId}' awaits a CSR; submit one instead of a status`, {
-          job_status: job.status,
-        });
-      }
       const now = this.deps.clock.now();
       if (report.status === 'Running') {
         return tx.jobs.update(jobId, {
