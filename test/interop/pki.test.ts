@@ -339,6 +339,11 @@ describe('exports read by openssl and keytool', () => {
     ]);
     expect(info.code).toBe(0);
     expect(info.out.match(/BEGIN CERTIFICATE/g)).toHaveLength(3);
+    // PBKDF2-SHA256 for key and certificates, and a MAC key as costly to guess against.
+    expect(info.out).toContain('MAC: sha256, Iteration 600000');
+    expect(info.out).toContain(
+      'Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 600000, PRF hmacWithSHA256',
+    );
     const keytool = await run('keytool', [
       '-list',
       '-v',

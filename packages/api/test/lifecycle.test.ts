@@ -125,7 +125,8 @@ describe('issuance after create', () => {
     ]);
     expect(info.match(/BEGIN CERTIFICATE/g)).toHaveLength(3);
     expect(info).toContain('BEGIN PRIVATE KEY');
-  });
+    // 600,000 PBKDF2/MAC rounds, written and read once each: seconds on a loaded machine.
+  }, 60_000);
 });
 
 describe('CSR issuance against the profile', () => {

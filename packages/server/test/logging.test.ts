@@ -53,6 +53,12 @@ describe('the server logger', () => {
         private_key_pem: caKeyPem,
       },
     } satisfies Partial<IssuerWithConfig>;
+    // The one answer that carries a root CA key (issuer create with root_private_key 'return').
+    const issuerCreated = {
+      id: 'issuer-created-logged',
+      name: 'Offline root',
+      root_private_key_pem: caKeyPem,
+    };
     const target = {
       id: 'target-logged',
       type: 'SSH',
@@ -90,7 +96,7 @@ describe('the server logger', () => {
     });
     const urlError = new Error(`connect ECONNREFUSED ${databaseUrl}`);
     const wrapped = new CertwrightError('unavailable', 'database unreachable', { cause: urlError });
-    const records = { version, issuer, target, webhook, agent, enrollment, config };
+    const records = { version, issuer, issuerCreated, target, webhook, agent, enrollment, config };
 
     let output = '';
     const logger = createLogger('debug', {
@@ -120,6 +126,7 @@ describe('the server logger', () => {
     for (const id of [
       'cv-logged',
       'issuer-logged',
+      'issuer-created-logged',
       'target-logged',
       'webhook-logged',
       'agent-logged',

@@ -1,13 +1,15 @@
 import {
   ISSUER_TYPES,
   type Issuer,
+  type IssuerCreated,
   issuerCreateSchema,
   issuerListSchema,
   issuerUpdateSchema,
   type Services,
 } from '@certwright/core';
 import { z } from 'zod';
-import type { RouteSpec } from '../http/route.js';
+import { actorOf } from '../auth/principal.js';
+import { defineRoute, type RouteSpec } from '../http/route.js';
 import { crudRoutes, timestamp } from './crud.js';
 
 /** No `config`: it may hold credentials and is write-only. */
@@ -20,6 +22,20 @@ export const issuerJson = z.object({
   updated_at: timestamp,
 });
 
+/** The create answer: the record, plus the root key when the request asked for it. */
+export const issuerCreatedJson = issuerJson.extend({
+  root_private_key_pem: z
+    .string()
+    .optional()
+    .describe(
+      "Only with root_private_key 'return': the generated root CA's private key (PKCS#8 PEM). Returned by this answer alone and never stored: keep it offline",
+    ),
+  root_certificate_pem: z
+    .string()
+    .optional()
+    .describe("Only with root_private_key 'return': the root CA certificate (PEM) the key belongs to"),
+});
+
 /** Fields picked one by one, so a field added to the record later never leaks by default. */
 export const issuerView = (i: Issuer) => ({
   id: i.id,
@@ -30,9 +46,16 @@ export const issuerView = (i: Issuer) => ({
   updated_at: i.updated_at,
 });
 
+const issuerCreatedView = (i: IssuerCreated) => ({
+  ...issuerView(i),
+  ...(i.root_private_key_pem !== undefined
+    ? { root_private_key_pem: i.root_private_key_pem, root_certificate_pem: i.root_certificate_pem }
+    : {}),
+});
+
 /** /api/v1/issuers (DESIGN §5); config is write-only. */
 export function issuerRoutes(services: Services): RouteSpec[] {
-  return crudRoutes({
+  const routes = crudRoutes({
     path: '/api/v1/issuers',
     tag: 'issuers',
     name: 'Issuer',
@@ -47,4 +70,29 @@ export function issuerRoutes(services: Services): RouteSpec[] {
     // Issuer config carries credentials and CA keys (a CA import is an issuer write).
     adminWrites: true,
   });
+  // The create answer alone may carry the root key handed over for offline storage.
+  const create = defineRoute({
+    method: 'POST',
+    path: '/api/v1/issuers',
+    operationId: 'createIssuer',
+    admin: true,
+    summary:
+      "Create an issuer; with root_private_key 'return' a Local CA is generated now and its root key answered once",
+    tags: ['issuers'],
+    body: issuerCreateSchema,
+    responses: {
+      201: { description: 'the issuer created', schema: issuerCreatedJson },
+      409: { description: 'a unique value is taken' },
+    },
+    handle: async ({ body, principal }) => {
+      const created = await services.issuers.create(body, actorOf(principal));
+      return {
+        status: 201,
+        body: issuerCreatedView(created),
+        // A private key must not linger in a cache between here and the caller.
+        ...(created.root_private_key_pem !== undefined ? { headers: { 'cache-control': 'no-store' } } : {}),
+      };
+    },
+  });
+  return routes.map((route) => (route.operationId === 'createIssuer' ? create : route));
 }

@@ -132,6 +132,28 @@ export interface ConnectorRegistration {
    * material re-imported for an issuer that lost it must be the CA that issued its certificates).
    */
   checkConfigUpdate?: (check: ConfigUpdateCheck) => Promise<void>;
+  /**
+   * Creates the CA while its issuer is created and hands the root's private key to the caller
+   * (returned once, never stored). Only CAs the service generates have one; absent → the
+   * issuer type cannot do it.
+   */
+  generateWithRootKey?: (
+    issuer: { name: string },
+    config: Record<string, unknown>,
+    now: Date,
+  ) => Promise<RootKeyHandOver>;
+  /**
+   * State that earlier releases stored and this one must not keep (a Local CA's root key):
+   * returns the config without it, or null when there is nothing to remove.
+   */
+  withoutRetiredState?: (config: Record<string, unknown>) => Record<string, unknown> | null;
+}
+
+/** A CA generated at issuer creation: the config to store, and the root key to hand over once. */
+export interface RootKeyHandOver {
+  config: Record<string, unknown>;
+  rootPrivateKeyPem: string;
+  rootCertificatePem: string;
 }
 
 /** Connector factories by issuer type; types without one are refused with a clear error. */
@@ -174,6 +196,16 @@ export class IssuerConnectorRegistry {
   /** Runs the connector's own check of a config update, if it declared one. */
   async checkConfigUpdate(type: IssuerType, check: ConfigUpdateCheck): Promise<void> {
     await this.#registrations.get(type)?.checkConfigUpdate?.(check);
+  }
+
+  /** The registration's root-key generator; undefined when `type` has none. */
+  rootKeyGenerator(type: IssuerType): ConnectorRegistration['generateWithRootKey'] {
+    return this.#registrations.get(type)?.generateWithRootKey;
+  }
+
+  /** `config` without the retired state of `type`; null when it holds none. */
+  withoutRetiredState(type: IssuerType, config: Record<string, unknown>): Record<string, unknown> | null {
+    return this.#registrations.get(type)?.withoutRetiredState?.(config) ?? null;
   }
 
   async create(context: ConnectorContext): Promise<IssuerConnector> {

@@ -5,9 +5,11 @@ import { IssuerConnectorRegistry } from './connector.js';
 import {
   checkLocalCaConfigUpdate,
   createLocalCaConnector,
+  generateLocalCaWithRootKey,
   LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
   LOCAL_CA_MANAGED_CONFIG_KEYS,
   localCaIsProvisioned,
+  withoutRootKey,
 } from './local-ca.js';
 
 /** The registry with every connector this release ships: Local only (ACME, StepCA … later). */
@@ -17,4 +19,6 @@ export const defaultIssuerConnectors = (): IssuerConnectorRegistry =>
     creationOnlyConfigKeys: LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
     isProvisioned: localCaIsProvisioned,
     checkConfigUpdate: checkLocalCaConfigUpdate,
+    generateWithRootKey: generateLocalCaWithRootKey,
+    withoutRetiredState: withoutRootKey,
   });

@@ -36,7 +36,19 @@ import type {
  * - imported: `certificate_pem` + `private_key_pem` (PKCS#8) [+ `chain_pem` above it] given at
  *   issuer creation; checked with prepareIssuer on first use and moved under `ca`;
  * - generated on demand: with no material, the first use creates a root and an issuing
- *   intermediate (`key_algorithm`, default ECDSA-P256; `common_name`, default the issuer name).
+ *   intermediate (`key_algorithm`, default ECDSA-P256; `common_name`, default the issuer name);
+ * - generated at creation (`root_private_key: 'return'` on the create request, see
+ *   {@link generateLocalCaWithRootKey}): the same, and the root's key is handed to the caller.
+ *
+ * The root's private key is never stored: once it has signed the intermediate the service has
+ * no use for it, and a key that stays online is a key that can leak with the database. It is
+ * discarded, or returned once by the create call for offline storage (the only way to sign a
+ * new intermediate under the same root later, see docs/operations/ca-rotation.md). Configs
+ * written by earlier releases still hold it as `ca.root_key_pem`: {@link withoutRootKey} drops
+ * it, on the first connector build and on any issuer update.
+ *
+ * Path lengths: the root allows one CA below it (pathLenConstraint 1), the intermediate none
+ * (0), so the hierarchy is exactly root → intermediate → leaf (RFC 5280 §4.2.1.9).
  *
  * Each Local issuer also has a delegated OCSP responder certificate (id-kp-OCSPSigning +
  * ocsp-nocheck, RFC 6960 §4.2.2.2), short-lived and re-issued before it runs out.
@@ -89,6 +101,7 @@ export const localCaConfigSchema = z
         issuing_key_pem: pem,
         /** Certificates above the issuing CA, nearest first (empty for a root-only CA). */
         upper_chain_pem: z.string().max(256 * 1024),
+        /** Written by earlier releases only; removed by withoutRootKey, never read. */
         root_key_pem: pem.optional(),
       })
       .optional(),
@@ -126,11 +139,15 @@ function importMaterial(issuerId: string, config: LocalCaConfig): NonNullable<Lo
   };
 }
 
-async function generateMaterial(
-  name: string,
-  config: LocalCaConfig,
-  now: Date,
-): Promise<NonNullable<LocalCaConfig['ca']>> {
+interface GeneratedCa {
+  /** What the issuer's config keeps: the intermediate, its key and the root certificate. */
+  ca: NonNullable<LocalCaConfig['ca']>;
+  /** The root's key (PKCS#8 PEM): handed to the caller or dropped, never stored. */
+  rootKeyPem: string;
+  rootCertificatePem: string;
+}
+
+async function generateMaterial(name: string, config: LocalCaConfig, now: Date): Promise<GeneratedCa> {
   const algorithm = config.key_algorithm ?? 'ECDSA-P256';
   const cn = (config.common_name ?? name).slice(0, 48);
   const notBefore = new Date(now.getTime() - 60_000);
@@ -143,7 +160,8 @@ async function generateMaterial(
       ],
       notBefore,
       notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.rootValidityDays * DAY),
-      basicConstraints: { ca: true },
+      // One CA below the root: the intermediate (or a later one it signs offline), then leaves.
+      basicConstraints: { ca: true, pathLength: 1 },
     },
     rootKey.privateKey,
   );
@@ -163,11 +181,25 @@ async function generateMaterial(
     rootAuthority,
   );
   return {
-    issuing_cert_pem: certificateToPem(issuing.der),
-    issuing_key_pem: exportPkcs8Pem(issuingKey.privateKey),
-    upper_chain_pem: certificateToPem(root.der),
-    root_key_pem: exportPkcs8Pem(rootKey.privateKey),
+    ca: {
+      issuing_cert_pem: certificateToPem(issuing.der),
+      issuing_key_pem: exportPkcs8Pem(issuingKey.privateKey),
+      upper_chain_pem: certificateToPem(root.der),
+    },
+    rootKeyPem: exportPkcs8Pem(rootKey.privateKey),
+    rootCertificatePem: certificateToPem(root.der),
   };
+}
+
+/**
+ * The config without a root key stored by an earlier release (`ca.root_key_pem`); null when
+ * there is none, so callers write only when something must go.
+ */
+export function withoutRootKey(config: Record<string, unknown>): Record<string, unknown> | null {
+  const ca = config.ca;
+  if (!ca || typeof ca !== 'object' || !('root_key_pem' in ca)) return null;
+  const { root_key_pem: _dropped, ...kept } = ca as Record<string, unknown>;
+  return { ...config, ca: kept };
 }
 
 /** Whether a Local issuer's config still lacks CA material (first use creates or imports it). */
@@ -229,11 +261,41 @@ export async function provisionLocalCa(
   now: Date,
 ): Promise<Record<string, unknown>> {
   const parsed = parseConfig(issuer.id, config);
-  if (parsed.ca) return config;
+  if (parsed.ca) return withoutRootKey(config) ?? config;
   const imported = parsed.certificate_pem !== undefined || parsed.private_key_pem !== undefined;
-  const ca = imported ? importMaterial(issuer.id, parsed) : await generateMaterial(issuer.name, parsed, now);
+  // A generated root's key is dropped here: nobody asked for it (see generateLocalCaWithRootKey).
+  const ca = imported
+    ? importMaterial(issuer.id, parsed)
+    : (await generateMaterial(issuer.name, parsed, now)).ca;
   const { certificate_pem: _c, private_key_pem: _k, chain_pem: _p, ...rest } = config;
   return { ...rest, ca };
+}
+
+/**
+ * Generates the CA of a Local issuer being created and hands its root key to the caller, who
+ * asked for it to keep offline: returns the config to store (without that key) and the root's
+ * key and certificate, PEM. An import (`certificate_pem`/`private_key_pem`) has no root key
+ * here, so asking for one with it is refused.
+ */
+export async function generateLocalCaWithRootKey(
+  issuer: { name: string },
+  config: Record<string, unknown>,
+  now: Date,
+): Promise<{ config: Record<string, unknown>; rootPrivateKeyPem: string; rootCertificatePem: string }> {
+  const parsed = parseConfig('(new issuer)', config);
+  if (parsed.certificate_pem !== undefined || parsed.private_key_pem !== undefined || parsed.ca) {
+    const message =
+      'only a CA generated by this request has a root key to return; an imported CA has none here';
+    throw fail('invalid_input', `cannot return a root private key: ${message}`, {
+      fields: [{ field: 'root_private_key', message }],
+    });
+  }
+  const generated = await generateMaterial(issuer.name, parsed, now);
+  return {
+    config: { ...config, ca: generated.ca },
+    rootPrivateKeyPem: generated.rootKeyPem,
+    rootCertificatePem: generated.rootCertificatePem,
+  };
 }
 
 async function issueResponder(
@@ -385,7 +447,14 @@ export class LocalCaConnector implements IssuerConnector {
 
 /** The Local connector factory: provisions CA material on first use, then builds the connector. */
 export async function createLocalCaConnector(context: ConnectorContext): Promise<IssuerConnector> {
-  if (!needsProvisioning(context.issuer.config)) return new LocalCaConnector(context);
+  if (!needsProvisioning(context.issuer.config)) {
+    const cleaned = withoutRootKey(context.issuer.config);
+    if (!cleaned) return new LocalCaConnector(context);
+    // A root key stored by an earlier release: removed under the issuer's row lock, re-judged
+    // on the latest config so that a concurrent writer's changes are kept.
+    await context.persistConfig((latest) => withoutRootKey(latest));
+    return new LocalCaConnector({ ...context, issuer: { ...context.issuer, config: cleaned } });
+  }
   // Material missing after certificates were issued means the config was replaced below the
   // service (e.g. an old backup restored): a fresh CA would silently orphan every issued
   // certificate, so only an explicit import of the CA that issued them is accepted.
@@ -413,8 +482,9 @@ export async function createLocalCaConnector(context: ConnectorContext): Promise
   await context.persistConfig((latest) => {
     // Another instance may have provisioned meanwhile: keep its CA, drop ours.
     if (!needsProvisioning(latest)) {
-      stored = latest;
-      return null;
+      const cleaned = withoutRootKey(latest);
+      stored = cleaned ?? latest;
+      return cleaned;
     }
     return fresh;
   });

@@ -15,12 +15,20 @@ import {
 } from './der.js';
 import { exportPkcs8Der, exportSpkiDer } from './keys.js';
 import { OID } from './oids.js';
+import { sha256Iterated } from './sha256-iterated.js';
 
 /**
  * PKCS#12 (RFC 7292) export with the algorithms OpenSSL 3 uses by default: key and
  * certificates encrypted with PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC), integrity MAC
  * HMAC-SHA256 keyed by the PKCS#12 KDF. OpenSSL 3 and Java ≥ 12 (keytool) read these;
  * legacy RC2/3DES files are deliberately not produced.
+ *
+ * Work factor: {@link PKCS12_DEFAULT_ITERATIONS} (600,000, OWASP's figure for
+ * PBKDF2-HMAC-SHA256) for both PBKDF2 and the MAC key derivation. The MAC must cost as much as
+ * the encryption: a password guess checked against a cheap MAC needs no decryption at all. The
+ * MAC stays the RFC 7292 one (PKCS#12 KDF with SHA-256, not PBKDF2): PBMAC1 (RFC 9579), which
+ * would put PBKDF2 there too, is read only by OpenSSL ≥ 3.4 and recent JDKs, and the OpenSSL 3.0
+ * and Java 17 of current distributions refuse such a file.
  */
 
 export interface Pkcs12Options {
@@ -33,9 +41,14 @@ export interface Pkcs12Options {
   password: string;
   /** The alias keytool shows; default: the certificate's CN or "certwright". */
   friendlyName?: string;
-  /** PBKDF2 and MAC iteration count; default 2048 (OpenSSL 3's default). */
+  /** PBKDF2 and MAC iteration count; default and minimum {@link PKCS12_DEFAULT_ITERATIONS}. */
   iterations?: number;
 }
+
+/** PBKDF2 and MAC iterations of every export (OpenSSL's own default, 2048, is far too cheap). */
+export const PKCS12_DEFAULT_ITERATIONS = 600_000;
+/** Java's PKCS12KeyStore refuses iteration counts above 5,000,000 when it reads a file. */
+const PKCS12_MAX_ITERATIONS = 5_000_000;
 
 const SHA256_ALG = algorithmIdentifier(OID.idSha256, NULL);
 
@@ -93,8 +106,7 @@ export function pkcs12Kdf(
   const I = Buffer.concat([fill(salt), fill(pwd)]);
   const blocks: Buffer[] = [];
   for (let produced = 0; produced < size; produced += u) {
-    let A = createHash('sha256').update(D).update(I).digest();
-    for (let r = 1; r < iterations; r++) A = createHash('sha256').update(A).digest();
+    const A = sha256Iterated(createHash('sha256').update(D).update(I).digest(), iterations - 1);
     blocks.push(A);
     // I_j = (I_j + B + 1) mod 2^(8v) for each v-byte block, with B = A repeated to v bytes.
     const B = fill(A);
@@ -132,15 +144,22 @@ function encryptedContentInfo(content: Buffer, password: string, iterations: num
 /** Builds a password-protected PKCS#12 file (DER) with the key, its certificate and the chain. */
 export function exportPkcs12(options: Pkcs12Options): Buffer {
   const { privateKey, certificate, password } = options;
-  const iterations = options.iterations ?? 2048;
+  const iterations = options.iterations ?? PKCS12_DEFAULT_ITERATIONS;
   if (typeof password !== 'string' || [...password].length < PKCS12_MIN_PASSWORD_LENGTH) {
     const message = `must be at least ${PKCS12_MIN_PASSWORD_LENGTH} characters`;
     throw new CertwrightError('validation_failed', `a PKCS#12 export password ${message}`, {
       fields: [{ field: 'password', message }],
     });
   }
-  if (!Number.isInteger(iterations) || iterations < 1000 || iterations > 10_000_000) {
-    throw new CertwrightError('validation_failed', 'PKCS#12 iterations must be between 1000 and 10,000,000');
+  if (
+    !Number.isInteger(iterations) ||
+    iterations < PKCS12_DEFAULT_ITERATIONS ||
+    iterations > PKCS12_MAX_ITERATIONS
+  ) {
+    throw new CertwrightError(
+      'validation_failed',
+      `PKCS#12 iterations must be between ${PKCS12_DEFAULT_ITERATIONS} and ${PKCS12_MAX_ITERATIONS}`,
+    );
   }
   const info = readCertificate(certificate);
   if (!exportSpkiDer(privateKey).equals(Buffer.from(info.spki))) {

@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportPkcs12, exportSpkiDer, pkcs12Kdf } from '../../src/pki/index.js';
+import { exportPkcs12, exportSpkiDer, PKCS12_DEFAULT_ITERATIONS, pkcs12Kdf } from '../../src/pki/index.js';
 import { issueLeaf, makeHierarchy } from './fixtures.js';
 import { openssl, tool, workdir } from './openssl.js';
 
@@ -29,12 +29,13 @@ describe('PKCS#12 export', () => {
 
       const info = await openssl(['pkcs12', '-info', '-in', path, '-passin', `pass:${PASSWORD}`, '-noenc']);
       expect(info.code).toBe(0);
-      expect(info.stderr).toContain('MAC: sha256, Iteration 2048');
+      // 600,000 rounds for the MAC as for PBKDF2: a guess must not be cheaper to test on the MAC.
+      expect(info.stderr).toContain('MAC: sha256, Iteration 600000');
       expect(info.stderr).toContain(
-        'PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256',
+        'PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration 600000, PRF hmacWithSHA256',
       );
       expect(info.stderr).toContain(
-        'Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256',
+        'Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 600000, PRF hmacWithSHA256',
       );
       expect(info.stdout.match(/-----BEGIN CERTIFICATE-----/g)).toHaveLength(3);
       expect(info.stdout).toContain('friendlyName: leaf.example.test');
@@ -94,6 +95,17 @@ describe('PKCS#12 export', () => {
     );
   }, 30_000);
 
+  it('refuses an iteration count below 600,000 (a caller cannot make the file cheap to guess)', async () => {
+    const h = await makeHierarchy('ECDSA-P256', 'p12-iter');
+    const leaf = await issueLeaf(h.intermediate, 'ECDSA-P256');
+    expect(PKCS12_DEFAULT_ITERATIONS).toBe(600_000);
+    for (const iterations of [2048, 599_999, 5_000_001, 600_000.5]) {
+      expect(() =>
+        exportPkcs12({ privateKey: leaf.key, certificate: leaf.der, password: PASSWORD, iterations }),
+      ).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+    }
+  }, 30_000);
+
   it('derives MAC keys like RFC 7292 Appendix B (SHA-256 vector cross-checked with OpenSSL)', async () => {
     // openssl's PKCS12KDF takes the password already in BMPString form with its two-byte terminator.
     const bmp = Buffer.concat([Buffer.from('password', 'utf16le').swap16(), Buffer.alloc(2)]).toString('hex');
@@ -118,4 +130,28 @@ describe('PKCS#12 export', () => {
     expect(r.code).toBe(0);
     expect(ours).toBe(r.stdout.trim().replace(/:/g, '').toLowerCase());
   });
+
+  it('derives the same MAC key as OpenSSL at the 600,000 rounds every export uses', async () => {
+    const bmp = Buffer.concat([Buffer.from('pässword', 'utf16le').swap16(), Buffer.alloc(2)]).toString('hex');
+    const salt = Buffer.from('a1b2c3d4e5f60718293a4b5c6d7e8f90', 'hex');
+    const ours = pkcs12Kdf('pässword', salt, 3, 600_000, 32).toString('hex');
+    const r = await openssl([
+      'kdf',
+      '-keylen',
+      '32',
+      '-kdfopt',
+      'digest:SHA256',
+      '-kdfopt',
+      `hexpass:${bmp}`,
+      '-kdfopt',
+      `hexsalt:${salt.toString('hex')}`,
+      '-kdfopt',
+      'iter:600000',
+      '-kdfopt',
+      'id:3',
+      'PKCS12KDF',
+    ]);
+    expect(r.code).toBe(0);
+    expect(ours).toBe(r.stdout.trim().replace(/:/g, '').toLowerCase());
+  }, 30_000);
 });
