@@ -44,6 +44,26 @@ export function toCertificate(r: Row): ManagedCertificate {
 const searchText = (name: string, cn: string, sans: readonly string[]) =>
   [name, cn, ...sans].join('\n').toLowerCase();
 
+/** The columns a patch sets: only the members it defines, JSON members serialized. */
+function patchColumns(patch: CertificatePatch) {
+  return defined({
+    name: patch.name,
+    common_name: patch.common_name,
+    status: patch.status,
+    source: patch.source,
+    issuer_id: patch.issuer_id,
+    owner_id: patch.owner_id,
+    team_id: patch.team_id,
+    renewal_policy_id: patch.renewal_policy_id,
+    profile_id: patch.profile_id,
+    environment: patch.environment,
+    last_renewal_at: patch.last_renewal_at,
+    sans: patch.sans && JSON.stringify(patch.sans),
+    metadata: patch.metadata && JSON.stringify(patch.metadata),
+    tags: patch.tags && JSON.stringify(patch.tags),
+  });
+}
+
 const SORT_COLUMNS = {
   name: 'name',
   common_name: 'common_name',
@@ -151,22 +171,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         await c.db
           .updateTable('certificates')
           .set({
-            ...defined({
-              name: patch.name,
-              common_name: patch.common_name,
-              status: patch.status,
-              source: patch.source,
-              issuer_id: patch.issuer_id,
-              owner_id: patch.owner_id,
-              team_id: patch.team_id,
-              renewal_policy_id: patch.renewal_policy_id,
-              profile_id: patch.profile_id,
-              environment: patch.environment,
-              last_renewal_at: patch.last_renewal_at,
-              sans: patch.sans && JSON.stringify(patch.sans),
-              metadata: patch.metadata && JSON.stringify(patch.metadata),
-              tags: patch.tags && JSON.stringify(patch.tags),
-            }),
+            ...patchColumns(patch),
             search_text: searchText(next.name, next.common_name, next.sans),
             updated_at: c.clock.now(),
           })
@@ -222,19 +227,8 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const res = await ctx.db
         .updateTable('certificates')
         .set({
-          ...defined({
-            status: patch.status,
-            source: patch.source,
-            issuer_id: patch.issuer_id,
-            owner_id: patch.owner_id,
-            team_id: patch.team_id,
-            renewal_policy_id: patch.renewal_policy_id,
-            profile_id: patch.profile_id,
-            environment: patch.environment,
-            last_renewal_at: patch.last_renewal_at,
-            metadata: patch.metadata && JSON.stringify(patch.metadata),
-            tags: patch.tags && JSON.stringify(patch.tags),
-          }),
+          // name, common_name and sans went row by row above: here they are undefined.
+          ...patchColumns(patch),
           updated_at: ctx.clock.now(),
         })
         .where('id', 'in', ids)

@@ -4,6 +4,7 @@ import {
   CertwrightError,
   newId,
   notFound,
+  type Revocation,
   type RevocationReason,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
@@ -13,6 +14,15 @@ import type { CertificateVersionsTable } from '../schema.js';
 type Row = Selectable<CertificateVersionsTable>;
 
 const keyContext = (versionId: string) => `certificate_version:${versionId}:private_key`;
+
+/** The columns a revocation sets on a version row. */
+function revocationColumns(revocation: Revocation) {
+  return {
+    revoked_at: revocation.revoked_at,
+    revocation_reason: revocation.reason,
+    invalidity_date: revocation.invalidity_date ?? null,
+  };
+}
 
 function toVersion(r: Row): CertificateVersion {
   return {
@@ -168,11 +178,7 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
       return atomic(ctx, async (c) => {
         await c.db
           .updateTable('certificate_versions')
-          .set({
-            revoked_at: revocation.revoked_at,
-            revocation_reason: revocation.reason,
-            invalidity_date: revocation.invalidity_date ?? null,
-          })
+          .set(revocationColumns(revocation))
           .where('id', '=', id)
           .where('revoked_at', 'is', null)
           .execute();
@@ -186,11 +192,7 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
       if (certificateIds.length === 0) return 0;
       const res = await ctx.db
         .updateTable('certificate_versions')
-        .set({
-          revoked_at: revocation.revoked_at,
-          revocation_reason: revocation.reason,
-          invalidity_date: revocation.invalidity_date ?? null,
-        })
+        .set(revocationColumns(revocation))
         .where('certificate_id', 'in', certificateIds)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
