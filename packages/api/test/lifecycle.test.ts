@@ -426,7 +426,9 @@ describe('CSR issuance against the profile', () => {
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(fields);
     }
     expect((await app.storage.issuers.getWithConfig(issuer.id))!.config).toEqual(before);
-    expect((await app.json('GET', `/api/v1/issuers/${issuer.id}`)).body.name).toBe(issuer.name);
+    const unchanged = await app.json('GET', `/api/v1/issuers/${issuer.id}`);
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body).toMatchObject({ id: issuer.id, name: issuer.name, type: 'Local' });
 
     // Other updates still apply; re-sending the value the CA was created with changes nothing.
     const ok = await app.json('PUT', `/api/v1/issuers/${issuer.id}`, {

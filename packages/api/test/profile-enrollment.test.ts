@@ -24,7 +24,8 @@ describe('enrollment settings on profiles', () => {
       path_id: null,
     });
     const issuer = await app.call('GET', '/api/v1/issuers/iss-local');
-    expect(issuer.body).toMatchObject({ type: 'Local', enabled: true });
+    expect(issuer.status).toBe(200);
+    expect(issuer.body).toMatchObject({ id: 'iss-local', name: 'Local CA', type: 'Local', enabled: true });
     // Seeding again (every start) leaves the settings alone.
     await app.call('PUT', '/api/v1/profiles/prof-default', { acme: { eab_required: true } });
     await app.storage.migrate();

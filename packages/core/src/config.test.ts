@@ -30,6 +30,11 @@ describe('parseConfig', () => {
       databaseUrl: undefined,
       notificationRetryIntervalMs: 120_000,
     });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config.rateLimits as { pki: number }).pki = 0;
+    }).toThrow(TypeError);
+    expect(config.rateLimits.pki).toBe(100);
   });
 
   it('is frozen all the way down: no nested setting and not the key can be changed', () => {
@@ -49,8 +54,17 @@ describe('parseConfig', () => {
       config.agents,
       config.smtp!,
       config.smtp!.auth!,
+      config.rateLimits,
     ];
     for (const object of nested) expect(Object.isFrozen(object)).toBe(true);
+    // Nested members can be neither added nor removed, only read.
+    expect(() => {
+      (config.tls as { extra?: string }).extra = 'x';
+    }).toThrow(TypeError);
+    expect(() => {
+      delete (config.smtp as { auth?: unknown }).auth;
+    }).toThrow(TypeError);
+    expect(config.smtp!.auth).toEqual({ user: 'u', pass: 'p' });
     expect(() => {
       (config.tls as { certPath: string }).certPath = '/elsewhere.pem';
     }).toThrow(TypeError);

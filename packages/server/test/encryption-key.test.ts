@@ -43,6 +43,12 @@ describe('a generated encryption key that does not open the database', () => {
       headers: bearer(SECRET),
     });
     expect(issuer.status).toBe(201);
+    // Its CA is created on first use; its key is sealed in the issuer's config.
+    const chain = await httpsCall(first.port, ca, `/api/v1/issuers/${issuer.json.id}/chain`, {
+      headers: bearer(SECRET),
+    });
+    expect(chain.status).toBe(200);
+    expect(chain.body).toMatch(/^-----BEGIN CERTIFICATE-----/);
     first.child.kill('SIGTERM');
     await first.exited;
 
@@ -68,6 +74,13 @@ describe('a generated encryption key that does not open the database', () => {
         headers: bearer(SECRET),
       });
       expect(reread.status).toBe(200);
+      expect(reread.json).toMatchObject({ id: issuer.json.id, name: 'Test Local CA', type: 'Local' });
+      // The same CA, read back from its sealed config, not a new one minted in its place.
+      const again = await httpsCall(restored.port, ca, `/api/v1/issuers/${issuer.json.id}/chain`, {
+        headers: bearer(SECRET),
+      });
+      expect(again.status).toBe(200);
+      expect(again.body).toBe(chain.body);
     } finally {
       restored.child.kill('SIGTERM');
       await restored.exited;

@@ -165,6 +165,29 @@ describe('audit chain under database tampering (PGlite)', { timeout: 120_000 }, 
     });
   });
 
+  it('does not seal a rewritten head when the next event is appended after it', async () => {
+    await withTrail(4, async (storage) => {
+      // Every event rehashed unkeyed and the head's keyed position moved past them, so the
+      // whole trail would pass for one written before the chain was keyed.
+      await storage.db.updateTable('audit_events').set({ actor: 'mallory' }).where('seq', '=', 2).execute();
+      await rehashUnkeyed(storage, 1);
+      await storage.db.updateTable('audit_head').set({ keyed_from_seq: 5 }).where('id', '=', 1).execute();
+      expect(await storage.audit.verify()).toMatchObject({
+        ok: false,
+        brokenAt: 4,
+        reason: 'the stored head does not verify',
+      });
+      await storage.audit.append(entry(5));
+      expect(await storage.audit.head()).toMatchObject({ seq: 5, mac: null });
+      expect(await storage.audit.verify()).toMatchObject({
+        ok: false,
+        checked: 5,
+        brokenAt: 5,
+        reason: 'the stored head does not verify',
+      });
+    });
+  });
+
   it('does not verify a trail written under another encryption key', async () => {
     await withTrail(3, async (storage) => {
       expect(await storage.audit.verify()).toMatchObject({ ok: true, checked: 3 });
