@@ -104,7 +104,12 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           queue: runtime.queue,
         },
       },
-      { pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` } },
+      {
+        pki: {
+          publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
+          maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
+        },
+      },
     );
     const checks = runtime.checks;
     full = createHandler({

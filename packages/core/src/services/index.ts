@@ -35,6 +35,7 @@ export {
   type AgentSettings,
   DEFAULT_AGENT_SETTINGS,
   type NotificationDeps,
+  type RandomSource,
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
@@ -98,6 +99,11 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
   const jobs = new JobService(deps, audit, notifications);
+  const pki = createPkiServices(
+    deps,
+    { audit, jobs, notifications, policyEvaluation, revocation },
+    pkiOptions,
+  );
   return {
     deps,
     audit,
@@ -115,7 +121,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     violations: new ViolationService(deps),
     policyEvaluation,
     revocation,
-    bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, notifications, policyEvaluation, revocation }, pkiOptions),
+    bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
+    pki,
   };
 }
