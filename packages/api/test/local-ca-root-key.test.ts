@@ -307,7 +307,7 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
     expect(crlCheck.out).toMatch(/certificate revoked/);
   });
 
-  it('removes a root key an earlier release stored, on the first use of the issuer and on an update', async () => {
+  it('removes a root key an earlier release stored: on the first use of the issuer, on an update, and at start-up', async () => {
     // Configs as earlier releases wrote them: the generated CA with its root key beside it.
     const donor = await app.services.issuers.create(
       { name: 'Legacy donor', type: 'Local', root_private_key: 'return' },
@@ -329,6 +329,11 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
       type: 'Local',
       config: legacyConfig,
     });
+    const atStart = await app.storage.issuers.create({
+      name: 'Legacy at start',
+      type: 'Local',
+      config: legacyConfig,
+    });
     expect((await storedKeys(firstUse.id)).map(spkiOf)).toContain(rootSpki);
 
     // First use: the CRL route builds the connector.
@@ -347,5 +352,13 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
     await app.services.issuers.update(updated.id, { name: 'Legacy updated (renamed)' }, SYSTEM_ACTOR);
     expect((await storedKeys(updated.id)).map(spkiOf)).not.toContain(rootSpki);
     expect((await app.storage.issuers.getWithConfig(updated.id))!.config.ca).toEqual(config.ca);
+
+    // What the server runs at start-up: every issuer still holding one, and only those.
+    expect(await app.services.issuers.removeRetiredState()).toEqual([atStart.id]);
+    expect((await storedKeys(atStart.id)).map(spkiOf)).not.toContain(rootSpki);
+    expect((await app.storage.issuers.getWithConfig(atStart.id))!.config.ca).toEqual(config.ca);
+    expect(await app.services.issuers.removeRetiredState()).toEqual([]);
+    const audit = await app.json('GET', '/api/v1/audit');
+    expect(JSON.stringify(audit.body)).toContain('issuer_retired_state_removed');
   });
 });

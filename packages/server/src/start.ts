@@ -111,6 +111,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         },
       },
     );
+    // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
+    const cleaned = await services.issuers.removeRetiredState();
+    if (cleaned.length > 0) {
+      logger.info({ issuer_ids: cleaned }, 'removed root CA private keys stored by an earlier release');
+    }
     const checks = runtime.checks;
     full = createHandler({
       ...common,

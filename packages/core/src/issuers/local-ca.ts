@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { CertwrightError, fail } from '../errors.js';
 import {
@@ -45,7 +45,8 @@ import type {
  * discarded, or returned once by the create call for offline storage (the only way to sign a
  * new intermediate under the same root later, see docs/operations/ca-rotation.md). Configs
  * written by earlier releases still hold it as `ca.root_key_pem`: {@link withoutRootKey} drops
- * it, on the first connector build and on any issuer update.
+ * it, at start-up (`IssuerService.removeRetiredState`), on the first connector build and on any
+ * issuer update.
  *
  * Path lengths: the root allows one CA below it (pathLenConstraint 1), the intermediate none
  * (0), so the hierarchy is exactly root → intermediate → leaf (RFC 5280 §4.2.1.9).
@@ -142,8 +143,8 @@ function importMaterial(issuerId: string, config: LocalCaConfig): NonNullable<Lo
 interface GeneratedCa {
   /** What the issuer's config keeps: the intermediate, its key and the root certificate. */
   ca: NonNullable<LocalCaConfig['ca']>;
-  /** The root's key (PKCS#8 PEM): handed to the caller or dropped, never stored. */
-  rootKeyPem: string;
+  /** The root's key: handed to the caller or dropped, never stored. */
+  rootKey: KeyObject;
   rootCertificatePem: string;
 }
 
@@ -186,7 +187,7 @@ async function generateMaterial(name: string, config: LocalCaConfig, now: Date):
       issuing_key_pem: exportPkcs8Pem(issuingKey.privateKey),
       upper_chain_pem: certificateToPem(root.der),
     },
-    rootKeyPem: exportPkcs8Pem(rootKey.privateKey),
+    rootKey: rootKey.privateKey,
     rootCertificatePem: certificateToPem(root.der),
   };
 }
@@ -293,7 +294,7 @@ export async function generateLocalCaWithRootKey(
   const generated = await generateMaterial(issuer.name, parsed, now);
   return {
     config: { ...config, ca: generated.ca },
-    rootPrivateKeyPem: generated.rootKeyPem,
+    rootPrivateKeyPem: exportPkcs8Pem(generated.rootKey),
     rootCertificatePem: generated.rootCertificatePem,
   };
 }

@@ -233,6 +233,14 @@ export type IssuerPatch = Patch<Issuer> & { config?: IssuerConfig };
 export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, IssuerPatch>, Lockable<Issuer> {
   /** Decrypts the connector config; for the issuing pipeline only, never for API output. */
   getWithConfig(id: string): Promise<IssuerWithConfig | null>;
+  /**
+   * Replaces the sealed config **without** changing `updated_at`: for state the service keeps
+   * in the config that no connector reads (the last CRL number), so that caches of connectors
+   * keyed on `updated_at` stay valid. Anything a connector depends on goes through `update`.
+   * Must run in a transaction that holds the issuer's `lockForUpdate` (a read-modify-write):
+   * `internal` outside a transaction, `not_found` for a missing issuer.
+   */
+  updateConfigState(id: string, config: IssuerConfig): Promise<void>;
   list(query?: PageRequest & { type?: IssuerType; enabled?: boolean }): Promise<PageResult<Issuer>>;
   references(id: string): Promise<ReferenceCounts>;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CertificateVersion } from '../domain/certificate.js';
+import { notFound } from '../errors.js';
 import type { IssuerConnector } from '../issuers/connector.js';
 import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '../pki/ocsp-request.js';
 import { buildOcspResponse, type OcspCertStatus, type OcspSingleResponse } from '../pki/ocsp-response.js';
@@ -68,6 +69,20 @@ export const revocationGenerationKey = (issuerId: string) => `revocation-generat
 const UNSEEN = Symbol('unseen');
 /** Listed in SERVICE_MANAGED_CONFIG_KEYS, so issuer updates keep it. */
 const CRL_NUMBER_KEY = 'crl_number';
+
+type CrlEntry = Parameters<NonNullable<IssuerConnector['revocationSigner']>['signCrl']>[0]['entries'][number];
+
+/**
+ * CRL numbers must increase monotonically (RFC 5280 §5.2.3), across restarts and instances.
+ * The last number is kept in the issuer's sealed config; the next is the larger of last + 1
+ * and the current time in milliseconds, so numbers keep rising after a config restored from
+ * an old backup.
+ */
+function nextCrlNumber(stored: unknown, now: Date): bigint {
+  const last = typeof stored === 'string' && /^\d{1,40}$/.test(stored) ? BigInt(stored) : 0n;
+  const byTime = BigInt(now.getTime());
+  return last + 1n > byTime ? last + 1n : byTime;
+}
 
 interface IssuerState {
   /** Bumped by every refresh; a CRL built for an older generation is stale. */
@@ -208,8 +223,17 @@ export class RevocationStatusService {
     state.building = { generation, promise };
     try {
       const snapshot = await promise;
-      if (!state.crl || state.crl.generation <= generation) state.crl = { generation, snapshot };
-      return snapshot;
+      // Numbers and contents rise together (see #numberedEntries): of two builds, the
+      // higher-numbered one read its entries last, so it is at least as fresh as the other
+      // whichever generation each started in. Keep it, and never answer a lower number than
+      // one this instance already served.
+      const kept = state.crl;
+      if (!kept || kept.snapshot.crlNumber < snapshot.crlNumber) {
+        state.crl = { generation: Math.max(generation, kept?.generation ?? generation), snapshot };
+      } else if (kept.generation < generation) {
+        kept.generation = generation;
+      }
+      return state.crl!.snapshot;
     } finally {
       if (state.building?.promise === promise) state.building = undefined;
     }
@@ -219,53 +243,48 @@ export class RevocationStatusService {
     issuerId: string,
     signer: NonNullable<IssuerConnector['revocationSigner']>,
   ): Promise<CrlSnapshot> {
-    const entries: {
-      serial: string;
-      revokedAt: Date;
-      reason?: NonNullable<CertificateVersion['revocation_reason']>;
-      invalidityDate?: Date;
-    }[] = [];
-    for await (const v of this.deps.storage.versions.streamRevoked(issuerId, 5000)) {
-      if (!v.revoked_at) continue;
-      entries.push({
-        serial: v.serial_number,
-        revokedAt: v.revoked_at,
-        ...(v.revocation_reason ? { reason: v.revocation_reason } : {}),
-        ...(v.invalidity_date ? { invalidityDate: v.invalidity_date } : {}),
-      });
-    }
-    const thisUpdate = this.deps.clock.now();
-    const crlNumber = await this.#nextCrlNumber(issuerId, thisUpdate);
-    const der = signer.signCrl({
-      thisUpdate,
-      nextUpdate: new Date(thisUpdate.getTime() + this.#options.crlValidityMs),
-      crlNumber,
-      entries,
-    });
-    return {
-      der,
-      crlNumber,
-      thisUpdate,
-      nextUpdate: new Date(thisUpdate.getTime() + this.#options.crlValidityMs),
-    };
+    const { entries, crlNumber, thisUpdate } = await this.#numberedEntries(issuerId);
+    const nextUpdate = new Date(thisUpdate.getTime() + this.#options.crlValidityMs);
+    const der = signer.signCrl({ thisUpdate, nextUpdate, crlNumber, entries });
+    return { der, crlNumber, thisUpdate, nextUpdate };
   }
 
   /**
-   * CRL numbers must increase monotonically (RFC 5280 §5.2.3), across restarts and instances.
-   * The last number is kept in the issuer's sealed config; the next is the larger of last + 1
-   * and the current time in milliseconds, so even two instances racing from the same stored
-   * value produce distinct numbers unless they build within the same millisecond.
+   * The revoked entries and the CRL number that goes with them, taken in one snapshot: one
+   * transaction holding the issuer's row lock reads the entries and allocates the number. Two
+   * builders (threads of one instance, or instances) therefore run one after the other here,
+   * and the later one reads the entries after the earlier one committed its number, so a
+   * higher number never carries an older list (the revoked set only grows). Reading before
+   * allocating, as an unlocked build would, lets a builder that read first publish the higher
+   * number. The lock is the issuer's own (`lockForUpdate` writes nothing); the number is stored
+   * with `updateConfigState`, which leaves `updated_at` — and with it every instance's cached
+   * connector — alone. Signing happens after the commit: the lock is held for the reads only.
    */
-  async #nextCrlNumber(issuerId: string, now: Date): Promise<bigint> {
-    let next = 0n;
-    await this.connectors.persistConfig(issuerId, (config) => {
-      const raw = config[CRL_NUMBER_KEY];
-      const last = typeof raw === 'string' && /^\d{1,40}$/.test(raw) ? BigInt(raw) : 0n;
-      const byTime = BigInt(now.getTime());
-      next = last + 1n > byTime ? last + 1n : byTime;
-      return { ...config, [CRL_NUMBER_KEY]: next.toString() };
+  async #numberedEntries(
+    issuerId: string,
+  ): Promise<{ entries: CrlEntry[]; crlNumber: bigint; thisUpdate: Date }> {
+    return this.deps.storage.transaction(async (tx) => {
+      await tx.issuers.lockForUpdate(issuerId);
+      const issuer = await tx.issuers.getWithConfig(issuerId);
+      if (!issuer) throw notFound('issuer', issuerId);
+      const entries: CrlEntry[] = [];
+      for await (const v of tx.versions.streamRevoked(issuerId, 5000)) {
+        if (!v.revoked_at) continue;
+        entries.push({
+          serial: v.serial_number,
+          revokedAt: v.revoked_at,
+          ...(v.revocation_reason ? { reason: v.revocation_reason } : {}),
+          ...(v.invalidity_date ? { invalidityDate: v.invalidity_date } : {}),
+        });
+      }
+      const thisUpdate = this.deps.clock.now();
+      const crlNumber = nextCrlNumber(issuer.config[CRL_NUMBER_KEY], thisUpdate);
+      await tx.issuers.updateConfigState(issuerId, {
+        ...issuer.config,
+        [CRL_NUMBER_KEY]: crlNumber.toString(),
+      });
+      return { entries, crlNumber, thisUpdate };
     });
-    return next;
   }
 
   #matcher(connector: IssuerConnector): (certId: OcspCertId) => boolean {

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { type Issuer, issuerConfigSchema, issuerTypeSchema } from '../domain/issuer.js';
-import { CertwrightError, fail, notFound } from '../errors.js';
+import { CertwrightError, fail, isCertwrightError, notFound } from '../errors.js';
 import type { IssuerConnectorRegistry, RootKeyHandOver } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
 import type { AuditService } from './audit.js';
-import type { Actor, ServiceDeps } from './context.js';
+import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
 import { issuedCertificateOf } from './issued-certificates.js';
 import { configEvent } from './owners.js';
@@ -219,6 +219,41 @@ export class IssuerService {
         })),
       },
     );
+  }
+
+  /**
+   * Removes, from every issuer, state that earlier releases stored and this one must not keep
+   * (a Local CA's root key), each issuer under its own row lock; returns the ids changed. The
+   * server runs it at start-up; the first connector build and any update of an issuer do the
+   * same for that one issuer. Each removal is audited (`issuer_retired_state_removed`).
+   */
+  async removeRetiredState(): Promise<string[]> {
+    const changed: string[] = [];
+    const perPage = 500;
+    for (let page = 1; ; page++) {
+      const { items, total } = await this.deps.storage.issuers.list({ page, perPage });
+      for (const { id } of items) {
+        const removed = await this.deps.storage.transaction(async (tx) => {
+          const locked = await tx.issuers.lockForUpdate(id).catch((error: unknown) => {
+            // Deleted since the list was read: nothing left to clean.
+            if (isCertwrightError(error) && error.code === 'not_found') return null;
+            throw error;
+          });
+          const current = locked ? await tx.issuers.getWithConfig(id) : null;
+          const cleaned = current && this.connectors.withoutRetiredState(current.type, current.config);
+          if (!cleaned) return false;
+          await tx.issuers.update(id, { config: cleaned });
+          await this.audit.record(
+            SYSTEM_ACTOR,
+            configEvent('issuer_retired_state_removed', 'issuer', id),
+            tx,
+          );
+          return true;
+        });
+        if (removed) changed.push(id);
+      }
+      if (page * perPage >= total) return changed;
+    }
   }
 
   async delete(id: string, actor: Actor): Promise<void> {

@@ -94,6 +94,29 @@ export function describeRowLocks(storage: () => Storage): void {
       expect(JSON.stringify(locked.issuer)).not.toContain('"k"');
     });
 
+    it("updateConfigState replaces an issuer's sealed config under its lock and keeps updated_at", async () => {
+      const s = storage();
+      const issuer = await s.issuers.create({
+        name: `state ${randomUUID()}`,
+        type: 'Local',
+        created_at: past,
+        config: { k: 'v', crl_number: '1' },
+      });
+      await sleep(5);
+      await s.transaction(async (tx) => {
+        await tx.issuers.lockForUpdate(issuer.id);
+        const current = await tx.issuers.getWithConfig(issuer.id);
+        await tx.issuers.updateConfigState(issuer.id, { ...current!.config, crl_number: '2' });
+      });
+      expect((await s.issuers.getWithConfig(issuer.id))?.config).toEqual({ k: 'v', crl_number: '2' });
+      expect((await s.issuers.require(issuer.id)).updated_at.toISOString()).toBe(past.toISOString());
+      expect(await codeOf(s.issuers.updateConfigState(issuer.id, {}))).toBe('internal');
+      expect(await codeOf(s.transaction((tx) => tx.issuers.updateConfigState('iss-missing', {})))).toBe(
+        'not_found',
+      );
+      expect((await s.issuers.getWithConfig(issuer.id))?.config).toEqual({ k: 'v', crl_number: '2' });
+    });
+
     it('is refused outside a transaction (internal) and for a missing record (not_found)', async () => {
       const s = storage();
       const job = await s.jobs.create({ type: 'Validation' });

@@ -1,10 +1,12 @@
 import {
   type CertificateProfile,
+  CertwrightError,
   type Issuer,
   type IssuerConfig,
   type IssuerRepository,
   type IssuerType,
   newId,
+  notFound,
   type Owner,
   type OwnerRepository,
   type ProfileRepository,
@@ -177,6 +179,23 @@ export function issuerRepository(ctx: Ctx): IssuerRepository {
         defined({ name: patch.name, type: patch.type, enabled: patch.enabled, config_sealed }),
       );
       return require(id);
+    },
+    async updateConfigState(id, config) {
+      if (!ctx.inTx) {
+        throw new CertwrightError(
+          'internal',
+          `updateConfigState of issuer '${id}' called outside a transaction; lock the issuer in storage.transaction() first`,
+        );
+      }
+      const config_sealed = await ctx.box.seal(JSON.stringify(config), issuerConfigContext(id));
+      // No updated_at: the point of this method (see the port).
+      const result = await ctx.db
+        .updateTable('issuers')
+        .set({ config_sealed })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      // The sealed value never repeats (fresh nonce), so MySQL's "changed rows" counts it too.
+      if (result.numUpdatedRows === 0n) throw notFound('issuer', id);
     },
     delete: (id) => deleteById(ctx, 'issuers', id, 'issuer'),
     async list(query = {}) {
