@@ -14,7 +14,7 @@ import {
 import { z } from 'zod';
 import { actorOf, bearerToken } from '../auth/principal.js';
 import { defineRoute, type RouteInput, type RouteSpec } from '../http/route.js';
-import { envelopeSchema, idParams } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 /**
  * Routes an agent key may call; every other route answers 403 to an agent principal
@@ -99,7 +99,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Active (unretired) agents, newest first',
       tags: ['agents'],
       query: agentListSchema,
-      responses: { 200: { description: 'agents', schema: envelopeSchema(agentSchema) } },
+      responses: { 200: { description: 'agents', schema: envelope(agentSchema) } },
       handle: async ({ query }) => ({ status: 200, body: await agents.list(query) }),
     }),
     defineRoute({
@@ -109,7 +109,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Retired agents; page < 1 becomes 1, per_page < 1 becomes 50',
       tags: ['agents'],
       query: agentListSchema,
-      responses: { 200: { description: 'retired agents', schema: envelopeSchema(agentSchema) } },
+      responses: { 200: { description: 'retired agents', schema: envelope(agentSchema) } },
       handle: async ({ query }) => ({ status: 200, body: await agents.listRetired(query) }),
     }),
     defineRoute({

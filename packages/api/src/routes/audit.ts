@@ -9,7 +9,13 @@ import {
 } from '@certwright/core';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelopeSchema, queryInt } from './ops-shared.js';
+import { envelope } from './crud.js';
+
+/** A query integer: digits only, so `limit=abc` is a 400 naming the field. */
+const queryInt = z
+  .string()
+  .regex(/^-?\d{1,9}$/, 'must be an integer')
+  .transform((text) => Number.parseInt(text, 10));
 
 const timestamp = z.iso
   .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
@@ -86,7 +92,7 @@ export function auditRoutes(services: Services): RouteSpec[] {
         resource_id: z.string().min(1).max(255).optional(),
         category: auditCategorySchema.optional(),
       }),
-      responses: { 200: { description: 'events', schema: envelopeSchema(auditEventSchema) } },
+      responses: { 200: { description: 'events', schema: envelope(auditEventSchema) } },
       handle: async ({ query }) => {
         const { page, per_page, ...filter } = query;
         const window = { page, per_page };

@@ -2,7 +2,7 @@ import { jobListSchema, jobSchema, type Services, verificationStatusSchema } fro
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelopeSchema, idParams } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 const verificationSchema = z.object({
   job_id: z.string(),
@@ -23,7 +23,7 @@ export function jobRoutes(services: Services): RouteSpec[] {
       summary: 'Jobs, newest first; status takes a comma-separated list',
       tags: ['jobs'],
       query: jobListSchema,
-      responses: { 200: { description: 'jobs', schema: envelopeSchema(jobSchema) } },
+      responses: { 200: { description: 'jobs', schema: envelope(jobSchema) } },
       handle: async ({ query }) => ({ status: 200, body: await jobs.list(query) }),
     }),
     defineRoute({

@@ -9,7 +9,7 @@ import {
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelopeSchema, idParams } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 const countsSchema = z.record(z.string(), z.number().int());
 
@@ -24,7 +24,7 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       summary: 'Notification events, newest first; status filter includes dead (comma-separated list)',
       tags: ['notifications'],
       query: notificationListSchema,
-      responses: { 200: { description: 'events', schema: envelopeSchema(notificationEventSchema) } },
+      responses: { 200: { description: 'events', schema: envelope(notificationEventSchema) } },
       handle: async ({ query }) => ({ status: 200, body: await notifications.list(query) }),
     }),
     defineRoute({

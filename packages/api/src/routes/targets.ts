@@ -8,7 +8,7 @@ import {
 } from '@certwright/core';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelopeSchema, idParams } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 /** Deployment targets (spec §2.3, §4.6). Config goes in, never out. */
 export function targetRoutes(services: Services): RouteSpec[] {
@@ -21,7 +21,7 @@ export function targetRoutes(services: Services): RouteSpec[] {
       summary: 'Deployment targets',
       tags: ['targets'],
       query: targetListSchema,
-      responses: { 200: { description: 'targets', schema: envelopeSchema(deploymentTargetSchema) } },
+      responses: { 200: { description: 'targets', schema: envelope(deploymentTargetSchema) } },
       handle: async ({ query }) => ({ status: 200, body: await targets.list(query) }),
     }),
     defineRoute({
