@@ -193,8 +193,8 @@ describe('certificate list', () => {
   it('answers 400 naming the parameter for bad filters and paging', async () => {
     for (const [query, field] of [
       ['status=Bogus', 'status.0'],
-      ['page=0', 'page'],
-      ['per_page=501', 'per_page'],
+      ['page=abc', 'page'],
+      ['per_page=1.5', 'per_page'],
       ['sort=serial', 'sort'],
       ['expires_before=yesterday', 'expires_before'],
       ['source=Fax', 'source'],

@@ -66,7 +66,7 @@ function recorded(services: Services): { services: Services; calls: string[] } {
 
 const concretePath = (route: RouteSpec) => route.path.replace(/\{([a-z_]+)\}/g, (_, name) => `walk-${name}`);
 
-describe('a non-admin principal, walked over every route', () => {
+describe('a non-admin principal, walked over every route', { timeout: 60_000 }, () => {
   let app: TestApp;
   let handler: CertwrightHandler;
   let calls: string[];

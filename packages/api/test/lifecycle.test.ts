@@ -56,7 +56,7 @@ describe('issuance after create', () => {
     expect(got.body.status).toBe('Active');
     expect(got.body.current_version_id).toMatch(/.+/);
     const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' });
-    expect(jobs.items.map((j) => j.status)).toEqual(['Completed']);
+    expect(jobs.data.map((j) => j.status)).toEqual(['Completed']);
 
     const pem = await (await app.call('GET', `/api/v1/certificates/${cert.id}/export?format=pem`)).text();
     const [leafPem, issuingPem, rootPem] = pem.match(
@@ -559,7 +559,7 @@ describe('agent-side key generation', () => {
     await app.storage.certificates.setTargets(cert.id, [target.id]);
 
     await app.services.pki.lifecycle.processDueJobs();
-    const [job] = (await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' })).items;
+    const [job] = (await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' })).data;
     expect(job).toMatchObject({ status: 'AwaitingCSR', agent_id: agent.id });
     await app.services.jobs.submitCsr(agent.id, job!.id, await csrPem('ECDSA-P256'));
     await app.services.pki.lifecycle.processDueJobs();
@@ -569,8 +569,8 @@ describe('agent-side key generation', () => {
     expect((await app.services.jobs.get(job!.id)).status).toBe('Completed');
     // The new version fans out to the bound target: one Deployment job for the agent.
     const deployments = await app.services.jobs.list({ certificate_id: cert.id, type: 'Deployment' });
-    expect(deployments.items).toHaveLength(1);
-    expect(deployments.items[0]).toMatchObject({ agent_id: agent.id, target_id: target.id });
+    expect(deployments.data).toHaveLength(1);
+    expect(deployments.data[0]).toMatchObject({ agent_id: agent.id, target_id: target.id });
   });
 });
 
@@ -807,9 +807,9 @@ describe('renewal scan', () => {
         await app.services.notifications.list({
           certificate_id: cert.id,
           type: 'ExpirationWarning',
-          perPage: 100,
+          per_page: 100,
         })
-      ).items;
+      ).data;
 
     const start = clock.now().getTime();
     try {
@@ -834,7 +834,7 @@ describe('renewal scan', () => {
       const latest = await app.services.certificates.keyData(cert.id);
       expect(latest.serial_number).not.toBe(firstSerial);
       const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' });
-      expect(jobs.items.map((j) => j.status)).toEqual(['Completed']);
+      expect(jobs.data.map((j) => j.status)).toEqual(['Completed']);
       // The renewed certificate is far from its thresholds: no new warning; the scan is idempotent.
       await renewal.runRenewalScan();
       expect((await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' })).total).toBe(1);
@@ -867,7 +867,7 @@ describe('renewal scan', () => {
     const report = await app.services.pki.renewal.runRenewalScan();
     expect(report).toMatchObject({ renewal_jobs: 1, awaiting_csr: 1 });
     const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' });
-    expect(jobs.items[0]?.status).toBe('AwaitingCSR');
+    expect(jobs.data[0]?.status).toBe('AwaitingCSR');
     expect((await app.json('GET', `/api/v1/certificates/${cert.id}`)).body.status).toBe('RenewalInProgress');
   });
 });

@@ -121,7 +121,11 @@ describe('notification delivery and the retry sweep (spec §3.1)', { timeout: 60
     expect(n).toMatchObject({ status: 'sent', retry_count: 0 });
     expect(delivered).toContain('walk@example.test');
     const audit = await app.services.deps.storage.audit.list({ resource_id: event.id, perPage: 10 });
-    expect(audit.items.map((e) => e.action).sort()).toEqual(['notification_dead', 'notification_requeued']);
+    expect(audit.items.map((e) => e.action).sort()).toEqual([
+      'notification_created',
+      'notification_dead',
+      'notification_requeued',
+    ]);
   });
 
   it('a retry that succeeds is sent with retry_count unchanged', async () => {

@@ -9,6 +9,7 @@ import {
   NotificationChannelRegistry,
   parseConfig,
   SecretBox,
+  SYSTEM_ACTOR,
   silentLogger,
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
@@ -99,7 +100,7 @@ describe('leased scheduler tasks', () => {
         notifications: { channels: new NotificationChannelRegistry() },
       });
       const ephemeral = new MemoryEphemeralStore({ clock });
-      const event = await services.notifications.create({
+      const event = await services.notifications.create(SYSTEM_ACTOR, {
         type: 'RenewalFailure',
         channel: 'email',
         recipient: 'ops@example.test',

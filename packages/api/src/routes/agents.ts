@@ -1,8 +1,20 @@
-import { type Agent, agentSchema, CertwrightError, jobSchema, type Services } from '@certwright/core';
+import {
+  type Agent,
+  agentCsrSchema,
+  agentHeartbeatSchema,
+  agentJobReportSchema,
+  agentListSchema,
+  agentRegistrationSchema,
+  agentRetireSchema,
+  agentSchema,
+  CertwrightError,
+  jobSchema,
+  type Services,
+} from '@certwright/core';
 import { z } from 'zod';
 import { actorOf, bearerToken } from '../auth/principal.js';
 import { defineRoute, type RouteInput, type RouteSpec } from '../http/route.js';
-import { envelope, envelopeSchema, idParams, pageQuery, queryBool } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 /**
  * Routes an agent key may call; every other route answers 403 to an agent principal
@@ -14,37 +26,6 @@ export const AGENT_OPERATION_IDS: ReadonlySet<string> = new Set([
   'agentSubmitCsr',
   'agentReportJob',
 ]);
-
-const text = (max: number) => z.string().trim().max(max);
-
-const registrationSchema = z.object({
-  name: text(255).min(1),
-  hostname: text(255).min(1),
-  os: text(64).optional(),
-  architecture: text(64).optional(),
-  ip_address: text(64).optional(),
-  version: text(64).optional(),
-});
-
-const heartbeatSchema = z
-  .object({
-    hostname: text(255).min(1).optional(),
-    os: text(64).optional(),
-    architecture: text(64).optional(),
-    ip_address: text(64).optional(),
-    version: text(64).optional(),
-    failures: z
-      .array(z.string().max(1000))
-      .max(100)
-      .optional()
-      .describe('failing connectors or checks; non-empty → Degraded'),
-  })
-  .optional();
-
-const retireQuery = z.object({
-  force: queryBool.optional(),
-  reason: z.string().max(2000).optional(),
-});
 
 const jobParams = z.object({ id: z.string().min(1).max(128), job_id: z.string().min(1).max(128) });
 
@@ -104,7 +85,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Register an agent; the response carries its API key once',
       tags: ['agents'],
       admin: true,
-      body: registrationSchema,
+      body: agentRegistrationSchema,
       responses: { 201: { description: 'registered', schema: registeredSchema } },
       handle: async ({ body, principal }) => {
         const { agent, api_key } = await agents.register(actorOf(principal), body);
@@ -117,12 +98,9 @@ export function agentRoutes(services: Services): RouteSpec[] {
       operationId: 'listAgents',
       summary: 'Active (unretired) agents, newest first',
       tags: ['agents'],
-      query: z.object(pageQuery),
-      responses: { 200: { description: 'agents', schema: envelopeSchema(agentSchema) } },
-      handle: async ({ query }) => {
-        const result = await agents.list({ page: query.page, perPage: query.per_page });
-        return { status: 200, body: envelope(result, query.page, query.per_page) };
-      },
+      query: agentListSchema,
+      responses: { 200: { description: 'agents', schema: envelope(agentSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: await agents.list(query) }),
     }),
     defineRoute({
       method: 'GET',
@@ -130,12 +108,9 @@ export function agentRoutes(services: Services): RouteSpec[] {
       operationId: 'listRetiredAgents',
       summary: 'Retired agents; page < 1 becomes 1, per_page < 1 becomes 50',
       tags: ['agents'],
-      query: z.object(pageQuery),
-      responses: { 200: { description: 'retired agents', schema: envelopeSchema(agentSchema) } },
-      handle: async ({ query }) => {
-        const result = await agents.listRetired({ page: query.page, perPage: query.per_page });
-        return { status: 200, body: envelope(result, query.page, query.per_page) };
-      },
+      query: agentListSchema,
+      responses: { 200: { description: 'retired agents', schema: envelope(agentSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: await agents.listRetired(query) }),
     }),
     defineRoute({
       method: 'GET',
@@ -155,7 +130,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       tags: ['agents'],
       admin: true,
       params: idParams,
-      query: retireQuery,
+      query: agentRetireSchema,
       responses: {
         200: { description: 'retired by this call', schema: agentSchema },
         204: { description: 'already retired; nothing changed' },
@@ -167,10 +142,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async ({ params, query, principal }) => {
-        const outcome = await agents.retire(actorOf(principal), params.id, {
-          force: query.force,
-          reason: query.reason,
-        });
+        const outcome = await agents.retire(actorOf(principal), params.id, query);
         if (!outcome.changed) return { status: 204 };
         return { status: 200, body: outcome.agent };
       },
@@ -182,7 +154,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: "Heartbeat with the agent's own key; 410 once the agent is retired",
       tags: ['agents'],
       params: idParams,
-      body: heartbeatSchema,
+      body: agentHeartbeatSchema.optional(),
       responses: {
         200: { description: 'recorded', schema: agentSchema },
         403: { description: "not this agent's key" },
@@ -222,12 +194,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Submit the CSR for an AwaitingCSR job; the job becomes Pending',
       tags: ['agents'],
       params: jobParams,
-      body: z.object({
-        csr_pem: z
-          .string()
-          .min(1)
-          .max(64 * 1024),
-      }),
+      body: agentCsrSchema,
       responses: {
         200: { description: 'accepted', schema: jobSchema },
         404: { description: 'no such job of this agent' },
@@ -248,11 +215,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Report progress (Running) or the outcome (Completed, Failed) of a job',
       tags: ['agents'],
       params: jobParams,
-      body: z.object({
-        status: z.enum(['Running', 'Completed', 'Failed']),
-        error: z.string().max(4000).optional(),
-        result: z.record(z.string(), z.unknown()).optional(),
-      }),
+      body: agentJobReportSchema,
       responses: {
         200: { description: 'recorded', schema: jobSchema },
         404: { description: 'no such job of this agent' },

@@ -1,7 +1,21 @@
-import { type AuditEvent, auditCategorySchema, auditEventSchema, type Services } from '@certwright/core';
+import {
+  type AuditEvent,
+  auditCategorySchema,
+  auditEventSchema,
+  paged,
+  pageQuerySchema,
+  type Services,
+  storagePage,
+} from '@certwright/core';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelope, envelopeSchema, pageQuery, queryInt } from './ops-shared.js';
+import { envelope } from './crud.js';
+
+/** A query integer: digits only, so `limit=abc` is a 400 naming the field. */
+const queryInt = z
+  .string()
+  .regex(/^-?\d{1,9}$/, 'must be an integer')
+  .transform((text) => Number.parseInt(text, 10));
 
 const timestamp = z.iso
   .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
@@ -117,17 +131,17 @@ export function auditRoutes(services: Services): RouteSpec[] {
       summary: 'Audit events, paged',
       tags: ['audit'],
       admin: true,
-      query: z.object({
-        ...pageQuery,
+      query: pageQuerySchema.extend({
         action: z.string().min(1).max(128).optional(),
         resource_id: z.string().min(1).max(255).optional(),
         category: auditCategorySchema.optional(),
       }),
-      responses: { 200: { description: 'events', schema: envelopeSchema(auditEventSchema) } },
+      responses: { 200: { description: 'events', schema: envelope(auditEventSchema) } },
       handle: async ({ query }) => {
         const { page, per_page, ...filter } = query;
-        const result = await services.deps.storage.audit.list({ ...filter, page, perPage: per_page });
-        return { status: 200, body: envelope(result, page, per_page) };
+        const window = { page, per_page };
+        const result = await services.deps.storage.audit.list({ ...filter, ...storagePage(window) });
+        return { status: 200, body: paged(result, window) };
       },
     }),
   ];

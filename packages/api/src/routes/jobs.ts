@@ -1,14 +1,8 @@
-import {
-  jobSchema,
-  jobStatusSchema,
-  jobTypeSchema,
-  type Services,
-  verificationStatusSchema,
-} from '@certwright/core';
+import { jobListSchema, jobSchema, type Services, verificationStatusSchema } from '@certwright/core';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelope, envelopeSchema, idParams, listParam, pageQuery } from './ops-shared.js';
+import { envelope, idParams } from './crud.js';
 
 const verificationSchema = z.object({
   job_id: z.string(),
@@ -28,28 +22,9 @@ export function jobRoutes(services: Services): RouteSpec[] {
       operationId: 'listJobs',
       summary: 'Jobs, newest first; status takes a comma-separated list',
       tags: ['jobs'],
-      query: z.object({
-        ...pageQuery,
-        status: listParam(jobStatusSchema).optional(),
-        type: jobTypeSchema.optional(),
-        certificate_id: z.string().min(1).max(128).optional(),
-        target_id: z.string().min(1).max(128).optional(),
-        agent_id: z.string().min(1).max(128).optional(),
-      }),
-      responses: { 200: { description: 'jobs', schema: envelopeSchema(jobSchema) } },
-      handle: async ({ query }) => {
-        const { page, per_page, status, type, certificate_id, target_id, agent_id } = query;
-        const result = await jobs.list({
-          page,
-          perPage: per_page,
-          ...(status ? { status } : {}),
-          ...(type ? { type } : {}),
-          ...(certificate_id ? { certificate_id } : {}),
-          ...(target_id ? { target_id } : {}),
-          ...(agent_id ? { agent_id } : {}),
-        });
-        return { status: 200, body: envelope(result, page, per_page) };
-      },
+      query: jobListSchema,
+      responses: { 200: { description: 'jobs', schema: envelope(jobSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: await jobs.list(query) }),
     }),
     defineRoute({
       method: 'GET',

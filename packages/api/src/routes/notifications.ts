@@ -1,29 +1,15 @@
 import {
   JOB_STATUSES,
   type JobStatus,
+  notificationCreateSchema,
   notificationEventSchema,
-  notificationStatusSchema,
-  notificationTypeSchema,
+  notificationListSchema,
   type Services,
 } from '@certwright/core';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelope, envelopeSchema, idParams, listParam, pageQuery } from './ops-shared.js';
-
-const createBody = z.object({
-  type: notificationTypeSchema,
-  channel: z.string().min(1).max(128),
-  recipient: z.string().max(1024),
-  subject: z.string().max(1024),
-  message: z.string().max(100_000),
-  certificate_id: z.string().min(1).max(128).nullable().optional(),
-  created_at: z.iso
-    .datetime({ offset: true })
-    .transform((text) => new Date(text))
-    .optional()
-    .describe('left out or the zero time → now'),
-});
+import { envelope, idParams } from './crud.js';
 
 const countsSchema = z.record(z.string(), z.number().int());
 
@@ -37,19 +23,9 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       operationId: 'listNotifications',
       summary: 'Notification events, newest first; status filter includes dead (comma-separated list)',
       tags: ['notifications'],
-      query: z.object({
-        ...pageQuery,
-        status: listParam(notificationStatusSchema).optional(),
-        type: notificationTypeSchema.optional(),
-        channel: z.string().min(1).max(128).optional(),
-        certificate_id: z.string().min(1).max(128).optional(),
-      }),
-      responses: { 200: { description: 'events', schema: envelopeSchema(notificationEventSchema) } },
-      handle: async ({ query }) => {
-        const { page, per_page, ...filter } = query;
-        const result = await notifications.list({ ...filter, page, perPage: per_page });
-        return { status: 200, body: envelope(result, page, per_page) };
-      },
+      query: notificationListSchema,
+      responses: { 200: { description: 'events', schema: envelope(notificationEventSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: await notifications.list(query) }),
     }),
     defineRoute({
       method: 'POST',
@@ -58,9 +34,12 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       summary: 'Queue a notification event (pending; the next delivery pass sends it)',
       tags: ['notifications'],
       admin: true,
-      body: createBody,
+      body: notificationCreateSchema,
       responses: { 201: { description: 'queued', schema: notificationEventSchema } },
-      handle: async ({ body }) => ({ status: 201, body: await notifications.create(body) }),
+      handle: async ({ body, principal }) => ({
+        status: 201,
+        body: await notifications.create(actorOf(principal), body),
+      }),
     }),
     defineRoute({
       method: 'GET',
@@ -141,7 +120,7 @@ export function notificationRoutes(services: Services): RouteSpec[] {
 async function jobCounts(services: Services): Promise<Record<JobStatus, number>> {
   const entries = await Promise.all(
     JOB_STATUSES.map(
-      async (status) => [status, (await services.jobs.list({ status, perPage: 1 })).total] as const,
+      async (status) => [status, (await services.jobs.list({ status, per_page: 1 })).total] as const,
     ),
   );
   return Object.fromEntries(entries) as Record<JobStatus, number>;

@@ -2,33 +2,13 @@ import {
   deploymentTargetSchema,
   jobSchema,
   type Services,
-  TARGET_TYPES,
-  targetConfigSchema,
-  targetTypeSchema,
+  targetCreateSchema,
+  targetListSchema,
+  targetUpdateSchema,
 } from '@certwright/core';
-import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelope, envelopeSchema, idParams, pageQuery, queryBool } from './ops-shared.js';
-
-const targetBody = z.object({
-  agent_id: z.string().min(1).max(128),
-  name: z.string().trim().min(1).max(255),
-  // string first, so that a missing type reads "is required" rather than "invalid option".
-  type: z
-    .string()
-    .pipe(targetTypeSchema)
-    .describe(`proper-case connector type: ${TARGET_TYPES.join(', ')}`),
-  config: targetConfigSchema.optional().describe('connector settings; stored encrypted, never returned'),
-  enabled: z.boolean().optional(),
-});
-
-const targetPatch = z.object({
-  name: z.string().trim().min(1).max(255).optional(),
-  type: targetTypeSchema.optional(),
-  config: targetConfigSchema.optional(),
-  enabled: z.boolean().optional(),
-});
+import { envelope, idParams } from './crud.js';
 
 /** Deployment targets (spec §2.3, §4.6). Config goes in, never out. */
 export function targetRoutes(services: Services): RouteSpec[] {
@@ -40,18 +20,9 @@ export function targetRoutes(services: Services): RouteSpec[] {
       operationId: 'listTargets',
       summary: 'Deployment targets',
       tags: ['targets'],
-      query: z.object({
-        ...pageQuery,
-        agent_id: z.string().min(1).max(128).optional(),
-        type: targetTypeSchema.optional(),
-        retired: queryBool.optional(),
-      }),
-      responses: { 200: { description: 'targets', schema: envelopeSchema(deploymentTargetSchema) } },
-      handle: async ({ query }) => {
-        const { page, per_page, ...filter } = query;
-        const result = await targets.list({ ...filter, page, perPage: per_page });
-        return { status: 200, body: envelope(result, page, per_page) };
-      },
+      query: targetListSchema,
+      responses: { 200: { description: 'targets', schema: envelope(deploymentTargetSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: await targets.list(query) }),
     }),
     defineRoute({
       method: 'POST',
@@ -60,7 +31,7 @@ export function targetRoutes(services: Services): RouteSpec[] {
       admin: true,
       summary: 'Create a target for an existing agent (agent_id, name and type required)',
       tags: ['targets'],
-      body: targetBody,
+      body: targetCreateSchema,
       responses: { 201: { description: 'created', schema: deploymentTargetSchema } },
       handle: async ({ body, principal }) => ({
         status: 201,
@@ -85,7 +56,7 @@ export function targetRoutes(services: Services): RouteSpec[] {
       summary: 'Change name, type, enabled or config of an unretired target',
       tags: ['targets'],
       params: idParams,
-      body: targetPatch,
+      body: targetUpdateSchema,
       responses: { 200: { description: 'updated', schema: deploymentTargetSchema } },
       handle: async ({ params, body, principal }) => ({
         status: 200,

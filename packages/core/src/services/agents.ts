@@ -1,51 +1,62 @@
+import { z } from 'zod';
 import {
   type Agent,
   type AgentDependencyCounts,
   type AgentStatus,
   isSentinelAgentId,
 } from '../domain/agent.js';
-import type { PageResult } from '../domain/common.js';
-import { DEFAULT_PER_PAGE } from '../domain/common.js';
 import type { Job } from '../domain/job.js';
 import type { TargetConfig, TargetType } from '../domain/target.js';
 import { CertwrightError, fail, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
+import { AGENT_KEY_PREFIX, hashAgentKey, newAgentKey } from './agent-keys.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type AgentSettings, DEFAULT_AGENT_SETTINGS, type ServiceDeps } from './context.js';
-import { AGENT_JOB_TYPES, type JobService } from './jobs.js';
+import { booleanFlag, parseInput } from './input.js';
+import { AGENT_JOB_TYPES } from './job-kinds.js';
+import type { JobService } from './jobs.js';
+import { type ListPage, type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 
-/** Agent keys carry a recognisable prefix so a leaked one can be found by secret scanners. */
-export const AGENT_KEY_PREFIX = 'cwa_';
+const text = (max: number) => z.string().trim().max(max);
 
-export interface AgentRegistration {
-  name: string;
-  hostname: string;
-  os?: string | undefined;
-  architecture?: string | undefined;
-  ip_address?: string | undefined;
-  version?: string | undefined;
-}
+export const agentRegistrationSchema = z.object({
+  name: text(255).min(1),
+  hostname: text(255).min(1),
+  os: text(64).optional(),
+  architecture: text(64).optional(),
+  ip_address: text(64).optional(),
+  version: text(64).optional(),
+});
+
+/** Facts an agent reports with each heartbeat; absent fields keep their stored value. */
+export const agentHeartbeatSchema = z.object({
+  hostname: text(255).min(1).optional(),
+  os: text(64).optional(),
+  architecture: text(64).optional(),
+  ip_address: text(64).optional(),
+  version: text(64).optional(),
+  failures: z
+    .array(z.string().max(1000))
+    .max(100)
+    .optional()
+    .describe('failing connectors or checks; non-empty → Degraded'),
+});
+
+export const agentRetireSchema = z.object({
+  force: booleanFlag.optional(),
+  reason: z.string().max(2000).optional(),
+});
+
+export const agentListSchema = pageQuerySchema;
+
+export type AgentRegistration = z.input<typeof agentRegistrationSchema>;
+export type HeartbeatReport = z.input<typeof agentHeartbeatSchema>;
+export type RetireOptions = z.input<typeof agentRetireSchema>;
 
 /** The one response that carries the key; it is not stored and cannot be shown again. */
 export interface RegisteredAgent {
   agent: Agent;
   api_key: string;
-}
-
-/** Facts an agent reports with each heartbeat; absent fields keep their stored value. */
-export interface HeartbeatReport {
-  hostname?: string | undefined;
-  os?: string | undefined;
-  architecture?: string | undefined;
-  ip_address?: string | undefined;
-  version?: string | undefined;
-  /** Failing connectors or checks; a non-empty list reports the agent Degraded. */
-  failures?: string[] | undefined;
-}
-
-export interface RetireOptions {
-  force?: boolean | undefined;
-  reason?: string | undefined;
 }
 
 export type RetireOutcome =
@@ -108,16 +119,17 @@ export class AgentService {
 
   /** Creates an agent and its key. Only the key's SHA-256 is stored. */
   async register(actor: Actor, input: AgentRegistration): Promise<RegisteredAgent> {
+    const data = parseInput(agentRegistrationSchema, input);
     const apiKey = newAgentKey();
     const apiKeyHash = await hashAgentKey(apiKey);
     const agent = await this.deps.storage.transaction(async (tx) => {
       const created = await tx.agents.create({
-        name: input.name,
-        hostname: input.hostname,
-        os: input.os ?? '',
-        architecture: input.architecture ?? '',
-        ip_address: input.ip_address ?? '',
-        version: input.version ?? '',
+        name: data.name,
+        hostname: data.hostname,
+        os: data.os ?? '',
+        architecture: data.architecture ?? '',
+        ip_address: data.ip_address ?? '',
+        version: data.version ?? '',
         api_key_hash: apiKeyHash,
       });
       await this.audit.record(
@@ -137,15 +149,17 @@ export class AgentService {
   }
 
   /** Active (unretired) agents, newest first. */
-  async list(page: { page?: number; perPage?: number } = {}): Promise<PageResult<Agent>> {
-    const result = await this.deps.storage.agents.list({ ...page, retired: false });
-    return { ...result, items: result.items.map((a) => this.#withStatus(a)) };
+  async list(query: ListPage = {}): Promise<Paged<Agent>> {
+    const window = parseInput(agentListSchema, query);
+    const result = await this.deps.storage.agents.list({ ...storagePage(window), retired: false });
+    return paged({ ...result, items: result.items.map((a) => this.#withStatus(a)) }, window);
   }
 
-  /** Retired agents, most recently retired first; page < 1 → 1 and per_page < 1 → 50 (§8). */
-  async listRetired(page: { page?: number; perPage?: number } = {}): Promise<PageResult<Agent>> {
-    const result = await this.deps.storage.agents.list({ ...clampRetiredPage(page), retired: true });
-    return { ...result, items: result.items.map((a) => this.#withStatus(a)) };
+  /** Retired agents, most recently retired first; pages as every list does (spec §8). */
+  async listRetired(query: ListPage = {}): Promise<Paged<Agent>> {
+    const window = parseInput(agentListSchema, query);
+    const result = await this.deps.storage.agents.list({ ...storagePage(window), retired: true });
+    return paged({ ...result, items: result.items.map((a) => this.#withStatus(a)) }, window);
   }
 
   async get(id: string): Promise<Agent> {
@@ -174,7 +188,8 @@ export class AgentService {
    * update waits for a concurrent retirement's row lock, so either the heartbeat lands before
    * the retirement or it sees it and rolls back; no heartbeat is ever recorded after retired_at.
    */
-  heartbeat(id: string, report: HeartbeatReport = {}): Promise<Agent> {
+  async heartbeat(id: string, input: HeartbeatReport = {}): Promise<Agent> {
+    const report = parseInput(agentHeartbeatSchema, input);
     const now = this.deps.clock.now();
     const degraded = (report.failures?.length ?? 0) > 0;
     return this.deps.storage.transaction(async (tx) => {
@@ -196,7 +211,8 @@ export class AgentService {
    * counts. With force, the agent's targets are retired with the agent's timestamp and its open
    * jobs cancelled, all in the one transaction that retires the agent.
    */
-  async retire(actor: Actor, id: string, options: RetireOptions = {}): Promise<RetireOutcome> {
+  async retire(actor: Actor, id: string, input: RetireOptions = {}): Promise<RetireOutcome> {
+    const options = parseInput(agentRetireSchema, input);
     if (isSentinelAgentId(id)) {
       throw fail('not_permitted', `agent '${id}' is a reserved discovery source and cannot be retired`);
     }
@@ -390,29 +406,7 @@ export class AgentService {
   }
 }
 
-/** `cwa_` + 32 random bytes in base64url: 256 bits of entropy. */
-export function newAgentKey(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(32));
-  return AGENT_KEY_PREFIX + Buffer.from(bytes).toString('base64url');
-}
-
-/** Lower-case hex SHA-256 of the whole key string, as stored in `api_key_hash`. */
-export async function hashAgentKey(key: string): Promise<string> {
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return Buffer.from(digest).toString('hex');
-}
-
-function clampRetiredPage(page: { page?: number; perPage?: number }): { page: number; perPage: number } {
-  const p =
-    page.page === undefined || !Number.isFinite(page.page) || page.page < 1 ? 1 : Math.floor(page.page);
-  const per =
-    page.perPage === undefined || !Number.isFinite(page.perPage) || page.perPage < 1
-      ? DEFAULT_PER_PAGE
-      : Math.floor(page.perPage);
-  return { page: p, perPage: per };
-}
-
-function definedFacts(report: HeartbeatReport): Partial<Agent> {
+function definedFacts(report: z.output<typeof agentHeartbeatSchema>): Partial<Agent> {
   const facts: Partial<Agent> = {};
   if (report.hostname !== undefined) facts.hostname = report.hostname;
   if (report.os !== undefined) facts.os = report.os;

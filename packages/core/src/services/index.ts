@@ -18,6 +18,7 @@ import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
 export * from '../policy/index.js';
+export * from './agent-keys.js';
 export * from './agents.js';
 export {
   AUDIT_EXPORT_MAX_LIMIT,
@@ -39,12 +40,13 @@ export {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
-export { invalidReference, type ListPage, type Paged, parseInput, stillReferenced } from './input.js';
+export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
+export * from './job-kinds.js';
 export * from './jobs.js';
 export * from './notifications.js';
 export * from './owners.js';
-export { pageQuerySchema } from './paging.js';
+export { type ListPage, type Paged, type PageWindow, paged, pageQuerySchema, storagePage } from './paging.js';
 export * from './pki.js';
 export * from './policies.js';
 export * from './profiles.js';

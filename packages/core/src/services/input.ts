@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { CertwrightError, type FieldIssue, fail, validationError } from '../errors.js';
 import type { ReferenceCounts } from '../ports/storage.js';
 
@@ -40,15 +40,38 @@ export function stillReferenced(what: string, id: string, counts: ReferenceCount
   });
 }
 
-/** Page request of every list call: page ≥ 1, per_page 1–500 (DESIGN §5). */
-export interface ListPage {
-  page?: number;
-  per_page?: number;
+/**
+ * A yes/no input: a boolean in-process, `true`/`false`/`1`/`0` in a query string; anything
+ * else is a 400 naming the field.
+ */
+export const booleanFlag = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0']).transform((text) => text === 'true' || text === '1'),
+]);
+
+/**
+ * A list of values: an array in-process, `a,b` or a repeated parameter in a query string.
+ * Empty entries are dropped; at least one value must remain and each must pass `item`.
+ */
+export const commaList = <T extends z.ZodType>(item: T) =>
+  z.preprocess(
+    (value) =>
+      typeof value === 'string' || Array.isArray(value)
+        ? [value]
+            .flat()
+            .flatMap((v) => (typeof v === 'string' ? v.split(',').map((part) => part.trim()) : [v]))
+            .filter((v) => v !== '')
+        : value,
+    z.array(item).min(1),
+  );
+
+/**
+ * The fields a caller set: absent (undefined) ones are left out rather than passed on, so a
+ * storage filter or patch never reads "set to undefined".
+ */
+export function definedFields<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-export interface Paged<T> {
-  data: T[];
-  total: number;
-  page: number;
-  per_page: number;
-}
+// The page types live with the paging rule; re-exported for the services that import them here.
+export type { ListPage, Paged } from './paging.js';

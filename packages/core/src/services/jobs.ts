@@ -1,14 +1,15 @@
-import type { PageResult } from '../domain/common.js';
+import { z } from 'zod';
 import {
   type Job,
   type JobStatus,
-  type JobType,
+  jobStatusSchema,
+  jobTypeSchema,
   OPEN_JOB_STATUSES,
   type VerificationStatus,
 } from '../domain/job.js';
 import { CertwrightError, fail, invalidState, notFound } from '../errors.js';
 import { parseCertificationRequest } from '../pki/csr.js';
-import type { JobListQuery, Storage } from '../ports/storage.js';
+import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import {
   type Actor,
@@ -17,23 +18,10 @@ import {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
+import { commaList, definedFields, parseInput } from './input.js';
+import { AGENT_JOB_TYPES, VALIDATION_KINDS } from './job-kinds.js';
 import type { NotificationService } from './notifications.js';
-
-/**
- * Payload `kind` of the two Validation jobs the server creates for agents: a connection test
- * of a target, and the verification of a completed deployment (payload `job_id`).
- */
-export const VALIDATION_KINDS = {
-  connectionTest: 'connection_test',
-  verification: 'deployment_verification',
-} as const;
-
-/**
- * The job kinds an agent carries out and reports on. Issuance and Renewal are the server's
- * own: an agent only submits the CSR of one that awaits it, and the server's pipeline signs
- * and stores the version, so no agent can declare a certificate issued.
- */
-export const AGENT_JOB_TYPES: readonly JobType[] = ['Deployment', 'Validation'];
+import { type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 
 /** Reasons written to `last_error` when the timeout sweep fails a job. */
 export const JOB_TIMEOUT_REASONS = {
@@ -41,15 +29,37 @@ export const JOB_TIMEOUT_REASONS = {
   csr: 'timed out: no CSR was submitted while the job awaited one',
 } as const;
 
-/** What an agent reports about one of its jobs. */
-export interface AgentJobReport {
-  /** Running renews the agent's lease (a progress signal); Completed and Failed end the job. */
-  status: 'Running' | 'Completed' | 'Failed';
-  /** Why it failed; required in spirit for Failed, kept as last_error. */
-  error?: string | undefined;
-  /** Job-specific output (e.g. a connection test's findings). */
-  result?: Record<string, unknown> | undefined;
-}
+/**
+ * What an agent reports about one of its jobs: `Running` renews its lease (a progress signal);
+ * `Completed` and `Failed` end the job, `error` becoming its last_error and `result` its
+ * job-specific output (e.g. a connection test's findings).
+ */
+export const agentJobReportSchema = z.object({
+  status: z.enum(['Running', 'Completed', 'Failed']),
+  error: z.string().max(4000).optional(),
+  result: z.record(z.string(), z.unknown()).optional(),
+});
+export type AgentJobReport = z.input<typeof agentJobReportSchema>;
+
+/** An agent's CSR for an AwaitingCSR job. */
+export const agentCsrSchema = z.object({
+  csr_pem: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+});
+
+const recordId = z.string().min(1).max(128);
+
+/** Filters of the job list; `status` takes several values. */
+export const jobListSchema = pageQuerySchema.extend({
+  status: commaList(jobStatusSchema).optional().describe('comma-separated job statuses'),
+  type: jobTypeSchema.optional(),
+  certificate_id: recordId.optional(),
+  target_id: recordId.optional(),
+  agent_id: recordId.optional(),
+});
+export type JobListRequest = z.input<typeof jobListSchema>;
 
 export interface JobVerification {
   job_id: string;
@@ -78,8 +88,14 @@ export class JobService {
     this.#settings = { ...DEFAULT_AGENT_SETTINGS, ...deps.agentSettings };
   }
 
-  list(query: JobListQuery = {}): Promise<PageResult<Job>> {
-    return this.deps.storage.jobs.list(query);
+  /** Jobs, newest first. */
+  async list(query: JobListRequest = {}): Promise<Paged<Job>> {
+    const { page, per_page, ...filter } = parseInput(jobListSchema, query);
+    const window = { page, per_page };
+    return paged(
+      await this.deps.storage.jobs.list({ ...storagePage(window), ...definedFields(filter) }),
+      window,
+    );
   }
 
   get(id: string): Promise<Job> {
@@ -230,7 +246,8 @@ export class JobService {
    * Renewal job is `not_permitted` whatever its status (the server completes those itself);
    * a job that already ended is `invalid_state`, which tells an agent its job was cancelled.
    */
-  reportFromAgent(agentId: string, jobId: string, report: AgentJobReport): Promise<Job> {
+  async reportFromAgent(agentId: string, jobId: string, input: AgentJobReport): Promise<Job> {
+    const report = parseInput(agentJobReportSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const job = await this.#lockOwnJob(tx, agentId, jobId);
       if (!AGENT_JOB_TYPES.includes(job.type)) {
@@ -283,7 +300,8 @@ export class JobService {
    * An agent's CSR for one of its AwaitingCSR jobs. The CSR must parse and carry a valid
    * signature; the job then becomes Pending for the server-side issuance pipeline.
    */
-  submitCsr(agentId: string, jobId: string, csrPem: string): Promise<Job> {
+  async submitCsr(agentId: string, jobId: string, csrPem: string): Promise<Job> {
+    parseInput(agentCsrSchema, { csr_pem: csrPem });
     // Parsing first (outside the transaction) rejects garbage without touching the job.
     parseCertificationRequest(csrPem);
     return this.deps.storage.transaction(async (tx) => {

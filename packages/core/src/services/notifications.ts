@@ -1,6 +1,12 @@
+import { z } from 'zod';
 import type { ManagedCertificate } from '../domain/certificate.js';
-import type { PageRequest, PageResult } from '../domain/common.js';
-import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
+import {
+  type NotificationEvent,
+  type NotificationStatus,
+  type NotificationType,
+  notificationStatusSchema,
+  notificationTypeSchema,
+} from '../domain/notification.js';
 import { fail, invalidState, publicMessage } from '../errors.js';
 import { NotificationChannelRegistry } from '../notify/channel.js';
 import { enqueueDeliveryAfterCommit } from '../notify/immediate-delivery.js';
@@ -8,24 +14,36 @@ import { afterFailedAttempt } from '../notify/retry-schedule.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
+import { commaList, definedFields, parseInput } from './input.js';
+import { type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 
-export interface NotificationInput {
-  type: NotificationType;
-  channel: string;
-  recipient: string;
-  subject: string;
-  message: string;
-  certificate_id?: string | null | undefined;
-  /** Left out, or the zero time (epoch or earlier, or invalid) → now (spec §2.7). */
-  created_at?: Date | undefined;
-}
+const recordId = z.string().min(1).max(128);
 
-export interface NotificationListQuery extends PageRequest {
-  status?: NotificationStatus | NotificationStatus[] | undefined;
-  type?: NotificationType | undefined;
-  certificate_id?: string | undefined;
-  channel?: string | undefined;
-}
+export const notificationCreateSchema = z.object({
+  type: notificationTypeSchema,
+  channel: z.string().min(1).max(128),
+  recipient: z.string().max(1024),
+  subject: z.string().max(1024),
+  message: z.string().max(100_000),
+  certificate_id: recordId.nullable().optional(),
+  created_at: z
+    .union([
+      z.iso.datetime({ offset: true }).transform((text) => new Date(text)),
+      // Any Date in-process, an invalid one included: it reads as the zero time (→ now).
+      z.custom<Date>((value) => value instanceof Date, 'must be a date'),
+    ])
+    .optional()
+    .describe('RFC 3339; left out or the zero time → now'),
+});
+export type NotificationInput = z.input<typeof notificationCreateSchema>;
+
+export const notificationListSchema = pageQuerySchema.extend({
+  status: commaList(notificationStatusSchema).optional().describe('comma-separated; dead included'),
+  type: notificationTypeSchema.optional(),
+  channel: z.string().min(1).max(128).optional(),
+  certificate_id: recordId.optional(),
+});
+export type NotificationListQuery = z.input<typeof notificationListSchema>;
 
 /** What one delivery pass did. */
 export interface SweepReport {
@@ -58,10 +76,34 @@ export class NotificationService {
   }
 
   /**
-   * Stores a pending event; pass a transaction to create it with the change it reports. With a
-   * queue, its delivery is enqueued once that transaction commits.
+   * An operator's notification (`POST /api/v1/notifications`): stored pending, delivered like
+   * any other, and audited as `notification_created` because it sends a message to a recipient
+   * the caller chose. Certificate notifications come through {@link raiseForOwner}.
    */
-  async create(input: NotificationInput, tx: Storage = this.deps.storage): Promise<NotificationEvent> {
+  async create(actor: Actor, input: NotificationInput): Promise<NotificationEvent> {
+    const data = parseInput(notificationCreateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      const event = await this.#store(tx, data);
+      await this.audit.record(
+        actor,
+        {
+          action: 'notification_created',
+          category: 'cert_lifecycle',
+          resource_type: 'notification',
+          resource_id: event.id,
+          details: { type: event.type, channel: event.channel, certificate_id: event.certificate_id },
+        },
+        tx,
+      );
+      return event;
+    });
+  }
+
+  /**
+   * Stores a pending event inside `tx`; with a queue, its delivery is enqueued once that
+   * transaction commits.
+   */
+  async #store(tx: Storage, input: z.output<typeof notificationCreateSchema>): Promise<NotificationEvent> {
     const zero = !input.created_at || !(input.created_at.getTime() > 0);
     const event = await tx.notifications.create({
       type: input.type,
@@ -92,19 +134,16 @@ export class NotificationService {
     lines: readonly string[],
   ): Promise<NotificationEvent> {
     const owner = await tx.owners.get(about.owner_id);
-    return this.create(
-      {
-        type,
-        channel: 'email',
-        // An owner without an address still gets the event stored (listable, requeueable);
-        // the email channel reports the missing recipient as the delivery error.
-        recipient: owner?.email ?? '',
-        subject,
-        message: lines.join('\n'),
-        certificate_id: about.certificate_id,
-      },
-      tx,
-    );
+    return this.#store(tx, {
+      type,
+      channel: 'email',
+      // An owner without an address still gets the event stored (listable, requeueable);
+      // the email channel reports the missing recipient as the delivery error.
+      recipient: owner?.email ?? '',
+      subject,
+      message: lines.join('\n'),
+      certificate_id: about.certificate_id,
+    });
   }
 
   /** {@link raiseForOwner} for one certificate. */
@@ -124,15 +163,15 @@ export class NotificationService {
     );
   }
 
-  list(query: NotificationListQuery = {}): Promise<PageResult<NotificationEvent>> {
-    const { status, type, certificate_id, channel, ...page } = query;
-    return this.deps.storage.notifications.list({
-      ...page,
-      ...(status === undefined ? {} : { status }),
-      ...(type === undefined ? {} : { type }),
-      ...(certificate_id === undefined ? {} : { certificate_id }),
-      ...(channel === undefined ? {} : { channel }),
+  /** Events, newest first. */
+  async list(query: NotificationListQuery = {}): Promise<Paged<NotificationEvent>> {
+    const { page, per_page, ...filter } = parseInput(notificationListSchema, query);
+    const window = { page, per_page };
+    const result = await this.deps.storage.notifications.list({
+      ...storagePage(window),
+      ...definedFields(filter),
     });
+    return paged(result, window);
   }
 
   get(id: string): Promise<NotificationEvent> {

@@ -1,32 +1,51 @@
-import type { PageRequest, PageResult } from '../domain/common.js';
+import { z } from 'zod';
 import type { Job } from '../domain/job.js';
-import type { DeploymentTarget, TargetConfig, TargetType } from '../domain/target.js';
+import {
+  type DeploymentTarget,
+  TARGET_TYPES,
+  targetConfigSchema,
+  targetTypeSchema,
+} from '../domain/target.js';
 import { CertwrightError, invalidState } from '../errors.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { VALIDATION_KINDS } from './jobs.js';
+import { booleanFlag, definedFields, parseInput } from './input.js';
+import { VALIDATION_KINDS } from './job-kinds.js';
+import { type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 
-export interface TargetInput {
-  agent_id: string;
-  name: string;
-  type: TargetType;
-  /** Connector settings; sealed (AES-256-GCM) by the storage and never returned by reads. */
-  config?: TargetConfig | undefined;
-  enabled?: boolean | undefined;
-}
+const recordId = z.string().min(1).max(128);
+const targetName = z.string().trim().min(1).max(255);
 
-export interface TargetUpdate {
-  name?: string | undefined;
-  type?: TargetType | undefined;
-  config?: TargetConfig | undefined;
-  enabled?: boolean | undefined;
-}
+export const targetCreateSchema = z.object({
+  agent_id: recordId,
+  name: targetName,
+  // string first, so that a missing type reads "is required" rather than "invalid option".
+  type: z
+    .string()
+    .pipe(targetTypeSchema)
+    .describe(`proper-case connector type: ${TARGET_TYPES.join(', ')}`),
+  config: targetConfigSchema
+    .optional()
+    .describe('connector settings; sealed (AES-256-GCM) by the storage, never returned'),
+  enabled: z.boolean().optional(),
+});
 
-export interface TargetListQuery extends PageRequest {
-  agent_id?: string | undefined;
-  type?: TargetType | undefined;
-  retired?: boolean | undefined;
-}
+export const targetUpdateSchema = z.object({
+  name: targetName.optional(),
+  type: targetTypeSchema.optional(),
+  config: targetConfigSchema.optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const targetListSchema = pageQuerySchema.extend({
+  agent_id: recordId.optional(),
+  type: targetTypeSchema.optional(),
+  retired: booleanFlag.optional(),
+});
+
+export type TargetInput = z.input<typeof targetCreateSchema>;
+export type TargetUpdate = z.input<typeof targetUpdateSchema>;
+export type TargetListQuery = z.input<typeof targetListSchema>;
 
 /** Deployment targets: where an agent installs certificates. */
 export class TargetService {
@@ -39,13 +58,14 @@ export class TargetService {
    * Creates a target for an existing, unretired agent; an unknown or retired agent is
    * `invalid_reference` naming `agent_id` (spec §7: 400).
    */
-  create(actor: Actor, input: TargetInput): Promise<DeploymentTarget> {
+  async create(actor: Actor, input: TargetInput): Promise<DeploymentTarget> {
+    const data = parseInput(targetCreateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
-      const agent = await tx.agents.get(input.agent_id);
+      const agent = await tx.agents.get(data.agent_id);
       if (!agent || agent.retired_at !== null) {
         throw new CertwrightError(
           'invalid_reference',
-          agent ? `agent '${input.agent_id}' is retired` : `agent '${input.agent_id}' does not exist`,
+          agent ? `agent '${data.agent_id}' is retired` : `agent '${data.agent_id}' does not exist`,
           {
             fields: [
               { field: 'agent_id', message: agent ? 'names a retired agent' : 'names no existing agent' },
@@ -54,11 +74,11 @@ export class TargetService {
         );
       }
       const target = await tx.targets.create({
-        agent_id: input.agent_id,
-        name: input.name,
-        type: input.type,
-        ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
-        config: input.config ?? {},
+        agent_id: data.agent_id,
+        name: data.name,
+        type: data.type,
+        ...(data.enabled === undefined ? {} : { enabled: data.enabled }),
+        config: data.config ?? {},
       });
       await this.audit.record(
         actor,
@@ -72,7 +92,7 @@ export class TargetService {
             agent_id: target.agent_id,
             name: target.name,
             type: target.type,
-            config_keys: Object.keys(input.config ?? {}).sort(),
+            config_keys: Object.keys(data.config ?? {}).sort(),
           },
         },
         tx,
@@ -81,14 +101,13 @@ export class TargetService {
     });
   }
 
-  list(query: TargetListQuery = {}): Promise<PageResult<DeploymentTarget>> {
-    const { agent_id, type, retired, ...page } = query;
-    return this.deps.storage.targets.list({
-      ...page,
-      ...(agent_id === undefined ? {} : { agent_id }),
-      ...(type === undefined ? {} : { type }),
-      ...(retired === undefined ? {} : { retired }),
-    });
+  async list(query: TargetListQuery = {}): Promise<Paged<DeploymentTarget>> {
+    const { page, per_page, ...filter } = parseInput(targetListSchema, query);
+    const window = { page, per_page };
+    return paged(
+      await this.deps.storage.targets.list({ ...storagePage(window), ...definedFields(filter) }),
+      window,
+    );
   }
 
   get(id: string): Promise<DeploymentTarget> {
@@ -96,11 +115,12 @@ export class TargetService {
   }
 
   /** Changes name, type, enabled or config; a retired target is a `conflict`. */
-  update(actor: Actor, id: string, patch: TargetUpdate): Promise<DeploymentTarget> {
+  async update(actor: Actor, id: string, input: TargetUpdate): Promise<DeploymentTarget> {
+    const patch = parseInput(targetUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.targets.require(id);
       if (current.retired_at !== null) throw invalidState(`target '${id}' is retired`);
-      const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+      const changes = definedFields(patch);
       const updated = await tx.targets.update(id, changes);
       await this.audit.record(
         actor,
