@@ -76,6 +76,6 @@ describe('bulk renewal of agent-keyed certificates', () => {
     const result = await app.services.bulk.renew(SYSTEM_ACTOR, { certificate_ids: [cert.id] });
     expect(result.enqueued_jobs).toEqual([{ certificate_id: cert.id, job_id: first.id }]);
     const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' });
-    expect(jobs.items.map((j) => j.id)).toEqual([first.id]);
+    expect(jobs.data.map((j) => j.id)).toEqual([first.id]);
   });
 });

@@ -56,7 +56,7 @@ describe('a disabled issuer signs nothing', () => {
     expect((await app.services.certificates.get(fresh.id)).status).toBe('Pending');
     expect((await app.services.certificates.get(issued.id)).status).toBe('Active');
     expect((await app.services.certificates.versions(issued.id)).total).toBe(1);
-    expect((await app.services.jobs.list({ certificate_id: fresh.id })).items).toEqual([]);
+    expect((await app.services.jobs.list({ certificate_id: fresh.id })).data).toEqual([]);
   });
 
   it('the issuance worker records issuer_disabled on the job and stores no version', async () => {
@@ -65,8 +65,8 @@ describe('a disabled issuer signs nothing', () => {
     const cert = await app.createCertificate({ issuer_id: issuer.id });
     await app.services.pki.lifecycle.processDueJobs();
     const jobs = await app.services.jobs.list({ certificate_id: cert.id, type: 'Issuance' });
-    expect(jobs.items).toHaveLength(1);
-    expect(jobs.items[0]!.last_error).toMatch(/disabled/);
+    expect(jobs.data).toHaveLength(1);
+    expect(jobs.data[0]!.last_error).toMatch(/disabled/);
     expect((await app.services.certificates.versions(cert.id)).total).toBe(0);
   });
 
@@ -86,7 +86,7 @@ describe('a disabled issuer signs nothing', () => {
 
     const report = await app.services.pki.renewal.runRenewalScan();
     expect(report.issuer_disabled).toBeGreaterThanOrEqual(1);
-    expect((await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' })).items).toEqual([]);
+    expect((await app.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' })).data).toEqual([]);
     expect((await app.services.certificates.get(cert.id)).status).toBe('Active');
 
     const bulk = await app.services.bulk.renew(SYSTEM_ACTOR, { certificate_ids: [cert.id] });

@@ -61,7 +61,7 @@ describe('names are linted at creation and again before signing', () => {
     const issue = await app.json('POST', `/api/v1/certificates/${raw.id}/issue`, {});
     expect(issue.status).toBe(400);
     expect(issue.body.reason).toBe('name_rejected');
-    expect((await app.services.jobs.list({ certificate_id: raw.id })).items).toEqual([]);
+    expect((await app.services.jobs.list({ certificate_id: raw.id })).data).toEqual([]);
   });
 
   it('adds a host-name common name that is missing from the SANs to the signed SANs', async () => {
