@@ -113,6 +113,8 @@ export const REASON_CODES = {
   response_too_large: 'unavailable',
   /** The destination redirected and the request's policy does not follow that redirect. */
   redirect_refused: 'unavailable',
+  /** The destination answered, but not what was expected (an ACME challenge's wrong key authorization). */
+  incorrect_response: 'validation_failed',
   config_invalid: 'config_invalid',
   internal: 'internal',
 } as const satisfies Record<string, ErrorCode>;
