@@ -1,5 +1,8 @@
+import { account, accountOrders } from './account.js';
 import type { AcmeEndpoint } from './context.js';
 import { directory } from './directory.js';
+import { keyChange } from './key-change.js';
+import { newAccount } from './new-account.js';
 import { newNonce } from './new-nonce.js';
 
 /**
@@ -17,6 +20,10 @@ export const ACME_ROUTES: readonly AcmeRoute[] = [
   { method: 'GET', path: 'directory', endpoint: directory },
   { method: 'HEAD', path: 'new-nonce', endpoint: newNonce },
   { method: 'GET', path: 'new-nonce', endpoint: newNonce },
+  { method: 'POST', path: 'new-account', endpoint: newAccount },
+  { method: 'POST', path: 'account/:id', endpoint: account },
+  { method: 'POST', path: 'account/:id/orders', endpoint: accountOrders },
+  { method: 'POST', path: 'key-change', endpoint: keyChange },
 ];
 
 export type RouteMatch =
