@@ -57,6 +57,14 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
+    acme: {
+      defaultProfileId: config.acmeServer.defaultProfileId,
+      ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+      settings: {
+        renewalInfo: config.acmeServer.ariEnabled,
+        renewalInfoPollSeconds: Math.ceil(config.acmeServer.ariPollIntervalMs / 1000),
+      },
+    },
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
   };

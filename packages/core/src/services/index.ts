@@ -1,5 +1,6 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
+import { type AcmeServices, createAcmeServices } from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -18,6 +19,7 @@ import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
 export * from '../policy/index.js';
+export * from './acme/index.js';
 export * from './agent-keys.js';
 export * from './agents.js';
 export {
@@ -76,6 +78,8 @@ export interface Services {
   readonly bulk: BulkService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
+  /** The ACME server: accounts and EAB keys. */
+  readonly acme: AcmeServices;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -125,5 +129,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     pki,
+    acme: createAcmeServices(deps, audit),
   };
 }
