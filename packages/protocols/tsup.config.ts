@@ -1,7 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { 'crl/index': 'src/crl/index.ts', 'ocsp/index': 'src/ocsp/index.ts' },
+  entry: {
+    'crl/index': 'src/crl/index.ts',
+    'est/index': 'src/est/index.ts',
+    'ocsp/index': 'src/ocsp/index.ts',
+  },
   format: ['esm'],
   dts: true,
   sourcemap: true,

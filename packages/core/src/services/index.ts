@@ -5,6 +5,7 @@ import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
+import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
@@ -37,6 +38,7 @@ export {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
+export * from './est/index.js';
 export { invalidReference, type ListPage, type Paged, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
 export * from './jobs.js';
@@ -70,6 +72,8 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
+  /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
+  readonly est: EstService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
 }
@@ -80,6 +84,8 @@ export interface ServiceOptions {
   revocationListeners?: readonly RevocationListener[];
   /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
   pki?: PkiOptions;
+  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
+  est?: EstOptions & { issuance?: EstIssuance };
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -97,6 +103,18 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
   const jobs = new JobService(deps, audit, notifications);
+  const pki = createPkiServices(
+    deps,
+    { audit, jobs, notifications, policyEvaluation, revocation },
+    pkiOptions,
+  );
+  const est = new EstService(
+    deps,
+    audit,
+    (issuerId) => pki.lifecycle.caChain(issuerId),
+    () => options.est?.issuance,
+    options.est,
+  );
   return {
     deps,
     audit,
@@ -115,6 +133,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, notifications, policyEvaluation, revocation }, pkiOptions),
+    est,
+    pki,
   };
 }
