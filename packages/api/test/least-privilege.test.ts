@@ -30,6 +30,8 @@ const ADMIN_ONLY = [
   'createTarget',
   'updateTarget',
   'deleteTarget',
+  'estAdminProfiles',
+  'estAdminReloadTrust',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

@@ -112,7 +112,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     deps,
     audit,
     (issuerId) => pki.lifecycle.caChain(issuerId),
-    () => options.est?.issuance,
+    () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
   return {

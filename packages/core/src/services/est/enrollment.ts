@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { verifyPassword } from '../../crypto/password-hash.js';
-import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { type FailureReason, fail, isCertwrightError, publicMessage } from '../../errors.js';
 import { keyIdentifierOf, readCertificate } from '../../pki/certificate-info.js';
@@ -14,7 +13,9 @@ import { OID } from '../../pki/oids.js';
 import { pemDecodeCertificates } from '../../pki/pem.js';
 import { parseTrustBundle, verifyClientChain } from '../../pki/trust-bundle.js';
 import type { AuditService } from '../audit.js';
+import { namesToSign, sanKey } from '../certificate-names.js';
 import type { Actor, ServiceDeps } from '../context.js';
+import type { EnrollmentService } from '../issuance/enrollment.js';
 import { csrAttributesFor } from './csr-attributes.js';
 import { EstTrustBundles } from './trust.js';
 
@@ -53,23 +54,7 @@ const OUTCOME: Record<EstOperation, { success: EstAuditAction; failed: EstAuditA
 };
 
 /** What EST needs from the issuance pipeline: the one synchronous enrollment path. */
-export interface EstIssuance {
-  enroll(
-    actor: Actor,
-    input: {
-      profileId: string;
-      csrDer: Uint8Array;
-      source: 'EST';
-      renewsCertificateId?: string;
-      provenance?: Record<string, unknown>;
-    },
-  ): Promise<{
-    certificate: ManagedCertificate;
-    version: CertificateVersion;
-    certificatePem: string;
-    chainPem: string;
-  }>;
-}
+export type EstIssuance = Pick<EnrollmentService, 'enroll'>;
 
 export interface EstOptions {
   /** The profile of the root routes (`/.well-known/est/…`); default `prof-default`. */
@@ -510,7 +495,8 @@ export class EstService {
     const version = await this.deps.storage.versions.findBySerial(issuerId, leaf.serialNumber);
     if (!version) throw refuse('the client certificate is not in the inventory');
     if (version.revoked_at) throw refuse('the client certificate is revoked');
-    if (Buffer.compare(Buffer.from(leaf.subject.der), Buffer.from(csr.subject.der)) !== 0) {
+    // certwright certifies the common name only, so that is the subject to compare.
+    if (commonNameOf(leaf.subject.rdns) !== commonNameOf(csr.subject.rdns)) {
       throw refuse('the CSR subject differs from the certificate being renewed');
     }
     if (!sameNames(leaf, csr)) {
@@ -533,12 +519,12 @@ export class EstService {
       csrDer,
       source: 'EST',
       ...(renewsCertificateId ? { renewsCertificateId } : {}),
-      provenance: { protocol: 'EST', principal: details.principal, route: details.route },
+      provenance: { est_principal: String(details.principal), est_route: String(details.route) },
     });
     const [certificate] = pemDecodeCertificates(issued.certificatePem);
     return {
       certificate: certificate!,
-      chain: issued.chainPem.trim() ? pemDecodeCertificates(issued.chainPem) : [],
+      chain: issued.chainPem.flatMap((pem) => pemDecodeCertificates(pem)),
       certificateId: issued.certificate.id,
       versionId: issued.version.id,
     };
@@ -655,33 +641,24 @@ function parseCredentials(json: string | undefined): { username: string; passwor
   }
 }
 
-/** Names as `type:value` (DNS and e-mail lower-cased), for comparing a certificate with a CSR. */
-function nameSet(names: readonly { type: string; value?: unknown }[]): Set<string> {
-  return new Set(
-    names
-      .filter((n) => typeof n.value === 'string')
-      .map(
-        (n) =>
-          `${n.type}:${n.type === 'dns' || n.type === 'email' ? String(n.value).toLowerCase() : n.value}`,
-      ),
-  );
-}
+const commonNameOf = (rdns: readonly { oid: string; value: string }[][]): string | null =>
+  rdns.flat().find((a) => a.oid === '2.5.4.3')?.value ?? null;
 
 /**
- * Whether the CSR asks for the names the certificate has. Issuance adds the common name as a
- * DNS name when it is a host name, so a certificate may carry that one name more than its CSR.
+ * Whether the CSR asks for exactly the names the certificate has, read as enrollment reads
+ * them (the common name joins the SANs when it is a host name, DNS names lower-cased).
  */
 function sameNames(leaf: ReturnType<typeof readCertificate>, csr: CertificationRequest): boolean {
   const ext = leaf.extensions.find((e) => e.oid === OID.subjectAltName);
-  const have = nameSet(ext ? decodeSubjectAltName(ext.value) : []);
-  const want = nameSet(csr.subjectAltNames);
-  const cn = csr.subject.rdns
-    .flat()
-    .find((a) => a.oid === '2.5.4.3')
-    ?.value.toLowerCase();
-  for (const n of want) if (!have.has(n)) return false;
-  for (const n of have) if (!want.has(n) && n !== `dns:${cn}`) return false;
-  return true;
+  const have = new Set((ext ? decodeSubjectAltName(ext.value) : []).map((n) => sanKey(n as SubjectAltName)));
+  let want: Set<string>;
+  try {
+    const requested = csr.subjectAltNames.filter((n): n is SubjectAltName => n.type !== 'other');
+    want = new Set(namesToSign(commonNameOf(csr.subject.rdns), requested).map(sanKey));
+  } catch {
+    return false;
+  }
+  return have.size === want.size && [...want].every((n) => have.has(n));
 }
 
 /** The subject key identifier (RFC 5280 §4.2.1.2 method 1) of an SPKI, for the envelope's recipient. */
