@@ -62,6 +62,12 @@ export interface ServiceConfig {
     authFailures: number;
     authFailureWindowMs: number;
   };
+  /**
+   * EST (docs/protocols/est.md): SVC_EST_DEFAULT_PROFILE_ID (prof-default) serves the root
+   * routes; SVC_EST_RATE_LIMIT (60, 0 = off) enrollment requests per principal and profile per
+   * SVC_EST_RATE_LIMIT_WINDOW (1m).
+   */
+  est: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -221,6 +227,17 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       authFailures: read('SVC_AUTH_FAILURE_LIMIT', count, '10') as number,
       authFailureWindowMs: read('SVC_AUTH_FAILURE_WINDOW', duration, '5m') as number,
     },
+    est: {
+      defaultProfileId: read(
+        'SVC_EST_DEFAULT_PROFILE_ID',
+        z.string().min(1).max(128),
+        'prof-default',
+      ) as string,
+      rateLimit: {
+        limit: read('SVC_EST_RATE_LIMIT', count, '60') as number,
+        windowMs: read('SVC_EST_RATE_LIMIT_WINDOW', duration, '1m') as number,
+      },
+    },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
       offlineAfterMs: read('SVC_AGENT_OFFLINE_AFTER', duration, '10m') as number,
@@ -231,9 +248,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   for (const [name, ms] of [
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
+    ['SVC_EST_RATE_LIMIT_WINDOW', config.est.rateLimit?.windowMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
+  if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
   }

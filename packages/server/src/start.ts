@@ -104,7 +104,10 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           queue: runtime.queue,
         },
       },
-      { pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` } },
+      {
+        pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` },
+        est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+      },
     );
     const checks = runtime.checks;
     full = createHandler({
