@@ -96,10 +96,10 @@ async function run(engine: string) {
       revokeOwners.push(owner);
     }
     await timed(`bulk revoke, 10,000 certificates + versions`, runs, async (r) => {
-      const res = await services.bulk.revoke(
-        { owner_id: revokeOwners[r], reason: 'superseded' },
-        SYSTEM_ACTOR,
-      );
+      const res = await services.bulk.revoke(SYSTEM_ACTOR, {
+        owner_id: revokeOwners[r],
+        reason: 'superseded',
+      });
       if (res.total_revoked !== BULK) throw new Error(`revoked ${res.total_revoked}`);
     });
     // Bulk reassign: 10,000 listed ids each run.
@@ -107,10 +107,10 @@ async function run(engine: string) {
     for (let r = 0; r < runs; r++) lists.push(await load(s, refs, BULK));
     const target = (await s.owners.create({ name: 'new owner' })).id;
     await timed(`bulk reassign, 10,000 listed certificates`, runs, async (r) => {
-      const res = await services.bulk.reassign(
-        { certificate_ids: lists[r] as string[], owner_id: target },
-        SYSTEM_ACTOR,
-      );
+      const res = await services.bulk.reassign(SYSTEM_ACTOR, {
+        certificate_ids: lists[r] as string[],
+        owner_id: target,
+      });
       if (res.total_reassigned !== BULK) throw new Error(`reassigned ${res.total_reassigned}`);
     });
 

@@ -80,17 +80,14 @@ async function pipelineIssuance(caAlgorithm: KeyAlgorithm, n: number) {
   const ctx = await open(caAlgorithm);
   const ids: string[] = [];
   for (let i = 0; i < n + 10; i++) {
-    const c = await ctx.services.certificates.create(
-      {
-        name: `b-${i}`,
-        common_name: `host${i}.bench.test`,
-        renewal_policy_id: 'rp-default',
-        issuer_id: ctx.issuerId,
-        owner_id: ctx.owner,
-        team_id: ctx.team,
-      },
-      SYSTEM_ACTOR,
-    );
+    const c = await ctx.services.certificates.create(SYSTEM_ACTOR, {
+      name: `b-${i}`,
+      common_name: `host${i}.bench.test`,
+      renewal_policy_id: 'rp-default',
+      issuer_id: ctx.issuerId,
+      owner_id: ctx.owner,
+      team_id: ctx.team,
+    });
     ids.push(c.id);
   }
   // Leaf keys come from CSRs made beforehand: the figure is the CA's pipeline, not key generation.
@@ -126,10 +123,10 @@ async function pipelineIssuance(caAlgorithm: KeyAlgorithm, n: number) {
     rate(count, performance.now() - t0),
   );
   for (let i = 0; i < 10; i++)
-    await ctx.services.pki.lifecycle.issue(ids[i]!, { csr_pem: csrs[i] }, SYSTEM_ACTOR);
+    await ctx.services.pki.lifecycle.issue(SYSTEM_ACTOR, ids[i]!, { csr_pem: csrs[i] });
   const t = performance.now();
   for (let i = 10; i < ids.length; i++)
-    await ctx.services.pki.lifecycle.issue(ids[i]!, { csr_pem: csrs[i] }, SYSTEM_ACTOR);
+    await ctx.services.pki.lifecycle.issue(SYSTEM_ACTOR, ids[i]!, { csr_pem: csrs[i] });
   report(
     `leaf issuance, full pipeline on PGlite (CSR → stored version, job, audit), ${caAlgorithm} CA`,
     rate(n, performance.now() - t),
@@ -139,18 +136,15 @@ async function pipelineIssuance(caAlgorithm: KeyAlgorithm, n: number) {
 
 async function ocspOverTls(n: number, concurrency: number) {
   const ctx = await open('ECDSA-P256');
-  const cert = await ctx.services.certificates.create(
-    {
-      name: 'ocsp',
-      common_name: 'ocsp.bench.test',
-      renewal_policy_id: 'rp-default',
-      issuer_id: ctx.issuerId,
-      owner_id: ctx.owner,
-      team_id: ctx.team,
-    },
-    SYSTEM_ACTOR,
-  );
-  const issued = await ctx.services.pki.lifecycle.issue(cert.id, {}, SYSTEM_ACTOR);
+  const cert = await ctx.services.certificates.create(SYSTEM_ACTOR, {
+    name: 'ocsp',
+    common_name: 'ocsp.bench.test',
+    renewal_policy_id: 'rp-default',
+    issuer_id: ctx.issuerId,
+    owner_id: ctx.owner,
+    team_id: ctx.team,
+  });
+  const issued = await ctx.services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, {});
   const [issuingPem] = await ctx.services.pki.lifecycle.caChain(ctx.issuerId);
   const handler = createHandler({ auth: { type: 'none' }, services: ctx.services });
   const tlsKey = await generateKeyPair('ECDSA-P256');
@@ -231,17 +225,14 @@ async function ocspOverTls(n: number, concurrency: number) {
 
 async function crlFromStorage(entries: number) {
   const ctx = await open('ECDSA-P256');
-  const cert = await ctx.services.certificates.create(
-    {
-      name: 'crl',
-      common_name: 'crl.bench.test',
-      renewal_policy_id: 'rp-default',
-      issuer_id: ctx.issuerId,
-      owner_id: ctx.owner,
-      team_id: ctx.team,
-    },
-    SYSTEM_ACTOR,
-  );
+  const cert = await ctx.services.certificates.create(SYSTEM_ACTOR, {
+    name: 'crl',
+    common_name: 'crl.bench.test',
+    renewal_policy_id: 'rp-default',
+    issuer_id: ctx.issuerId,
+    owner_id: ctx.owner,
+    team_id: ctx.team,
+  });
   // Rows straight into the table: the figure is CRL generation, not a million revocations.
   const reasons = ['keyCompromise', 'superseded', 'cessationOfOperation', 'unspecified'];
   const chunk = 100_000;

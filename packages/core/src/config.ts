@@ -39,6 +39,8 @@ export interface ServiceConfig {
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
+  /** SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE: longest leaf validity when a certificate has no profile. */
+  maxValidityDaysWithoutProfile: number;
   notificationRetryIntervalMs: number;
   /**
    * Agent liveness and job timeouts: SVC_AGENT_DEGRADED_AFTER (default 2m),
@@ -216,6 +218,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       'SVC_MAX_BODY_BYTES',
       z.coerce.number().int().min(1024),
       String(1024 * 1024),
+    ) as number,
+    maxValidityDaysWithoutProfile: read(
+      'SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE',
+      z.coerce.number().int().min(1).max(3650),
+      '397',
     ) as number,
     notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
     shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,

@@ -105,7 +105,10 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         },
       },
       {
-        pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` },
+        pki: {
+          publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
+          maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
+        },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
       },
     );

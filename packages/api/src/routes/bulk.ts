@@ -53,7 +53,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       responses: { 200: { description: 'bulk result', schema: revokeResult }, ...invalid },
       handle: async ({ body, principal }) => ({
         status: 200,
-        body: await services.bulk.revoke(body, actorOf(principal)),
+        body: await services.bulk.revoke(actorOf(principal), body),
       }),
     }),
     defineRoute({
@@ -67,7 +67,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       responses: { 200: { description: 'result with enqueued_jobs', schema: renewResult }, ...invalid },
       handle: async ({ body, principal }) => ({
         status: 200,
-        body: await services.bulk.renew(body, actorOf(principal)),
+        body: await services.bulk.renew(actorOf(principal), body),
       }),
     }),
     defineRoute({
@@ -80,7 +80,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       responses: { 200: { description: 'result', schema: reassignResult }, ...invalid },
       handle: async ({ body, principal }) => ({
         status: 200,
-        body: await services.bulk.reassign(body, actorOf(principal)),
+        body: await services.bulk.reassign(actorOf(principal), body),
       }),
     }),
     defineRoute({
@@ -94,7 +94,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       responses: { 200: { description: 'bulk result', schema: revokeResult }, ...invalid },
       handle: async ({ body, principal }) => ({
         status: 200,
-        body: await services.bulk.revoke(body, actorOf(principal), { est: true }),
+        body: await services.bulk.revoke(actorOf(principal), body, { est: true }),
       }),
     }),
   ];

@@ -121,7 +121,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       responses: { 201: { description: 'the certificate created', schema: certificateJson } },
       handle: async ({ body, principal }) => ({
         status: 201,
-        body: await certs.create(body, actorOf(principal)),
+        body: await certs.create(actorOf(principal), body),
       }),
     }),
     defineRoute({
@@ -151,7 +151,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ params, body, principal }) => ({
         status: 200,
-        body: await certs.update(params.id, body, actorOf(principal)),
+        body: await certs.update(actorOf(principal), params.id, body),
       }),
     }),
     defineRoute({
@@ -168,7 +168,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
         409: { description: 'has versions or open jobs' },
       },
       handle: async ({ params, principal }) => {
-        await certs.delete(params.id, actorOf(principal));
+        await certs.delete(actorOf(principal), params.id);
         return { status: 204 };
       },
     }),
@@ -185,7 +185,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ params, principal }) => ({
         status: 200,
-        body: await certs.archive(params.id, actorOf(principal)),
+        body: await certs.archive(actorOf(principal), params.id),
       }),
     }),
     defineRoute({
@@ -204,7 +204,7 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ params, body, principal }) => ({
         status: 200,
-        body: await certs.revoke(params.id, body?.reason ?? 'unspecified', actorOf(principal)),
+        body: await certs.revoke(actorOf(principal), params.id, body?.reason ?? 'unspecified'),
       }),
     }),
     defineRoute({

@@ -8,13 +8,12 @@ import {
   revocationReasonSchema,
 } from '../domain/certificate.js';
 import { idSchema } from '../domain/common.js';
-import type { JobStatus } from '../domain/job.js';
-import type { KeyGenerationMode } from '../domain/profile.js';
 import { validationError } from '../errors.js';
 import type { CertificateFilter, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, parseInput } from './input.js';
+import type { IssuanceJobOpener } from './issuance/open-job.js';
 import { REVOCATION_BATCH, RevocationNotices, type RevocationService } from './revocation.js';
 
 /** Most ids one bulk request may list; bigger sets are selected with filter criteria. */
@@ -97,12 +96,13 @@ export class BulkService {
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
     private readonly revocation: RevocationService,
+    private readonly jobs: IssuanceJobOpener,
   ) {}
 
   /** `est: true` is the EST variant: source forced to EST, audited as `est_bulk_revoke`. */
   async revoke(
-    input: BulkRevokeRequest,
     actor: Actor,
+    input: BulkRevokeRequest,
     options: { est?: boolean } = {},
   ): Promise<BulkRevokeResult> {
     const data = parseInput(bulkRevokeSchema, input);
@@ -145,27 +145,51 @@ export class BulkService {
   }
 
   /**
-   * Selected certificates not in a skipped status become RenewalInProgress and get one Renewal
-   * job each, starting AwaitingCSR when their profile generates keys on the agent, Pending
-   * otherwise (DESIGN §5; the same rule as single renewal).
+   * Selected certificates not in a skipped status become RenewalInProgress and get a Renewal
+   * job each through the same opener as single renewal and the renewal scan (AwaitingCSR and
+   * addressed to the certificate's agent when its profile generates keys on the agent, Pending
+   * otherwise; max_attempts from the renewal policy; an open Renewal job is reused). A
+   * certificate whose issuer is disabled is not renewed: it is reported as `issuer_disabled`.
    */
-  async renew(input: BulkRenewRequest, actor: Actor): Promise<BulkRenewResult> {
+  async renew(actor: Actor, input: BulkRenewRequest): Promise<BulkRenewResult> {
     const data = parseInput(bulkRenewSchema, input);
     const filter = criteriaFilter(data);
     return this.deps.storage.transaction(async (tx) => {
       const errors = await unknownIds(tx, data.certificate_ids);
       const skipped = (await tx.certificates.list({ ...filter, status: [...BULK_RENEW_SKIPS], perPage: 1 }))
         .total;
-      const modes = new Map<string, KeyGenerationMode>();
+      const disabled = await disabledIssuers(tx);
       const enqueued: BulkRenewResult['enqueued_jobs'] = [];
+      let refused = 0;
       await eachBatch(tx, { ...filter, notStatus: [...BULK_RENEW_SKIPS] }, async (ids) => {
         const page = await tx.certificates.list({ ids, perPage: BATCH });
-        await tx.certificates.updateMany(ids, { status: 'RenewalInProgress' });
-        const jobs = await this.createRenewalJobs(tx, page.items, modes);
-        enqueued.push(...jobs);
+        const renewable: ManagedCertificate[] = [];
+        for (const c of page.items) {
+          if (!disabled.has(c.issuer_id)) {
+            renewable.push(c);
+            continue;
+          }
+          refused += 1;
+          errors.push({
+            certificate_id: c.id,
+            error: 'issuer_disabled',
+            message: `issuer '${c.issuer_id}' is disabled: it signs no certificate`,
+          });
+        }
+        if (renewable.length === 0) return;
+        await tx.certificates.updateMany(
+          renewable.map((c) => c.id),
+          { status: 'RenewalInProgress' },
+        );
+        const opened = await this.jobs.openMany(tx, renewable, 'Renewal', {
+          payload: { trigger: 'bulk_renew' },
+        });
+        enqueued.push(
+          ...opened.map(({ job }) => ({ certificate_id: job.certificate_id as string, job_id: job.id })),
+        );
       });
       const result: BulkRenewResult = {
-        total_matched: enqueued.length + skipped,
+        total_matched: enqueued.length + skipped + refused,
         total_renewed: enqueued.length,
         total_skipped: skipped,
         total_failed: errors.length,
@@ -182,7 +206,7 @@ export class BulkService {
    * Moves the listed certificates to another owner (and team). The owner and team are checked
    * before any certificate is touched; ids that do not exist are reported per certificate.
    */
-  async reassign(input: BulkReassignRequest, actor: Actor): Promise<BulkReassignResult> {
+  async reassign(actor: Actor, input: BulkReassignRequest): Promise<BulkReassignResult> {
     const data = parseInput(bulkReassignSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const issues = [];
@@ -215,31 +239,6 @@ export class BulkService {
       await this.audit.record(actor, bulkEvent('certificates_bulk_reassigned', data, result), tx);
       return result;
     });
-  }
-
-  private async createRenewalJobs(
-    tx: Storage,
-    certificates: readonly ManagedCertificate[],
-    modes: Map<string, KeyGenerationMode>,
-  ): Promise<{ certificate_id: string; job_id: string }[]> {
-    for (const c of certificates) {
-      if (c.profile_id !== null && !modes.has(c.profile_id)) {
-        const profile = await tx.profiles.get(c.profile_id);
-        modes.set(c.profile_id, profile?.key_generation ?? 'server');
-      }
-    }
-    const now = this.deps.clock.now();
-    const inputs = certificates.map((c) => ({
-      type: 'Renewal' as const,
-      status: (c.profile_id !== null && modes.get(c.profile_id) === 'agent'
-        ? 'AwaitingCSR'
-        : 'Pending') as JobStatus,
-      certificate_id: c.id,
-      payload: { trigger: 'bulk_renew' },
-      scheduled_at: now,
-    }));
-    const jobs = await tx.jobs.createMany(inputs);
-    return jobs.map((job) => ({ certificate_id: job.certificate_id as string, job_id: job.id }));
   }
 }
 
@@ -299,6 +298,16 @@ async function affectedIssuers(tx: Storage, filter: CertificateFilter): Promise<
       found.push(issuer_id);
   }
   return found.sort();
+}
+
+/** Ids of the disabled issuers (few: a set read once per call). */
+async function disabledIssuers(tx: Storage): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (let page = 1; ; page += 1) {
+    const result = await tx.issuers.list({ enabled: false, page, perPage: BATCH });
+    for (const i of result.items) ids.add(i.id);
+    if (result.items.length < BATCH) return ids;
+  }
 }
 
 /** Walks the ids a filter selects, in id order, one keyset page at a time. */

@@ -13,6 +13,7 @@ import { idSchema } from '../domain/common.js';
 import { CertwrightError, type FieldIssue, fail, notFound } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
@@ -138,10 +139,12 @@ export class CertificateService {
 
   /**
    * Stores a certificate in status Pending (issuance picks it up from there) and evaluates the
-   * policy rules against it, all in one transaction.
+   * policy rules against it, all in one transaction. Its names must pass the lint of
+   * certificate-names.ts (`name_rejected`), at creation and at every change of them.
    */
-  async create(input: CertificateCreate, actor: Actor): Promise<ManagedCertificate> {
+  async create(actor: Actor, input: CertificateCreate): Promise<ManagedCertificate> {
     const data = parseInput(certificateCreateSchema, input);
+    assertRecordNames(data.common_name, data.sans ?? []);
     return this.deps.storage.transaction(async (tx) => {
       await checkReferences(tx, data);
       const certificate = await tx.certificates.create({
@@ -194,10 +197,14 @@ export class CertificateService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: CertificateUpdate, actor: Actor): Promise<ManagedCertificate> {
+  async update(actor: Actor, id: string, input: CertificateUpdate): Promise<ManagedCertificate> {
     const data = parseInput(certificateUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
-      if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
+      const current = await tx.certificates.get(id);
+      if (!current) throw notFound('certificate', id);
+      if (data.common_name !== undefined || data.sans !== undefined) {
+        assertRecordNames(data.common_name ?? current.common_name, data.sans ?? current.sans);
+      }
       await checkReferences(tx, data);
       const certificate = await tx.certificates.update(id, data);
       await this.evaluation.evaluateCertificate(id, tx);
@@ -210,7 +217,7 @@ export class CertificateService {
    * Archived certificates stay in the inventory (and in CRLs, when revoked) but are no longer
    * renewed; their open jobs are cancelled.
    */
-  async archive(id: string, actor: Actor): Promise<ManagedCertificate> {
+  async archive(actor: Actor, id: string): Promise<ManagedCertificate> {
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
       const certificate = await tx.certificates.update(id, { status: 'Archived' });
@@ -228,7 +235,7 @@ export class CertificateService {
    * Deletes a certificate that was never issued. One with versions is history (CRL, OCSP, audit
    * depend on it) and one with open jobs is in use: both are 409 — archive those instead.
    */
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.certificates.get(id))) throw notFound('certificate', id);
       const refused = stillReferenced('certificate', id, await tx.certificates.references(id));
@@ -240,7 +247,7 @@ export class CertificateService {
   }
 
   /** Revokes one certificate (spec §3.4: any non-revoked status → Revoked). */
-  async revoke(id: string, reason: RevocationReason, actor: Actor): Promise<ManagedCertificate> {
+  async revoke(actor: Actor, id: string, reason: RevocationReason): Promise<ManagedCertificate> {
     const certificate = await this.get(id);
     if (certificate.status === 'Revoked') {
       throw fail('already_revoked', `certificate '${id}' is already revoked`, {

@@ -31,6 +31,18 @@ export interface ServiceDeps {
    * right for one instance; several instances must pass one shared store (Redis).
    */
   ephemeral?: EphemeralStore;
+  /** Randomness for values that are not secrets (lease holder names); default node:crypto. */
+  random?: RandomSource;
+  /**
+   * Names this process on the job leases it holds (`locked_by`); default `worker-<12 hex>`
+   * drawn from `random` once per service instance.
+   */
+  workerId?: string;
+}
+
+/** A source of random bytes (tests pass a seeded one). */
+export interface RandomSource {
+  bytes(length: number): Uint8Array;
 }
 
 /** Mirrors the `SVC_AGENT_*` variables of the server's configuration. */

@@ -35,6 +35,7 @@ export {
   type AgentSettings,
   DEFAULT_AGENT_SETTINGS,
   type NotificationDeps,
+  type RandomSource,
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
@@ -132,7 +133,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     violations: new ViolationService(deps),
     policyEvaluation,
     revocation,
-    bulk: new BulkService(deps, audit, revocation),
+    bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     est,
     pki,
   };

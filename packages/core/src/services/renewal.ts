@@ -1,5 +1,4 @@
 import type { ManagedCertificate } from '../domain/certificate.js';
-import { OPEN_JOB_STATUSES } from '../domain/job.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
 import type { ServiceDeps } from './context.js';
 import type { LifecycleService } from './issuance.js';
@@ -31,6 +30,8 @@ export interface RenewalScanReport {
   /** Jobs the scan ran (renewed or failed) through the issuance worker. */
   jobs_run: number;
   warnings: number;
+  /** Certificates due whose issuer is disabled: no job (a disabled issuer signs nothing). */
+  issuer_disabled: number;
 }
 
 export const warningRef = (serial: string, threshold: number): string =>
@@ -44,22 +45,28 @@ export class RenewalService {
 
   /** One scan at `now`; call it under a lease (see @certwright/server's renewal scheduler). */
   async runRenewalScan(now: Date = this.deps.clock.now()): Promise<RenewalScanReport> {
-    const report: RenewalScanReport = { renewal_jobs: 0, awaiting_csr: 0, jobs_run: 0, warnings: 0 };
+    const report: RenewalScanReport = {
+      renewal_jobs: 0,
+      awaiting_csr: 0,
+      jobs_run: 0,
+      warnings: 0,
+      issuer_disabled: 0,
+    };
     const { storage } = this.deps;
     const due = await storage.certificates.renewalDue({ now, limit: BATCH });
+    const disabled = await this.#disabledIssuers();
     for (const certificate of due) {
       try {
+        if (disabled.has(certificate.issuer_id)) {
+          // A disabled issuer signs nothing: no job; expiration warnings still go out.
+          report.issuer_disabled += 1;
+          continue;
+        }
         const job = await storage.transaction(async (tx) => {
-          const open = await tx.jobs.list({
-            certificate_id: certificate.id,
-            type: 'Renewal',
-            status: [...OPEN_JOB_STATUSES],
-            perPage: 1,
-          });
-          if (open.items.length > 0) return null; // already renewing (its retries are scheduled on the job)
-          const created = await this.lifecycle.openJob(certificate.id, 'Renewal', tx);
+          const [opened] = await this.lifecycle.jobOpener.openMany(tx, [certificate], 'Renewal');
+          if (!opened!.created) return null; // already renewing (its retries are scheduled on the job)
           await tx.certificates.update(certificate.id, { status: 'RenewalInProgress' });
-          return created;
+          return opened!.job;
         });
         if (!job) continue;
         report.renewal_jobs += 1;
@@ -84,6 +91,15 @@ export class RenewalService {
       this.deps.logger.info({ ...report }, 'renewal scan');
     }
     return report;
+  }
+
+  async #disabledIssuers(): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (let page = 1; ; page += 1) {
+      const result = await this.deps.storage.issuers.list({ enabled: false, page, perPage: BATCH });
+      for (const i of result.items) ids.add(i.id);
+      if (result.items.length < BATCH) return ids;
+    }
   }
 
   async #policies(): Promise<RenewalPolicy[]> {

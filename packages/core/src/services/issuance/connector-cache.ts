@@ -24,7 +24,7 @@ export class IssuerConnectorCache {
   /** The issuer's connector; null when there is no such issuer. Unsupported types throw. */
   async get(issuerId: string): Promise<IssuerConnector | null> {
     const cached = this.#entries.get(issuerId);
-    const nowMs = Date.now();
+    const nowMs = this.deps.clock.now().getTime();
     if (cached && nowMs - cached.checkedAt < this.recheckMs) return cached.connector;
     const issuer = await this.deps.storage.issuers.get(issuerId);
     if (!issuer) {
