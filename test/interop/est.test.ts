@@ -8,16 +8,32 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { SecretBox, type Services, SYSTEM_ACTOR, silentLogger, systemClock } from '@certwright/core';
+import {
+  type Handler,
+  SecretBox,
+  type Services,
+  SYSTEM_ACTOR,
+  silentLogger,
+  systemClock,
+  TLS_EXPORTER_LABEL,
+} from '@certwright/core';
+import { createCertificationRequest, generateKeyPair } from '@certwright/core/pki';
+import { certwright } from '@certwright/host-express';
+import { certwrightPlugin } from '@certwright/host-fastify';
 import { createRequestListener } from '@certwright/server';
+import express from 'express';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices } from '../../packages/core/src/index.js';
+import { createEstHandler } from '../../packages/protocols/src/est/index.js';
 import { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
 import { createTestTls, serverTlsOptions, type TestTls } from './support/tls.js';
 
@@ -174,6 +190,25 @@ beforeAll(async () => {
         renewal_policy_id: 'rp-default',
       },
       est: { enabled: true, path_id: 'fleet', mtls_trust_bundle_path: write('fleet-bundle.pem', tls.caPem) },
+    },
+    SYSTEM_ACTOR,
+  );
+  // Channel binding over real TLS: the same bundle, and the tls-exporter value required.
+  await services.profiles.create(
+    {
+      name: 'EST bound',
+      enrollment: {
+        issuer_id: 'iss-local',
+        owner_id: 'own-default',
+        team_id: 'team-default',
+        renewal_policy_id: 'rp-default',
+      },
+      est: {
+        enabled: true,
+        path_id: 'bound',
+        mtls_trust_bundle_path: path('fleet-bundle.pem'),
+        require_channel_binding: true,
+      },
     },
     SYSTEM_ACTOR,
   );
@@ -397,5 +432,96 @@ describe('EST with an independent client (Python standard library)', () => {
     ]);
     expect(wrong.code).toBe(2);
     expect(wrong.err).toMatch(/HTTP 401/);
+  });
+});
+
+/**
+ * One TLS 1.3 connection with the test client certificate: reads the RFC 9266 tls-exporter
+ * value, puts it in the CSR's challengePassword, and POSTs the CSR on that same connection.
+ */
+function enrollBound(url: string, exporterOverride?: Buffer): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({
+      host: target.hostname,
+      port: Number(target.port),
+      ca: tls.caPem,
+      cert: tls.clientCertPem,
+      key: tls.clientKeyPem,
+      minVersion: 'TLSv1.3',
+      servername: 'localhost',
+    });
+    socket.once('error', reject);
+    socket.once('secureConnect', async () => {
+      const binding =
+        exporterOverride ?? socket.exportKeyingMaterial(32, TLS_EXPORTER_LABEL, Buffer.alloc(0));
+      const keys = await generateKeyPair('ECDSA-P256');
+      const csr = createCertificationRequest({
+        subject: 'CN=bound.est.interop.test',
+        privateKey: keys.privateKey,
+        subjectAltNames: [{ type: 'dns', value: 'bound.est.interop.test' }],
+        challengePassword: binding.toString('base64'),
+      });
+      const req = httpRequest(
+        { method: 'POST', path: target.pathname, host: 'localhost', createConnection: () => socket },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            socket.destroy();
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(Buffer.from(csr).toString('base64'));
+    });
+  });
+}
+
+describe('createEstHandler in every host, with client certificates and channel binding over real TLS', () => {
+  const hostServers: { name: string; origin: string; close: () => Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    const est: Handler = createEstHandler({ authority: services.est, mtls: true });
+    const listen = async (server: Server) => {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    const close = (server: Server) => () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    };
+    const node = createServer(serverTlsOptions(tls), createRequestListener(est));
+    hostServers.push({ name: 'node listener', origin: await listen(node), close: close(node) });
+    const app = express();
+    app.use('/.well-known/est-mtls', certwright(est));
+    const viaExpress = createServer(serverTlsOptions(tls), app);
+    hostServers.push({ name: 'express', origin: await listen(viaExpress), close: close(viaExpress) });
+    const fastify = Fastify({ https: serverTlsOptions(tls) });
+    await fastify.register(certwrightPlugin, { handler: est, prefix: '/.well-known/est-mtls' });
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const address = fastify.server.address() as AddressInfo;
+    hostServers.push({
+      name: 'fastify',
+      origin: `https://127.0.0.1:${address.port}`,
+      close: () => fastify.close(),
+    });
+  });
+  afterAll(async () => {
+    for (const host of hostServers) await host.close();
+  });
+
+  it('enrolls through each host with the client certificate and the tls-exporter binding of that connection', async () => {
+    for (const host of hostServers) {
+      const bound = await enrollBound(`${host.origin}/.well-known/est-mtls/bound/simpleenroll`);
+      expect(bound.status, `${host.name}: ${bound.body}`).toBe(200);
+      const wrong = await enrollBound(
+        `${host.origin}/.well-known/est-mtls/bound/simpleenroll`,
+        Buffer.alloc(32, 1),
+      );
+      expect(wrong.status, host.name).toBe(403);
+      expect(wrong.body, host.name).toMatch(/channel binding failed/);
+    }
   });
 });
