@@ -47,7 +47,6 @@ const enrollFailures = {
   },
   403: text('client certificate or channel binding refused'),
   409: text('the certificate to renew cannot be renewed now'),
-  413: text('the body is larger than the limit'),
 };
 const csrBody = {
   required: true,

@@ -80,7 +80,7 @@ describe('createEstHandler', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it('maps failures: 401 empty with a Basic challenge, 429 with Retry-After, 413 for a body over the cap', async () => {
+  it('maps failures: 401 empty with a Basic challenge, 429 with Retry-After, 400 for a body over the cap', async () => {
     const reasons = [
       fail('unauthenticated', 'who are you'),
       fail('rate_limited', 'slow down', { extra: { retry_after_seconds: 42 } }),
@@ -110,7 +110,7 @@ describe('createEstHandler', () => {
       }),
       transport,
     );
-    expect(big.status).toBe(413);
+    expect(big.status).toBe(400);
   });
 });
 

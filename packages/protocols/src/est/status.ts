@@ -42,8 +42,10 @@ export function estStatus(reason: FailureReason): number {
     case 'gone':
       return 410;
     case 'too_large':
+      // An oversized CSR is a bad CSR like a truncated one: 400 with the reason.
+      return 400;
     case 'response_too_large':
-      return 413;
+      return 502;
     case 'rate_limited':
       return 429;
     case 'issuer_not_ready':
