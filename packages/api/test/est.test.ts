@@ -405,6 +405,29 @@ describe('simplereenroll with the TLS client certificate', () => {
   });
 });
 
+describe('EST certificates in the inventory', () => {
+  it('are selected by the EST bulk revoke, and a revoked certificate can no longer re-enroll', async () => {
+    const enrolled = await enrollDevice('revoked.devices.test');
+    const version = await app.services.deps.storage.versions.findBySerial(
+      'iss-local',
+      readCertificate(enrolled.cert).serialNumber,
+    );
+    const revoked = await app.call('POST', '/api/v1/est/certificates/bulk-revoke', {
+      certificate_ids: [version!.certificate_id],
+      reason: 'keyCompromise',
+    });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ total_matched: 1, total_revoked: 1 });
+    const next = await csrFor('revoked.devices.test');
+    const res = await est('POST', '/.well-known/est/simplereenroll', {
+      body: next.der,
+      chain: [enrolled.cert],
+    });
+    expect(res.status).toBe(403);
+    expect(res.text).toMatch(/revoked/);
+  });
+});
+
 describe('the mutual-TLS routes', () => {
   it("accepts a client whose certificate chains to the profile's bundle and refuses a foreign one with est_auth_failed_mtls", async () => {
     const trusted = await foreignClient('fleet');
