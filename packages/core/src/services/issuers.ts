@@ -2,15 +2,17 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { type Issuer, issuerConfigSchema, issuerTypeSchema } from '../domain/issuer.js';
 import { CertwrightError, notFound } from '../errors.js';
-import type { IssuedCertificateSample, IssuerConnectorRegistry } from '../issuers/connector.js';
+import type { IssuerConnectorRegistry } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
-import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
+import { issuedCertificateOf } from './issued-certificates.js';
 import { configEvent } from './owners.js';
 import { pageQuerySchema } from './paging.js';
 import { nameTaken } from './teams.js';
+
+export { issuedCertificateOf } from './issued-certificates.js';
 
 export const issuerCreateSchema = z.object({
   name: z.string().trim().min(1).max(255),
@@ -195,31 +197,6 @@ export class IssuerService {
       await this.audit.record(actor, configEvent('issuer_deleted', 'issuer', id), tx);
     });
   }
-}
-
-/**
- * A certificate `issuerId` signed, to check re-imported CA material against: the current
- * version of one of its issued certificates (a certificate moved to another issuer after
- * issuance is skipped, its version names the issuer that signed it). Null when none is found.
- */
-export async function issuedCertificateOf(
-  storage: Storage,
-  issuerId: string,
-): Promise<IssuedCertificateSample | null> {
-  // Certificates without a version never match an expiry filter: this lists issued ones only.
-  const page = await storage.certificates.list({
-    issuer_id: issuerId,
-    expiresAfter: new Date(0),
-    perPage: 50,
-  });
-  for (const certificate of page.items) {
-    if (!certificate.current_version_id) continue;
-    const version = await storage.versions.get(certificate.current_version_id);
-    if (version?.issuer_id === issuerId) {
-      return { serialNumber: version.serial_number, certificatePem: version.cert_pem };
-    }
-  }
-  return null;
 }
 
 function redact(data: { config?: Record<string, unknown> } & Record<string, unknown>) {

@@ -1,7 +1,7 @@
 import { notFound } from '../../errors.js';
 import type { IssuerConnector, IssuerConnectorRegistry } from '../../issuers/connector.js';
 import type { ServiceDeps } from '../context.js';
-import { issuedCertificateOf } from '../issuers.js';
+import { hasIssued, issuedCertificateOf } from '../issued-certificates.js';
 
 /**
  * Connectors per issuer, built once and reused while the issuer record is unchanged. The
@@ -43,15 +43,7 @@ export class IssuerConnectorCache {
         issuer: withConfig,
         now: () => this.deps.clock.now(),
         persistConfig: (mutate) => this.persistConfig(issuerId, mutate),
-        // Certificates without a version never match an expiry filter: this finds issued ones only.
-        hasIssued: async () =>
-          (
-            await this.deps.storage.certificates.list({
-              issuer_id: issuerId,
-              expiresAfter: new Date(0),
-              perPage: 1,
-            })
-          ).total > 0,
+        hasIssued: () => hasIssued(this.deps.storage, issuerId),
         issuedCertificate: () => issuedCertificateOf(this.deps.storage, issuerId),
         ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
       });
