@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     'acme/index': 'src/acme/index.ts',
     'crl/index': 'src/crl/index.ts',
+    'est/index': 'src/est/index.ts',
     'ocsp/index': 'src/ocsp/index.ts',
   },
   format: ['esm'],

@@ -36,6 +36,8 @@ const ADMIN_ONLY = [
   'createAcmeEabKey',
   'getAcmeEabKey',
   'deleteAcmeEabKey',
+  'estAdminProfiles',
+  'estAdminReloadTrust',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

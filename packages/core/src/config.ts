@@ -70,6 +70,12 @@ export interface ServiceConfig {
     authFailures: number;
     authFailureWindowMs: number;
   };
+  /**
+   * EST (docs/protocols/est.md): SVC_EST_DEFAULT_PROFILE_ID (prof-default) serves the root
+   * routes; SVC_EST_RATE_LIMIT (60, 0 = off) enrollment requests per principal and profile per
+   * SVC_EST_RATE_LIMIT_WINDOW (1m).
+   */
+  est: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -242,6 +248,17 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       ariEnabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
       ariPollIntervalMs: read('SVC_ACME_SERVER_ARI_POLL_INTERVAL', duration, '6h') as number,
     },
+    est: {
+      defaultProfileId: read(
+        'SVC_EST_DEFAULT_PROFILE_ID',
+        z.string().min(1).max(128),
+        'prof-default',
+      ) as string,
+      rateLimit: {
+        limit: read('SVC_EST_RATE_LIMIT', count, '60') as number,
+        windowMs: read('SVC_EST_RATE_LIMIT_WINDOW', duration, '1m') as number,
+      },
+    },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
       offlineAfterMs: read('SVC_AGENT_OFFLINE_AFTER', duration, '10m') as number,
@@ -253,9 +270,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
     ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeServer.ariPollIntervalMs],
+    ['SVC_EST_RATE_LIMIT_WINDOW', config.est.rateLimit?.windowMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
+  if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
   }

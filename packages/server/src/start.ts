@@ -117,6 +117,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
+        est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
       },
     );
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).

@@ -1,4 +1,5 @@
 import { acmeMount } from './acme.js';
+import { estMounts } from './est.js';
 import type { ProtocolMount } from './mount.js';
 import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
 
@@ -8,11 +9,10 @@ import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
  * handler from `@certwright/protocols/<protocol>`, its public declaration with its rate-limit
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  *
- * Coming: EST (`/.well-known/est`, `/.well-known/est-mtls`,
- * `enrollment`), SCEP (`/scep`, `/scep-mtls`, `enrollment`).
+ * Coming: SCEP (`/scep`, `/scep-mtls`, `enrollment`).
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
-  return [crlMount(context), ocspMount(context), acmeMount(context)];
+  return [crlMount(context), ocspMount(context), acmeMount(context), ...estMounts(context)];
 }
 
 export type { MountContext };

@@ -5,6 +5,7 @@ import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
+import { estAdminRoutes } from './est-admin.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
@@ -38,6 +39,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     renewalPolicyRoutes,
     policyRoutes,
     acmeEabRoutes,
+    estAdminRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -6,6 +6,7 @@ import {
   type EnrollmentProtocol,
   EXTENDED_KEY_USAGES,
   enrollmentDefaultsSchema,
+  estSettingsSchema,
   profileCreateSchema,
   profileListSchema,
   profileUpdateSchema,
@@ -29,6 +30,9 @@ export const profileJson = z.object({
     'issuer, owner, team and renewal policy of the certificates enrollment protocols create',
   ),
   acme: acmeSettingsSchema.describe('the ACME server of this profile (docs/protocols/acme.md)'),
+  est: estSettingsSchema
+    .extend({ basic_credentials_set: z.boolean().describe('whether HTTP Basic credentials are configured') })
+    .describe('the EST server of this profile (docs/protocols/est.md)'),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -54,6 +58,7 @@ const profileView = (p: CertificateProfile) => ({
   key_generation: p.key_generation,
   enrollment: p.enrollment,
   acme: block(p, 'acme', p.acme),
+  est: block(p, 'est', p.est),
   created_at: p.created_at,
   updated_at: p.updated_at,
 });

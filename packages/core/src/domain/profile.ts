@@ -107,8 +107,39 @@ export const acmeSettingsSchema = protocolBlockSchema.extend({
 });
 export type AcmeSettings = z.infer<typeof acmeSettingsSchema>;
 
+/**
+ * EST (RFC 7030). Clients authenticate with HTTP Basic (`basic_credentials`, write-only, kept
+ * as scrypt hashes), with a TLS client certificate on the mutual-TLS routes (checked against
+ * the PEM bundle at `mtls_trust_bundle_path`), and, when `require_channel_binding` is set, with
+ * the RFC 9266 `tls-exporter` value in the CSR's challengePassword. docs/protocols/est.md.
+ */
+export const estSettingsSchema = protocolBlockSchema.extend({
+  /** `/serverkeygen` answers; when false it is 404. */
+  server_keygen: z.boolean(),
+  /** PEM bundle of CA certificates for the `/.well-known/est-mtls/…` routes; null: those routes refuse every client. */
+  mtls_trust_bundle_path: z.string().min(1).max(4096).nullable(),
+  /** Enrollment over TLS 1.3 must carry the tls-exporter channel binding in challengePassword. */
+  require_channel_binding: z.boolean(),
+});
+export type EstSettings = z.infer<typeof estSettingsSchema>;
+
+/** One HTTP Basic credential as given on input; stored only as an scrypt hash. */
+export const estBasicCredentialSchema = z.object({
+  // RFC 7617 §2: the user-id cannot contain a colon.
+  username: z
+    .string()
+    .min(1)
+    .max(128)
+    .refine(
+      (v) => ![...v].some((c) => c === ':' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f),
+      'must not contain ":" or control characters',
+    ),
+  password: z.string().min(12).max(1024),
+});
+export type EstBasicCredential = z.infer<typeof estBasicCredentialSchema>;
+
 /** The protocols with a block on profiles. */
-export const ENROLLMENT_PROTOCOLS = ['acme'] as const;
+export const ENROLLMENT_PROTOCOLS = ['acme', 'est'] as const;
 export type EnrollmentProtocol = (typeof ENROLLMENT_PROTOCOLS)[number];
 
 /**
@@ -118,6 +149,8 @@ export type EnrollmentProtocol = (typeof ENROLLMENT_PROTOCOLS)[number];
  */
 export const ENROLLMENT_SECRET_FIELDS: Readonly<Record<EnrollmentProtocol, readonly string[]>> = {
   acme: [],
+  // JSON of [{username, password_hash}] (scrypt, see crypto/password-hash.ts).
+  est: ['basic_credentials'],
 };
 
 /** Secret values by protocol and field, as storage seals them. */
@@ -141,10 +174,19 @@ export const DEFAULT_ACME_SETTINGS: Readonly<AcmeSettings> = Object.freeze({
   rate_limits: { orders_per_account_per_hour: 300, accounts_per_ip_per_hour: 50 },
 });
 
+export const DEFAULT_EST_SETTINGS: Readonly<EstSettings> = Object.freeze({
+  enabled: false,
+  path_id: null,
+  server_keygen: false,
+  mtls_trust_bundle_path: null,
+  require_channel_binding: false,
+});
+
 /** The enrollment part of a profile record. */
 export interface ProfileEnrollment {
   enrollment: EnrollmentDefaults;
   acme: AcmeSettings;
+  est: EstSettings;
   /** Names of the secret fields that hold a value, by protocol (never the values). */
   enrollment_secrets_set: Partial<Record<EnrollmentProtocol, string[]>>;
 }

@@ -256,6 +256,7 @@ export type NewProfile = Omit<
     | 'allowed_key_algorithms'
     | 'enrollment'
     | 'acme'
+    | 'est'
   >,
   'enrollment_secrets_set'
 > & {

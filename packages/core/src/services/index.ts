@@ -6,6 +6,7 @@ import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
+import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
@@ -42,6 +43,7 @@ export {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
+export * from './est/index.js';
 export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
 export * from './job-kinds.js';
@@ -76,6 +78,8 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
+  /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
+  readonly est: EstService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
@@ -88,6 +92,8 @@ export interface ServiceOptions {
   revocationListeners?: readonly RevocationListener[];
   /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
   pki?: PkiOptions;
+  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
+  est?: EstOptions & { issuance?: EstIssuance };
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -110,6 +116,13 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     { audit, jobs, notifications, policyEvaluation, revocation },
     pkiOptions,
   );
+  const est = new EstService(
+    deps,
+    audit,
+    (issuerId) => pki.lifecycle.caChain(issuerId),
+    () => options.est?.issuance ?? pki.enrollment,
+    options.est,
+  );
   return {
     deps,
     audit,
@@ -128,6 +141,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
+    est,
     pki,
     acme: createAcmeServices(deps, audit),
   };

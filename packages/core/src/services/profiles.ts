@@ -1,11 +1,16 @@
 import { z } from 'zod';
+import { hashPassword } from '../crypto/password-hash.js';
 import {
   acmeSettingsSchema,
   allowedKeyAlgorithmSchema,
   type CertificateProfile,
   DEFAULT_ACME_SETTINGS,
   DEFAULT_ENROLLMENT_DEFAULTS,
+  DEFAULT_EST_SETTINGS,
+  type EnrollmentSecrets,
   enrollmentDefaultsSchema,
+  estBasicCredentialSchema,
+  estSettingsSchema,
   extendedKeyUsageSchema,
   keyGenerationModeSchema,
 } from '../domain/profile.js';
@@ -37,6 +42,21 @@ export const profileCreateSchema = z.object({
     .partial()
     .strict()
     .optional(),
+  est: estSettingsSchema
+    .partial()
+    .extend({
+      /** Replaces every stored credential (`[]` removes them all); write-only, kept as scrypt hashes. */
+      basic_credentials: z
+        .array(estBasicCredentialSchema)
+        .max(32)
+        .refine(
+          (list) => new Set(list.map((c) => c.username)).size === list.length,
+          'usernames must be unique',
+        )
+        .optional(),
+    })
+    .strict()
+    .optional(),
 });
 export const profileUpdateSchema = profileCreateSchema.partial();
 export const profileListSchema = pageQuerySchema;
@@ -56,11 +76,13 @@ export class ProfileService {
 
   async create(input: ProfileCreate, actor: Actor): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
+    const credentials = await hashedCredentials(data);
     return this.deps.storage.transaction(async (tx) => {
       const settings = await enrollmentSettings(tx, null, data);
       const profile = await tx.profiles
         .create({
           ...(settings.enrollment ? settings : {}),
+          ...(credentials ? { enrollment_secrets: withCredentials({}, credentials) } : {}),
           name: data.name,
           description: data.description ?? null,
           allowed_key_algorithms: data.allowed_key_algorithms ?? [],
@@ -71,7 +93,11 @@ export class ProfileService {
           key_generation: data.key_generation ?? 'server',
         })
         .catch(nameTaken(data.name, 'profile'));
-      await this.audit.record(actor, configEvent('profile_created', 'profile', profile.id, data), tx);
+      await this.audit.record(
+        actor,
+        configEvent('profile_created', 'profile', profile.id, redacted(data)),
+        tx,
+      );
       return profile;
     });
   }
@@ -90,15 +116,20 @@ export class ProfileService {
 
   async update(id: string, input: ProfileUpdate, actor: Actor): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
+    const credentials = await hashedCredentials(data);
     return this.deps.storage.transaction(async (tx) => {
-      const current = await tx.profiles.get(id);
+      const current = await tx.profiles.getWithSecrets(id);
       if (!current) throw notFound('profile', id);
-      const settings = await enrollmentSettings(tx, current, data);
-      const { enrollment: _enrollment, acme: _acme, ...fields } = data;
+      const settings = await enrollmentSettings(tx, current.profile, data);
+      const { enrollment: _enrollment, acme: _acme, est: _est, ...fields } = data;
       const profile = await tx.profiles
-        .update(id, { ...fields, ...settings })
+        .update(id, {
+          ...fields,
+          ...settings,
+          ...(credentials ? { enrollment_secrets: withCredentials(current.secrets, credentials) } : {}),
+        })
         .catch(nameTaken(data.name, 'profile'));
-      await this.audit.record(actor, configEvent('profile_updated', 'profile', id, data), tx);
+      await this.audit.record(actor, configEvent('profile_updated', 'profile', id, redacted(data)), tx);
       return profile;
     });
   }
@@ -124,10 +155,16 @@ async function enrollmentSettings(
   tx: Storage,
   current: CertificateProfile | null,
   data: z.output<typeof profileUpdateSchema>,
-): Promise<Partial<Pick<CertificateProfile, 'enrollment' | 'acme'>>> {
-  if (!data.enrollment && !data.acme) return {};
-  const base = current ?? { enrollment: DEFAULT_ENROLLMENT_DEFAULTS, acme: DEFAULT_ACME_SETTINGS };
+): Promise<Partial<Pick<CertificateProfile, 'enrollment' | 'acme' | 'est'>>> {
+  if (!data.enrollment && !data.acme && !data.est) return {};
+  const base = current ?? {
+    enrollment: DEFAULT_ENROLLMENT_DEFAULTS,
+    acme: DEFAULT_ACME_SETTINGS,
+    est: DEFAULT_EST_SETTINGS,
+  };
   const enrollment = { ...base.enrollment, ...data.enrollment };
+  const { basic_credentials: _credentials, ...estPatch } = data.est ?? {};
+  const est = parseInput(estSettingsSchema, { ...base.est, ...estPatch });
   const acme = parseInput(acmeSettingsSchema, {
     ...base.acme,
     ...data.acme,
@@ -146,25 +183,62 @@ async function enrollmentSettings(
     }
   }
   if (missing.length > 0) throw invalidReference(missing);
-  if (acme.enabled) {
-    const unset = lookups.filter(([, id]) => id === null);
-    if (unset.length > 0) {
-      throw validationError(
-        unset.map(([field]) => ({
-          field: `enrollment.${field}`,
-          message: 'is required while acme.enabled is true (certificates the protocol creates need it)',
-        })),
-      );
+  for (const [protocol, block] of [
+    ['acme', acme],
+    ['est', est],
+  ] as const) {
+    if (block.enabled) {
+      const unset = lookups.filter(([, id]) => id === null);
+      if (unset.length > 0) {
+        throw validationError(
+          unset.map(([field]) => ({
+            field: `enrollment.${field}`,
+            message: `is required while ${protocol}.enabled is true (certificates the protocol creates need it)`,
+          })),
+        );
+      }
+    }
+    if (block.path_id !== null) {
+      const holder = await tx.profiles.findByPathId(protocol, block.path_id);
+      if (holder && holder.id !== current?.id) {
+        throw conflict(
+          `${protocol.toUpperCase()} path id '${block.path_id}' is used by profile '${holder.id}'`,
+          {
+            resource: 'profile',
+            field: `${protocol}.path_id`,
+          },
+        );
+      }
     }
   }
-  if (acme.path_id !== null) {
-    const holder = await tx.profiles.findByPathId('acme', acme.path_id);
-    if (holder && holder.id !== current?.id) {
-      throw conflict(`ACME path id '${acme.path_id}' is used by profile '${holder.id}'`, {
-        resource: 'profile',
-        field: 'acme.path_id',
-      });
-    }
-  }
-  return { enrollment, acme };
+  return { enrollment, acme, est };
+}
+
+type StoredCredential = { username: string; password_hash: string };
+
+/** The EST Basic credentials of an input, passwords hashed (before any transaction opens). */
+async function hashedCredentials(
+  data: z.output<typeof profileUpdateSchema>,
+): Promise<StoredCredential[] | undefined> {
+  const given = data.est?.basic_credentials;
+  if (!given) return undefined;
+  return Promise.all(
+    given.map(async (c) => ({ username: c.username, password_hash: await hashPassword(c.password) })),
+  );
+}
+
+/** The profile's secrets with the EST credentials replaced (an empty list removes the field). */
+function withCredentials(secrets: EnrollmentSecrets, credentials: StoredCredential[]): EnrollmentSecrets {
+  const { basic_credentials: _old, ...rest } = secrets.est ?? {};
+  const est = credentials.length > 0 ? { ...rest, basic_credentials: JSON.stringify(credentials) } : rest;
+  return { ...secrets, est };
+}
+
+/** The input as audit events may show it: credential usernames, never passwords. */
+function redacted(data: z.output<typeof profileUpdateSchema>): object {
+  if (!data.est?.basic_credentials) return data;
+  return {
+    ...data,
+    est: { ...data.est, basic_credentials: data.est.basic_credentials.map((c) => c.username) },
+  };
 }

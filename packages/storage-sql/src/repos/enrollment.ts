@@ -2,10 +2,12 @@ import {
   type AcmeSettings,
   DEFAULT_ACME_SETTINGS,
   DEFAULT_ENROLLMENT_DEFAULTS,
+  DEFAULT_EST_SETTINGS,
   ENROLLMENT_PROTOCOLS,
   type EnrollmentDefaults,
   type EnrollmentProtocol,
   type EnrollmentSecrets,
+  type EstSettings,
   type ProfileEnrollment,
 } from '@certwright/core';
 import type { Ctx } from '../context.js';
@@ -20,6 +22,7 @@ import type { Ctx } from '../context.js';
 interface StoredSettings {
   enrollment?: Partial<EnrollmentDefaults>;
   acme?: Partial<AcmeSettings>;
+  est?: Partial<EstSettings>;
   /** Names of the secret fields holding a value, by protocol. */
   secrets_set?: Partial<Record<EnrollmentProtocol, string[]>>;
 }
@@ -36,6 +39,7 @@ export function readEnrollment(text: string | null): ProfileEnrollment {
       ...stored.acme,
       rate_limits: { ...DEFAULT_ACME_SETTINGS.rate_limits, ...stored.acme?.rate_limits },
     },
+    est: { ...DEFAULT_EST_SETTINGS, ...stored.est },
     enrollment_secrets_set: stored.secrets_set ?? {},
   };
 }
@@ -48,12 +52,14 @@ export async function writeEnrollment(
   patch: {
     enrollment?: EnrollmentDefaults;
     acme?: AcmeSettings;
+    est?: EstSettings;
     enrollment_secrets?: EnrollmentSecrets;
   },
 ): Promise<{ enrollment_settings: string; enrollment_secrets_sealed?: string }> {
   const next: ProfileEnrollment = {
     enrollment: patch.enrollment ?? current.enrollment,
     acme: patch.acme ?? current.acme,
+    est: patch.est ?? current.est,
     enrollment_secrets_set: current.enrollment_secrets_set,
   };
   let sealed: string | undefined;
@@ -70,6 +76,7 @@ export async function writeEnrollment(
   const settings: StoredSettings = {
     enrollment: next.enrollment,
     acme: next.acme,
+    est: next.est,
     secrets_set: next.enrollment_secrets_set,
   };
   return {

@@ -280,11 +280,12 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
           key_generation: input.key_generation ?? 'server',
           enrollment: input.enrollment ?? base.enrollment,
           acme: input.acme ?? base.acme,
+          est: input.est ?? base.est,
           enrollment_secrets_set: {},
           created_at: now,
           updated_at: now,
         };
-        const { enrollment_secrets_set: _names, enrollment: _e, acme: _a, ...columns } = profile;
+        const { enrollment_secrets_set: _names, enrollment: _e, acme: _a, est: _est, ...columns } = profile;
         await ctx.db
           .insertInto('certificate_profiles')
           .values({
@@ -306,10 +307,11 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
       atomic(ctx, async (ctx) => {
         const current = await profileRepository(ctx).require(id);
         const enrollment =
-          patch.enrollment || patch.acme || patch.enrollment_secrets
+          patch.enrollment || patch.acme || patch.est || patch.enrollment_secrets
             ? await writeEnrollment(ctx, id, current, {
                 ...(patch.enrollment ? { enrollment: patch.enrollment } : {}),
                 ...(patch.acme ? { acme: patch.acme } : {}),
+                ...(patch.est ? { est: patch.est } : {}),
                 ...(patch.enrollment_secrets ? { enrollment_secrets: patch.enrollment_secrets } : {}),
               })
             : {};
