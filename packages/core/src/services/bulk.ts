@@ -159,6 +159,8 @@ export class BulkService {
       const skipped = (await tx.certificates.list({ ...filter, status: [...BULK_RENEW_SKIPS], perPage: 1 }))
         .total;
       const disabled = await disabledIssuers(tx);
+      // Read once: the jobs this call opens belong to certificates it has already passed.
+      const openJobs = await this.jobs.openJobsByCertificate(tx, 'Renewal');
       const enqueued: BulkRenewResult['enqueued_jobs'] = [];
       let refused = 0;
       await eachBatch(tx, { ...filter, notStatus: [...BULK_RENEW_SKIPS] }, async (ids) => {
@@ -183,6 +185,7 @@ export class BulkService {
         );
         const opened = await this.jobs.openMany(tx, renewable, 'Renewal', {
           payload: { trigger: 'bulk_renew' },
+          openJobs,
         });
         enqueued.push(
           ...opened.map(({ job }) => ({ certificate_id: job.certificate_id as string, job_id: job.id })),

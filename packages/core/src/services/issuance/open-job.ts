@@ -20,6 +20,9 @@ export const DEFAULT_ATTEMPTS = 3;
 /** How long a synchronous issue/renew holds the job it runs. */
 export const JOB_LEASE_MS = 5 * 60_000;
 
+/** Up to this many certificates, open jobs are looked up one certificate at a time. */
+const PER_CERTIFICATE_LOOKUPS = 20;
+
 export type IssuanceJobType = 'Issuance' | 'Renewal';
 
 export interface OpenJobOptions {
@@ -27,6 +30,12 @@ export interface OpenJobOptions {
   status?: 'Running';
   /** Merged into the job's payload (e.g. `{ trigger: 'bulk_renew' }`). */
   payload?: Record<string, unknown>;
+  /**
+   * The open jobs of the type by certificate id, read by the caller with {@link
+   * IssuanceJobOpener.openJobsByCertificate} in the same transaction (a bulk call reads them
+   * once, not once per batch).
+   */
+  openJobs?: ReadonlyMap<string, Job>;
 }
 
 export interface OpenedJob {
@@ -68,15 +77,11 @@ export class IssuanceJobOpener {
     const attempts = new Map<string, number>();
     const now = this.deps.clock.now();
     const out: (OpenedJob | NewJob)[] = [];
+    const openJobs = options.openJobs ?? (await this.#openJobs(tx, certificates, type));
     for (const certificate of certificates) {
-      const open = await tx.jobs.list({
-        certificate_id: certificate.id,
-        type,
-        status: [...OPEN_JOB_STATUSES],
-        perPage: 1,
-      });
-      if (open.items[0]) {
-        out.push({ job: open.items[0], created: false });
+      const open = openJobs.get(certificate.id);
+      if (open) {
+        out.push({ job: open, created: false });
         continue;
       }
       const agentMode = (await this.#mode(tx, certificate, modes)) === 'agent';
@@ -104,6 +109,42 @@ export class IssuanceJobOpener {
     const created = fresh.length > 0 ? await tx.jobs.createMany(fresh) : [];
     let next = 0;
     return out.map((o) => ('job' in o ? o : { job: created[next++]!, created: true }));
+  }
+
+  /**
+   * The open jobs of `type` of these certificates. A few certificates: one query each; many
+   * (bulk renewal): every open job of the type, read once a page at a time — open jobs are far
+   * fewer than certificates, and one query per certificate made a 10,000-certificate bulk
+   * renewal take minutes.
+   */
+  async #openJobs(
+    tx: Storage,
+    certificates: readonly ManagedCertificate[],
+    type: IssuanceJobType,
+  ): Promise<Map<string, Job>> {
+    const found = new Map<string, Job>();
+    const status = [...OPEN_JOB_STATUSES];
+    if (certificates.length <= PER_CERTIFICATE_LOOKUPS) {
+      for (const c of certificates) {
+        const open = await tx.jobs.list({ certificate_id: c.id, type, status, perPage: 1 });
+        if (open.items[0]) found.set(c.id, open.items[0]);
+      }
+      return found;
+    }
+    return this.openJobsByCertificate(tx, type);
+  }
+
+  /** Every open job of `type`, by certificate id (the oldest one when a certificate has several). */
+  async openJobsByCertificate(tx: Storage, type: IssuanceJobType): Promise<Map<string, Job>> {
+    const found = new Map<string, Job>();
+    const status = [...OPEN_JOB_STATUSES];
+    for (let page = 1; ; page += 1) {
+      const result = await tx.jobs.list({ type, status, page, perPage: 500 });
+      for (const job of result.items) {
+        if (job.certificate_id && !found.has(job.certificate_id)) found.set(job.certificate_id, job);
+      }
+      if (result.items.length < 500) return found;
+    }
   }
 
   async #mode(
