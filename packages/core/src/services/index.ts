@@ -1,5 +1,7 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
+import { fail } from '../errors.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
+import { type AcmeOrderOptions, type AcmeOrderServices, createAcmeOrderServices } from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -18,6 +20,7 @@ import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
 export * from '../policy/index.js';
+export * from './acme/index.js';
 export * from './agents.js';
 export {
   AUDIT_EXPORT_MAX_LIMIT,
@@ -72,6 +75,8 @@ export interface Services {
   readonly bulk: BulkService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
+  /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
+  readonly acmeOrders: AcmeOrderServices;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -80,6 +85,8 @@ export interface ServiceOptions {
   revocationListeners?: readonly RevocationListener[];
   /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
   pki?: PkiOptions;
+  /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
+  acme?: AcmeOrderOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -97,6 +104,11 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
   const jobs = new JobService(deps, audit, notifications);
+  const pki = createPkiServices(
+    deps,
+    { audit, jobs, notifications, policyEvaluation, revocation },
+    pkiOptions,
+  );
   return {
     deps,
     audit,
@@ -115,6 +127,17 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, notifications, policyEvaluation, revocation }, pkiOptions),
+    pki,
+    acmeOrders: createAcmeOrderServices(
+      deps,
+      {
+        audit,
+        revocation,
+        enrollment: () => {
+          throw fail('unavailable', 'ACME finalize needs the enrollment service');
+        },
+      },
+      options.acme,
+    ),
   };
 }
