@@ -1,28 +1,15 @@
-import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { CertificateVersion, ManagedCertificate } from '../domain/certificate.js';
 import type { Job } from '../domain/job.js';
 import { OPEN_JOB_STATUSES } from '../domain/job.js';
 import type { CertificateProfile } from '../domain/profile.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
-import {
-  CertwrightError,
-  type FailureReason,
-  fail,
-  isCertwrightError,
-  notFound,
-  publicMessage,
-} from '../errors.js';
-import type { IssueRequest, IssuerConnector, IssuerConnectorRegistry } from '../issuers/connector.js';
+import { CertwrightError, fail, isCertwrightError, notFound, publicMessage } from '../errors.js';
+import type { IssueRequest, IssuerConnectorRegistry } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
-import { certificateToPem } from '../pki/certificate.js';
-import { readCertificate } from '../pki/certificate-info.js';
-import { type CertificationRequest, parseCertificationRequest } from '../pki/csr.js';
-import type { SubjectAltName } from '../pki/extensions.js';
+import { parseCertificationRequest } from '../pki/csr.js';
 import {
   describePublicKey,
-  exportPkcs8Pem,
   generateKeyPair,
   importPkcs8Pem,
   KEY_ALGORITHMS,
@@ -31,17 +18,28 @@ import {
   type PublicKeyDescription,
 } from '../pki/keys.js';
 import type { ExtendedKeyUsage } from '../pki/oids.js';
-import { OID } from '../pki/oids.js';
 import { pemDecodeCertificates } from '../pki/pem.js';
 import { exportPkcs12 } from '../pki/pkcs12.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { sanKey, subjectAltNamesOf } from './certificate-names.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
 import { parseInput } from './input.js';
-import { issuedCertificateOf } from './issuers.js';
+import { IssuerConnectorCache } from './issuance/connector-cache.js';
+import {
+  checkCsrAgainstProfile,
+  DEFAULT_EKUS,
+  refuse,
+  serverKeyAlgorithm,
+} from './issuance/profile-rules.js';
+import { CertificateSigner, type IssuanceHooks, type SigningMaterial } from './issuance/signing.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
 import type { PolicyEvaluationService } from './policies.js';
+
+export { subjectAltNamesOf } from './certificate-names.js';
+export { IssuerConnectorCache } from './issuance/connector-cache.js';
+export type { IssuanceHooks } from './issuance/signing.js';
 
 /**
  * The issuing pipeline: issuance and renewal of managed certificates through their issuer's
@@ -56,7 +54,6 @@ import type { PolicyEvaluationService } from './policies.js';
 const DAY = 86_400_000;
 /** Without a profile: 90 days, the validity most public CAs now aim for. */
 const DEFAULT_VALIDITY_DAYS = 90;
-const DEFAULT_EKUS: ExtendedKeyUsage[] = ['serverAuth', 'clientAuth'];
 /** Without a renewal policy max_retries, a failing job is tried this many times in all. */
 const DEFAULT_ATTEMPTS = 3;
 const JOB_LEASE_MS = 5 * 60_000;
@@ -92,14 +89,6 @@ export const pkcs12ExportSchema = z.object({
     .describe('encrypts the PKCS#12 file (at least 8 characters); never stored or logged'),
 });
 
-/** Test seams for the crash-safety test; never set in production. */
-export interface IssuanceHooks {
-  /** After the CA signed, before anything is stored. */
-  afterSign?: () => void | Promise<void>;
-  /** Inside the storing transaction, after the version was written, before commit. */
-  beforeCommit?: () => void | Promise<void>;
-}
-
 export interface LifecycleOptions {
   /** External base URL (`https://pki.example.com:8443`) written into CDP and AIA OCSP extensions. */
   publicBaseUrl?: string;
@@ -120,230 +109,9 @@ export interface ExportedFile {
   filename: string;
 }
 
-/**
- * Connectors per issuer, built once and reused while the issuer record is unchanged. The
- * record's updated_at is re-read at most every `recheckMs`, so a config change made by another
- * instance is picked up within that time.
- */
-export class IssuerConnectorCache {
-  readonly #entries = new Map<
-    string,
-    { stamp: number; checkedAt: number; connector: Promise<IssuerConnector> }
-  >();
-
-  constructor(
-    private readonly deps: ServiceDeps,
-    private readonly registry: IssuerConnectorRegistry,
-    private readonly publicBaseUrl: string | undefined,
-    private readonly recheckMs = 5_000,
-  ) {}
-
-  /** The issuer's connector; null when there is no such issuer. Unsupported types throw. */
-  async get(issuerId: string): Promise<IssuerConnector | null> {
-    const cached = this.#entries.get(issuerId);
-    const nowMs = Date.now();
-    if (cached && nowMs - cached.checkedAt < this.recheckMs) return cached.connector;
-    const issuer = await this.deps.storage.issuers.get(issuerId);
-    if (!issuer) {
-      this.#entries.delete(issuerId);
-      return null;
-    }
-    const stamp = issuer.updated_at.getTime();
-    if (cached && cached.stamp === stamp) {
-      cached.checkedAt = nowMs;
-      return cached.connector;
-    }
-    const connector = (async () => {
-      const withConfig = await this.deps.storage.issuers.getWithConfig(issuerId);
-      if (!withConfig) throw notFound('issuer', issuerId);
-      return this.registry.create({
-        issuer: withConfig,
-        now: () => this.deps.clock.now(),
-        persistConfig: (mutate) => this.persistConfig(issuerId, mutate),
-        // Certificates without a version never match an expiry filter: this finds issued ones only.
-        hasIssued: async () =>
-          (
-            await this.deps.storage.certificates.list({
-              issuer_id: issuerId,
-              expiresAfter: new Date(0),
-              perPage: 1,
-            })
-          ).total > 0,
-        issuedCertificate: () => issuedCertificateOf(this.deps.storage, issuerId),
-        ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
-      });
-    })();
-    this.#entries.set(issuerId, { stamp, checkedAt: nowMs, connector });
-    connector.catch(() => this.#entries.delete(issuerId));
-    return connector;
-  }
-
-  /** Connector that must exist: a missing issuer is not_found. */
-  async require(issuerId: string): Promise<IssuerConnector> {
-    const connector = await this.get(issuerId);
-    if (!connector) throw notFound('issuer', issuerId);
-    return connector;
-  }
-
-  /**
-   * Read-modify-write of an issuer's sealed config under the issuer's row lock; `mutate`
-   * returning null writes nothing. The cached connector stays valid (it holds what it needs)
-   * but its stamp is refreshed so the write does not force a rebuild.
-   */
-  async persistConfig(
-    issuerId: string,
-    mutate: (config: Record<string, unknown>) => Record<string, unknown> | null,
-  ): Promise<void> {
-    const updated = await this.deps.storage.transaction(async (tx) => {
-      await tx.issuers.lockForUpdate(issuerId); // concurrent writers serialize here
-      const current = await tx.issuers.getWithConfig(issuerId);
-      if (!current) throw notFound('issuer', issuerId);
-      const next = mutate({ ...current.config });
-      return next ? tx.issuers.update(issuerId, { config: next }) : null;
-    });
-    const entry = this.#entries.get(issuerId);
-    if (updated && entry) entry.stamp = updated.updated_at.getTime();
-  }
-
-  /** Forgets every connector (after an issuer's config was replaced through the API). */
-  invalidate(issuerId?: string): void {
-    if (issuerId) this.#entries.delete(issuerId);
-    else this.#entries.clear();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Profile rules
-
-/** A refused certificate request: 400 naming the field, with the precise reason. */
-const refuse = (field: string, message: string, reason: FailureReason): CertwrightError =>
-  fail(reason, `certificate request refused: ${message}`, { fields: [{ field, message }] });
-
-interface KeyProblem {
-  reason: 'key_rejected' | 'key_not_allowed';
-  message: string;
-}
-
-function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescription): KeyProblem | null {
-  // Below these sizes no profile may go (spec §2.5 algorithms; NIST SP 800-131A).
-  if (key.type === 'RSA' && (key.bits < 2048 || key.bits > 16384))
-    return { reason: 'key_rejected', message: `RSA-${key.bits} is outside 2048–16384 bits` };
-  if (key.type === 'Ed448') return { reason: 'key_rejected', message: 'Ed448 keys are not supported' };
-  if (!profile || profile.allowed_key_algorithms.length === 0) return null;
-  const ok = profile.allowed_key_algorithms.some((a) =>
-    a.algorithm === 'RSA'
-      ? key.type === 'RSA' && a.sizes.includes(key.bits)
-      : a.algorithm === 'ECDSA'
-        ? key.type === 'EC' && a.curves.includes(key.curve)
-        : key.type === 'Ed25519',
-  );
-  if (ok) return null;
-  const name = key.type === 'RSA' ? `RSA-${key.bits}` : key.type === 'EC' ? `ECDSA ${key.curve}` : key.type;
-  return { reason: 'key_not_allowed', message: `${name} is not allowed by profile '${profile.name}'` };
-}
-
-/** The key algorithm for server-side generation: the caller's choice if allowed, else the profile's first. */
-function serverKeyAlgorithm(
-  profile: CertificateProfile | null,
-  requested: KeyAlgorithm | undefined,
-): KeyAlgorithm {
-  const describe = (a: KeyAlgorithm): PublicKeyDescription =>
-    a.startsWith('RSA')
-      ? { type: 'RSA', bits: Number(a.slice(4)) }
-      : a === 'Ed25519'
-        ? { type: 'Ed25519' }
-        : { type: 'EC', curve: a === 'ECDSA-P384' ? 'P-384' : 'P-256' };
-  if (requested) {
-    const problem = keyAllowed(profile, describe(requested));
-    if (problem) throw refuse('key_algorithm', problem.message, problem.reason);
-    return requested;
-  }
-  const first = profile?.allowed_key_algorithms[0];
-  if (!first) return 'ECDSA-P256';
-  if (first.algorithm === 'Ed25519') return 'Ed25519';
-  if (first.algorithm === 'ECDSA') {
-    const curve = first.curves.find((c) => c === 'P-256' || c === 'P-384');
-    if (!curve)
-      throw refuse(
-        'key_algorithm',
-        `profile '${profile!.name}' allows only curves certwright cannot generate`,
-        'key_not_allowed',
-      );
-    return curve === 'P-256' ? 'ECDSA-P256' : 'ECDSA-P384';
-  }
-  const size = first.sizes.find((s) => s === 2048 || s === 3072 || s === 4096);
-  if (!size)
-    throw refuse(
-      'key_algorithm',
-      `profile '${profile!.name}' allows only RSA sizes certwright cannot generate`,
-      'key_not_allowed',
-    );
-  return `RSA-${size}` as KeyAlgorithm;
-}
-
-const PKCS10_ATTRIBUTES: Record<string, string> = {
-  challengePassword: OID.challengePassword,
-  extensionRequest: OID.extensionRequest,
-  unstructuredName: '1.2.840.113549.1.9.2',
-};
-
-/** Spec §2.5 required CSR attributes: EKU names, DN attribute names, PKCS#10 attributes, serialNumber. */
-function missingRequiredAttributes(profile: CertificateProfile, csr: CertificationRequest): string[] {
-  const dn = new Set(csr.subject.rdns.flat().map((a) => a.type.toLowerCase()));
-  const ekus = new Set(csr.extendedKeyUsage ?? []);
-  return profile.required_csr_attributes.filter((name) => {
-    if (name in PKCS10_ATTRIBUTES) return !csr.attributeOids.includes(PKCS10_ATTRIBUTES[name]!);
-    if (
-      (['serverAuth', 'clientAuth', 'codeSigning', 'emailProtection', 'timeStamping'] as string[]).includes(
-        name,
-      )
-    )
-      return !ekus.has(name);
-    return !dn.has(name.toLowerCase());
-  });
-}
-
-/** The names a certificate record asks for, as SANs; the common name is included when it is a host name. */
-export function subjectAltNamesOf(
-  certificate: Pick<ManagedCertificate, 'common_name' | 'sans'>,
-): SubjectAltName[] {
-  const out: SubjectAltName[] = [];
-  const seen = new Set<string>();
-  const add = (value: string) => {
-    const v = value.trim();
-    if (!v || seen.has(v.toLowerCase())) return;
-    seen.add(v.toLowerCase());
-    if (isIP(v)) out.push({ type: 'ip', value: v });
-    else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) out.push({ type: 'uri', value: v });
-    else if (v.includes('@')) out.push({ type: 'email', value: v });
-    else out.push({ type: 'dns', value: v.toLowerCase() });
-  };
-  const cn = certificate.common_name.trim();
-  if (
-    isIP(cn) ||
-    /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(cn)
-  )
-    add(cn);
-  for (const s of certificate.sans) add(s);
-  return out;
-}
-
-function sanKey(s: { type: string; value?: string }): string {
-  return `${s.type}:${(s.value ?? '').toLowerCase()}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-interface Material {
-  request: IssueRequest;
-  keyPair?: KeyPair;
-  csrPem: string | null;
-  key: PublicKeyDescription;
-}
-
 export class LifecycleService {
   readonly connectors: IssuerConnectorCache;
-  readonly #hooks: IssuanceHooks;
+  readonly signer: CertificateSigner;
   readonly #worker = `lifecycle-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
   constructor(
@@ -359,7 +127,7 @@ export class LifecycleService {
       options.connectors ?? defaultIssuerConnectors(),
       options.publicBaseUrl,
     );
-    this.#hooks = options.hooks ?? {};
+    this.signer = new CertificateSigner(deps, this.connectors, options.hooks);
   }
 
   async #certificate(id: string, tx: Storage = this.deps.storage): Promise<ManagedCertificate> {
@@ -391,7 +159,7 @@ export class LifecycleService {
     certificate: ManagedCertificate,
     profile: CertificateProfile | null,
     input: { csrPem?: string | null; keyAlgorithm?: KeyAlgorithm; validityDays?: number },
-  ): Promise<Material> {
+  ): Promise<SigningMaterial> {
     const now = this.deps.clock.now();
     const maxDays = profile?.max_validity_days;
     const days = input.validityDays ?? maxDays ?? DEFAULT_VALIDITY_DAYS;
@@ -405,10 +173,9 @@ export class LifecycleService {
     const sans = subjectAltNamesOf(certificate);
     const cn = certificate.common_name.trim();
     const subject = cn.length <= 64 ? [{ type: 'CN', value: cn }] : [];
-    const allowedEkus: ExtendedKeyUsage[] = profile?.allowed_ekus.length
+    let ekus: ExtendedKeyUsage[] = profile?.allowed_ekus.length
       ? [...profile.allowed_ekus]
-      : DEFAULT_EKUS;
-    let ekus = allowedEkus;
+      : [...DEFAULT_EKUS];
     let key: PublicKeyDescription;
     let publicKey: IssueRequest['publicKey'];
     let keyPair: KeyPair | undefined;
@@ -416,18 +183,8 @@ export class LifecycleService {
 
     if (input.csrPem) {
       const csr = parseCertificationRequest(input.csrPem); // verifies the signature, bounds the DER
-      if (csr.basicConstraints?.ca)
-        throw refuse('csr', 'the request asks for a CA certificate', 'eku_not_allowed');
+      ekus = checkCsrAgainstProfile(profile, csr);
       key = csr.publicKey;
-      const keyProblem = keyAllowed(profile, key);
-      if (keyProblem) throw refuse('csr', keyProblem.message, keyProblem.reason);
-      if (csr.extendedKeyUsage?.length) {
-        const unknown = csr.extendedKeyUsage.filter((e) => !(allowedEkus as string[]).includes(e));
-        if (unknown.length) {
-          throw refuse('csr', `extended key usage ${unknown.join(', ')} is not allowed`, 'eku_not_allowed');
-        }
-        ekus = csr.extendedKeyUsage as ExtendedKeyUsage[];
-      }
       const allowedNames = new Set(sans.map(sanKey));
       const foreign = csr.subjectAltNames.filter((s) => s.type === 'other' || !allowedNames.has(sanKey(s)));
       if (foreign.length) {
@@ -436,16 +193,6 @@ export class LifecycleService {
           `the request names ${foreign.map((s) => (s.type === 'other' ? 'an unsupported name form' : `${s.type}:${s.value}`)).join(', ')}, which certificate '${certificate.id}' does not carry`,
           'names_mismatch',
         );
-      }
-      if (profile) {
-        const missing = missingRequiredAttributes(profile, csr);
-        if (missing.length) {
-          throw refuse(
-            'csr',
-            `required CSR attributes missing: ${missing.join(', ')}`,
-            'csr_attribute_missing',
-          );
-        }
       }
       publicKey = csr.spki;
       csrPem = input.csrPem;
@@ -472,6 +219,7 @@ export class LifecycleService {
         extendedKeyUsage: ekus,
         mustStaple: profile?.must_staple ?? false,
       },
+      commonName: subject.length > 0 ? cn : null,
       ...(keyPair ? { keyPair } : {}),
       csrPem,
       key,
@@ -482,39 +230,20 @@ export class LifecycleService {
   async #signAndStore(
     job: Job,
     certificate: ManagedCertificate,
-    material: Material,
+    material: SigningMaterial,
     kind: 'issue' | 'renew',
     actor: Actor,
   ): Promise<IssueOutcome> {
-    const connector = await this.connectors.require(certificate.issuer_id);
-    const issued =
-      kind === 'renew' ? await connector.renew(material.request) : await connector.issue(material.request);
-    await this.#hooks.afterSign?.();
-    const info = readCertificate(issued.der);
+    const issued = await this.signer.sign(certificate.issuer_id, material, kind);
     const now = this.deps.clock.now();
     return this.deps.storage.transaction(async (tx) => {
-      const version = await tx.versions.create({
-        certificate_id: certificate.id,
-        issuer_id: certificate.issuer_id,
-        serial_number: issued.serialNumber,
-        fingerprint_sha256: createHash('sha256').update(issued.der).digest('hex'),
-        key_algorithm: material.key.type === 'EC' ? 'ECDSA' : material.key.type,
-        key_size:
-          material.key.type === 'RSA'
-            ? material.key.bits
-            : material.key.type === 'EC'
-              ? Number(material.key.curve.slice(2))
-              : 0,
-        subject: info.subject.text,
-        issued_at: now,
-        not_before: issued.notBefore,
-        not_after: issued.notAfter,
-        csr_pem: material.csrPem,
-        cert_pem: certificateToPem(issued.der),
-        chain_pem: issued.chainPem,
-        private_key_pem: material.keyPair ? exportPkcs8Pem(material.keyPair.privateKey) : null,
-      });
-      await this.#hooks.beforeCommit?.();
+      const version = await this.signer.storeVersion(
+        tx,
+        certificate.id,
+        certificate.issuer_id,
+        material,
+        issued,
+      );
       const updated = await tx.certificates.update(certificate.id, {
         status: 'Active',
         ...(kind === 'renew' ? { last_renewal_at: now } : {}),

@@ -1,6 +1,7 @@
 import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
+import { EnrollmentService } from './issuance/enrollment.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
@@ -10,12 +11,15 @@ import type { RevocationService } from './revocation.js';
 
 export * from '../issuers/index.js';
 export * from './crl-ocsp.js';
+export * from './issuance/enrollment.js';
 export * from './issuance.js';
 export * from './renewal.js';
 
 /** The certificate-authority side of the services: issuing, renewing, exporting, CRL and OCSP. */
 export interface PkiServices {
   readonly lifecycle: LifecycleService;
+  /** The issuance path of the enrollment protocols (ACME finalize, EST, SCEP). */
+  readonly enrollment: EnrollmentService;
   readonly revocationStatus: RevocationStatusService;
   readonly renewal: RenewalService;
 }
@@ -45,5 +49,12 @@ export function createPkiServices(
   // Single and bulk revocation both commit through RevocationService; the listener runs before
   // the revoke call returns, so CRL and OCSP reflect the revocation by then.
   parts.revocation.onRevoked(revocationStatus.onRevoked);
-  return { lifecycle, revocationStatus, renewal: new RenewalService(deps, lifecycle) };
+  const enrollment = new EnrollmentService(
+    deps,
+    parts.audit,
+    parts.jobs,
+    parts.policyEvaluation,
+    lifecycle.signer,
+  );
+  return { lifecycle, enrollment, revocationStatus, renewal: new RenewalService(deps, lifecycle) };
 }

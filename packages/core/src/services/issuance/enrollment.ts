@@ -1,0 +1,312 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
+import { idSchema } from '../../domain/common.js';
+import type { CertificateProfile } from '../../domain/profile.js';
+import { fail, notFound } from '../../errors.js';
+import { parseCertificationRequest } from '../../pki/csr.js';
+import type { SubjectAltName } from '../../pki/extensions.js';
+import { pemEncode } from '../../pki/pem.js';
+import type { Storage } from '../../ports/storage.js';
+import type { AuditService } from '../audit.js';
+import { namesToSign, sanKey } from '../certificate-names.js';
+import type { Actor, ServiceDeps } from '../context.js';
+import { parseInput } from '../input.js';
+import type { JobService } from '../jobs.js';
+import type { PolicyEvaluationService } from '../policies.js';
+import { checkCsrAgainstProfile, refuse } from './profile-rules.js';
+import type { CertificateSigner, SigningMaterial } from './signing.js';
+
+/**
+ * Enrollment: the one issuance path of the enrollment protocols (ACME finalize, EST, SCEP). A
+ * protocol has authenticated its client and authorized the names; `enroll` judges the CSR
+ * against the profile, signs synchronously through the same signer as job issuance, and stores
+ * a new managed certificate (or a new version of the one being re-enrolled) in one
+ * transaction, together with whatever the caller's hook writes (an ACME order).
+ */
+
+const DAY = 86_400_000;
+/** Clock skew tolerated on requested start times and on the default one (relying parties' clocks). */
+const SKEW_MS = 60_000;
+/** How far before now a requested notBefore may lie: backdating beyond this is refused. */
+const MAX_BACKDATE_MS = 3_600_000;
+/** Certificate metadata holds at most this many keys (the certificate schema's limit). */
+const MAX_METADATA_KEYS = 100;
+
+export const ENROLLMENT_SOURCES = ['ACME', 'EST', 'SCEP'] as const;
+
+export const enrollInputSchema = z.object({
+  profileId: idSchema,
+  csrDer: z.instanceof(Uint8Array),
+  source: z.enum(ENROLLMENT_SOURCES),
+  names: z
+    .object({
+      dns: z.array(z.string().min(1).max(255)).max(100),
+      ip: z.array(z.string().min(1).max(64)).max(100),
+    })
+    .optional(),
+  notBefore: z.date().optional(),
+  notAfter: z.date().optional(),
+  provenance: z
+    .record(z.string().min(1).max(128), z.string().max(1024))
+    .refine((m) => Object.keys(m).length <= 20, 'at most 20 keys')
+    .optional(),
+  renewsCertificateId: idSchema.optional(),
+});
+
+export interface EnrollInput {
+  /** Its enrollment settings give issuer, owner, team and renewal policy of a new certificate. */
+  profileId: string;
+  /** Untrusted PKCS#10 DER: bounded parser, signature (proof of possession), profile key rules. */
+  csrDer: Uint8Array;
+  source: 'ACME' | 'EST' | 'SCEP';
+  /** When given (ACME), the CSR's names must equal these exactly, else `names_mismatch`. */
+  names?: { dns: string[]; ip: string[] };
+  /** Requested validity, checked against the profile (`validity_not_allowed`). */
+  notBefore?: Date;
+  notAfter?: Date;
+  /** E.g. `{ acme_account_id, acme_order_id }`: on the audit event and the certificate's metadata. */
+  provenance?: Record<string, string>;
+  /** Re-enrollment (EST simplereenroll, SCEP renewal, ACME `replaces`): a new version of that certificate. */
+  renewsCertificateId?: string;
+}
+
+export interface EnrollResult {
+  certificate: ManagedCertificate;
+  version: CertificateVersion;
+  certificatePem: string;
+  /** The issuing CA chain as PEM, nearest first. */
+  chainPem: string[];
+}
+
+export interface EnrollHooks {
+  /**
+   * Runs inside the transaction that stores the new version, so a caller's own record (an
+   * ACME order) commits atomically with it; if it throws, nothing is stored.
+   */
+  withinTransaction?: (tx: Storage, result: EnrollResult) => Promise<void>;
+}
+
+interface Subject {
+  profile: CertificateProfile;
+  /** Null for a new certificate. */
+  renews: ManagedCertificate | null;
+  issuerId: string;
+}
+
+export class EnrollmentService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    private readonly jobs: JobService,
+    private readonly evaluation: PolicyEvaluationService,
+    private readonly signer: CertificateSigner,
+  ) {}
+
+  async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
+    const data = parseInput(enrollInputSchema, input);
+    const target = await this.#subject(data.profileId, data.renewsCertificateId);
+    const csr = parseCertificationRequest(data.csrDer); // bounded, signature verified
+    const ekus = checkCsrAgainstProfile(target.profile, csr);
+    const commonName = csr.subject.rdns.flat().find((a) => a.type === 'CN')?.value ?? null;
+    if (commonName !== null && commonName.length > 64) {
+      throw refuse(
+        'csr',
+        'the common name is longer than 64 characters (RFC 5280 ub-common-name)',
+        'name_rejected',
+      );
+    }
+    const requested: SubjectAltName[] = [];
+    for (const san of csr.subjectAltNames) {
+      if (san.type === 'other')
+        throw refuse('csr', 'the request names an unsupported name form', 'name_rejected');
+      requested.push(san);
+    }
+    if (data.names) assertSameNames(commonName, requested, data.names);
+    // Checked here so that a refusal costs no signature; the signer lints again before signing.
+    const sans = namesToSign(commonName, requested);
+    if (sans.length === 0) throw refuse('csr', 'the request names nothing to certify', 'name_rejected');
+    const { notBefore, notAfter } = this.#validity(target.profile, data.notBefore, data.notAfter);
+    const material: SigningMaterial = {
+      request: {
+        subject: commonName ? [{ type: 'CN', value: commonName }] : [],
+        subjectAltNames: sans,
+        publicKey: csr.spki,
+        notBefore,
+        notAfter,
+        extendedKeyUsage: ekus,
+        mustStaple: target.profile.must_staple,
+      },
+      commonName,
+      csrPem: pemEncode('CERTIFICATE REQUEST', csr.der),
+      key: csr.publicKey,
+    };
+    const issued = await this.signer.sign(target.issuerId, material, target.renews ? 'renew' : 'issue');
+    const provenance = data.provenance ?? {};
+    const names = { common_name: commonName ?? sans[0]!.value, sans: sans.map((s) => s.value) };
+    return this.deps.storage.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      let certificateId: string;
+      if (target.renews) {
+        // Re-read in the transaction: it may have been revoked or archived while the CA signed.
+        const current = await tx.certificates.get(target.renews.id);
+        if (!current) throw notFound('certificate', target.renews.id);
+        assertRenewable(current);
+        const metadata = { ...current.metadata, ...provenance };
+        await tx.certificates.update(current.id, {
+          ...names,
+          ...(Object.keys(metadata).length <= MAX_METADATA_KEYS ? { metadata } : {}),
+        });
+        certificateId = current.id;
+      } else {
+        const { enrollment } = target.profile;
+        const created = await tx.certificates.create({
+          name: `${data.source} ${names.common_name}`.slice(0, 255),
+          ...names,
+          renewal_policy_id: enrollment.renewal_policy_id!,
+          issuer_id: target.issuerId,
+          owner_id: enrollment.owner_id!,
+          team_id: enrollment.team_id!,
+          profile_id: target.profile.id,
+          source: data.source,
+          metadata: provenance,
+          status: 'Pending',
+        });
+        certificateId = created.id;
+      }
+      const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
+      const certificate = await tx.certificates.update(certificateId, {
+        status: 'Active',
+        ...(target.renews ? { last_renewal_at: now } : {}),
+      });
+      if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
+      await this.evaluation.evaluateCertificate(certificateId, tx);
+      await this.audit.record(
+        actor,
+        {
+          action: target.renews ? 'certificate_reenrolled' : 'certificate_enrolled',
+          category: 'cert_lifecycle',
+          resource_type: 'certificate',
+          resource_id: certificateId,
+          details: {
+            source: data.source,
+            profile_id: target.profile.id,
+            issuer_id: target.issuerId,
+            version_id: version.id,
+            serial_number: version.serial_number,
+            not_after: version.not_after.toISOString(),
+            provenance,
+          },
+        },
+        tx,
+      );
+      const result: EnrollResult = {
+        certificate,
+        version,
+        certificatePem: version.cert_pem,
+        chainPem: pemBlocks(issued.chainPem),
+      };
+      await hooks.withinTransaction?.(tx, result);
+      return result;
+    });
+  }
+
+  /** The profile, and the certificate being re-enrolled or the settings a new one gets. */
+  async #subject(profileId: string, renewsId: string | undefined): Promise<Subject> {
+    const profile = await this.deps.storage.profiles.get(profileId);
+    if (!profile) throw notFound('profile', profileId);
+    if (renewsId !== undefined) {
+      const renews = await this.deps.storage.certificates.get(renewsId);
+      if (!renews) throw notFound('certificate', renewsId);
+      assertRenewable(renews);
+      if (renews.profile_id !== profile.id) {
+        throw fail(
+          'invalid_state',
+          `certificate '${renewsId}' belongs to profile '${renews.profile_id ?? '(none)'}', not '${profile.id}'`,
+          { extra: { resource: 'certificate', id: renewsId } },
+        );
+      }
+      return { profile, renews, issuerId: renews.issuer_id };
+    }
+    const missing = (['issuer_id', 'owner_id', 'team_id', 'renewal_policy_id'] as const).filter(
+      (k) => profile.enrollment[k] === null,
+    );
+    if (missing.length > 0) {
+      throw fail(
+        'invalid_state',
+        `profile '${profile.id}' cannot create certificates by enrollment: its enrollment settings lack ${missing.join(', ')}`,
+        { extra: { resource: 'profile', id: profile.id } },
+      );
+    }
+    return { profile, renews: null, issuerId: profile.enrollment.issuer_id! };
+  }
+
+  /**
+   * Requested validity against the profile: no backdating beyond an hour, a start before the
+   * end, an end in the future, and a span of at most the profile's max_validity_days.
+   */
+  #validity(
+    profile: CertificateProfile,
+    requestedStart: Date | undefined,
+    requestedEnd: Date | undefined,
+  ): { notBefore: Date; notAfter: Date } {
+    const now = this.deps.clock.now().getTime();
+    const maxMs = profile.max_validity_days * DAY;
+    const notBefore = requestedStart?.getTime() ?? now - SKEW_MS;
+    const notAfter = requestedEnd?.getTime() ?? (requestedStart ? notBefore : now) + maxMs;
+    const problem =
+      notBefore < now - MAX_BACKDATE_MS
+        ? 'notBefore lies more than an hour in the past'
+        : notAfter <= notBefore
+          ? 'notAfter is not after notBefore'
+          : notAfter <= now
+            ? 'notAfter is in the past'
+            : notAfter - notBefore > maxMs + SKEW_MS
+              ? `the validity exceeds the profile maximum of ${profile.max_validity_days} days`
+              : null;
+    if (problem) throw refuse(requestedEnd ? 'notAfter' : 'notBefore', problem, 'validity_not_allowed');
+    return { notBefore: new Date(notBefore), notAfter: new Date(notAfter) };
+  }
+}
+
+function assertRenewable(certificate: ManagedCertificate): void {
+  if (certificate.status === 'Revoked' || certificate.status === 'Archived') {
+    throw fail(
+      'invalid_state',
+      `certificate '${certificate.id}' is ${certificate.status}: it cannot be re-enrolled`,
+      {
+        extra: { resource: 'certificate', id: certificate.id, certificate_status: certificate.status },
+      },
+    );
+  }
+}
+
+/** RFC 8555 §7.4: the CSR names (common name and SANs) are exactly the authorized identifiers. */
+function assertSameNames(
+  commonName: string | null,
+  sans: readonly SubjectAltName[],
+  names: { dns: string[]; ip: string[] },
+): void {
+  const inCsr = new Set(sans.map(sanKey));
+  if (commonName)
+    inCsr.add(
+      sanKey(isIP(commonName) ? { type: 'ip', value: commonName } : { type: 'dns', value: commonName }),
+    );
+  const authorized = new Set([
+    ...names.dns.map((value) => sanKey({ type: 'dns', value })),
+    ...names.ip.map((value) => sanKey({ type: 'ip', value })),
+  ]);
+  const extra = [...inCsr].filter((k) => !authorized.has(k));
+  const absent = [...authorized].filter((k) => !inCsr.has(k));
+  if (extra.length > 0 || absent.length > 0) {
+    const parts = [
+      ...(extra.length ? [`names not authorized: ${extra.join(', ')}`] : []),
+      ...(absent.length ? [`authorized names missing: ${absent.join(', ')}`] : []),
+    ];
+    throw refuse('csr', parts.join('; '), 'names_mismatch');
+  }
+}
+
+function pemBlocks(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+}

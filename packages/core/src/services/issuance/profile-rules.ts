@@ -1,0 +1,134 @@
+import type { CertificateProfile } from '../../domain/profile.js';
+import { type CertwrightError, type FailureReason, fail } from '../../errors.js';
+import type { CertificationRequest } from '../../pki/csr.js';
+import type { KeyAlgorithm, PublicKeyDescription } from '../../pki/keys.js';
+import { type ExtendedKeyUsage, OID } from '../../pki/oids.js';
+
+/**
+ * The rules a certificate profile sets on a request: key algorithms and sizes, extended key
+ * usages, required CSR attributes. Shared by job issuance and protocol enrollment, so a CSR is
+ * judged the same whichever way it arrives.
+ */
+
+/** Without a profile allowing fewer, a certificate gets both TLS usages. */
+export const DEFAULT_EKUS: readonly ExtendedKeyUsage[] = ['serverAuth', 'clientAuth'];
+
+/** A refused certificate request: 400 naming the field, with the precise reason. */
+export const refuse = (field: string, message: string, reason: FailureReason): CertwrightError =>
+  fail(reason, `certificate request refused: ${message}`, { fields: [{ field, message }] });
+
+interface KeyProblem {
+  reason: 'key_rejected' | 'key_not_allowed';
+  message: string;
+}
+
+export function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescription): KeyProblem | null {
+  // Below these sizes no profile may go (spec §2.5 algorithms; NIST SP 800-131A).
+  if (key.type === 'RSA' && (key.bits < 2048 || key.bits > 16384))
+    return { reason: 'key_rejected', message: `RSA-${key.bits} is outside 2048–16384 bits` };
+  if (key.type === 'Ed448') return { reason: 'key_rejected', message: 'Ed448 keys are not supported' };
+  if (!profile || profile.allowed_key_algorithms.length === 0) return null;
+  const ok = profile.allowed_key_algorithms.some((a) =>
+    a.algorithm === 'RSA'
+      ? key.type === 'RSA' && a.sizes.includes(key.bits)
+      : a.algorithm === 'ECDSA'
+        ? key.type === 'EC' && a.curves.includes(key.curve)
+        : key.type === 'Ed25519',
+  );
+  if (ok) return null;
+  const name = key.type === 'RSA' ? `RSA-${key.bits}` : key.type === 'EC' ? `ECDSA ${key.curve}` : key.type;
+  return { reason: 'key_not_allowed', message: `${name} is not allowed by profile '${profile.name}'` };
+}
+
+/** The key algorithm for server-side generation: the caller's choice if allowed, else the profile's first. */
+export function serverKeyAlgorithm(
+  profile: CertificateProfile | null,
+  requested: KeyAlgorithm | undefined,
+): KeyAlgorithm {
+  const describe = (a: KeyAlgorithm): PublicKeyDescription =>
+    a.startsWith('RSA')
+      ? { type: 'RSA', bits: Number(a.slice(4)) }
+      : a === 'Ed25519'
+        ? { type: 'Ed25519' }
+        : { type: 'EC', curve: a === 'ECDSA-P384' ? 'P-384' : 'P-256' };
+  if (requested) {
+    const problem = keyAllowed(profile, describe(requested));
+    if (problem) throw refuse('key_algorithm', problem.message, problem.reason);
+    return requested;
+  }
+  const first = profile?.allowed_key_algorithms[0];
+  if (!first) return 'ECDSA-P256';
+  if (first.algorithm === 'Ed25519') return 'Ed25519';
+  if (first.algorithm === 'ECDSA') {
+    const curve = first.curves.find((c) => c === 'P-256' || c === 'P-384');
+    if (!curve)
+      throw refuse(
+        'key_algorithm',
+        `profile '${profile!.name}' allows only curves certwright cannot generate`,
+        'key_not_allowed',
+      );
+    return curve === 'P-256' ? 'ECDSA-P256' : 'ECDSA-P384';
+  }
+  const size = first.sizes.find((s) => s === 2048 || s === 3072 || s === 4096);
+  if (!size)
+    throw refuse(
+      'key_algorithm',
+      `profile '${profile!.name}' allows only RSA sizes certwright cannot generate`,
+      'key_not_allowed',
+    );
+  return `RSA-${size}` as KeyAlgorithm;
+}
+
+const PKCS10_ATTRIBUTES: Record<string, string> = {
+  challengePassword: OID.challengePassword,
+  extensionRequest: OID.extensionRequest,
+  unstructuredName: '1.2.840.113549.1.9.2',
+};
+
+/** Spec §2.5 required CSR attributes: EKU names, DN attribute names, PKCS#10 attributes, serialNumber. */
+function missingRequiredAttributes(profile: CertificateProfile, csr: CertificationRequest): string[] {
+  const dn = new Set(csr.subject.rdns.flat().map((a) => a.type.toLowerCase()));
+  const ekus = new Set(csr.extendedKeyUsage ?? []);
+  return profile.required_csr_attributes.filter((name) => {
+    if (name in PKCS10_ATTRIBUTES) return !csr.attributeOids.includes(PKCS10_ATTRIBUTES[name]!);
+    if (
+      (['serverAuth', 'clientAuth', 'codeSigning', 'emailProtection', 'timeStamping'] as string[]).includes(
+        name,
+      )
+    )
+      return !ekus.has(name);
+    return !dn.has(name.toLowerCase());
+  });
+}
+
+/**
+ * Everything a profile says about a parsed (signature-verified) CSR except its names: no CA
+ * request, an allowed key, allowed usages, the required attributes. Returns the usages to sign.
+ */
+export function checkCsrAgainstProfile(
+  profile: CertificateProfile | null,
+  csr: CertificationRequest,
+): ExtendedKeyUsage[] {
+  if (csr.basicConstraints?.ca)
+    throw refuse('csr', 'the request asks for a CA certificate', 'eku_not_allowed');
+  const keyProblem = keyAllowed(profile, csr.publicKey);
+  if (keyProblem) throw refuse('csr', keyProblem.message, keyProblem.reason);
+  const allowedEkus: ExtendedKeyUsage[] = profile?.allowed_ekus.length
+    ? [...profile.allowed_ekus]
+    : [...DEFAULT_EKUS];
+  let ekus = allowedEkus;
+  if (csr.extendedKeyUsage?.length) {
+    const unknown = csr.extendedKeyUsage.filter((e) => !(allowedEkus as string[]).includes(e));
+    if (unknown.length) {
+      throw refuse('csr', `extended key usage ${unknown.join(', ')} is not allowed`, 'eku_not_allowed');
+    }
+    ekus = csr.extendedKeyUsage as ExtendedKeyUsage[];
+  }
+  if (profile) {
+    const missing = missingRequiredAttributes(profile, csr);
+    if (missing.length) {
+      throw refuse('csr', `required CSR attributes missing: ${missing.join(', ')}`, 'csr_attribute_missing');
+    }
+  }
+  return ekus;
+}

@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import type { CertificateVersion } from '../../domain/certificate.js';
+import { fail, notFound } from '../../errors.js';
+import type { IssueRequest, IssueResult } from '../../issuers/connector.js';
+import { certificateToPem } from '../../pki/certificate.js';
+import { readCertificate } from '../../pki/certificate-info.js';
+import { exportPkcs8Pem, type KeyPair, type PublicKeyDescription } from '../../pki/keys.js';
+import { readRuleConfig } from '../../policy/config.js';
+import { domainMatches } from '../../policy/evaluators.js';
+import type { Storage } from '../../ports/storage.js';
+import { namesToSign } from '../certificate-names.js';
+import type { ServiceDeps } from '../context.js';
+import type { IssuerConnectorCache } from './connector-cache.js';
+
+/**
+ * The one way a certificate gets signed and stored, for job issuance and renewal as for
+ * protocol enrollment: `sign` makes the last checks and asks the issuer's connector, outside
+ * any transaction; `storeVersion` writes the version inside the caller's transaction.
+ *
+ * Crash safety: the CA signs first; the version and everything that goes with it are then
+ * written in ONE transaction by the caller. A crash before the commit leaves no version (the
+ * signed certificate was never published anywhere); a crash after it leaves a complete one.
+ */
+
+/** Test seams for the crash-safety test; never set in production. */
+export interface IssuanceHooks {
+  /** After the CA signed, before anything is stored. */
+  afterSign?: () => void | Promise<void>;
+  /** Inside the storing transaction, after the version was written, before commit. */
+  beforeCommit?: () => void | Promise<void>;
+}
+
+/** What the connector is asked to sign, with what the stored version records about the key. */
+export interface SigningMaterial {
+  request: IssueRequest;
+  /** The subject's common name (null when the subject carries none); linted with the SANs. */
+  commonName: string | null;
+  /** Present when the server generated the key (it is stored with the version, sealed). */
+  keyPair?: KeyPair;
+  csrPem: string | null;
+  key: PublicKeyDescription;
+}
+
+/** Policy severities that stop a signature; a Warning only records a violation. */
+const BLOCKING = new Set(['Error', 'Critical']);
+
+export class CertificateSigner {
+  constructor(
+    private readonly deps: ServiceDeps,
+    readonly connectors: IssuerConnectorCache,
+    private readonly hooks: IssuanceHooks = {},
+  ) {}
+
+  /**
+   * A disabled issuer signs nothing (409 `issuer_disabled`); it still publishes CRL and OCSP
+   * for what it issued. A missing issuer is not_found.
+   */
+  async assertIssuerEnabled(issuerId: string, tx: Storage = this.deps.storage): Promise<void> {
+    const issuer = await tx.issuers.get(issuerId);
+    if (!issuer) throw notFound('issuer', issuerId);
+    if (!issuer.enabled) {
+      throw fail('issuer_disabled', `issuer '${issuerId}' is disabled: it signs no certificate`, {
+        extra: { resource: 'issuer', id: issuerId },
+      });
+    }
+  }
+
+  /**
+   * The last checks before a signature, then the signature: the issuer is enabled, every name
+   * passes the lint (certificate-names.ts), and AllowedDomains rules of severity Error or
+   * Critical allow every name. Runs outside any transaction.
+   */
+  async sign(issuerId: string, material: SigningMaterial, kind: 'issue' | 'renew'): Promise<IssueResult> {
+    await this.assertIssuerEnabled(issuerId);
+    const subjectAltNames = namesToSign(material.commonName, material.request.subjectAltNames);
+    await this.assertAllowedDomains(subjectAltNames.map((s) => s.value));
+    const request: IssueRequest = { ...material.request, subjectAltNames };
+    const connector = await this.connectors.require(issuerId);
+    const issued = kind === 'renew' ? await connector.renew(request) : await connector.issue(request);
+    await this.hooks.afterSign?.();
+    return issued;
+  }
+
+  /** Refuses (`name_not_allowed`) names outside an enabled AllowedDomains rule of severity Error or Critical. */
+  async assertAllowedDomains(names: readonly string[]): Promise<void> {
+    const problems: string[] = [];
+    for (let page = 1; ; page += 1) {
+      const result = await this.deps.storage.policyRules.list({
+        type: 'AllowedDomains',
+        enabled: true,
+        page,
+        perPage: 500,
+      });
+      for (const rule of result.items) {
+        if (!BLOCKING.has(rule.severity)) continue;
+        const config = readRuleConfig('AllowedDomains', rule.config);
+        // A rule without usable config records its own violation; it cannot say which names to allow.
+        if (config.kind !== 'ok') continue;
+        const patterns = (config.value as { allowed_domains?: string[] }).allowed_domains ?? [];
+        const outside = names.filter((n) => !patterns.some((p) => domainMatches(p, n)));
+        if (outside.length > 0)
+          problems.push(`${outside.join(', ')} outside the allowed domains of rule '${rule.name}'`);
+      }
+      if (result.items.length < 500) break;
+    }
+    if (problems.length > 0) {
+      throw fail('name_not_allowed', `certificate request refused: ${problems.join('; ')}`, {
+        fields: [{ field: 'sans', message: problems.join('; ') }],
+      });
+    }
+  }
+
+  /** Writes the signed certificate as a new version of `certificateId` inside `tx`. */
+  async storeVersion(
+    tx: Storage,
+    certificateId: string,
+    issuerId: string,
+    material: SigningMaterial,
+    issued: IssueResult,
+  ): Promise<CertificateVersion> {
+    const info = readCertificate(issued.der);
+    const key = material.key;
+    const version = await tx.versions.create({
+      certificate_id: certificateId,
+      issuer_id: issuerId,
+      serial_number: issued.serialNumber,
+      fingerprint_sha256: createHash('sha256').update(issued.der).digest('hex'),
+      key_algorithm: key.type === 'EC' ? 'ECDSA' : key.type,
+      key_size: key.type === 'RSA' ? key.bits : key.type === 'EC' ? Number(key.curve.slice(2)) : 0,
+      subject: info.subject.text,
+      issued_at: this.deps.clock.now(),
+      not_before: issued.notBefore,
+      not_after: issued.notAfter,
+      csr_pem: material.csrPem,
+      cert_pem: certificateToPem(issued.der),
+      chain_pem: issued.chainPem,
+      private_key_pem: material.keyPair ? exportPkcs8Pem(material.keyPair.privateKey) : null,
+    });
+    await this.hooks.beforeCommit?.();
+    return version;
+  }
+}
