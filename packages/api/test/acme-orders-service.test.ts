@@ -1,12 +1,22 @@
+import { X509Certificate } from 'node:crypto';
 import {
   ACME_VALIDATION_TOPICS,
   type AcmeAccount,
   type AcmeChallengeValidator,
   fail,
+  formatAcmeCertId,
   isCertwrightError,
   ManualClock,
   SYSTEM_ACTOR,
+  spkiThumbprint,
 } from '@certwright/core';
+import {
+  createCertificationRequest,
+  exportSpkiDer,
+  generateKeyPair,
+  pemDecode,
+  readCertificate,
+} from '@certwright/core/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -328,5 +338,206 @@ describe('ACME challenge validation', () => {
     expect(await reasonOf(acme().orders.finalize(acct, view.order.id, new Uint8Array([0x30, 0])))).toBe(
       'invalid_state',
     );
+  });
+});
+
+async function csrFor(
+  names: { dns?: string[]; ip?: string[] },
+  key?: Awaited<ReturnType<typeof generateKeyPair>>,
+) {
+  const pair = key ?? (await generateKeyPair('ECDSA-P256'));
+  const sans = [
+    ...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(names.ip ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  return {
+    pair,
+    der: createCertificationRequest({ subject: [], privateKey: pair.privateKey, subjectAltNames: sans }),
+  };
+}
+
+/** A ready order under trust_authenticated (finalize is the point, not validation). */
+async function readyOrder(identifiers: { type: 'dns' | 'ip'; value: string }[], acct?: AcmeAccount) {
+  const owner = acct ?? (await account(trustProfile));
+  const view = await acme().orders.newOrder(owner, { identifiers });
+  expect(view.order.status).toBe('ready');
+  return { acct: owner, order: view.order };
+}
+
+describe('ACME finalize and certificate download', () => {
+  it('issues at once: the order is valid with its certificate, and the download is the PEM chain', async () => {
+    const { acct, order } = await readyOrder([
+      { type: 'dns', value: 'final.example.com' },
+      { type: 'ip', value: '192.0.2.44' },
+    ]);
+    const { der } = await csrFor({ dns: ['final.example.com'], ip: ['192.0.2.44'] });
+    const view = await acme().orders.finalize(acct, order.id, der);
+    expect(view.order).toMatchObject({
+      status: 'valid',
+      certificate_id: expect.any(String),
+      version_id: expect.any(String),
+    });
+    expect(view.retryAfterSeconds).toBeUndefined();
+    const chain = await acme().orders.certificateChain(acct, order.id);
+    const blocks = chain.pem.match(/-----BEGIN CERTIFICATE-----/g) ?? [];
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const leaf = new X509Certificate(chain.pem);
+    expect(leaf.subjectAltName).toBe('DNS:final.example.com, IP Address:192.0.2.44');
+    const certificate = await app.services.certificates.get(view.order.certificate_id!);
+    expect(certificate).toMatchObject({
+      source: 'ACME',
+      metadata: { acme_account_id: acct.id, acme_order_id: order.id },
+    });
+  });
+
+  it('answers a second finalize of a valid order with the same certificate, issuing nothing more', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'twice.example.com' }]);
+    const first = await acme().orders.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['twice.example.com'] })).der,
+    );
+    const again = await acme().orders.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['twice.example.com'] })).der,
+    );
+    expect(again.order.version_id).toBe(first.order.version_id);
+    const versions = await app.storage.versions.listForCertificate(first.order.certificate_id!);
+    expect(versions.total).toBe(1);
+  });
+
+  it('issues one certificate when two finalizes of one order run at once', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'race.example.com' }]);
+    const csrs = await Promise.all([0, 1].map(() => csrFor({ dns: ['race.example.com'] })));
+    const results = await Promise.all(csrs.map(({ der }) => acme().orders.finalize(acct, order.id, der)));
+    expect(results.map((r) => r.order.status)).toEqual(['valid', 'valid']);
+    expect(results[0]!.order.version_id).toBe(results[1]!.order.version_id);
+    const made = await app.storage.certificates.list({ perPage: 500 });
+    expect(made.items.filter((c) => c.metadata.acme_order_id === order.id)).toHaveLength(1);
+  });
+
+  it('finalizes an order left processing by a crash, and keeps an order ready after a refused CSR', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'crash.example.com' }]);
+    // The state a finalize leaves when the process dies after claiming the order.
+    await app.storage.acmeOrders.update(order.id, { status: 'processing' });
+    expect((await acme().orders.getOrder(acct, order.id)).retryAfterSeconds).toBeGreaterThan(0);
+    const extra = await csrFor({ dns: ['crash.example.com', 'extra.example.com'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, extra.der))).toBe('names_mismatch');
+    expect((await acme().orders.getOrder(acct, order.id)).order.status).toBe('ready');
+    const missing = await csrFor({ dns: [], ip: ['192.0.2.1'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, missing.der))).toBe('names_mismatch');
+    const good = await csrFor({ dns: ['crash.example.com'] });
+    expect((await acme().orders.finalize(acct, order.id, good.der)).order.status).toBe('valid');
+  });
+
+  it('refuses a small RSA key and an unparsable CSR without consuming the order', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'weak.example.com' }]);
+    expect(
+      await reasonOf(acme().orders.finalize(acct, order.id, new Uint8Array([0x30, 0x03, 1, 2, 3]))),
+    ).toMatch(/malformed|csr_malformed/);
+    const { generateKeyPairSync } = await import('node:crypto');
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const der = createCertificationRequest({
+      subject: [],
+      privateKey: weak.privateKey,
+      subjectAltNames: [{ type: 'dns', value: 'weak.example.com' }],
+    });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('key_rejected');
+    expect((await acme().orders.getOrder(acct, order.id)).order.status).toBe('ready');
+  });
+});
+
+function firstCertificate(pem: string): Uint8Array {
+  const end = '-----END CERTIFICATE-----';
+  return pemDecode(`${pem.slice(0, pem.indexOf(end) + end.length)}\n`, 'CERTIFICATE');
+}
+
+describe('ACME revocation and renewal information', () => {
+  async function issued(name: string) {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: name }]);
+    const { pair, der } = await csrFor({ dns: [name] });
+    const view = await acme().orders.finalize(acct, order.id, der);
+    const chain = await acme().orders.certificateChain(acct, order.id);
+    return {
+      acct,
+      order: view.order,
+      pair,
+      leafDer: firstCertificate(chain.pem),
+      issuerDer: firstCertificate(chain.issuerChainPem),
+    };
+  }
+
+  it('revokes for the account that ordered it, through the revocation pipeline, once', async () => {
+    const { acct, order, leafDer } = await issued('revoke.example.com');
+    const stranger = await account(trustProfile);
+    expect(await reasonOf(acme().revocation.revoke({ certificateDer: leafDer }, { account: stranger }))).toBe(
+      'not_permitted',
+    );
+    await acme().revocation.revoke({ certificateDer: leafDer, reason: 10 }, { account: acct });
+    const version = await app.storage.versions.get(order.version_id!);
+    expect(version).toMatchObject({ revocation_reason: 'unspecified', revoked_at: expect.any(Date) });
+    expect((await app.services.certificates.get(order.certificate_id!)).status).toBe('Revoked');
+    expect(await reasonOf(acme().revocation.revoke({ certificateDer: leafDer }, { account: acct }))).toBe(
+      'already_revoked',
+    );
+  });
+
+  it('revokes for the holder of the certificate key (RFC 7638 thumbprint) and no other key', async () => {
+    const { order, pair, leafDer } = await issued('keyholder.example.com');
+    const other = await generateKeyPair('ECDSA-P256');
+    expect(
+      await reasonOf(
+        acme().revocation.revoke(
+          { certificateDer: leafDer },
+          { jwkThumbprint: spkiThumbprint(exportSpkiDer(other.publicKey)) },
+        ),
+      ),
+    ).toBe('not_permitted');
+    await acme().revocation.revoke(
+      { certificateDer: leafDer, reason: 1 },
+      { jwkThumbprint: spkiThumbprint(exportSpkiDer(pair.publicKey)) },
+    );
+    expect(await app.storage.versions.get(order.version_id!)).toMatchObject({
+      revocation_reason: 'keyCompromise',
+    });
+  });
+
+  it('suggests a renewal window for an issued certificate by its certID and renews it through replaces', async () => {
+    const { acct, order, leafDer, issuerDer } = await issued('ari.example.com');
+    const info = readCertificate(leafDer);
+    const aki = readCertificate(issuerDer).keyIdentifier;
+    const certId = formatAcmeCertId(aki, info.serialNumber);
+    const window = await acme().renewalInfo.get(certId);
+    expect(window.suggestedWindow.start.getTime()).toBeLessThan(window.suggestedWindow.end.getTime());
+    expect(window.suggestedWindow.end.getTime()).toBeLessThanOrEqual(info.notAfter.getTime());
+    expect(await reasonOf(acme().renewalInfo.get(`${Buffer.from(aki).toString('base64url')}.AQ`))).toBe(
+      'not_found',
+    );
+
+    const stranger = await account(trustProfile);
+    expect(
+      await reasonOf(
+        acme().orders.newOrder(stranger, {
+          identifiers: [{ type: 'dns', value: 'ari.example.com' }],
+          replaces: certId,
+        }),
+      ),
+    ).toBe('invalid_input');
+    const renewal = await acme().orders.newOrder(acct, {
+      identifiers: [{ type: 'dns', value: 'ari.example.com' }],
+      replaces: certId,
+    });
+    const done = await acme().orders.finalize(
+      acct,
+      renewal.order.id,
+      (await csrFor({ dns: ['ari.example.com'] })).der,
+    );
+    expect(done.order.certificate_id).toBe(order.certificate_id);
+    expect(done.order.version_id).not.toBe(order.version_id);
+    // The replaced version alone can be revoked; the renewal stays in force.
+    await acme().revocation.revoke({ certificateDer: leafDer, reason: 4 }, { account: acct });
+    expect((await app.services.certificates.get(order.certificate_id!)).status).not.toBe('Revoked');
+    expect((await app.storage.versions.get(order.version_id!))?.revocation_reason).toBe('superseded');
   });
 });

@@ -1,5 +1,4 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
-import { fail } from '../errors.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
 import { type AcmeOrderOptions, type AcmeOrderServices, createAcmeOrderServices } from './acme/index.js';
 import { AgentService } from './agents.js';
@@ -133,9 +132,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       {
         audit,
         revocation,
-        enrollment: () => {
-          throw fail('unavailable', 'ACME finalize needs the enrollment service');
-        },
+        enrollment: pki.enrollment,
       },
       options.acme,
     ),

@@ -6,11 +6,10 @@ import type {
   AcmeOrder,
   AcmeOrderStatus,
 } from '../../domain/acme.js';
-import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
 import { fail } from '../../errors.js';
 import type { AcmeAuthorizationWithChallenges } from '../../ports/acme-storage.js';
-import type { Storage } from '../../ports/storage.js';
 import type { Actor } from '../context.js';
+import type { EnrollmentService } from '../issuance/enrollment.js';
 
 /**
  * How long a new order and its authorizations stay usable (RFC 8555 §7.1.3 `expires`). A week
@@ -25,35 +24,8 @@ export const ACME_ORDER_LIFETIME_MS = 7 * 24 * 60 * 60_000;
  */
 export const ACME_RETRY_AFTER_SECONDS = 1;
 
-/** The managed-certificate side of finalize: `services.pki.enrollment` (one issuance path). */
-export interface AcmeEnrollment {
-  enroll(actor: Actor, input: AcmeEnrollInput, hooks?: AcmeEnrollHooks): Promise<AcmeEnrollResult>;
-}
-
-export interface AcmeEnrollInput {
-  profileId: string;
-  csrDer: Uint8Array;
-  source: 'ACME';
-  /** The CSR must name exactly these (`names_mismatch` otherwise). */
-  names: { dns: string[]; ip: string[] };
-  notBefore?: Date;
-  notAfter?: Date;
-  provenance?: { acme_account_id: string; acme_order_id: string };
-  /** RFC 9773 `replaces`: the new version goes on this managed certificate. */
-  renewsCertificateId?: string;
-}
-
-export interface AcmeEnrollHooks {
-  /** Runs in the transaction that stores the version; a throw rolls the issuance back. */
-  withinTransaction?(tx: Storage, result: AcmeEnrollResult): Promise<void>;
-}
-
-export interface AcmeEnrollResult {
-  certificate: ManagedCertificate;
-  version: CertificateVersion;
-  certificatePem: string;
-  chainPem: string;
-}
+/** The managed-certificate side of finalize: `services.pki.enrollment`, the one issuance path. */
+export type AcmeEnrollment = Pick<EnrollmentService, 'enroll'>;
 
 /** The actor an account's requests are audited as. */
 export const acmeActor = (account: Pick<AcmeAccount, 'id'>): Actor => ({ type: 'anonymous', id: account.id });

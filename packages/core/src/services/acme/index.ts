@@ -31,7 +31,7 @@ export type AcmeOrderOptions = AcmeChallengeOptions;
 
 export function createAcmeOrderServices(
   deps: ServiceDeps,
-  parts: { audit: AuditService; revocation: RevocationService; enrollment: () => AcmeEnrollment },
+  parts: { audit: AuditService; revocation: RevocationService; enrollment: AcmeEnrollment },
   options: AcmeOrderOptions = {},
 ): AcmeOrderServices {
   return {

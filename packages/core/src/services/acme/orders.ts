@@ -57,7 +57,7 @@ class AlreadyFinalized extends Error {}
 export class AcmeOrderService {
   constructor(
     private readonly deps: ServiceDeps,
-    private readonly enrollment: () => AcmeEnrollment,
+    private readonly enrollment: AcmeEnrollment,
   ) {}
 
   async newOrder(account: AcmeAccount, input: unknown): Promise<AcmeOrderView> {
@@ -139,7 +139,7 @@ export class AcmeOrderService {
 
     const renews = await this.#renewedCertificate(claimed, account);
     try {
-      await this.enrollment().enroll(
+      await this.enrollment.enroll(
         acmeActor(account),
         {
           profileId: claimed.profile_id,
