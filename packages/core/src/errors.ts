@@ -64,6 +64,8 @@ export const REASON_CODES = {
    * allowlist admits, or to loopback, link-local, cloud metadata, multicast, reserved … space.
    */
   address_refused: 'validation_failed',
+  /** A destination answered, but not what was required (an ACME challenge's response did not match). */
+  incorrect_response: 'validation_failed',
 
   // bad_request: input that cannot be read at all.
   malformed: 'bad_request',

@@ -1,7 +1,9 @@
 /**
- * `@certwright/core/net`: the outbound address guard and the guarded HTTP(S) and TLS client.
- * Policy and API: docs/operations/outbound-connections.md.
+ * `@certwright/core/net`: the outbound address guard, the guarded HTTP(S) and TLS client, and
+ * the ACME challenge validators built on them. Policy and API:
+ * docs/operations/outbound-connections.md, docs/protocols/acme-validation.md.
  */
+export * from './acme-challenges/index.js';
 export type { AddressCategory, AddressClass } from './address-ranges.js';
 export { type AddressAllowlist, EMPTY_ALLOWLIST, parseAllowlist } from './allowlist.js';
 export { createOutboundClient, type OutboundClient, type OutboundClientOptions } from './client.js';
