@@ -1,6 +1,7 @@
-import type { AcmeAccount, AcmeChallenge, AcmeIdentifier, AcmeProblem } from '../../domain/acme.js';
+import type { AcmeAccount, AcmeChallenge, AcmeProblem } from '../../domain/acme.js';
 import type { AcmeChallengeType } from '../../domain/profile.js';
 import { fail, isCertwrightError, publicMessage } from '../../errors.js';
+import type { ChallengeValidator } from '../../net/acme-challenges/types.js';
 import type { Queue } from '../../ports/queue.js';
 import type { ServiceDeps } from '../context.js';
 import { advanceOrder } from './authorizations.js';
@@ -18,28 +19,12 @@ export interface AcmeValidationJob {
   id: string;
 }
 
-/** Spec limit per challenge validation. */
-export const ACME_VALIDATION_TIMEOUT_MS = 30_000;
-
-/** What a validator is asked to prove (RFC 8555 §8). */
-export interface AcmeChallengeToValidate {
-  type: AcmeChallengeType;
-  /** For a wildcard, the base name (a dns-01 validator removes nothing further). */
-  identifier: AcmeIdentifier;
-  token: string;
-  /** RFC 8555 §8.1: token "." base64url(JWK thumbprint of the account key). */
-  keyAuthorization: string;
-}
-
 /**
- * Proves one challenge or rejects with a CertwrightError whose reason says why
- * (`address_refused`, `dns_failed`, `connection_failed`, `timed_out`, `tls_failed`,
- * `incorrect_response` …). `createChallengeValidator` in `@certwright/core/net` is the real one.
+ * Proves one challenge or rejects with a CertwrightError whose reason says why; the validator
+ * owns the per-challenge deadline (30 s). `createChallengeValidator` in `@certwright/core/net`
+ * is the real one; tests inject their own.
  */
-export type AcmeChallengeValidator = (
-  challenge: AcmeChallengeToValidate,
-  signal?: AbortSignal,
-) => Promise<void>;
+export type AcmeChallengeValidator = ChallengeValidator;
 
 /**
  * The RFC 8555 §6.7 problem a failed validation stores: the four failure classes clients see
@@ -69,8 +54,6 @@ export function validationProblem(error: unknown): AcmeProblem {
 export interface AcmeChallengeOptions {
   /** Where validation jobs go; absent → responding to a challenge is `unavailable`. */
   queue?: Pick<Queue, 'enqueue'>;
-  /** Per-validation limit; default {@link ACME_VALIDATION_TIMEOUT_MS}. */
-  timeoutMs?: number;
 }
 
 /**
@@ -152,20 +135,21 @@ export class AcmeChallengeService {
     } else if (effectiveAuthorizationStatus(authz, clock.now()) !== 'pending') {
       problem = { type: 'unauthorized', detail: 'the authorization expired before it was validated' };
     } else {
-      const limit = AbortSignal.timeout(this.options.timeoutMs ?? ACME_VALIDATION_TIMEOUT_MS);
+      const { identifier } = authz;
       try {
         await validator(
           {
             type: challenge.type,
-            identifier: authz.identifier,
+            // As in the order: a wildcard keeps its '*.' (its dns-01 label drops it again).
+            identifier: authz.wildcard ? { type: 'dns', value: `*.${identifier.value}` } : identifier,
             token: challenge.token,
             keyAuthorization: `${challenge.token}.${account.jwk_thumbprint}`,
           },
-          signal ? AbortSignal.any([signal, limit]) : limit,
+          signal,
         );
       } catch (error) {
         if (signal?.aborted) throw error;
-        problem = limit.aborted && !isCertwrightError(error) ? timedOut() : validationProblem(error);
+        problem = validationProblem(error);
         if (problem.type === 'serverInternal')
           logger.error(
             { err: error, acme_challenge_id: id },
@@ -192,8 +176,4 @@ export class AcmeChallengeService {
       await advanceOrder(tx, order, now);
     });
   }
-}
-
-function timedOut(): AcmeProblem {
-  return { type: 'connection', detail: `no answer within ${ACME_VALIDATION_TIMEOUT_MS / 1000} seconds` };
 }
