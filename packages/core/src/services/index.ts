@@ -1,6 +1,12 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
-import { type AcmeOrderOptions, type AcmeOrderServices, createAcmeOrderServices } from './acme/index.js';
+import {
+  type AcmeOrderOptions,
+  type AcmeOrderServices,
+  type AcmeServices,
+  createAcmeOrderServices,
+  createAcmeServices,
+} from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -74,6 +80,8 @@ export interface Services {
   readonly bulk: BulkService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
+  /** The ACME server: accounts and EAB keys. */
+  readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
 }
@@ -136,5 +144,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       },
       options.acme,
     ),
+    acme: createAcmeServices(deps, audit),
   };
 }

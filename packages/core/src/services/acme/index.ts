@@ -1,6 +1,7 @@
 import type { AuditService } from '../audit.js';
 import type { ServiceDeps } from '../context.js';
 import type { RevocationService } from '../revocation.js';
+import { AcmeAccountService } from './accounts.js';
 import { AcmeAuthorizationService } from './authorizations.js';
 import { type AcmeChallengeOptions, AcmeChallengeService } from './challenges.js';
 import type { AcmeEnrollment } from './common.js';
@@ -8,6 +9,7 @@ import { AcmeOrderService } from './orders.js';
 import { AcmeRenewalInfoService } from './renewal-info.js';
 import { AcmeRevocationService } from './revoke.js';
 
+export * from './accounts.js';
 export * from './authorizations.js';
 export * from './cert-id.js';
 export * from './challenges.js';
@@ -17,6 +19,15 @@ export { findByCertId, findByDer, resolveReplaces } from './issued.js';
 export * from './orders.js';
 export * from './renewal-info.js';
 export * from './revoke.js';
+
+/** The ACME server's domain services, reachable in-process as `services.acme`. */
+export interface AcmeServices {
+  readonly accounts: AcmeAccountService;
+}
+
+export function createAcmeServices(deps: ServiceDeps, audit: AuditService): AcmeServices {
+  return { accounts: new AcmeAccountService(deps, audit) };
+}
 
 /** The order side of the ACME server: orders, authorizations, challenges, revocation, ARI. */
 export interface AcmeOrderServices {
