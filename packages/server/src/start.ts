@@ -60,6 +60,13 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     rateLimits: config.rateLimits,
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
+    acme: {
+      ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+      settings: {
+        renewalInfo: config.acmeRenewalInfo.enabled,
+        renewalInfoPollSeconds: Math.ceil(config.acmeRenewalInfo.pollIntervalMs / 1000),
+      },
+    },
   };
   const starting = createHandler({
     ...common,

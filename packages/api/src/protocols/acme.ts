@@ -6,6 +6,7 @@ import {
   type AcmeServerSettings,
   createAcmeHandler,
 } from '@certwright/protocols/acme';
+import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
 import type { MountContext } from './revocation-status.js';
 
@@ -38,6 +39,7 @@ export function acmeAuthority(services: Services, defaultProfileId: string): Acm
     defaultProfile: async () => servesAcme(await storage.profiles.get(defaultProfileId)),
     account: (id) => storage.acmeAccounts.get(id),
     accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
+    ...acmeOrderAuthority(services),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { AcmeAccount, CertificateProfile, PublicJwk } from '@certwright/core';
+import type { AcmeOrderAuthority } from './order-authority.js';
 
 /**
  * What the ACME endpoints need from the rest of certwright, and nothing more (the pattern of
@@ -46,5 +47,5 @@ export interface AcmeAccountAuthority {
   accountByKey(profileId: string, thumbprint: string): Promise<AcmeAccount | null>;
 }
 
-/** Everything the ACME handler calls. Order, authorization and certificate methods join here. */
-export type AcmeAuthority = AcmeProfileSource & AcmeAccountAuthority;
+/** Everything the ACME handler calls. */
+export type AcmeAuthority = AcmeProfileSource & AcmeAccountAuthority & AcmeOrderAuthority;

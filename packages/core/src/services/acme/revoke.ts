@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { AcmeAccount } from '../../domain/acme.js';
 import type { RevocationReason } from '../../domain/certificate.js';
 import { fail } from '../../errors.js';
 import { readCertificate } from '../../pki/certificate-info.js';
-import { importSpkiDer } from '../../pki/keys.js';
+import { jwkThumbprint, spkiToPublicJwk } from '../../pki/jwk.js';
 import type { AuditService } from '../audit.js';
 import type { ServiceDeps } from '../context.js';
 import type { RevocationService } from '../revocation.js';
@@ -44,19 +43,7 @@ export function acmeRevocationReason(code: number | undefined): RevocationReason
 }
 
 /** RFC 7638 SHA-256 thumbprint (base64url) of a SubjectPublicKeyInfo. */
-export function spkiThumbprint(spki: Uint8Array): string {
-  const jwk = importSpkiDer(spki).export({ format: 'jwk' }) as Record<string, string>;
-  // The required members of each key type, in lexicographic order, as RFC 7638 §3.2 says.
-  const members: Record<string, string[]> = {
-    RSA: ['e', 'kty', 'n'],
-    EC: ['crv', 'kty', 'x', 'y'],
-    OKP: ['crv', 'kty', 'x'],
-  };
-  const names = members[jwk.kty ?? ''];
-  if (!names) throw fail('key_rejected', 'the certificate key has no JWK form');
-  const canonical = `{${names.map((n) => `${JSON.stringify(n)}:${JSON.stringify(jwk[n])}`).join(',')}}`;
-  return createHash('sha256').update(canonical).digest('base64url');
-}
+export const spkiThumbprint = (spki: Uint8Array): string => jwkThumbprint(spkiToPublicJwk(spki));
 
 /** Who asks: an account (JWS with kid) or the holder of the certificate's key (JWS with jwk). */
 export type AcmeRevoker = { account: AcmeAccount } | { jwkThumbprint: string };
