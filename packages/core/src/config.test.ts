@@ -179,7 +179,30 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_AUTH_FAILURE_LIMIT: 'many' })).toContain('SVC_AUTH_FAILURE_LIMIT');
   });
 
-  it('reads the ACME validation pools, ports, resolvers, ranges and renewal-information settings', () => {
+  it('reads the ACME server settings: default profile prof-default, renewal information on every 6h', () => {
+    expect(parseConfig(base).acmeServer).toEqual({
+      defaultProfileId: 'prof-default',
+      ariEnabled: true,
+      ariPollIntervalMs: 6 * 3_600_000,
+    });
+    const tuned = parseConfig({
+      ...base,
+      SVC_ACME_SERVER_DEFAULT_PROFILE_ID: 'prof-acme',
+      SVC_ACME_SERVER_ARI_ENABLED: 'false',
+      SVC_ACME_SERVER_ARI_POLL_INTERVAL: '30m',
+    });
+    expect(tuned.acmeServer).toEqual({
+      defaultProfileId: 'prof-acme',
+      ariEnabled: false,
+      ariPollIntervalMs: 1_800_000,
+    });
+    expect(failure({ ...base, SVC_ACME_SERVER_DEFAULT_PROFILE_ID: 'a/b' })).toContain(
+      'SVC_ACME_SERVER_DEFAULT_PROFILE_ID',
+    );
+    expect(failure({ ...base, SVC_ACME_SERVER_ARI_ENABLED: 'yes' })).toContain('SVC_ACME_SERVER_ARI_ENABLED');
+  });
+
+  it('reads the ACME validation pools, ports, resolvers and ranges', () => {
     expect(parseConfig(base)).toMatchObject({
       acmeValidation: {
         concurrency: { http01: 10, dns01: 10, tlsAlpn01: 10 },
@@ -189,7 +212,6 @@ describe('parseConfig', () => {
         validationResolver: undefined,
         allowedRanges: [],
       },
-      acmeRenewalInfo: { enabled: true, pollIntervalMs: 6 * 3_600_000 },
     });
     const config = parseConfig({
       ...base,
@@ -197,8 +219,6 @@ describe('parseConfig', () => {
       SVC_ACME_SERVER_HTTP01_PORT: '5002',
       SVC_ACME_SERVER_VALIDATION_RESOLVER: '127.0.0.1:5353',
       SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '127.0.0.1, 10.0.0.0/8',
-      SVC_ACME_SERVER_ARI_ENABLED: 'false',
-      SVC_ACME_SERVER_ARI_POLL_INTERVAL: '30m',
     });
     expect(config.acmeValidation).toMatchObject({
       concurrency: { dns01: 2 },
@@ -206,7 +226,6 @@ describe('parseConfig', () => {
       validationResolver: '127.0.0.1:5353',
       allowedRanges: ['127.0.0.1/32', '10.0.0.0/8'],
     });
-    expect(config.acmeRenewalInfo).toEqual({ enabled: false, pollIntervalMs: 1_800_000 });
     const message = failure({
       ...base,
       SVC_ACME_SERVER_TLSALPN01_CONCURRENCY: '0',
