@@ -10,6 +10,7 @@ import {
   systemClock,
 } from '@certwright/core';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
+import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
@@ -118,6 +119,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+        // Challenge responses enqueue their validation on the same queue the workers read.
+        acme: { queue: runtime.queue },
       },
     );
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
@@ -139,7 +142,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
     // A SIGTERM during start-up: start no work that close() would have to chase.
     if (stopping) return;
-    workers = startWorkers(runtime.queue, workTopics(services), logger);
+    workers = startWorkers(
+      runtime.queue,
+      workTopics(services, { acmeValidation: acmeValidation(config, logger) }),
+      logger,
+    );
     schedulers = [
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),

@@ -6,6 +6,7 @@ import {
   type AcmeServerSettings,
   createAcmeHandler,
 } from '@certwright/protocols/acme';
+import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
 import type { MountContext } from './revocation-status.js';
 
@@ -62,6 +63,7 @@ export function acmeAuthority(services: Services, defaultProfileId: string): Acm
     changeAccountKey: (id, change) =>
       accounts.changeKey(id, { old_thumbprint: change.oldThumbprint, jwk: change.jwk }),
     accountOrderIds: (id, page, perPage) => accounts.orderIds(id, page, perPage),
+    ...acmeOrderAuthority(services),
   };
 }
 

@@ -1,6 +1,12 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
-import { type AcmeServices, createAcmeServices } from './acme/index.js';
+import {
+  type AcmeOrderOptions,
+  type AcmeOrderServices,
+  type AcmeServices,
+  createAcmeOrderServices,
+  createAcmeServices,
+} from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -84,6 +90,8 @@ export interface Services {
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
   readonly acme: AcmeServices;
+  /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
+  readonly acmeOrders: AcmeOrderServices;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -94,6 +102,8 @@ export interface ServiceOptions {
   pki?: PkiOptions;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: EstOptions & { issuance?: EstIssuance };
+  /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
+  acme?: AcmeOrderOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -143,6 +153,15 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     est,
     pki,
+    acmeOrders: createAcmeOrderServices(
+      deps,
+      {
+        audit,
+        revocation,
+        enrollment: pki.enrollment,
+      },
+      options.acme,
+    ),
     acme: createAcmeServices(deps, audit),
   };
 }

@@ -1,4 +1,5 @@
 import type { AcmeAccount, CertificateProfile, PublicJwk } from '@certwright/core';
+import type { AcmeOrderAuthority } from './order-authority.js';
 
 /**
  * What the ACME endpoints need from the rest of certwright, and nothing more (the pattern of
@@ -64,5 +65,5 @@ export interface AcmeAccountAuthority {
   accountOrderIds(id: string, page: number, perPage: number): Promise<{ ids: string[]; total: number }>;
 }
 
-/** Everything the ACME handler calls. Order, authorization and certificate methods join here. */
-export type AcmeAuthority = AcmeProfileSource & AcmeAccountAuthority;
+/** Everything the ACME handler calls. */
+export type AcmeAuthority = AcmeProfileSource & AcmeAccountAuthority & AcmeOrderAuthority;

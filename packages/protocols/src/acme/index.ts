@@ -208,6 +208,7 @@ export {
 } from './jws.js';
 export { AcmeLinks } from './links.js';
 export { NonceStore } from './nonces.js';
+export type { AcmeOrderAuthority } from './order-authority.js';
 export {
   ACME_ERROR_PREFIX,
   AcmeProblemError,

@@ -1,9 +1,17 @@
 import { account, accountOrders } from './account.js';
+import { authorization } from './authorization.js';
+import { certificate, certificateIssuer } from './certificate.js';
+import { challenge } from './challenge.js';
 import type { AcmeEndpoint } from './context.js';
 import { directory } from './directory.js';
+import { finalize } from './finalize.js';
 import { keyChange } from './key-change.js';
 import { newAccount } from './new-account.js';
 import { newNonce } from './new-nonce.js';
+import { newOrder } from './new-order.js';
+import { order } from './order.js';
+import { renewalInfo } from './renewal-info.js';
+import { revokeCert } from './revoke-cert.js';
 
 /**
  * Every ACME route under a profile's base (`/acme` or `/acme/profile/{path_id}`), one line
@@ -24,6 +32,15 @@ export const ACME_ROUTES: readonly AcmeRoute[] = [
   { method: 'POST', path: 'account/:id', endpoint: account },
   { method: 'POST', path: 'account/:id/orders', endpoint: accountOrders },
   { method: 'POST', path: 'key-change', endpoint: keyChange },
+  { method: 'POST', path: 'new-order', endpoint: newOrder },
+  { method: 'POST', path: 'order/:id', endpoint: order },
+  { method: 'POST', path: 'order/:id/finalize', endpoint: finalize },
+  { method: 'POST', path: 'authz/:id', endpoint: authorization },
+  { method: 'POST', path: 'challenge/:id', endpoint: challenge },
+  { method: 'POST', path: 'cert/:id', endpoint: certificate },
+  { method: 'POST', path: 'cert/:id/issuer', endpoint: certificateIssuer },
+  { method: 'POST', path: 'revoke-cert', endpoint: revokeCert },
+  { method: 'GET', path: 'renewal-info/:certId', endpoint: renewalInfo },
 ];
 
 export type RouteMatch =
