@@ -69,11 +69,9 @@ async function run(engine: string) {
       { storage, clock: systemClock, logger: silentLogger },
       { est: { rateLimit: null } },
     );
-    await services.profiles.update(
-      'prof-default',
-      { est: { enabled: true, basic_credentials: [{ username: 'device', password: PASSWORD }] } },
-      SYSTEM_ACTOR,
-    );
+    await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+      est: { enabled: true, basic_credentials: [{ username: 'device', password: PASSWORD }] },
+    });
     await services.pki.lifecycle.caChain('iss-local'); // provision the CA outside the measurement
 
     // The raw pipeline: what every protocol's issuance costs (CSR checks, signature, storage, audit).

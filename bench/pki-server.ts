@@ -66,12 +66,13 @@ async function open(caAlgorithm: KeyAlgorithm) {
   );
   await storage.migrate();
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
-  const owner = await services.owners.create({ name: 'bench' }, SYSTEM_ACTOR);
-  const team = await services.teams.create({ name: 'bench' }, SYSTEM_ACTOR);
-  const issuer = await services.issuers.create(
-    { name: `bench ${caAlgorithm}`, type: 'Local', config: { key_algorithm: caAlgorithm } },
-    SYSTEM_ACTOR,
-  );
+  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'bench' });
+  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'bench' });
+  const issuer = await services.issuers.create(SYSTEM_ACTOR, {
+    name: `bench ${caAlgorithm}`,
+    type: 'Local',
+    config: { key_algorithm: caAlgorithm },
+  });
   await services.pki.lifecycle.caChain(issuer.id); // provision the CA outside the measurement
   return { storage, services, issuerId: issuer.id, owner: owner.id, team: team.id };
 }

@@ -167,51 +167,41 @@ beforeAll(async () => {
     { pki: { publicBaseUrl: origin } },
   );
   handler = createHandler({ auth: { type: 'api-key', secret: KEY }, services });
-  await services.profiles.update(
-    'prof-default',
-    {
-      required_csr_attributes: ['CN'],
-      est: {
-        enabled: true,
-        server_keygen: true,
-        basic_credentials: [{ username: 'device', password: PASSWORD }],
-      },
+  await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+    required_csr_attributes: ['CN'],
+    est: {
+      enabled: true,
+      server_keygen: true,
+      basic_credentials: [{ username: 'device', password: PASSWORD }],
     },
-    SYSTEM_ACTOR,
-  );
+  });
   // The mutual-TLS profile trusts the CA of the test TLS client certificate.
-  await services.profiles.create(
-    {
-      name: 'EST fleet',
-      enrollment: {
-        issuer_id: 'iss-local',
-        owner_id: 'own-default',
-        team_id: 'team-default',
-        renewal_policy_id: 'rp-default',
-      },
-      est: { enabled: true, path_id: 'fleet', mtls_trust_bundle_path: write('fleet-bundle.pem', tls.caPem) },
+  await services.profiles.create(SYSTEM_ACTOR, {
+    name: 'EST fleet',
+    enrollment: {
+      issuer_id: 'iss-local',
+      owner_id: 'own-default',
+      team_id: 'team-default',
+      renewal_policy_id: 'rp-default',
     },
-    SYSTEM_ACTOR,
-  );
+    est: { enabled: true, path_id: 'fleet', mtls_trust_bundle_path: write('fleet-bundle.pem', tls.caPem) },
+  });
   // Channel binding over real TLS: the same bundle, and the tls-exporter value required.
-  await services.profiles.create(
-    {
-      name: 'EST bound',
-      enrollment: {
-        issuer_id: 'iss-local',
-        owner_id: 'own-default',
-        team_id: 'team-default',
-        renewal_policy_id: 'rp-default',
-      },
-      est: {
-        enabled: true,
-        path_id: 'bound',
-        mtls_trust_bundle_path: path('fleet-bundle.pem'),
-        require_channel_binding: true,
-      },
+  await services.profiles.create(SYSTEM_ACTOR, {
+    name: 'EST bound',
+    enrollment: {
+      issuer_id: 'iss-local',
+      owner_id: 'own-default',
+      team_id: 'team-default',
+      renewal_policy_id: 'rp-default',
     },
-    SYSTEM_ACTOR,
-  );
+    est: {
+      enabled: true,
+      path_id: 'bound',
+      mtls_trust_bundle_path: path('fleet-bundle.pem'),
+      require_channel_binding: true,
+    },
+  });
 }, 120_000);
 
 afterAll(async () => {

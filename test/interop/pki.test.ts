@@ -178,13 +178,13 @@ beforeAll(async () => {
     holder: 'interop',
     intervalMs: 200,
   });
-  const owner = await services.owners.create(
-    { name: 'interop', email: 'interop@example.test' },
-    SYSTEM_ACTOR,
-  );
-  const team = await services.teams.create({ name: 'interop' }, SYSTEM_ACTOR);
+  const owner = await services.owners.create(SYSTEM_ACTOR, {
+    name: 'interop',
+    email: 'interop@example.test',
+  });
+  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'interop' });
   refs = { owner: owner.id, team: team.id };
-  issuerId = (await services.issuers.create({ name: 'Interop Local CA', type: 'Local' }, SYSTEM_ACTOR)).id;
+  issuerId = (await services.issuers.create(SYSTEM_ACTOR, { name: 'Interop Local CA', type: 'Local' })).id;
   const chainRes = await api('GET', `/api/v1/issuers/${issuerId}/chain`);
   const [issuing, root] = chainRes.raw.toString().match(CERT_RE)!;
   chain = { issuing: issuing!, root: root! };

@@ -44,24 +44,21 @@ beforeAll(async () => {
       },
     },
   });
-  const profile = await app.services.profiles.create(
-    {
-      name: 'Trusted ACME',
-      enrollment: {
-        issuer_id: 'iss-local',
-        owner_id: 'own-default',
-        team_id: 'team-default',
-        renewal_policy_id: 'rp-default',
-      },
-      acme: {
-        enabled: true,
-        auth_mode: 'trust_authenticated',
-        path_id: 'trusted',
-        rate_limits: { orders_per_account_per_hour: 2 },
-      },
+  const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+    name: 'Trusted ACME',
+    enrollment: {
+      issuer_id: 'iss-local',
+      owner_id: 'own-default',
+      team_id: 'team-default',
+      renewal_policy_id: 'rp-default',
     },
-    SYSTEM_ACTOR,
-  );
+    acme: {
+      enabled: true,
+      auth_mode: 'trust_authenticated',
+      path_id: 'trusted',
+      rate_limits: { orders_per_account_per_hour: 2 },
+    },
+  });
   trustProfile = profile.id;
 }, 180_000);
 afterAll(() => app?.close());

@@ -27,14 +27,16 @@ async function agentKeyedCertificate(tag: string) {
     name: `nginx-${tag}`,
     type: 'NGINX',
   });
-  const profile = await app.services.profiles.create(
-    { name: `agent-keys-${tag}`, max_validity_days: 90, key_generation: 'agent' },
-    SYSTEM_ACTOR,
-  );
-  const policy = await app.services.renewalPolicies.create(
-    { name: `four-retries-${tag}`, renewal_window_days: 30, max_retries: 4 },
-    SYSTEM_ACTOR,
-  );
+  const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+    name: `agent-keys-${tag}`,
+    max_validity_days: 90,
+    key_generation: 'agent',
+  });
+  const policy = await app.services.renewalPolicies.create(SYSTEM_ACTOR, {
+    name: `four-retries-${tag}`,
+    renewal_window_days: 30,
+    max_retries: 4,
+  });
   const cert = await app.storage.certificates.create({
     name: `agent-${tag}`,
     common_name: `agent-${tag}.example.test`,

@@ -55,9 +55,9 @@ interface App {
 async function createApp(storage: SqlStorage): Promise<App> {
   await storage.migrate();
   const services = createServices({ storage, clock, logger: silentLogger });
-  const owner = await services.owners.create({ name: 'CRL owner', email: 'crl@example.test' }, SYSTEM_ACTOR);
-  const team = await services.teams.create({ name: 'CRL team' }, SYSTEM_ACTOR);
-  const issuer = await services.issuers.create({ name: 'CRL number CA', type: 'Local' }, SYSTEM_ACTOR);
+  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'CRL owner', email: 'crl@example.test' });
+  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'CRL team' });
+  const issuer = await services.issuers.create(SYSTEM_ACTOR, { name: 'CRL number CA', type: 'Local' });
   return {
     services,
     storage,

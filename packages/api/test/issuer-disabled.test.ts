@@ -18,14 +18,14 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 async function newIssuer(name: string) {
-  return app.services.issuers.create(
-    { name: `${name}-${clock.now().getTime()}-${Math.floor(performance.now())}`, type: 'Local' },
-    SYSTEM_ACTOR,
-  );
+  return app.services.issuers.create(SYSTEM_ACTOR, {
+    name: `${name}-${clock.now().getTime()}-${Math.floor(performance.now())}`,
+    type: 'Local',
+  });
 }
 
 async function disable(issuerId: string) {
-  await app.services.issuers.update(issuerId, { enabled: false }, SYSTEM_ACTOR);
+  await app.services.issuers.update(SYSTEM_ACTOR, issuerId, { enabled: false });
 }
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
@@ -71,14 +71,11 @@ describe('a disabled issuer signs nothing', () => {
   });
 
   it('the renewal scan opens no renewal job for it and counts it; bulk renew reports issuer_disabled', async () => {
-    const policy = await app.services.renewalPolicies.create(
-      {
-        name: `disabled-window-${Math.floor(performance.now())}`,
-        renewal_window_days: 60,
-        alert_thresholds_days: [],
-      },
-      SYSTEM_ACTOR,
-    );
+    const policy = await app.services.renewalPolicies.create(SYSTEM_ACTOR, {
+      name: `disabled-window-${Math.floor(performance.now())}`,
+      renewal_window_days: 60,
+      alert_thresholds_days: [],
+    });
     const issuer = await newIssuer('disabled-renewal');
     const cert = await app.createCertificate({ issuer_id: issuer.id, renewal_policy_id: policy.id });
     await app.services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, { validity_days: 30 });
@@ -99,20 +96,17 @@ describe('a disabled issuer signs nothing', () => {
 
   it('enroll refuses a profile whose enrollment issuer is disabled', async () => {
     const issuer = await newIssuer('disabled-enroll');
-    const profile = await app.services.profiles.create(
-      {
-        name: `enroll-disabled-${Math.floor(performance.now())}`,
-        max_validity_days: 90,
-        key_generation: 'server',
-        enrollment: {
-          issuer_id: issuer.id,
-          owner_id: app.ids.owner,
-          team_id: app.ids.team,
-          renewal_policy_id: 'rp-default',
-        },
-      } as never,
-      SYSTEM_ACTOR,
-    );
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: `enroll-disabled-${Math.floor(performance.now())}`,
+      max_validity_days: 90,
+      key_generation: 'server',
+      enrollment: {
+        issuer_id: issuer.id,
+        owner_id: app.ids.owner,
+        team_id: app.ids.team,
+        renewal_policy_id: 'rp-default',
+      },
+    } as never);
     await disable(issuer.id);
     const { privateKey } = await generateKeyPair('ECDSA-P256');
     const csrDer = createCertificationRequest({

@@ -52,9 +52,9 @@ beforeAll(async () => {
   a = instance();
   b = instance();
   const setup = createServices({ storage, clock, logger: silentLogger, ephemeral });
-  ownerId = (await setup.owners.create({ name: 'owner', email: 'o@example.test' }, SYSTEM_ACTOR)).id;
-  teamId = (await setup.teams.create({ name: 'team' }, SYSTEM_ACTOR)).id;
-  issuerId = (await setup.issuers.create({ name: 'Shared CA', type: 'Local' }, SYSTEM_ACTOR)).id;
+  ownerId = (await setup.owners.create(SYSTEM_ACTOR, { name: 'owner', email: 'o@example.test' })).id;
+  teamId = (await setup.teams.create(SYSTEM_ACTOR, { name: 'team' })).id;
+  issuerId = (await setup.issuers.create(SYSTEM_ACTOR, { name: 'Shared CA', type: 'Local' })).id;
 });
 afterAll(() => storage.close());
 

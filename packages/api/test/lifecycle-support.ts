@@ -48,9 +48,9 @@ export async function createLifecycleApp(options: { clock: Clock; pki?: PkiOptio
     services,
     ...conformance.options(),
   });
-  const owner = await services.owners.create({ name: 'PKI owner', email: 'pki@example.test' }, SYSTEM_ACTOR);
-  const team = await services.teams.create({ name: 'PKI team' }, SYSTEM_ACTOR);
-  const issuer = await services.issuers.create({ name: 'Local test CA', type: 'Local' }, SYSTEM_ACTOR);
+  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'PKI owner', email: 'pki@example.test' });
+  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'PKI team' });
+  const issuer = await services.issuers.create(SYSTEM_ACTOR, { name: 'Local test CA', type: 'Local' });
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     conformance.call(
       handler,

@@ -171,16 +171,13 @@ describe('CSR issuance against the profile', () => {
       /depth|nest/i,
     ],
   ])('refuses %s with a reason and issues nothing', async (_name, make, reason) => {
-    const profile = await app.services.profiles.create(
-      {
-        name: `p-${Math.random()}`,
-        allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
-        allowed_ekus: ['serverAuth'],
-        max_validity_days: 30,
-        key_generation: 'server',
-      },
-      SYSTEM_ACTOR,
-    );
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: `p-${Math.random()}`,
+      allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
+      allowed_ekus: ['serverAuth'],
+      max_validity_days: 30,
+      key_generation: 'server',
+    });
     const cert = await app.createCertificate({ profile_id: profile.id });
     const csr = (await make()) ?? (await csrPem('RSA-2048'));
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { csr_pem: csr });
@@ -192,17 +189,14 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('names each profile refusal with its typed reason in the problem body', async () => {
-    const profile = await app.services.profiles.create(
-      {
-        name: `reasons-${Math.random()}`,
-        allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
-        allowed_ekus: ['serverAuth'],
-        required_csr_attributes: ['challengePassword'],
-        max_validity_days: 30,
-        key_generation: 'server',
-      },
-      SYSTEM_ACTOR,
-    );
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: `reasons-${Math.random()}`,
+      allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
+      allowed_ekus: ['serverAuth'],
+      required_csr_attributes: ['challengePassword'],
+      max_validity_days: 30,
+      key_generation: 'server',
+    });
     const cert = await app.createCertificate({ profile_id: profile.id });
     const csrWith = async (extra: Partial<Parameters<typeof createCertificationRequest>[0]> = {}) => {
       const { privateKey } = await generateKeyPair('ECDSA-P256');
@@ -275,7 +269,7 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('refuses issuer types without a connector with a clear error, before any job exists', async () => {
-    const acme = await app.services.issuers.create({ name: 'Some ACME CA', type: 'ACME' }, SYSTEM_ACTOR);
+    const acme = await app.services.issuers.create(SYSTEM_ACTOR, { name: 'Some ACME CA', type: 'ACME' });
     const cert = await app.createCertificate({ issuer_id: acme.id });
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
     expect(res.status).toBe(400);
@@ -284,10 +278,10 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('refuses to mint a new CA for an issuer whose CA material was wiped after it issued', async () => {
-    const issuer = await app.services.issuers.create(
-      { name: `wiped-${Math.random()}`, type: 'Local' },
-      SYSTEM_ACTOR,
-    );
+    const issuer = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `wiped-${Math.random()}`,
+      type: 'Local',
+    });
     const cert = await app.createCertificate({ issuer_id: issuer.id });
     expect((await app.json('POST', `/api/v1/certificates/${cert.id}/issue`)).status).toBe(200);
     // Below the service (an issuer update keeps CA material): e.g. a config restored from an
@@ -300,10 +294,10 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('recovers a wiped CA through an explicit import of the CA that issued its certificates, and only that CA', async () => {
-    const issuer = await app.services.issuers.create(
-      { name: `recovered-${Math.random()}`, type: 'Local' },
-      SYSTEM_ACTOR,
-    );
+    const issuer = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `recovered-${Math.random()}`,
+      type: 'Local',
+    });
     const cert = await app.createCertificate({ issuer_id: issuer.id });
     const first = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
     expect(first.status).toBe(200);
@@ -313,10 +307,10 @@ describe('CSR issuance against the profile', () => {
       ca: { issuing_key_pem: string };
     };
     // Another CA, with its own key, to try importing instead.
-    const other = await app.services.issuers.create(
-      { name: `other-${Math.random()}`, type: 'Local' },
-      SYSTEM_ACTOR,
-    );
+    const other = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `other-${Math.random()}`,
+      type: 'Local',
+    });
     const otherChain = await chainOf(other.id);
     const otherKey = (
       (await app.storage.issuers.getWithConfig(other.id))!.config as { ca: { issuing_key_pem: string } }
@@ -403,10 +397,11 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('refuses creation-time settings on a Local issuer that already has its CA, with a 400 naming the field', async () => {
-    const issuer = await app.services.issuers.create(
-      { name: `settled-${Math.random()}`, type: 'Local', config: { common_name: 'Settled' } },
-      SYSTEM_ACTOR,
-    );
+    const issuer = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `settled-${Math.random()}`,
+      type: 'Local',
+      config: { common_name: 'Settled' },
+    });
     const [issuingPem] = await chainOf(issuer.id); // first use generates the CA
     const before = (await app.storage.issuers.getWithConfig(issuer.id))!.config;
     const key = (before.ca as { issuing_key_pem: string }).issuing_key_pem;
@@ -445,10 +440,10 @@ describe('CSR issuance against the profile', () => {
     });
 
     // Before the CA exists, they are ordinary settings and shape the CA created on first use.
-    const fresh = await app.services.issuers.create(
-      { name: `fresh-${Math.random()}`, type: 'Local' },
-      SYSTEM_ACTOR,
-    );
+    const fresh = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `fresh-${Math.random()}`,
+      type: 'Local',
+    });
     const set = await app.json('PUT', `/api/v1/issuers/${fresh.id}`, {
       config: { key_algorithm: 'ECDSA-P384', common_name: 'Fresh' },
     });
@@ -460,10 +455,11 @@ describe('CSR issuance against the profile', () => {
   });
 
   it("keeps a Local issuer's CA material, OCSP responder and CRL number across an update of its name and settings", async () => {
-    const issuer = await app.services.issuers.create(
-      { name: `updated-${Math.random()}`, type: 'Local', config: { common_name: 'Before' } },
-      SYSTEM_ACTOR,
-    );
+    const issuer = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: `updated-${Math.random()}`,
+      type: 'Local',
+      config: { common_name: 'Before' },
+    });
     const cert = await app.createCertificate({ issuer_id: issuer.id });
     expect((await app.json('POST', `/api/v1/certificates/${cert.id}/issue`)).status).toBe(200);
     const chainBefore = await chainOf(issuer.id);
@@ -516,16 +512,13 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('waits in AwaitingCSR when the profile generates keys on the agent', async () => {
-    const profile = await app.services.profiles.create(
-      {
-        name: 'agent keys',
-        allowed_key_algorithms: [],
-        allowed_ekus: ['serverAuth'],
-        max_validity_days: 90,
-        key_generation: 'agent',
-      },
-      SYSTEM_ACTOR,
-    );
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: 'agent keys',
+      allowed_key_algorithms: [],
+      allowed_ekus: ['serverAuth'],
+      max_validity_days: 90,
+      key_generation: 'agent',
+    });
     const cert = await app.createCertificate({ profile_id: profile.id });
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
     expect(res.status).toBe(202);
@@ -536,16 +529,13 @@ describe('CSR issuance against the profile', () => {
 
 describe('agent-side key generation', () => {
   it('issues from the CSR the agent submits for its AwaitingCSR job, through the job worker', async () => {
-    const profile = await app.services.profiles.create(
-      {
-        name: `agent-flow-${Math.random()}`,
-        allowed_key_algorithms: [],
-        allowed_ekus: ['serverAuth'],
-        max_validity_days: 60,
-        key_generation: 'agent',
-      },
-      SYSTEM_ACTOR,
-    );
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: `agent-flow-${Math.random()}`,
+      allowed_key_algorithms: [],
+      allowed_ekus: ['serverAuth'],
+      max_validity_days: 60,
+      key_generation: 'agent',
+    });
     const { agent } = await app.services.agents.register(SYSTEM_ACTOR, {
       name: `agent-${Math.random()}`,
       hostname: 'web-1',
@@ -669,10 +659,10 @@ describe('renew, revoke, CRL and OCSP', () => {
     expect((await app.json('POST', `/api/v1/certificates/${single.id}/revoke`, {})).status).toBe(409);
     expect((await notes(`certificate_id=${single.id}`)).total).toBe(1);
 
-    const other = await app.services.owners.create(
-      { name: 'Other owner', email: 'other@example.test' },
-      SYSTEM_ACTOR,
-    );
+    const other = await app.services.owners.create(SYSTEM_ACTOR, {
+      name: 'Other owner',
+      email: 'other@example.test',
+    });
     const mine = [await app.createCertificate(), await app.createCertificate()];
     const theirs = await app.createCertificate({ owner_id: other.id });
     const seen = new Set((await notes('per_page=500')).data.map((n: { id: string }) => n.id));
@@ -788,16 +778,13 @@ describe('delegated OCSP responder', () => {
 
 describe('renewal scan', () => {
   it('renews certificates whose window opened and raises each alert threshold once', async () => {
-    const policy = await app.services.renewalPolicies.create(
-      {
-        name: `scan-${Math.random()}`,
-        renewal_window_days: 5,
-        max_retries: 1,
-        retry_interval_seconds: 60,
-        alert_thresholds_days: [20, 10, 0],
-      },
-      SYSTEM_ACTOR,
-    );
+    const policy = await app.services.renewalPolicies.create(SYSTEM_ACTOR, {
+      name: `scan-${Math.random()}`,
+      renewal_window_days: 5,
+      max_retries: 1,
+      retry_interval_seconds: 60,
+      alert_thresholds_days: [20, 10, 0],
+    });
     const cert = await app.createCertificate({ renewal_policy_id: policy.id });
     const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, { validity_days: 30 });
     const firstSerial = issued.body.version.serial_number;
@@ -845,20 +832,18 @@ describe('renewal scan', () => {
   });
 
   it('opens AwaitingCSR renewal jobs for agent-keyed certificates', async () => {
-    const policy = await app.services.renewalPolicies.create(
-      { name: `agent-${Math.random()}`, renewal_window_days: 30, alert_thresholds_days: [] },
-      SYSTEM_ACTOR,
-    );
-    const profile = await app.services.profiles.create(
-      {
-        name: `agent-scan-${Math.random()}`,
-        allowed_key_algorithms: [],
-        allowed_ekus: ['serverAuth'],
-        max_validity_days: 20,
-        key_generation: 'agent',
-      },
-      SYSTEM_ACTOR,
-    );
+    const policy = await app.services.renewalPolicies.create(SYSTEM_ACTOR, {
+      name: `agent-${Math.random()}`,
+      renewal_window_days: 30,
+      alert_thresholds_days: [],
+    });
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
+      name: `agent-scan-${Math.random()}`,
+      allowed_key_algorithms: [],
+      allowed_ekus: ['serverAuth'],
+      max_validity_days: 20,
+      key_generation: 'agent',
+    });
     const cert = await app.createCertificate({ renewal_policy_id: policy.id, profile_id: profile.id });
     const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {
       csr_pem: await csrPem('ECDSA-P256'),

@@ -209,10 +209,11 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
   });
 
   it('chains root → intermediate → leaf with path lengths 1 and 0 that openssl enforces', async () => {
-    const created = await app.services.issuers.create(
-      { name: 'Path length CA', type: 'Local', root_private_key: 'return' },
-      SYSTEM_ACTOR,
-    );
+    const created = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: 'Path length CA',
+      type: 'Local',
+      root_private_key: 'return',
+    });
     const leaf = await issueLeaf(created.id);
     const [issuing, root] = await chainOf(created.id);
     const rootText = openssl(['x509', '-in', file('pl-root.pem', root!), '-noout', '-text']).out;
@@ -252,10 +253,11 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
   });
 
   it('lets the offline root sign a new intermediate that a new Local issuer imports and issues under (CA rotation)', async () => {
-    const created = await app.services.issuers.create(
-      { name: 'Rotating root CA', type: 'Local', root_private_key: 'return' },
-      SYSTEM_ACTOR,
-    );
+    const created = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: 'Rotating root CA',
+      type: 'Local',
+      root_private_key: 'return',
+    });
     const root = created.root_certificate_pem!;
     const [oldIssuing] = await chainOf(created.id);
     const before = await issueCertificate(created.id);
@@ -309,10 +311,11 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
 
   it('removes a root key an earlier release stored: on the first use of the issuer, on an update, and at start-up', async () => {
     // Configs as earlier releases wrote them: the generated CA with its root key beside it.
-    const donor = await app.services.issuers.create(
-      { name: 'Legacy donor', type: 'Local', root_private_key: 'return' },
-      SYSTEM_ACTOR,
-    );
+    const donor = await app.services.issuers.create(SYSTEM_ACTOR, {
+      name: 'Legacy donor',
+      type: 'Local',
+      root_private_key: 'return',
+    });
     const { config } = (await app.storage.issuers.getWithConfig(donor.id))!;
     const legacyConfig = {
       ...config,
@@ -349,7 +352,7 @@ describe('Local CA root key', { timeout: 60_000 }, () => {
     await issueLeaf(firstUse.id);
 
     // An update that does not touch the config removes it too.
-    await app.services.issuers.update(updated.id, { name: 'Legacy updated (renamed)' }, SYSTEM_ACTOR);
+    await app.services.issuers.update(SYSTEM_ACTOR, updated.id, { name: 'Legacy updated (renamed)' });
     expect((await storedKeys(updated.id)).map(spkiOf)).not.toContain(rootSpki);
     expect((await app.storage.issuers.getWithConfig(updated.id))!.config.ca).toEqual(config.ca);
 

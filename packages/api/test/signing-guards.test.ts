@@ -78,15 +78,12 @@ describe('names are linted at creation and again before signing', () => {
 
 describe('AllowedDomains rules before signing', () => {
   it('an Error rule refuses names outside its domains at issue (name_not_allowed); a Warning only records a violation', async () => {
-    const rule = await app.services.policyRules.create(
-      {
-        name: `allowed-domains-${Math.floor(performance.now())}`,
-        type: 'AllowedDomains',
-        severity: 'Error',
-        config: { allowed_domains: ['*.example.test', 'app.example.test', '10.0.0.7'] },
-      },
-      SYSTEM_ACTOR,
-    );
+    const rule = await app.services.policyRules.create(SYSTEM_ACTOR, {
+      name: `allowed-domains-${Math.floor(performance.now())}`,
+      type: 'AllowedDomains',
+      severity: 'Error',
+      config: { allowed_domains: ['*.example.test', 'app.example.test', '10.0.0.7'] },
+    });
     try {
       const outside = await app.createCertificate({ common_name: 'app.elsewhere.test', sans: [] });
       const refused = await app.json('POST', `/api/v1/certificates/${outside.id}/issue`, {});
@@ -97,12 +94,12 @@ describe('AllowedDomains rules before signing', () => {
       const inside = await app.createCertificate();
       expect((await app.json('POST', `/api/v1/certificates/${inside.id}/issue`, {})).status).toBe(200);
 
-      await app.services.policyRules.update(rule.id, { severity: 'Warning' }, SYSTEM_ACTOR);
+      await app.services.policyRules.update(SYSTEM_ACTOR, rule.id, { severity: 'Warning' });
       expect((await app.json('POST', `/api/v1/certificates/${outside.id}/issue`, {})).status).toBe(200);
       const violations = await app.storage.violations.list({ certificate_id: outside.id });
       expect(violations.items.some((v) => v.rule_id === rule.id)).toBe(true);
     } finally {
-      await app.services.policyRules.update(rule.id, { enabled: false }, SYSTEM_ACTOR);
+      await app.services.policyRules.update(SYSTEM_ACTOR, rule.id, { enabled: false });
     }
   });
 });

@@ -63,7 +63,7 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async ({ body, principal }) => {
-        const created = await accounts.createEabKey(body, actorOf(principal));
+        const created = await accounts.createEabKey(actorOf(principal), body);
         return { status: 201, body: { ...view(created.key), hmac_key: created.hmac_key } };
       },
     }),
@@ -94,7 +94,7 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
         404: { description: 'unknown id' },
       },
       handle: async ({ params, principal }) => {
-        await accounts.deleteEabKey(params.id, actorOf(principal));
+        await accounts.deleteEabKey(actorOf(principal), params.id);
         return { status: 204 };
       },
     }),

@@ -23,11 +23,11 @@ export function pageOf<T>(page: Paged<T>, view: (item: T) => unknown) {
 }
 
 interface CrudService<T> {
-  create(input: never, actor: Actor): Promise<T>;
+  create(actor: Actor, input: never): Promise<T>;
   get(id: string): Promise<T>;
   list(query: never): Promise<Paged<T>>;
-  update(id: string, input: never, actor: Actor): Promise<T>;
-  delete(id: string, actor: Actor): Promise<void>;
+  update(actor: Actor, id: string, input: never): Promise<T>;
+  delete(actor: Actor, id: string): Promise<void>;
 }
 
 export interface CrudOptions<T> {
@@ -57,11 +57,11 @@ export interface CrudOptions<T> {
 export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
   const view = o.view ?? ((r: T) => r);
   const s = o.service as unknown as {
-    create(input: unknown, actor: Actor): Promise<T>;
+    create(actor: Actor, input: unknown): Promise<T>;
     get(id: string): Promise<T>;
     list(query: unknown): Promise<Paged<T>>;
-    update(id: string, input: unknown, actor: Actor): Promise<T>;
-    delete(id: string, actor: Actor): Promise<void>;
+    update(actor: Actor, id: string, input: unknown): Promise<T>;
+    delete(actor: Actor, id: string): Promise<void>;
   };
   const item = `${o.path}/{id}`;
   return [
@@ -89,7 +89,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       },
       handle: async ({ body, principal }) => ({
         status: 201,
-        body: view(await s.create(body, actorOf(principal))),
+        body: view(await s.create(actorOf(principal), body)),
       }),
     }),
     ...(o.before ?? []),
@@ -122,7 +122,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       },
       handle: async ({ params, body, principal }) => ({
         status: 200,
-        body: view(await s.update(params.id, body, actorOf(principal))),
+        body: view(await s.update(actorOf(principal), params.id, body)),
       }),
     }),
     defineRoute({
@@ -139,7 +139,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
         409: { description: 'still referenced; the body names the record and the counts' },
       },
       handle: async ({ params, principal }) => {
-        await s.delete(params.id, actorOf(principal));
+        await s.delete(actorOf(principal), params.id);
         return { status: 204 };
       },
     }),

@@ -85,7 +85,7 @@ export function issuerRoutes(services: Services): RouteSpec[] {
       409: { description: 'a unique value is taken' },
     },
     handle: async ({ body, principal }) => {
-      const created = await services.issuers.create(body, actorOf(principal));
+      const created = await services.issuers.create(actorOf(principal), body);
       return {
         status: 201,
         body: issuerCreatedView(created),

@@ -71,7 +71,7 @@ export class IssuerService {
     private readonly connectors: IssuerConnectorRegistry = defaultIssuerConnectors(),
   ) {}
 
-  async create(input: IssuerCreate, actor: Actor): Promise<IssuerCreated> {
+  async create(actor: Actor, input: IssuerCreate): Promise<IssuerCreated> {
     const data = parseInput(issuerCreateSchema, input);
     this.#refuseManagedKeys(data.type, data.config);
     let config = data.config ?? {};
@@ -126,7 +126,7 @@ export class IssuerService {
    * it out); the managed state of the stored issuer (CA material, responder, CRL number) is
    * carried over unchanged. Without `config` the stored config is left as it is.
    */
-  async update(id: string, input: IssuerUpdate, actor: Actor): Promise<Issuer> {
+  async update(actor: Actor, id: string, input: IssuerUpdate): Promise<Issuer> {
     const data = parseInput(issuerUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       // The row lock before any read (not_found for a missing issuer), so a connector's
@@ -256,7 +256,7 @@ export class IssuerService {
     }
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.issuers.get(id))) throw notFound('issuer', id);
       const refused = stillReferenced('issuer', id, await tx.issuers.references(id));

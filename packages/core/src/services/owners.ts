@@ -25,7 +25,7 @@ export class OwnerService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: OwnerCreate, actor: Actor): Promise<Owner> {
+  async create(actor: Actor, input: OwnerCreate): Promise<Owner> {
     const data = parseInput(ownerCreateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const owner = await tx.owners.create({ name: data.name, email: data.email ?? null });
@@ -50,7 +50,7 @@ export class OwnerService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: OwnerUpdate, actor: Actor): Promise<Owner> {
+  async update(actor: Actor, id: string, input: OwnerUpdate): Promise<Owner> {
     const data = parseInput(ownerUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.owners.get(id))) throw notFound('owner', id);
@@ -61,7 +61,7 @@ export class OwnerService {
   }
 
   /** 409 while certificates (or anything else) still name the owner. */
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.owners.get(id))) throw notFound('owner', id);
       const refused = stillReferenced('owner', id, await tx.owners.references(id));

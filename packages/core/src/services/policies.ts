@@ -70,7 +70,7 @@ export class PolicyRuleService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: PolicyRuleCreate, actor: Actor): Promise<PolicyRule> {
+  async create(actor: Actor, input: PolicyRuleCreate): Promise<PolicyRule> {
     const data = parseInput(policyRuleCreateSchema, input);
     const config = checkConfig(data.type, data.config ?? null);
     return this.deps.storage.transaction(async (tx) => {
@@ -104,7 +104,7 @@ export class PolicyRuleService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: PolicyRuleUpdate, actor: Actor): Promise<PolicyRule> {
+  async update(actor: Actor, id: string, input: PolicyRuleUpdate): Promise<PolicyRule> {
     const data = parseInput(policyRuleUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.policyRules.get(id);
@@ -123,7 +123,7 @@ export class PolicyRuleService {
     });
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.policyRules.get(id))) throw notFound('policy rule', id);
       // Its violations go with it: the storage deletes them in the same statement (cascade).

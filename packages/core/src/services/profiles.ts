@@ -74,7 +74,7 @@ export class ProfileService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: ProfileCreate, actor: Actor): Promise<CertificateProfile> {
+  async create(actor: Actor, input: ProfileCreate): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
     const credentials = await hashedCredentials(data);
     return this.deps.storage.transaction(async (tx) => {
@@ -114,7 +114,7 @@ export class ProfileService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: ProfileUpdate, actor: Actor): Promise<CertificateProfile> {
+  async update(actor: Actor, id: string, input: ProfileUpdate): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
     const credentials = await hashedCredentials(data);
     return this.deps.storage.transaction(async (tx) => {
@@ -134,7 +134,7 @@ export class ProfileService {
     });
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.profiles.get(id))) throw notFound('profile', id);
       const refused = stillReferenced('profile', id, await tx.profiles.references(id));

@@ -53,7 +53,7 @@ export class RenewalPolicyService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: RenewalPolicyCreate, actor: Actor): Promise<RenewalPolicy> {
+  async create(actor: Actor, input: RenewalPolicyCreate): Promise<RenewalPolicy> {
     const data = parseInput(renewalPolicyCreateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       await assertNameFree(tx, data.name);
@@ -94,7 +94,7 @@ export class RenewalPolicyService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: RenewalPolicyUpdate, actor: Actor): Promise<RenewalPolicy> {
+  async update(actor: Actor, id: string, input: RenewalPolicyUpdate): Promise<RenewalPolicy> {
     const data = parseInput(renewalPolicyUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.renewalPolicies.get(id))) throw notFound('renewal policy', id);
@@ -105,7 +105,7 @@ export class RenewalPolicyService {
     });
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.renewalPolicies.get(id))) throw notFound('renewal policy', id);
       const refused = stillReferenced('renewal policy', id, await tx.renewalPolicies.references(id));

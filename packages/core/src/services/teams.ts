@@ -26,7 +26,7 @@ export class TeamService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: TeamCreate, actor: Actor): Promise<Team> {
+  async create(actor: Actor, input: TeamCreate): Promise<Team> {
     const data = parseInput(teamCreateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       const team = await tx.teams
@@ -53,7 +53,7 @@ export class TeamService {
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 
-  async update(id: string, input: TeamUpdate, actor: Actor): Promise<Team> {
+  async update(actor: Actor, id: string, input: TeamUpdate): Promise<Team> {
     const data = parseInput(teamUpdateSchema, input);
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.teams.get(id))) throw notFound('team', id);
@@ -63,7 +63,7 @@ export class TeamService {
     });
   }
 
-  async delete(id: string, actor: Actor): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.teams.get(id))) throw notFound('team', id);
       const refused = stillReferenced('team', id, await tx.teams.references(id));

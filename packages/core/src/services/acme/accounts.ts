@@ -289,7 +289,7 @@ export class AcmeAccountService {
   // ---- external account binding keys (admin) -----------------------------------------------
 
   /** Creates an EAB key for a profile; the returned `hmac_key` is never retrievable again. */
-  async createEabKey(input: EabKeyCreate, actor: Actor): Promise<CreatedEabKey> {
+  async createEabKey(actor: Actor, input: EabKeyCreate): Promise<CreatedEabKey> {
     const data = parseInput(eabKeyCreateSchema, input);
     const secret = this.#random(EAB_KEY_BYTES);
     return this.deps.storage.transaction(async (tx) => {
@@ -325,7 +325,7 @@ export class AcmeAccountService {
   }
 
   /** Deletes a key: no new account can bind it; an account it already bound stays. */
-  async deleteEabKey(id: string, actor: Actor): Promise<void> {
+  async deleteEabKey(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.acmeEabKeys.get(id))) throw notFound('EAB key', id);
       await tx.acmeEabKeys.delete(id);
