@@ -146,3 +146,14 @@ export class AuditService {
     return { seq, hash, keyed_from_seq };
   }
 }
+
+/** One `config` category audit entry for a change to reference data. */
+export function configEvent(action: string, resourceType: string, resourceId: string, details?: object) {
+  return {
+    action,
+    category: 'config' as const,
+    resource_type: resourceType,
+    resource_id: resourceId,
+    details: details ? { ...details } : {},
+  };
+}

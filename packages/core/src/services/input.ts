@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CertwrightError, type FieldIssue, fail, validationError } from '../errors.js';
+import { CertwrightError, type FieldIssue, fail, isCertwrightError, validationError } from '../errors.js';
 import type { ReferenceCounts } from '../ports/storage.js';
 
 /**
@@ -75,3 +75,15 @@ export function definedFields<T extends Record<string, unknown>>(fields: T): Par
 
 // The page types live with the paging rule; re-exported for the services that import them here.
 export type { ListPage, Paged } from './paging.js';
+
+/** Rewrites the storage's unique-violation into a 409 that names the taken name. */
+export function nameTaken(name: string | undefined, what = 'team') {
+  return (error: unknown): never => {
+    if (isCertwrightError(error) && error.code === 'conflict' && name !== undefined) {
+      throw fail('duplicate', `a ${what} named '${name}' already exists`, {
+        extra: { resource: what, name },
+      });
+    }
+    throw error;
+  };
+}

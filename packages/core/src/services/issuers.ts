@@ -5,12 +5,11 @@ import { CertwrightError, fail, isCertwrightError, notFound } from '../errors.js
 import type { IssuerConnectorRegistry, RootKeyHandOver } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
 import type { AuditService } from './audit.js';
+import { configEvent } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
-import { type Paged, parseInput, stillReferenced } from './input.js';
+import { nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { issuedCertificateOf } from './issued-certificates.js';
-import { configEvent } from './owners.js';
 import { pageQuerySchema } from './paging.js';
-import { nameTaken } from './teams.js';
 
 export { issuedCertificateOf } from './issued-certificates.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Owner } from '../domain/owner.js';
 import { notFound } from '../errors.js';
-import type { AuditService } from './audit.js';
+import { type AuditService, configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
@@ -70,15 +70,4 @@ export class OwnerService {
       await this.audit.record(actor, configEvent('owner_deleted', 'owner', id), tx);
     });
   }
-}
-
-/** One `config` category audit entry for a change to reference data. */
-export function configEvent(action: string, resourceType: string, resourceId: string, details?: object) {
-  return {
-    action,
-    category: 'config' as const,
-    resource_type: resourceType,
-    resource_id: resourceId,
-    details: details ? { ...details } : {},
-  };
 }

@@ -13,9 +13,9 @@ import { RULE_CONFIG_SCHEMAS } from '../policy/config.js';
 import { type Evaluation, evaluateRules } from '../policy/engine.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput } from './input.js';
-import { configEvent } from './owners.js';
 import { pageQuerySchema } from './paging.js';
 
 /** `config` is a JSON object checked against the rule type's keys (spec §2.6), or null. */

@@ -17,11 +17,10 @@ import {
 import { conflict, type FieldIssue, notFound, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
-import { configEvent } from './owners.js';
+import { invalidReference, nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
-import { nameTaken } from './teams.js';
 
 /** 397 days: the CA/Browser Forum ceiling for public TLS certificates, a safe default. */
 export const DEFAULT_MAX_VALIDITY_DAYS = 397;

@@ -4,11 +4,10 @@ import { RENEWAL_POLICY_LIMITS as L, type RenewalPolicy } from '../domain/renewa
 import { fail, notFound } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { type Paged, parseInput, stillReferenced } from './input.js';
-import { configEvent } from './owners.js';
+import { nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
-import { nameTaken } from './teams.js';
 
 const fields = {
   name: z.string().trim().min(1).max(L.nameMax),

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Team } from '../domain/team.js';
-import { fail, isCertwrightError, notFound } from '../errors.js';
-import type { AuditService } from './audit.js';
+import { notFound } from '../errors.js';
+import { type AuditService, configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { type Paged, parseInput, stillReferenced } from './input.js';
-import { configEvent } from './owners.js';
+import { nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
 
 export const teamCreateSchema = z.object({
@@ -72,16 +71,4 @@ export class TeamService {
       await this.audit.record(actor, configEvent('team_deleted', 'team', id), tx);
     });
   }
-}
-
-/** Rewrites the storage's unique-violation into a 409 that names the taken name. */
-export function nameTaken(name: string | undefined, what = 'team') {
-  return (error: unknown): never => {
-    if (isCertwrightError(error) && error.code === 'conflict' && name !== undefined) {
-      throw fail('duplicate', `a ${what} named '${name}' already exists`, {
-        extra: { resource: what, name },
-      });
-    }
-    throw error;
-  };
 }

@@ -6,9 +6,9 @@ import { fail, isCertwrightError, notFound } from '../../errors.js';
 import { decodeBase64Url, parsePublicJwk } from '../../pki/jwk.js';
 import type { Storage } from '../../ports/storage.js';
 import type { AuditService } from '../audit.js';
+import { configEvent } from '../audit.js';
 import type { Actor, ServiceDeps } from '../context.js';
 import { invalidReference, type Paged, parseInput } from '../input.js';
-import { configEvent } from '../owners.js';
 import { pageQuerySchema } from '../paging.js';
 
 /**
