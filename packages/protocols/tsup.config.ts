@@ -1,7 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { 'crl/index': 'src/crl/index.ts', 'ocsp/index': 'src/ocsp/index.ts' },
+  entry: {
+    'acme/index': 'src/acme/index.ts',
+    'crl/index': 'src/crl/index.ts',
+    'ocsp/index': 'src/ocsp/index.ts',
+  },
   format: ['esm'],
   dts: true,
   sourcemap: true,

@@ -26,6 +26,7 @@ import type { JsonResult, PublicAccess, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
 import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
+import type { AcmeMountOptions } from './protocols/acme.js';
 import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
@@ -51,6 +52,8 @@ export interface HandlerOptions {
    * every route they require authentication unless their definition declares `public`.
    */
   routes?: readonly RouteSpec[];
+  /** The ACME server's settings: default profile, external base URL, renewal information. */
+  acme?: AcmeMountOptions;
   /** An embedder's own wire-protocol mounts, dispatched by prefix like CRL and OCSP. */
   protocols?: readonly ProtocolMount[];
   /** Per-client limits; omitted fields keep {@link DEFAULT_RATE_LIMITS}. */
@@ -119,7 +122,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   if (services) routes.push(...featureRoutes(services));
   routes.push(...(options.routes ?? []));
   const mounts = new ProtocolMounts([
-    ...(services ? protocolMounts({ services, maxBodyBytes, logger }) : []),
+    ...(services ? protocolMounts({ services, maxBodyBytes, logger, acme: options.acme }) : []),
     ...(options.protocols ?? []),
   ]);
   openapi = buildOpenApiDocument(routes, mounts.all, { version: options.version?.version ?? '2.0.0' });

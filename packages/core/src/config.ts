@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CertwrightError } from './errors.js';
+import { parseAllowlist } from './net/allowlist.js';
 
 /**
  * The service's configuration, parsed once from `SVC_*` variables at start-up and frozen.
@@ -62,6 +63,24 @@ export interface ServiceConfig {
     authFailures: number;
     authFailureWindowMs: number;
   };
+  /**
+   * ACME challenge validation (docs/protocols/acme.md): worker pool per challenge type
+   * (SVC_ACME_SERVER_{HTTP01,DNS01,TLSALPN01}_CONCURRENCY, default 10 each), the ports the
+   * validators connect to (SVC_ACME_SERVER_HTTP01_PORT 80, SVC_ACME_SERVER_TLSALPN01_PORT 443),
+   * the dns-01 DNS server (SVC_ACME_SERVER_DNS01_RESOLVER, 8.8.8.8:53), an optional DNS server
+   * for http-01/tls-alpn-01 names (SVC_ACME_SERVER_VALIDATION_RESOLVER) and the private ranges
+   * validation may reach (SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES, comma-separated).
+   */
+  acmeValidation: {
+    concurrency: { http01: number; dns01: number; tlsAlpn01: number };
+    httpPort: number;
+    tlsAlpnPort: number;
+    dns01Resolver: string;
+    validationResolver: string | undefined;
+    allowedRanges: string[];
+  };
+  /** RFC 9773 renewal information: SVC_ACME_SERVER_ARI_ENABLED (true), SVC_ACME_SERVER_ARI_POLL_INTERVAL (6h). */
+  acmeRenewalInfo: { enabled: boolean; pollIntervalMs: number };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -138,6 +157,20 @@ const baseUrl = z
   });
 
 const count = z.coerce.number().int().min(0).max(1_000_000);
+const poolSize = z.coerce.number().int().min(1).max(1000);
+const validationPort = z.coerce.number().int().min(1).max(65535);
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9.]+):\d{1,5}$/, 'must be ip:port, e.g. 8.8.8.8:53');
+/** Comma-separated IP addresses and CIDR ranges, in their canonical form. */
+const rangeList = z.string().transform((text, ctx) => {
+  try {
+    return [...parseAllowlist(text, 'range').entries];
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^range: /, '') });
+    return z.NEVER;
+  }
+});
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -221,6 +254,22 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       authFailures: read('SVC_AUTH_FAILURE_LIMIT', count, '10') as number,
       authFailureWindowMs: read('SVC_AUTH_FAILURE_WINDOW', duration, '5m') as number,
     },
+    acmeValidation: {
+      concurrency: {
+        http01: read('SVC_ACME_SERVER_HTTP01_CONCURRENCY', poolSize, '10') as number,
+        dns01: read('SVC_ACME_SERVER_DNS01_CONCURRENCY', poolSize, '10') as number,
+        tlsAlpn01: read('SVC_ACME_SERVER_TLSALPN01_CONCURRENCY', poolSize, '10') as number,
+      },
+      httpPort: read('SVC_ACME_SERVER_HTTP01_PORT', validationPort, '80') as number,
+      tlsAlpnPort: read('SVC_ACME_SERVER_TLSALPN01_PORT', validationPort, '443') as number,
+      dns01Resolver: read('SVC_ACME_SERVER_DNS01_RESOLVER', hostPort, '8.8.8.8:53') as string,
+      validationResolver: read('SVC_ACME_SERVER_VALIDATION_RESOLVER', hostPort),
+      allowedRanges: read('SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES', rangeList, '') as string[],
+    },
+    acmeRenewalInfo: {
+      enabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
+      pollIntervalMs: read('SVC_ACME_SERVER_ARI_POLL_INTERVAL', duration, '6h') as number,
+    },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
       offlineAfterMs: read('SVC_AGENT_OFFLINE_AFTER', duration, '10m') as number,
@@ -231,6 +280,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   for (const [name, ms] of [
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
+    ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeRenewalInfo.pollIntervalMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }

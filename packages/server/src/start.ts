@@ -10,6 +10,7 @@ import {
   systemClock,
 } from '@certwright/core';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
+import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
@@ -59,6 +60,13 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     rateLimits: config.rateLimits,
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
+    acme: {
+      ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+      settings: {
+        renewalInfo: config.acmeRenewalInfo.enabled,
+        renewalInfoPollSeconds: Math.ceil(config.acmeRenewalInfo.pollIntervalMs / 1000),
+      },
+    },
   };
   const starting = createHandler({
     ...common,
@@ -104,7 +112,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           queue: runtime.queue,
         },
       },
-      { pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` } },
+      {
+        pki: { publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}` },
+        // Challenge responses enqueue their validation on the same queue the workers read.
+        acme: { queue: runtime.queue },
+      },
     );
     const checks = runtime.checks;
     full = createHandler({
@@ -120,7 +132,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
     // A SIGTERM during start-up: start no work that close() would have to chase.
     if (stopping) return;
-    workers = startWorkers(runtime.queue, workTopics(services), logger);
+    workers = startWorkers(
+      runtime.queue,
+      workTopics(services, { acmeValidation: acmeValidation(config, logger) }),
+      logger,
+    );
     schedulers = [
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),

@@ -1,4 +1,7 @@
 import {
+  ACME_VALIDATION_TOPICS,
+  type AcmeChallengeType,
+  type AcmeValidationJob,
   CertwrightError,
   type DeliveryJob,
   type JobContext,
@@ -8,6 +11,7 @@ import {
   type QueueWorker,
   type Services,
 } from '@certwright/core';
+import type { ChallengeValidator } from '@certwright/core/net';
 
 /**
  * One kind of asynchronous work the server runs from its Queue (docs/architecture.md,
@@ -28,7 +32,22 @@ export interface WorkTopic<P = unknown> {
  * per ACME challenge type with its own concurrency; the enqueueing side lives with the service
  * that raises the work.
  */
-export function workTopics(services: Services): WorkTopic[] {
+export interface WorkTopicOptions {
+  /** ACME challenge validation: absent → no validation topics (nothing validates challenges). */
+  acmeValidation?: {
+    validator: ChallengeValidator;
+    /** Validations of each type running at once in one instance. */
+    concurrency: Record<AcmeChallengeType, number>;
+  };
+}
+
+/**
+ * A validation holds its worker for at most the 30 s challenge deadline; the lease is longer,
+ * so only a dead worker (which stops extending it) hands the job to another instance.
+ */
+const ACME_VALIDATION_LEASE_MS = 120_000;
+
+export function workTopics(services: Services, options: WorkTopicOptions = {}): WorkTopic[] {
   const notificationDelivery: WorkTopic<DeliveryJob> = {
     topic: NOTIFICATION_DELIVERY_TOPIC,
     // Mail servers answer within seconds; a few in parallel keep a burst of events moving.
@@ -38,7 +57,22 @@ export function workTopics(services: Services): WorkTopic[] {
       await services.notifications.deliver(job.id);
     },
   };
-  return [notificationDelivery as WorkTopic];
+  const topics = [notificationDelivery as WorkTopic];
+  const acme = options.acmeValidation;
+  if (acme) {
+    for (const [type, topic] of Object.entries(ACME_VALIDATION_TOPICS) as [AcmeChallengeType, string][]) {
+      const validation: WorkTopic<AcmeValidationJob> = {
+        topic,
+        concurrency: acme.concurrency[type],
+        leaseMs: ACME_VALIDATION_LEASE_MS,
+        handle: async (job, { signal }) => {
+          await services.acmeOrders.challenges.validate(job.id, acme.validator, signal);
+        },
+      };
+      topics.push(validation as WorkTopic);
+    }
+  }
+  return topics;
 }
 
 export interface WorkerHost {

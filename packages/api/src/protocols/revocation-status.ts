@@ -2,6 +2,7 @@ import type { Logger, Services } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
 import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
 import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
+import type { AcmeMountOptions } from './acme.js';
 import type { ProtocolMount } from './mount.js';
 
 /**
@@ -13,6 +14,8 @@ export interface MountContext {
   services: Services;
   maxBodyBytes: number;
   logger: Logger;
+  /** ACME server settings (default profile, external base URL, ARI). */
+  acme?: AcmeMountOptions;
 }
 
 const TAG = 'revocation status';

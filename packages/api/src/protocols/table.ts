@@ -1,3 +1,4 @@
+import { acmeMount } from './acme.js';
 import type { ProtocolMount } from './mount.js';
 import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
 
@@ -7,11 +8,11 @@ import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
  * handler from `@certwright/protocols/<protocol>`, its public declaration with its rate-limit
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  *
- * Coming: ACME (`/acme`, `enrollment`), EST (`/.well-known/est`, `/.well-known/est-mtls`,
+ * Coming: EST (`/.well-known/est`, `/.well-known/est-mtls`,
  * `enrollment`), SCEP (`/scep`, `/scep-mtls`, `enrollment`).
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
-  return [crlMount(context), ocspMount(context)];
+  return [crlMount(context), ocspMount(context), acmeMount(context)];
 }
 
 export type { MountContext };

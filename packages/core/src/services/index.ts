@@ -1,5 +1,12 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
+import {
+  type AcmeOrderOptions,
+  type AcmeOrderServices,
+  type AcmeServices,
+  createAcmeOrderServices,
+  createAcmeServices,
+} from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
@@ -18,6 +25,7 @@ import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
 export * from '../policy/index.js';
+export * from './acme/index.js';
 export * from './agents.js';
 export {
   AUDIT_EXPORT_MAX_LIMIT,
@@ -73,6 +81,10 @@ export interface Services {
   readonly bulk: BulkService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
+  /** The ACME server: accounts and EAB keys. */
+  readonly acme: AcmeServices;
+  /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
+  readonly acmeOrders: AcmeOrderServices;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -81,6 +93,8 @@ export interface ServiceOptions {
   revocationListeners?: readonly RevocationListener[];
   /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
   pki?: PkiOptions;
+  /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
+  acme?: AcmeOrderOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -98,6 +112,11 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
   const jobs = new JobService(deps, audit, notifications);
+  const pki = createPkiServices(
+    deps,
+    { audit, jobs, notifications, policyEvaluation, revocation },
+    pkiOptions,
+  );
   return {
     deps,
     audit,
@@ -116,6 +135,16 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation),
-    pki: createPkiServices(deps, { audit, jobs, notifications, policyEvaluation, revocation }, pkiOptions),
+    pki,
+    acmeOrders: createAcmeOrderServices(
+      deps,
+      {
+        audit,
+        revocation,
+        enrollment: pki.enrollment,
+      },
+      options.acme,
+    ),
+    acme: createAcmeServices(deps, audit),
   };
 }

@@ -1,0 +1,81 @@
+import { type CertificateProfile, MemoryEphemeralStore, type Services } from '@certwright/core';
+import {
+  ACME_BASE_PATH,
+  ACME_ERROR_PREFIX,
+  type AcmeAuthority,
+  type AcmeServerSettings,
+  createAcmeHandler,
+} from '@certwright/protocols/acme';
+import { acmeOrderAuthority } from './acme-orders.js';
+import type { ProtocolMount } from './mount.js';
+import type { MountContext } from './revocation-status.js';
+
+/** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */
+export interface AcmeMountOptions {
+  /** The profile the shorthand `/acme/…` routes serve; default `prof-default`. */
+  defaultProfileId?: string;
+  /** The external origin clients use; default each request's own origin. */
+  baseUrl?: string;
+  settings?: Partial<AcmeServerSettings>;
+}
+
+export const DEFAULT_ACME_PROFILE_ID = 'prof-default';
+
+const servesAcme = (profile: CertificateProfile | null): CertificateProfile | null =>
+  profile?.acme.enabled ? profile : null;
+
+/** Adapts the domain services to what the ACME endpoints call. */
+export function acmeAuthority(services: Services, defaultProfileId: string): AcmeAuthority {
+  const { storage } = services.deps;
+  const accounts = services.acme.accounts;
+  return {
+    async profileForPath(segment) {
+      const byPath = await storage.profiles.findByPathId('acme', segment);
+      if (byPath) return servesAcme(byPath);
+      // A profile without a path id is addressed by its id.
+      const byId = await storage.profiles.get(segment);
+      return byId && byId.acme.path_id === null ? servesAcme(byId) : null;
+    },
+    defaultProfile: async () => servesAcme(await storage.profiles.get(defaultProfileId)),
+    account: (id) => storage.acmeAccounts.get(id),
+    accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
+    ...acmeOrderAuthority(services),
+  };
+}
+
+/** `/acme` (RFC 8555): clients authenticate with JWS-signed requests and nonces, not API keys. */
+export function acmeMount({ services, logger, acme = {} }: MountContext): ProtocolMount {
+  const handler = createAcmeHandler({
+    authority: acmeAuthority(services, acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID),
+    ephemeral: services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock }),
+    ...(acme.baseUrl ? { baseUrl: acme.baseUrl } : {}),
+    ...(acme.settings ? { settings: acme.settings } : {}),
+    now: () => services.deps.clock.now(),
+    logger,
+  });
+  return {
+    prefix: ACME_BASE_PATH,
+    route: `${ACME_BASE_PATH}/{path}`,
+    handler,
+    public: {
+      why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
+      rateLimit: 'enrollment',
+    },
+    rateLimited: (retryAfterSeconds) =>
+      new Response(
+        JSON.stringify({
+          type: `${ACME_ERROR_PREFIX}rateLimited`,
+          detail: `too many requests from this client; retry after ${retryAfterSeconds} s`,
+          status: 429,
+        }),
+        {
+          status: 429,
+          headers: {
+            'content-type': 'application/problem+json',
+            'retry-after': String(retryAfterSeconds),
+            'cache-control': 'no-store',
+          },
+        },
+      ),
+  };
+}

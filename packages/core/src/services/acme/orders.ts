@@ -1,0 +1,271 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import {
+  type AcmeAccount,
+  type AcmeIdentifier,
+  type AcmeOrder,
+  acmeIdentifierSchema,
+} from '../../domain/acme.js';
+import type { CertificateProfile } from '../../domain/profile.js';
+import { fail, isCertwrightError } from '../../errors.js';
+import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
+import type { ServiceDeps } from '../context.js';
+import { parseInput } from '../input.js';
+import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from './cert-id.js';
+import {
+  ACME_ORDER_LIFETIME_MS,
+  type AcmeEnrollment,
+  type AcmeOrderView,
+  acmeActor,
+  effectiveOrderStatus,
+  orderView,
+  ownedBy,
+} from './common.js';
+import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
+import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
+
+/** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
+export const acmeNewOrderSchema = z.object({
+  identifiers: z.array(acmeIdentifierSchema).min(1).max(MAX_ORDER_IDENTIFIERS),
+  notBefore: z.iso.datetime({ offset: true }).optional(),
+  notAfter: z.iso.datetime({ offset: true }).optional(),
+  profile: z.string().min(1).max(64).optional(),
+  replaces: z.string().min(1).max(MAX_CERT_ID_LENGTH).optional(),
+});
+export type AcmeNewOrderInput = z.input<typeof acmeNewOrderSchema>;
+
+/** The sliding window of the per-account new-order limit (the profile's `orders_per_account_per_hour`). */
+export const ACME_ORDER_RATE_WINDOW_MS = 60 * 60_000;
+
+/**
+ * The directory's `meta.profiles` (draft-aaron-acme-profiles) for an ACME profile: one entry,
+ * the name the profile is addressed by. A new order's `profile` must be one of these keys.
+ */
+export function acmeDirectoryProfiles(profile: CertificateProfile): Record<string, string> {
+  const name = profile.acme.path_id ?? profile.id;
+  return { [name]: profile.description ?? profile.name };
+}
+
+/** Set on a finalize whose issuance lost the race to another finalize of the same order. */
+class AlreadyFinalized extends Error {}
+
+/**
+ * Orders of the ACME server (RFC 8555 §7.4): creation, POST-as-GET, finalize and the
+ * certificate download. Authorization reuse: none — each order gets fresh authorizations, so a
+ * proof is never older than the order it admits (docs/protocols/acme.md).
+ */
+export class AcmeOrderService {
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly enrollment: AcmeEnrollment,
+  ) {}
+
+  async newOrder(account: AcmeAccount, input: unknown): Promise<AcmeOrderView> {
+    const parsed = parseInput(acmeNewOrderSchema, input);
+    const { storage, clock } = this.deps;
+    const profile = await storage.profiles.get(account.profile_id);
+    if (!profile) throw fail('not_found', `profile '${account.profile_id}' does not exist`);
+    await this.#spendOrderBudget(account, profile);
+    const now = clock.now();
+    const identifiers = normalizeIdentifiers(parsed.identifiers);
+    const offered = identifiers.map((n) => ({
+      n,
+      types: challengeTypesFor(n, profile.acme.challenge_types),
+    }));
+    const { notBefore, notAfter } = this.#validity(parsed, profile, now);
+    if (parsed.profile !== undefined && !(parsed.profile in acmeDirectoryProfiles(profile)))
+      throw fail('invalid_input', `profile '${parsed.profile}' is not offered by this directory`, {
+        fields: [{ field: 'profile', message: 'is not one of the directory profiles' }],
+      });
+    if (parsed.replaces !== undefined) await resolveReplaces(storage, parsed.replaces, account, now);
+
+    const expires = new Date(now.getTime() + ACME_ORDER_LIFETIME_MS);
+    const trusted = profile.acme.auth_mode === 'trust_authenticated';
+    const authorizations: NewAcmeAuthorization[] = offered.map(({ n, types }) => ({
+      identifier: n.wildcard ? { type: 'dns', value: n.identifier.value.slice(2) } : n.identifier,
+      wildcard: n.wildcard,
+      status: trusted ? 'valid' : 'pending',
+      expires,
+      // An authorization that is valid from the start has nothing left to prove.
+      challenges: trusted
+        ? []
+        : types.map((type) => ({ type, token: randomBytes(16).toString('base64url'), status: 'pending' })),
+    }));
+    const created = await storage.acmeOrders.create(
+      {
+        account_id: account.id,
+        profile_id: account.profile_id,
+        status: trusted ? 'ready' : 'pending',
+        identifiers: identifiers.map((n) => n.identifier),
+        not_before: notBefore,
+        not_after: notAfter,
+        expires,
+        acme_profile: parsed.profile ?? null,
+        replaces: parsed.replaces ?? null,
+      },
+      authorizations,
+    );
+    return orderView(created.order, created.authorizations, now);
+  }
+
+  async getOrder(account: AcmeAccount, orderId: string): Promise<AcmeOrderView> {
+    const order = ownedBy(await this.deps.storage.acmeOrders.get(orderId), account, 'ACME order', orderId);
+    return this.#view(order);
+  }
+
+  /**
+   * RFC 8555 §7.4 finalize. The order must be `ready` (`invalid_state` otherwise, orderNotReady
+   * on the wire); the CSR must name exactly the order's identifiers. Issuance is synchronous:
+   * the order becomes `valid` in the transaction that stores the certificate, so a crash leaves
+   * either a `ready`/`processing` order that can be finalized again or a `valid` one that
+   * reports its certificate — never two certificates for one order. A finalize of a `valid`
+   * order answers the order as it is.
+   */
+  async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
+    const { storage, clock } = this.deps;
+    const claimed = await storage.transaction(async (tx) => {
+      const order = ownedBy(await tx.acmeOrders.get(orderId), account, 'ACME order', orderId);
+      const locked = await tx.acmeOrders.lockForUpdate(order.id);
+      const status = effectiveOrderStatus(locked, clock.now());
+      if (status === 'valid') return null;
+      // `processing` without a certificate is a finalize that crashed or is still running:
+      // both may go on, and the first to store a certificate wins (see the hook below).
+      if (status !== 'ready' && status !== 'processing')
+        throw fail('invalid_state', `order '${order.id}' is ${status}, not ready to be finalized`);
+      if (locked.status === 'ready') return tx.acmeOrders.update(order.id, { status: 'processing' });
+      return locked;
+    });
+    if (!claimed) return this.getOrder(account, orderId);
+
+    const renews = await this.#renewedCertificate(claimed, account);
+    try {
+      await this.enrollment.enroll(
+        acmeActor(account),
+        {
+          profileId: claimed.profile_id,
+          csrDer,
+          source: 'ACME',
+          names: namesOf(claimed.identifiers),
+          ...(claimed.not_before ? { notBefore: claimed.not_before } : {}),
+          ...(claimed.not_after ? { notAfter: claimed.not_after } : {}),
+          provenance: { acme_account_id: account.id, acme_order_id: claimed.id },
+          ...(renews ? { renewsCertificateId: renews } : {}),
+        },
+        {
+          withinTransaction: async (tx, result) => {
+            const order = await tx.acmeOrders.lockForUpdate(claimed.id);
+            if (order.status === 'valid' || order.version_id !== null) throw new AlreadyFinalized();
+            await tx.acmeOrders.update(claimed.id, {
+              status: 'valid',
+              certificate_id: result.certificate.id,
+              version_id: result.version.id,
+            });
+          },
+        },
+      );
+    } catch (error) {
+      if (
+        error instanceof AlreadyFinalized ||
+        (isCertwrightError(error) && error.cause instanceof AlreadyFinalized)
+      )
+        return this.getOrder(account, orderId);
+      await this.#release(claimed.id);
+      throw error;
+    }
+    return this.getOrder(account, orderId);
+  }
+
+  /**
+   * The certificate of a valid order as an `application/pem-certificate-chain` (RFC 8555
+   * §7.4.2): the end-entity certificate, then the issuer chain.
+   */
+  async certificateChain(
+    account: AcmeAccount,
+    orderId: string,
+  ): Promise<{ pem: string; issuerChainPem: string; issuerId: string; versionId: string }> {
+    const { storage } = this.deps;
+    const order = ownedBy(await storage.acmeOrders.get(orderId), account, 'ACME certificate', orderId);
+    const version = order.version_id ? await storage.versions.get(order.version_id) : null;
+    if (!version) throw fail('not_found', `ACME certificate '${orderId}' does not exist`);
+    const leaf = version.cert_pem.endsWith('\n') ? version.cert_pem : `${version.cert_pem}\n`;
+    return {
+      pem: `${leaf}${version.chain_pem}`,
+      issuerChainPem: version.chain_pem,
+      issuerId: version.issuer_id,
+      versionId: version.id,
+    };
+  }
+
+  async #view(order: AcmeOrder): Promise<AcmeOrderView> {
+    const authorizations = await this.deps.storage.acmeAuthorizations.listForOrder(order.id);
+    return orderView(order, authorizations, this.deps.clock.now());
+  }
+
+  async #spendOrderBudget(account: AcmeAccount, profile: CertificateProfile): Promise<void> {
+    const limit = profile.acme.rate_limits.orders_per_account_per_hour;
+    const store = this.deps.ephemeral;
+    if (limit === null || !store) return;
+    const hit = await store.slidingWindowHit(
+      `acme:new-order:${account.id}`,
+      ACME_ORDER_RATE_WINDOW_MS,
+      limit,
+    );
+    if (!hit.allowed) {
+      const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
+      throw fail('rate_limited', `too many new orders for this account: at most ${limit} an hour`, {
+        extra: { retry_after_seconds: seconds },
+      });
+    }
+  }
+
+  #validity(
+    parsed: z.output<typeof acmeNewOrderSchema>,
+    profile: CertificateProfile,
+    now: Date,
+  ): { notBefore: Date | null; notAfter: Date | null } {
+    const notBefore = parsed.notBefore ? new Date(parsed.notBefore) : null;
+    const notAfter = parsed.notAfter ? new Date(parsed.notAfter) : null;
+    const refuse = (field: string, message: string) =>
+      fail('validity_not_allowed', `${field} ${message}`, { fields: [{ field, message }] });
+    if (notAfter && notAfter.getTime() <= now.getTime()) throw refuse('notAfter', 'is in the past');
+    if (notBefore && notAfter && notAfter.getTime() <= notBefore.getTime())
+      throw refuse('notAfter', 'is not after notBefore');
+    if (notBefore && notBefore.getTime() > now.getTime() + ACME_ORDER_LIFETIME_MS)
+      throw refuse('notBefore', 'is further ahead than the order lives');
+    const start = notBefore ?? now;
+    if (notAfter && notAfter.getTime() - start.getTime() > profile.max_validity_days * 86_400_000)
+      throw refuse('notAfter', `asks for more than the profile's ${profile.max_validity_days} days`);
+    return { notBefore, notAfter };
+  }
+
+  /** The managed certificate a `replaces` order renews, if it is still this account's. */
+  async #renewedCertificate(order: AcmeOrder, account: AcmeAccount): Promise<string | undefined> {
+    if (!order.replaces) return undefined;
+    const version = await findByCertId(this.deps.storage, parseAcmeCertId(order.replaces));
+    if (!version || !(await issuedToAccount(this.deps.storage, version.certificate_id, account)))
+      return undefined;
+    return version.certificate_id;
+  }
+
+  /** After a failed issuance, a `processing` order without certificate is `ready` again. */
+  async #release(orderId: string): Promise<void> {
+    try {
+      await this.deps.storage.transaction(async (tx) => {
+        const order = await tx.acmeOrders.lockForUpdate(orderId);
+        if (order.status === 'processing' && order.version_id === null)
+          await tx.acmeOrders.update(orderId, { status: 'ready' });
+      });
+    } catch (error) {
+      // The order stays `processing`, which finalize accepts again: nothing is lost.
+      this.deps.logger.warn({ err: error, acme_order_id: orderId }, 'could not release an ACME order');
+    }
+  }
+}
+
+/** The names a CSR must carry for these identifiers. */
+export function namesOf(identifiers: readonly AcmeIdentifier[]): { dns: string[]; ip: string[] } {
+  return {
+    dns: identifiers.filter((i) => i.type === 'dns').map((i) => i.value),
+    ip: identifiers.filter((i) => i.type === 'ip').map((i) => i.value),
+  };
+}

@@ -1,0 +1,212 @@
+import {
+  type EphemeralStore,
+  type Handler,
+  type Logger,
+  silentLogger,
+  type TransportContext,
+} from '@certwright/core';
+import type { AcmeAuthority } from './authority.js';
+import { type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
+import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
+import { AcmeLinks } from './links.js';
+import { NonceStore } from './nonces.js';
+import { acmeProblem, type ProblemContext, problemFromError } from './problem.js';
+import { formatLink } from './responses.js';
+import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
+
+/**
+ * The ACME server (RFC 8555, RFC 9773) as one Web-standard handler:
+ *
+ * - `/acme/{resource}` serves the default profile, `/acme/profile/{path_id}/{resource}` any
+ *   profile with ACME enabled (its `path_id`, or its id when it has none);
+ * - every answer carries `Replay-Nonce`, `Link: <directory>;rel="index"` and
+ *   `Cache-Control: no-store`; failures are RFC 8555 §6.7 problem documents.
+ *
+ * Endpoints are one file each (see `routes.ts` and the {@link AcmeEndpoint} interface in
+ * `context.ts`); the wire contract is docs/protocols/acme.md.
+ */
+
+export interface AcmeHandlerOptions {
+  authority: AcmeAuthority;
+  /** Nonces (and nothing else) live here; share one store (Redis) between instances. */
+  ephemeral: EphemeralStore;
+  /**
+   * The external origin clients reach the server at (`https://acme.example.com`), which every
+   * URL handed out and every JWS `url` is built from. Default: the request's own origin.
+   */
+  baseUrl?: string;
+  /** Mount path; default `/acme`. */
+  basePath?: string;
+  /** Default: renewal information served, polled every 6 hours. */
+  settings?: Partial<AcmeServerSettings>;
+  limits?: Partial<JwsLimits>;
+  /** Lifetime of an unused nonce; default 1 hour. */
+  nonceTtlMs?: number;
+  /** Who the request comes from (per-address limits); default the socket's peer. */
+  clientAddress?: (request: Request, transport: TransportContext) => string;
+  now?: () => Date;
+  logger?: Logger;
+  /** Endpoints beyond the built-in ones (tests, embedders); matched after them. */
+  routes?: readonly AcmeRoute[];
+}
+
+export const ACME_BASE_PATH = '/acme';
+
+export const DEFAULT_ACME_SETTINGS: Readonly<AcmeServerSettings> = Object.freeze({
+  renewalInfo: true,
+  renewalInfoPollSeconds: 6 * 60 * 60,
+});
+
+const PROBLEM_JSON = 'application/problem+json';
+
+interface Located {
+  /** Null: the shorthand routes of the default profile. */
+  profileSegment: string | null;
+  /** Path below the profile's base. */
+  rest: string[];
+  basePath: string;
+}
+
+function locate(pathname: string, mount: string): Located | null {
+  if (pathname !== mount && !pathname.startsWith(`${mount}/`)) return null;
+  const segments = pathname.slice(mount.length).split('/').slice(1);
+  if (segments[0] === 'profile') {
+    const segment = segments[1];
+    if (segment === undefined || !/^[A-Za-z0-9._:-]{1,128}$/.test(segment)) return null;
+    return { profileSegment: segment, rest: segments.slice(2), basePath: `${mount}/profile/${segment}` };
+  }
+  return { profileSegment: null, rest: segments, basePath: mount };
+}
+
+export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
+  const mount = (options.basePath ?? ACME_BASE_PATH).replace(/\/+$/, '');
+  const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
+  const settings: AcmeServerSettings = { ...DEFAULT_ACME_SETTINGS, ...options.settings };
+  const nonces = new NonceStore(options.ephemeral, { ttlMs: options.nonceTtlMs });
+  const routes = [...ACME_ROUTES, ...(options.routes ?? [])];
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? (() => new Date());
+  const { authority } = options;
+
+  const problem = (error: unknown, problemContext: ProblemContext): Response => {
+    const answer = problemFromError(error, problemContext);
+    if (answer.log) logger.error({ err: error }, 'ACME request failed');
+    return new Response(JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: { ...answer.headers, 'content-type': PROBLEM_JSON },
+    });
+  };
+
+  const route = async (
+    request: Request,
+    transport: TransportContext,
+    origin: string,
+    set: (links: AcmeLinks) => void,
+    problemContext: ProblemContext,
+  ): Promise<Response> => {
+    const url = new URL(request.url);
+    const located = locate(url.pathname, mount);
+    if (!located) throw acmeProblem('malformed', 'no ACME resource at this path', { status: 404 });
+    const profile = located.profileSegment
+      ? await authority.profileForPath(located.profileSegment)
+      : await authority.defaultProfile();
+    if (!profile) throw acmeProblem('malformed', 'no ACME directory is served at this path', { status: 404 });
+    const links = new AcmeLinks(origin, located.basePath);
+    set(links);
+    const match = matchRoute(routes, request.method, located.rest);
+    if (match.kind === 'none')
+      throw acmeProblem('malformed', 'no ACME resource at this path', { status: 404 });
+    if (match.kind === 'method_not_allowed') {
+      throw acmeProblem('malformed', `${request.method} is not allowed here`, {
+        status: 405,
+        headers: { allow: match.allow.join(', ') },
+      });
+    }
+    problemContext.endpoint = match.route.path;
+    const requestUrl = `${origin}${url.pathname}`;
+    const ctx: AcmeContext = {
+      request,
+      transport,
+      profile,
+      links,
+      authority,
+      url: requestUrl,
+      clientAddress: options.clientAddress?.(request, transport) ?? transport.remoteAddress,
+      settings,
+      now,
+      logger,
+      authenticate: authenticator({ request, url: requestUrl, profile, links, authority, nonces, limits }),
+    };
+    return match.route.endpoint(ctx, match.params);
+  };
+
+  return async (request, transport) => {
+    const origin = (options.baseUrl ?? new URL(request.url).origin).replace(/\/+$/, '');
+    let links: AcmeLinks | undefined;
+    const problemContext: ProblemContext = {};
+    let response: Response;
+    try {
+      response = await route(request, transport, origin, (l) => (links = l), problemContext);
+    } catch (error) {
+      response = problem(error, problemContext);
+    }
+    const headers = new Headers(response.headers);
+    try {
+      // RFC 8555 §6.5: a fresh nonce on every answer, so a client never needs an extra round
+      // trip — a badNonce problem included, which the client retries with this one.
+      headers.set('replay-nonce', await nonces.issue());
+    } catch (error) {
+      logger.error({ err: error }, 'ACME nonce could not be issued');
+      return problem(
+        acmeProblem('serverInternal', 'the server is unavailable', { status: 503, cause: error }),
+        {},
+      );
+    }
+    if (links) headers.append('link', formatLink({ url: links.directory, rel: 'index' }));
+    if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
+    return new Response(request.method === 'HEAD' ? null : response.body, {
+      status: response.status,
+      headers,
+    });
+  };
+}
+
+export type {
+  AcmeAccountAuthority,
+  AcmeAuthority,
+  AcmeProfileSource,
+  ExternalAccountBinding,
+  NewAccountRequest,
+} from './authority.js';
+export type {
+  AccountAuthenticated,
+  AcmeContext,
+  AcmeEndpoint,
+  AcmeServerSettings,
+  Authenticated,
+  AuthenticateOptions,
+  AuthKind,
+  JwkAuthenticated,
+} from './context.js';
+export {
+  ACME_JWS_ALGORITHMS,
+  DEFAULT_JWS_LIMITS,
+  type JwsLimits,
+  parseJwsBody,
+  parseJwsObject,
+  verifyJws,
+} from './jws.js';
+export { AcmeLinks } from './links.js';
+export { NonceStore } from './nonces.js';
+export type { AcmeOrderAuthority } from './order-authority.js';
+export {
+  ACME_ERROR_PREFIX,
+  AcmeProblemError,
+  type AcmeProblemType,
+  acmeProblem,
+  isAcmeProblemError,
+  problemForReason,
+  problemFromError,
+} from './problem.js';
+export { type AcmeLink, type AcmeResponseOptions, acmeBody, acmeEmpty, acmeJson } from './responses.js';
+export type { AcmeRoute } from './routes.js';

@@ -1,0 +1,32 @@
+import { isCertwrightError } from '@certwright/core';
+import type { AcmeEndpoint } from './context.js';
+import { orderJson } from './order-json.js';
+import { requirePayload } from './payload.js';
+import { acmeProblem } from './problem.js';
+import { acmeJson } from './responses.js';
+
+/**
+ * POST /new-order (RFC 8555 §7.4): 201 with the order and its `Location`. Over the account's
+ * new-order budget: `rateLimited` with `Retry-After`.
+ */
+export const newOrder: AcmeEndpoint = async (ctx) => {
+  const { account, payload } = await ctx.authenticate();
+  try {
+    const view = await ctx.authority.newOrder(account, requirePayload(payload));
+    return acmeJson(orderJson(view, ctx.links), {
+      status: 201,
+      location: ctx.links.order(view.order.id),
+      ...(view.retryAfterSeconds ? { retryAfter: view.retryAfterSeconds } : {}),
+    });
+  } catch (error) {
+    if (isCertwrightError(error) && error.reason === 'rate_limited') {
+      const seconds = Number(error.extra.retry_after_seconds) || 60;
+      throw acmeProblem('rateLimited', error.message, {
+        status: 429,
+        headers: { 'retry-after': String(seconds) },
+        cause: error,
+      });
+    }
+    throw error;
+  }
+};
