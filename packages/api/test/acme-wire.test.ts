@@ -91,3 +91,22 @@ describe('ACME directory and nonces', () => {
     expect(answer.status).toBe(404);
   });
 });
+
+describe('ACME over its rate limit', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await createTestApp({ handler: { rateLimits: { enrollment: 2 } } });
+  }, 180_000);
+  afterAll(() => limited.close());
+
+  it('answers a rateLimited problem with Retry-After once a client spent its enrollment budget', async () => {
+    const acme = new AcmeTestClient(limited.handler);
+    expect((await acme.send('HEAD', `${ORIGIN}/acme/new-nonce`)).status).toBe(200);
+    expect((await acme.send('GET', `${ORIGIN}/acme/directory`)).status).toBe(200);
+    const refused = await acme.send('GET', `${ORIGIN}/acme/directory`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.body.type).toBe('urn:ietf:params:acme:error:rateLimited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});

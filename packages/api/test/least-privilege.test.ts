@@ -31,6 +31,11 @@ const ADMIN_ONLY = [
   'createTarget',
   'updateTarget',
   'deleteTarget',
+  // ACME external account binding keys are credentials: every route, reads included.
+  'listAcmeEabKeys',
+  'createAcmeEabKey',
+  'getAcmeEabKey',
+  'deleteAcmeEabKey',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

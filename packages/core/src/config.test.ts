@@ -232,6 +232,29 @@ describe('parseConfig', () => {
     expect(message).toMatch(/SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0\/33'/);
   });
 
+  it('reads the ACME server settings: default profile prof-default, renewal information on every 6h', () => {
+    expect(parseConfig(base).acmeServer).toEqual({
+      defaultProfileId: 'prof-default',
+      ariEnabled: true,
+      ariPollIntervalMs: 6 * 3_600_000,
+    });
+    const tuned = parseConfig({
+      ...base,
+      SVC_ACME_SERVER_DEFAULT_PROFILE_ID: 'prof-acme',
+      SVC_ACME_SERVER_ARI_ENABLED: 'false',
+      SVC_ACME_SERVER_ARI_POLL_INTERVAL: '30m',
+    });
+    expect(tuned.acmeServer).toEqual({
+      defaultProfileId: 'prof-acme',
+      ariEnabled: false,
+      ariPollIntervalMs: 1_800_000,
+    });
+    expect(failure({ ...base, SVC_ACME_SERVER_DEFAULT_PROFILE_ID: 'a/b' })).toContain(
+      'SVC_ACME_SERVER_DEFAULT_PROFILE_ID',
+    );
+    expect(failure({ ...base, SVC_ACME_SERVER_ARI_ENABLED: 'yes' })).toContain('SVC_ACME_SERVER_ARI_ENABLED');
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

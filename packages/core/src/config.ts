@@ -50,6 +50,12 @@ export interface ServiceConfig {
   /** Shutdown grace period for in-flight requests and jobs. */
   shutdownTimeoutMs: number;
   /**
+   * The ACME server: SVC_ACME_SERVER_DEFAULT_PROFILE_ID (prof-default) is the profile of the
+   * shorthand `/acme/…` routes; SVC_ACME_SERVER_ARI_ENABLED (true) serves RFC 9773 renewal
+   * information, polled every SVC_ACME_SERVER_ARI_POLL_INTERVAL (6h).
+   */
+  acmeServer: { defaultProfileId: string; ariEnabled: boolean; ariPollIntervalMs: number };
+  /**
    * Per-client limits (docs/operations/configuration.md): requests per `windowMs` on the
    * unauthenticated routes by class — SVC_RATE_LIMIT_WINDOW (10s), SVC_RATE_LIMIT_PUBLIC (60),
    * SVC_RATE_LIMIT_PKI (100), SVC_RATE_LIMIT_ENROLLMENT (50), 0 = off — and failed API keys:
@@ -172,6 +178,9 @@ const rangeList = z.string().transform((text, ctx) => {
   }
 });
 
+/** A record id (`prof-default`): what goes into a URL path segment. */
+const idText = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be a record id such as prof-default');
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 type Env = Record<string, string | undefined>;
@@ -269,6 +278,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     acmeRenewalInfo: {
       enabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
       pollIntervalMs: read('SVC_ACME_SERVER_ARI_POLL_INTERVAL', duration, '6h') as number,
+    },
+    acmeServer: {
+      defaultProfileId: read('SVC_ACME_SERVER_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
+      ariEnabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
+      ariPollIntervalMs: read('SVC_ACME_SERVER_ARI_POLL_INTERVAL', duration, '6h') as number,
     },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,

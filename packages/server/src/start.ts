@@ -58,15 +58,16 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
-    metrics: () => metrics.render(),
-    onResponse: (event) => metrics.observe(event),
     acme: {
+      defaultProfileId: config.acmeServer.defaultProfileId,
       ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
       settings: {
-        renewalInfo: config.acmeRenewalInfo.enabled,
-        renewalInfoPollSeconds: Math.ceil(config.acmeRenewalInfo.pollIntervalMs / 1000),
+        renewalInfo: config.acmeServer.ariEnabled,
+        renewalInfoPollSeconds: Math.ceil(config.acmeServer.ariPollIntervalMs / 1000),
       },
     },
+    metrics: () => metrics.render(),
+    onResponse: (event) => metrics.observe(event),
   };
   const starting = createHandler({
     ...common,

@@ -39,6 +39,30 @@ export function acmeAuthority(services: Services, defaultProfileId: string): Acm
     defaultProfile: async () => servesAcme(await storage.profiles.get(defaultProfileId)),
     account: (id) => storage.acmeAccounts.get(id),
     accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
+    createAccount: (input) =>
+      accounts.create({
+        profile_id: input.profileId,
+        jwk: input.jwk,
+        contact: input.contact,
+        terms_agreed: input.termsAgreed,
+        created_ip: input.clientAddress ?? null,
+        ...(input.externalAccountBinding
+          ? {
+              external_account_binding: {
+                key_id: input.externalAccountBinding.keyId,
+                alg: input.externalAccountBinding.alg,
+                protected: input.externalAccountBinding.protected,
+                payload: input.externalAccountBinding.payload,
+                signature: input.externalAccountBinding.signature,
+              },
+            }
+          : {}),
+      }),
+    updateAccount: (id, patch) => accounts.update(id, patch),
+    deactivateAccount: (id) => accounts.deactivate(id),
+    changeAccountKey: (id, change) =>
+      accounts.changeKey(id, { old_thumbprint: change.oldThumbprint, jwk: change.jwk }),
+    accountOrderIds: (id, page, perPage) => accounts.orderIds(id, page, perPage),
     ...acmeOrderAuthority(services),
   };
 }

@@ -1,5 +1,6 @@
 import type { Services } from '@certwright/core';
 import type { RouteSpec } from '../http/route.js';
+import { acmeEabRoutes } from './acme-eab.js';
 import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
@@ -36,6 +37,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     profileRoutes,
     renewalPolicyRoutes,
     policyRoutes,
+    acmeEabRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -31,6 +31,8 @@ export interface ServiceDeps {
    * right for one instance; several instances must pass one shared store (Redis).
    */
   ephemeral?: EphemeralStore;
+  /** Random bytes for secrets a service creates (EAB keys); default `node:crypto` randomBytes. */
+  random?: (size: number) => Uint8Array;
 }
 
 /** Mirrors the `SVC_AGENT_*` variables of the server's configuration. */

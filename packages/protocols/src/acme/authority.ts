@@ -45,6 +45,24 @@ export interface AcmeAccountAuthority {
   account(id: string): Promise<AcmeAccount | null>;
   /** The account of a key on a profile, by RFC 7638 thumbprint. */
   accountByKey(profileId: string, thumbprint: string): Promise<AcmeAccount | null>;
+  /**
+   * Creates an account. `duplicate` (with `extra.account_id`) when the key has one already;
+   * `unauthenticated` for an external account binding that does not verify or was used
+   * before; `invalid_input` for contacts or a missing agreement to the terms; `rate_limited`
+   * (with `extra.retry_after_seconds`) over the profile's per-address limit.
+   */
+  createAccount(input: NewAccountRequest): Promise<AcmeAccount>;
+  updateAccount(id: string, patch: { contact: string[] }): Promise<AcmeAccount>;
+  /** valid → deactivated (RFC 8555 §7.3.6); deactivating again changes nothing. */
+  deactivateAccount(id: string): Promise<AcmeAccount>;
+  /**
+   * Swaps the account key atomically (RFC 8555 §7.3.5). `conflict` when the current key is no
+   * longer `oldThumbprint` (a concurrent rollover), `duplicate` (with `extra.account_id`) when
+   * the new key belongs to an account already.
+   */
+  changeAccountKey(id: string, change: { oldThumbprint: string; jwk: PublicJwk }): Promise<AcmeAccount>;
+  /** Ids of the account's orders, newest first, one page (RFC 8555 §7.1.2.1). */
+  accountOrderIds(id: string, page: number, perPage: number): Promise<{ ids: string[]; total: number }>;
 }
 
 /** Everything the ACME handler calls. */

@@ -123,7 +123,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
       });
     }
     problemContext.endpoint = match.route.path;
-    const requestUrl = `${origin}${url.pathname}`;
+    const requestUrl = `${origin}${url.pathname}${url.search}`;
     const ctx: AcmeContext = {
       request,
       transport,

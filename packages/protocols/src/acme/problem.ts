@@ -247,6 +247,7 @@ export function problemFromError(error: unknown, context: ProblemContext = {}): 
   }
   if (isCertwrightError(error)) {
     const mapping = problemForReason(error.reason, context);
+    const retryAfter = error.extra.retry_after_seconds;
     return {
       status: mapping.status,
       body: {
@@ -254,7 +255,7 @@ export function problemFromError(error: unknown, context: ProblemContext = {}): 
         detail: publicMessage(error),
         status: mapping.status,
       },
-      headers: {},
+      headers: typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {},
       log: mapping.type === 'serverInternal',
     };
   }

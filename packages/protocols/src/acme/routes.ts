@@ -1,9 +1,12 @@
+import { account, accountOrders } from './account.js';
 import { authorization } from './authorization.js';
 import { certificate, certificateIssuer } from './certificate.js';
 import { challenge } from './challenge.js';
 import type { AcmeEndpoint } from './context.js';
 import { directory } from './directory.js';
 import { finalize } from './finalize.js';
+import { keyChange } from './key-change.js';
+import { newAccount } from './new-account.js';
 import { newNonce } from './new-nonce.js';
 import { newOrder } from './new-order.js';
 import { order } from './order.js';
@@ -25,6 +28,10 @@ export const ACME_ROUTES: readonly AcmeRoute[] = [
   { method: 'GET', path: 'directory', endpoint: directory },
   { method: 'HEAD', path: 'new-nonce', endpoint: newNonce },
   { method: 'GET', path: 'new-nonce', endpoint: newNonce },
+  { method: 'POST', path: 'new-account', endpoint: newAccount },
+  { method: 'POST', path: 'account/:id', endpoint: account },
+  { method: 'POST', path: 'account/:id/orders', endpoint: accountOrders },
+  { method: 'POST', path: 'key-change', endpoint: keyChange },
   { method: 'POST', path: 'new-order', endpoint: newOrder },
   { method: 'POST', path: 'order/:id', endpoint: order },
   { method: 'POST', path: 'order/:id/finalize', endpoint: finalize },

@@ -1,18 +1,115 @@
-import type { AcmeAccount } from '../../domain/acme.js';
-import { notFound } from '../../errors.js';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { AcmeAccount, AcmeEabKey, PublicJwk } from '../../domain/acme.js';
+import { idSchema } from '../../domain/common.js';
+import { fail, isCertwrightError, notFound } from '../../errors.js';
+import { decodeBase64Url, parsePublicJwk } from '../../pki/jwk.js';
+import type { Storage } from '../../ports/storage.js';
 import type { AuditService } from '../audit.js';
-import type { ServiceDeps } from '../context.js';
+import type { Actor, ServiceDeps } from '../context.js';
+import { invalidReference, type Paged, parseInput } from '../input.js';
+import { configEvent } from '../owners.js';
+import { pageQuerySchema } from '../paging.js';
 
 /**
  * ACME accounts (RFC 8555 §7.3) and their external-account-binding keys (§7.3.4). The
  * protocol layer (`@certwright/protocols/acme`) verifies JWS signatures and nonces; this
- * service owns the rules about accounts themselves.
+ * service owns the rules about accounts themselves: contacts, terms, bindings, status and the
+ * key rollover. docs/protocols/acme.md describes them on the wire.
  */
+
+/** At most this many contact URIs per account. */
+export const ACME_MAX_CONTACTS = 8;
+/** Longest contact URI (`mailto:` plus an RFC 5321 path of at most 254 octets). */
+export const ACME_MAX_CONTACT_LENGTH = 261;
+
+// One address, no display name, no hfields (`?subject=`), no second address after a comma.
+const MAILBOX =
+  /^mailto:([A-Za-z0-9.!#$%&'*+/=^_`{|}~-]{1,64})@([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+)$/;
+
+/**
+ * What is wrong with an account contact: `unsupported` for any scheme but `mailto:` (RFC 8555
+ * §7.3: unsupportedContact), `invalid` for a mailto URI that is not one plain address
+ * (invalidContact), null when it is fine.
+ */
+export function acmeContactIssue(uri: string): 'unsupported' | 'invalid' | null {
+  if (!/^mailto:/i.test(uri)) return 'unsupported';
+  if (uri.length > ACME_MAX_CONTACT_LENGTH || !MAILBOX.test(uri)) return 'invalid';
+  return null;
+}
+
+const contactSchema = z
+  .array(
+    z.string().superRefine((uri, ctx) => {
+      const issue = acmeContactIssue(uri);
+      if (issue === 'unsupported')
+        ctx.addIssue({ code: 'custom', message: 'only mailto: contacts are supported' });
+      if (issue === 'invalid')
+        ctx.addIssue({ code: 'custom', message: 'must be mailto: with one plain address' });
+    }),
+  )
+  .max(ACME_MAX_CONTACTS);
+
+const EAB_ALGORITHMS = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' } as const;
+
+export const acmeAccountCreateSchema = z.object({
+  profile_id: idSchema,
+  jwk: z.record(z.string(), z.unknown()),
+  contact: contactSchema.default([]),
+  terms_agreed: z.boolean().default(false),
+  /** RFC 8555 §7.3.4: the inner JWS, already parsed by the protocol layer. */
+  external_account_binding: z
+    .object({
+      key_id: z.string().min(1).max(256),
+      alg: z.enum(['HS256', 'HS384', 'HS512']),
+      protected: z.string().max(16_384),
+      payload: z.string().max(16_384),
+      signature: z.string().max(1024),
+    })
+    .optional(),
+  /** The client's address, for the per-address account limit of the profile. */
+  created_ip: z.string().max(64).nullable().default(null),
+});
+export type AcmeAccountCreate = z.input<typeof acmeAccountCreateSchema>;
+
+export const acmeAccountUpdateSchema = z.object({ contact: contactSchema });
+
+export const acmeKeyChangeSchema = z.object({
+  /** The thumbprint the client says the account has now (the inner payload's `oldKey`). */
+  old_thumbprint: z.string().min(1).max(128),
+  jwk: z.record(z.string(), z.unknown()),
+});
+
+export const eabKeyCreateSchema = z.object({
+  profile_id: idSchema,
+  name: z.string().trim().min(1).max(255),
+});
+export type EabKeyCreate = z.input<typeof eabKeyCreateSchema>;
+export const eabKeyListSchema = pageQuerySchema.extend({ profile_id: idSchema.optional() });
+export type EabKeyListQuery = z.input<typeof eabKeyListSchema>;
+
+/** A new EAB key with its secret: the only time the secret is shown. */
+export interface CreatedEabKey {
+  key: AcmeEabKey;
+  /** The HMAC key, base64url: what a client passes as `--eab-hmac-key`. */
+  hmac_key: string;
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+const EAB_KEY_BYTES = 32;
+
+/** Who acts for an account in the audit trail: no user, the account's key. */
+const accountActor = (accountId: string): Actor => ({ type: 'anonymous', id: `acme:${accountId}` });
+
 export class AcmeAccountService {
+  readonly #random: (size: number) => Uint8Array;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    this.#random = deps.random ?? randomBytes;
+  }
 
   /** The account, or `not_found`. */
   async get(id: string): Promise<AcmeAccount> {
@@ -24,5 +121,256 @@ export class AcmeAccountService {
   /** The account a key (RFC 7638 thumbprint) opened on a profile, or null. */
   findByKey(profileId: string, thumbprint: string): Promise<AcmeAccount | null> {
     return this.deps.storage.acmeAccounts.getByThumbprint(profileId, thumbprint);
+  }
+
+  /**
+   * Opens an account for a key. The profile's rules apply: agreement to its terms when it has
+   * any, an external account binding made with one of its EAB keys when it requires one, and
+   * its per-address limit of new accounts. An EAB key binds exactly one account: the binding
+   * is stored in the transaction that creates the account, so a key used twice fails the
+   * second time (`unauthenticated`) and that account is never created. A key that already has
+   * an account on the profile is `duplicate`, with `extra.account_id`.
+   */
+  async create(input: AcmeAccountCreate): Promise<AcmeAccount> {
+    const data = parseInput(acmeAccountCreateSchema, input);
+    const key = parsePublicJwk(data.jwk);
+    const profile = await this.deps.storage.profiles.get(data.profile_id);
+    if (!profile)
+      throw invalidReference([
+        { field: 'profile_id', message: `profile '${data.profile_id}' does not exist` },
+      ]);
+    if (!profile.acme.enabled) throw fail('not_permitted', `profile '${profile.id}' does not serve ACME`);
+    if (profile.acme.terms_of_service_url && !data.terms_agreed) {
+      throw fail('invalid_input', 'the terms of service must be agreed to (termsOfServiceAgreed)', {
+        fields: [{ field: 'terms_agreed', message: 'must be true' }],
+      });
+    }
+    const binding = data.external_account_binding;
+    if (profile.acme.eab_required && !binding) {
+      throw fail('not_permitted', 'this profile requires an external account binding');
+    }
+    const existing = await this.findByKey(profile.id, key.thumbprint);
+    if (existing) throw this.#taken(existing);
+    const limit = profile.acme.rate_limits.accounts_per_ip_per_hour;
+    if (limit !== null && data.created_ip && this.deps.ephemeral) {
+      const hit = await this.deps.ephemeral.slidingWindowHit(
+        `acme:new-account:${profile.id}:${data.created_ip}`,
+        HOUR_MS,
+        limit,
+      );
+      if (!hit.allowed) {
+        throw fail('rate_limited', `at most ${limit} new accounts per hour from one address`, {
+          extra: { retry_after_seconds: Math.ceil(hit.retryAfterMs / 1000) },
+        });
+      }
+    }
+    return this.deps.storage.transaction(async (tx) => {
+      const account = await tx.acmeAccounts
+        .create({
+          profile_id: profile.id,
+          status: 'valid',
+          jwk: key.jwk,
+          jwk_thumbprint: key.thumbprint,
+          contact: data.contact,
+          terms_agreed: data.terms_agreed,
+          eab_key_id: binding?.key_id ?? null,
+          created_ip: data.created_ip,
+        })
+        .catch(async (error) => {
+          // Another request opened an account for the same key meanwhile.
+          if (isCertwrightError(error) && error.reason === 'duplicate') {
+            const winner = await this.findByKey(profile.id, key.thumbprint);
+            if (winner) throw this.#taken(winner);
+          }
+          throw error;
+        });
+      if (binding) await this.#bind(tx, profile.id, binding, key.thumbprint, account.id);
+      await this.audit.record(
+        accountActor(account.id),
+        {
+          action: 'acme_account_created',
+          category: 'auth',
+          resource_type: 'acme_account',
+          resource_id: account.id,
+          details: {
+            profile_id: profile.id,
+            eab_key_id: account.eab_key_id,
+            contacts: account.contact.length,
+          },
+        },
+        tx,
+      );
+      return account;
+    });
+  }
+
+  /** Replaces the account's contacts (RFC 8555 §7.3.2); only a valid account can. */
+  async update(id: string, input: z.input<typeof acmeAccountUpdateSchema>): Promise<AcmeAccount> {
+    const data = parseInput(acmeAccountUpdateSchema, input);
+    return this.deps.storage.transaction(async (tx) => {
+      const account = await tx.acmeAccounts.lockForUpdate(id);
+      if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
+      return tx.acmeAccounts.update(id, { contact: data.contact });
+    });
+  }
+
+  /**
+   * valid → deactivated (RFC 8555 §7.3.6). Final: the key can sign nothing afterwards, and
+   * a new account for it is refused. Deactivating a deactivated account changes nothing.
+   */
+  async deactivate(id: string): Promise<AcmeAccount> {
+    return this.deps.storage.transaction(async (tx) => {
+      const account = await tx.acmeAccounts.lockForUpdate(id);
+      if (account.status === 'deactivated') return account;
+      if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
+      const updated = await tx.acmeAccounts.update(id, { status: 'deactivated' });
+      await this.audit.record(
+        accountActor(id),
+        {
+          action: 'acme_account_deactivated',
+          category: 'auth',
+          resource_type: 'acme_account',
+          resource_id: id,
+          details: {},
+        },
+        tx,
+      );
+      return updated;
+    });
+  }
+
+  /**
+   * Key rollover (RFC 8555 §7.3.5), atomic under the account's row lock: `conflict` when the
+   * account's key is no longer `old_thumbprint` (a concurrent rollover won), `duplicate` with
+   * `extra.account_id` when the new key already belongs to an account of the profile.
+   */
+  async changeKey(id: string, input: z.input<typeof acmeKeyChangeSchema>): Promise<AcmeAccount> {
+    const data = parseInput(acmeKeyChangeSchema, input);
+    const key = parsePublicJwk(data.jwk);
+    return this.deps.storage.transaction(async (tx) => {
+      const account = await tx.acmeAccounts.lockForUpdate(id);
+      if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
+      if (account.jwk_thumbprint !== data.old_thumbprint) {
+        throw fail('conflict', 'the account key changed meanwhile; oldKey is not the current key');
+      }
+      const holder = await tx.acmeAccounts.getByThumbprint(account.profile_id, key.thumbprint);
+      if (holder) throw this.#taken(holder);
+      const updated = await tx.acmeAccounts
+        .update(id, { jwk: key.jwk, jwk_thumbprint: key.thumbprint })
+        .catch(async (error) => {
+          if (isCertwrightError(error) && error.reason === 'duplicate') {
+            const winner = await this.findByKey(account.profile_id, key.thumbprint);
+            if (winner) throw this.#taken(winner);
+          }
+          throw error;
+        });
+      await this.audit.record(
+        accountActor(id),
+        {
+          action: 'acme_account_key_changed',
+          category: 'auth',
+          resource_type: 'acme_account',
+          resource_id: id,
+          details: { old_thumbprint: account.jwk_thumbprint, new_thumbprint: key.thumbprint },
+        },
+        tx,
+      );
+      return updated;
+    });
+  }
+
+  /** Ids of the account's orders, newest first. */
+  async orderIds(id: string, page: number, perPage: number): Promise<{ ids: string[]; total: number }> {
+    const result = await this.deps.storage.acmeOrders.listIdsForAccount(id, { page, perPage });
+    return { ids: result.items, total: result.total };
+  }
+
+  // ---- external account binding keys (admin) -----------------------------------------------
+
+  /** Creates an EAB key for a profile; the returned `hmac_key` is never retrievable again. */
+  async createEabKey(input: EabKeyCreate, actor: Actor): Promise<CreatedEabKey> {
+    const data = parseInput(eabKeyCreateSchema, input);
+    const secret = this.#random(EAB_KEY_BYTES);
+    return this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.profiles.get(data.profile_id))) {
+        throw invalidReference([
+          { field: 'profile_id', message: `profile '${data.profile_id}' does not exist` },
+        ]);
+      }
+      const key = await tx.acmeEabKeys.create({
+        profile_id: data.profile_id,
+        name: data.name,
+        hmac_key: secret,
+      });
+      await this.audit.record(actor, configEvent('acme_eab_key_created', 'acme_eab_key', key.id, data), tx);
+      return { key, hmac_key: Buffer.from(secret).toString('base64url') };
+    });
+  }
+
+  async getEabKey(id: string): Promise<AcmeEabKey> {
+    const key = await this.deps.storage.acmeEabKeys.get(id);
+    if (!key) throw notFound('EAB key', id);
+    return key;
+  }
+
+  async listEabKeys(query: EabKeyListQuery = {}): Promise<Paged<AcmeEabKey>> {
+    const q = parseInput(eabKeyListSchema, query);
+    const result = await this.deps.storage.acmeEabKeys.list({
+      page: q.page,
+      perPage: q.per_page,
+      ...(q.profile_id ? { profile_id: q.profile_id } : {}),
+    });
+    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  /** Deletes a key: no new account can bind it; an account it already bound stays. */
+  async deleteEabKey(id: string, actor: Actor): Promise<void> {
+    await this.deps.storage.transaction(async (tx) => {
+      if (!(await tx.acmeEabKeys.get(id))) throw notFound('EAB key', id);
+      await tx.acmeEabKeys.delete(id);
+      await this.audit.record(actor, configEvent('acme_eab_key_deleted', 'acme_eab_key', id), tx);
+    });
+  }
+
+  /**
+   * Verifies an external account binding and binds its key to the new account. Every failure
+   * is the same `unauthenticated` sentence, so a caller learns nothing about which keys exist.
+   */
+  async #bind(
+    tx: Storage,
+    profileId: string,
+    binding: NonNullable<z.output<typeof acmeAccountCreateSchema>['external_account_binding']>,
+    thumbprint: string,
+    accountId: string,
+  ): Promise<void> {
+    const refused = () => fail('unauthenticated', 'the external account binding does not verify');
+    // The MAC'd payload must be this account's key (RFC 8555 §7.3.4).
+    let payloadJwk: PublicJwk;
+    try {
+      const text = decodeBase64Url(binding.payload, 'the binding payload', 16_384).toString('utf8');
+      payloadJwk = parsePublicJwk(JSON.parse(text)).jwk;
+    } catch {
+      throw fail('malformed', 'the external account binding payload is not a public JWK');
+    }
+    if (parsePublicJwk(payloadJwk).thumbprint !== thumbprint) {
+      throw fail('malformed', 'the external account binding is for another key');
+    }
+    const stored = await tx.acmeEabKeys.getWithKey(binding.key_id);
+    if (!stored || stored.key.profile_id !== profileId || stored.key.account_id !== null) throw refused();
+    const expected = createHmac(EAB_ALGORITHMS[binding.alg], stored.hmac_key)
+      .update(`${binding.protected}.${binding.payload}`, 'ascii')
+      .digest();
+    let given: Buffer;
+    try {
+      given = decodeBase64Url(binding.signature, 'the binding signature', 64);
+    } catch {
+      throw refused();
+    }
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refused();
+    if (!(await tx.acmeEabKeys.bind(binding.key_id, accountId, this.deps.clock.now()))) throw refused();
+  }
+
+  #taken(account: AcmeAccount) {
+    return fail('duplicate', 'an account exists for this key', { extra: { account_id: account.id } });
   }
 }
