@@ -7,13 +7,14 @@
  * against the server's inventory and OCSP responder.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AcmeServer,
   type ChallTestSrv,
+  freePort,
   killIfRunning,
   startAcmeServer,
   startChallTestSrv,
@@ -27,6 +28,8 @@ const CLIENT_TIMEOUT_MS = 150_000;
 let dns: (ChallTestSrv & { managementPort: number }) | undefined;
 let server: AcmeServer;
 let root: string;
+/** HOME of the clients: nothing of theirs lands in the real one. */
+let home: string;
 const running = new Set<ChildProcess>();
 const dirs: string[] = [];
 
@@ -45,7 +48,7 @@ interface Run {
 function run(cmd: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, {
-      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: home, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     running.add(child);
@@ -107,6 +110,15 @@ async function expectChainsToIssuer(leaf: string, intermediates: string, name: s
   expect(text.out).toContain(`DNS:${name}`);
 }
 
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 /** The inventory's version with this serial, found through the ACME-sourced certificates. */
 async function inventoryVersion(name: string, serial: string): Promise<any> {
   const list = await server.api(
@@ -127,17 +139,16 @@ async function inventoryVersion(name: string, serial: string): Promise<any> {
 async function ocspStatus(leaf: string, intermediates: string): Promise<string> {
   const dir = tempDir('ocsp');
   const trust = join(dir, 'trust.pem');
-  writeFileSync(trust, readFileSync(server.caPath, 'utf8') + readFileSync(root, 'utf8'));
-  const issuer = readFileSync(intermediates, 'utf8').match(CERT_RE)?.[0];
+  const chain = readFileSync(intermediates, 'utf8');
+  // One file trusts both the TLS server and the issuer chain the responder signs under.
+  writeFileSync(trust, readFileSync(server.caPath, 'utf8') + chain + readFileSync(root, 'utf8'));
   const issuerPath = join(dir, 'issuer.pem');
-  writeFileSync(issuerPath, issuer ?? readFileSync(root, 'utf8'));
+  writeFileSync(issuerPath, chain.match(CERT_RE)?.[0] ?? readFileSync(root, 'utf8'));
   const result = await openssl([
     'ocsp',
     '-url',
     `${server.origin}/.well-known/pki/ocsp/${ISSUER_ID}`,
     '-CAfile',
-    trust,
-    '-VAfile',
     trust,
     '-issuer',
     issuerPath,
@@ -145,10 +156,40 @@ async function ocspStatus(leaf: string, intermediates: string): Promise<string> 
     leaf,
   ]);
   expectSuccess(result, 'openssl ocsp');
+  expect(result.out).toContain('Response verify OK');
   return result.out;
 }
 
+/** A certificate the client holds: issued by the Local CA for `name`, listed in the inventory. */
+async function expectIssued(
+  bundle: string,
+  name: string,
+): Promise<{ leaf: string; intermediates: string; serial: string }> {
+  const { leaf, intermediates } = splitBundle(bundle);
+  await expectChainsToIssuer(leaf, intermediates, name);
+  const serial = await serialOf(leaf);
+  const version = await inventoryVersion(name, serial);
+  expect(version.revoked_at).toBeNull();
+  expect(await ocspStatus(leaf, intermediates)).toMatch(/leaf\.pem: good/);
+  return { leaf, intermediates, serial };
+}
+
+/** After a client revoked it: the inventory and the OCSP responder both say revoked. */
+async function expectRevoked(
+  held: { leaf: string; intermediates: string; serial: string },
+  name: string,
+  reason?: string,
+): Promise<void> {
+  const version = await waitFor('the revocation in the inventory', async () => {
+    const found = await inventoryVersion(name, held.serial);
+    return found.revoked_at ? found : undefined;
+  });
+  if (reason) expect(version.revocation_reason).toBe(reason);
+  expect(await ocspStatus(held.leaf, held.intermediates)).toMatch(/leaf\.pem: revoked/);
+}
+
 beforeAll(async () => {
+  home = tempDir('home');
   dns = await startChallTestSrv();
   server = await startAcmeServer(dns.dns);
   const chain = await server.api('GET', `/api/v1/issuers/${ISSUER_ID}/chain`);
@@ -170,29 +211,178 @@ afterAll(async () => {
 });
 
 describe('lego 4.9', () => {
-  const name = 'lego-http.example.com';
   let work: string;
-  const lego = (args: string[], domain = name, extra: string[] = []) =>
+  const lego = (domain: string, solver: string[], command: string[], env: Record<string, string> = {}) =>
     run(
       'lego',
       [
         ...['--server', server.directory, '--accept-tos', '--email', 'lego@example.com'],
-        ...['--path', work, '--key-type', 'ec256', '--domains', domain, ...extra],
-        ...args,
+        ...['--path', work, '--key-type', 'ec256', '--domains', domain, ...solver],
+        ...command,
       ],
-      { LEGO_CA_CERTIFICATES: server.caPath },
+      { LEGO_CA_CERTIFICATES: server.caPath, ...env },
     );
   const http01 = () => ['--http', '--http.port', `127.0.0.1:${server.http01Port}`];
+  const bundle = (domain: string) => join(work, 'certificates', `${domain}.crt`);
+  const name = 'lego-http.example.com';
+  let first: { leaf: string; intermediates: string; serial: string };
 
   beforeAll(() => {
     work = tempDir('lego');
   });
 
   it('registers and gets a certificate through http-01 that chains to the Local CA and is in the inventory', async () => {
-    expectSuccess(await lego(['run'], name, http01()), 'lego run');
-    const { leaf, intermediates } = splitBundle(join(work, 'certificates', `${name}.crt`));
-    await expectChainsToIssuer(leaf, intermediates, name);
-    const version = await inventoryVersion(name, await serialOf(leaf));
-    expect(version.revoked_at).toBeNull();
+    expectSuccess(await lego(name, http01(), ['run']), 'lego run');
+    first = await expectIssued(bundle(name), name);
+  });
+
+  it('gets no certificate when nothing answers its http-01 challenge where the server looks', async () => {
+    const domain = 'lego-unanswered.example.com';
+    // lego listens on a port of its own, so the server's validation finds nobody at its port.
+    const elsewhere = ['--http', '--http.port', `127.0.0.1:${await freePort()}`];
+    const result = await lego(domain, elsewhere, ['run']);
+    expect(result.code).not.toBe(0);
+    expect(result.out).toMatch(/urn:ietf:params:acme:error:(connection|incorrectResponse)/);
+    expect(existsSync(bundle(domain))).toBe(false);
+  });
+
+  it('renews on demand (renew --days 100000) into a new certificate with a new serial', async () => {
+    expectSuccess(
+      await lego(name, http01(), ['renew', '--days', '100000', '--no-random-sleep']),
+      'lego renew',
+    );
+    const renewed = await expectIssued(bundle(name), name);
+    expect(renewed.serial).not.toBe(first.serial);
+  });
+
+  it('revokes its certificate with the account key (revoke --reason 4), seen by the inventory and OCSP', async () => {
+    const held = splitBundle(bundle(name));
+    const serial = await serialOf(held.leaf);
+    expectSuccess(await lego(name, [], ['revoke', '--reason', '4']), 'lego revoke');
+    await expectRevoked({ ...held, serial }, name, 'superseded');
+  });
+
+  it('gets a certificate through tls-alpn-01', async () => {
+    const domain = 'lego-alpn.example.com';
+    expectSuccess(
+      await lego(domain, ['--tls', '--tls.port', `127.0.0.1:${server.tlsAlpn01Port}`], ['run']),
+      'lego run --tls',
+    );
+    await expectIssued(bundle(domain), domain);
+  });
+
+  it('gets a certificate through dns-01 with the TXT record served by the DNS server the CA asks', async () => {
+    const domain = 'lego-dns.example.com';
+    // lego's exec provider calls `<script> present|cleanup <fqdn> <value>`.
+    const script = join(tempDir('lego-exec'), 'txt.sh');
+    writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        'set -e',
+        `api=http://127.0.0.1:${dns!.managementPort}`,
+        'case "$1" in',
+        `  present) curl -sf -d "{\\"host\\":\\"$2\\",\\"value\\":\\"$3\\"}" "$api/set-txt" ;;`,
+        `  cleanup) curl -sf -d "{\\"host\\":\\"$2\\"}" "$api/clear-txt" ;;`,
+        'esac',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(script, 0o755);
+    const solver = ['--dns', 'exec', '--dns.resolvers', dns!.dns, '--dns.disable-cp'];
+    const result = await lego(domain, solver, ['run'], {
+      EXEC_PATH: script,
+      EXEC_POLLING_INTERVAL: '1',
+      EXEC_PROPAGATION_TIMEOUT: '30',
+    });
+    expectSuccess(result, 'lego run --dns exec');
+    await expectIssued(bundle(domain), domain);
+  });
+});
+
+describe('certbot 2.1', () => {
+  let work: string;
+  const dirs = () => [
+    ...['--config-dir', join(work, 'etc'), '--work-dir', join(work, 'var'), '--logs-dir', join(work, 'log')],
+  ];
+  const certbot = (args: string[]) =>
+    run('certbot', [...args, '--server', server.directory, '--non-interactive', ...dirs()], {
+      REQUESTS_CA_BUNDLE: server.caPath,
+    });
+  const certonly = (domain: string) =>
+    certbot([
+      ...['certonly', '--standalone', '--http-01-address', '127.0.0.1'],
+      ...['--http-01-port', String(server.http01Port), '--agree-tos', '-m', 'certbot@example.com'],
+      ...['--key-type', 'ecdsa', '-d', domain],
+    ]);
+  const live = (domain: string, file: string) => join(work, 'etc', 'live', domain, file);
+  const name = 'certbot-http.example.com';
+  let first: { leaf: string; intermediates: string; serial: string };
+
+  beforeAll(() => {
+    work = tempDir('certbot');
+  });
+
+  it('registers and gets a certificate through http-01 (standalone) that chains to the Local CA and is in the inventory', async () => {
+    expectSuccess(await certonly(name), 'certbot certonly');
+    first = await expectIssued(live(name, 'fullchain.pem'), name);
+  });
+
+  it('renews on demand (renew --force-renewal) into a new certificate with a new serial', async () => {
+    expectSuccess(
+      await certbot(['renew', '--cert-name', name, '--force-renewal', '--no-random-sleep-on-renew']),
+      'certbot renew',
+    );
+    const renewed = await expectIssued(live(name, 'fullchain.pem'), name);
+    expect(renewed.serial).not.toBe(first.serial);
+  });
+
+  it('revokes a certificate signed with the account key, seen by the inventory and OCSP', async () => {
+    const held = splitBundle(live(name, 'fullchain.pem'));
+    const serial = await serialOf(held.leaf);
+    expectSuccess(
+      await certbot([
+        'revoke',
+        '--cert-path',
+        live(name, 'cert.pem'),
+        '--reason',
+        'superseded',
+        '--no-delete-after-revoke',
+      ]),
+      'certbot revoke',
+    );
+    await expectRevoked({ ...held, serial }, name, 'superseded');
+  });
+
+  it('revokes a certificate signed with the certificate key, seen by the inventory and OCSP', async () => {
+    const domain = 'certbot-key.example.com';
+    expectSuccess(await certonly(domain), 'certbot certonly');
+    const held = await expectIssued(live(domain, 'fullchain.pem'), domain);
+    expectSuccess(
+      await certbot([
+        ...['revoke', '--cert-path', live(domain, 'cert.pem'), '--key-path', live(domain, 'privkey.pem')],
+        '--no-delete-after-revoke',
+      ]),
+      'certbot revoke --key-path',
+    );
+    await expectRevoked(held, domain);
+  });
+
+  it('deactivates its account (unregister): the same account key cannot order afterwards', async () => {
+    const accounts = join(work, 'etc', 'accounts');
+    const kept = join(tempDir('certbot-accounts'), 'accounts');
+    cpSync(accounts, kept, { recursive: true });
+    const result = await certbot(['unregister']);
+    expectSuccess(result, 'certbot unregister');
+    expect(result.out).toMatch(/Account deactivated/);
+    // Put the deactivated account back: certbot would otherwise just register a new one.
+    rmSync(accounts, { recursive: true, force: true });
+    cpSync(kept, accounts, { recursive: true });
+    const refused = await certonly('certbot-after.example.com');
+    expect(refused.code).not.toBe(0);
+    // certbot 2.1 with Debian's josepy crashes while displaying any ACME problem
+    // ("AttributeError: can't set attribute"), so the server's answer is read from its log.
+    const log = readFileSync(join(work, 'log', 'letsencrypt.log'), 'utf8');
+    expect(log).toMatch(/urn:ietf:params:acme:error:unauthorized :: .*deactivated/);
   });
 });
