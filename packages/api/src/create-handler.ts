@@ -122,7 +122,15 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   if (services) routes.push(...featureRoutes(services));
   routes.push(...(options.routes ?? []));
   const mounts = new ProtocolMounts([
-    ...(services ? protocolMounts({ services, maxBodyBytes, logger, acme: options.acme }) : []),
+    ...(services
+      ? protocolMounts({
+          services,
+          maxBodyBytes,
+          logger,
+          acme: options.acme,
+          clientAddress: options.clientAddress,
+        })
+      : []),
     ...(options.protocols ?? []),
   ]);
   openapi = buildOpenApiDocument(routes, mounts.all, { version: options.version?.version ?? '2.0.0' });

@@ -236,6 +236,19 @@ describe('ACME key change', () => {
     expect((await client.post(acct.url, '', { key: acct.key, kid: acct.url })).status).toBe(200);
   });
 
+  it('lets exactly one of two concurrent rollovers win; the account ends with the winner’s key', async () => {
+    const acct = await account();
+    const [a, b] = [newAccountKey(), newAccountKey()];
+    const answers = await Promise.all([rollover(acct, a), rollover(acct, b)]);
+    const won = answers.filter((x) => x.status === 200);
+    expect(won).toHaveLength(1);
+    // The loser either took the lock second (409) or was verified against the already-swapped key.
+    const lost = answers.find((x) => x.status !== 200)!;
+    expect([409, 400]).toContain(lost.status);
+    const winner = answers[0]!.status === 200 ? a : b;
+    expect((await client.post(acct.url, '', { key: winner, kid: acct.url })).status).toBe(200);
+  });
+
   it('refuses an inner JWS whose oldKey is not the current key or whose account is another', async () => {
     const acct = await account();
     const stranger = newAccountKey();

@@ -236,6 +236,26 @@ describe('ACME challenge validation', () => {
     expect(await reasonOf(acme().challenges.respond(acct, dns.id))).toBe('invalid_state');
   });
 
+  it('enqueues a lost validation again when the processing challenge is read a minute later', async () => {
+    const { acct, view } = await pendingOrder(['lost.example.com']);
+    const http = view.authorizations[0]!.challenges.find((c) => c.type === 'http-01')!;
+    await acme().challenges.respond(acct, http.id);
+    enqueued.length = 0; // the enqueue after commit was lost
+    await acme().challenges.get(acct, http.id);
+    expect(enqueued).toEqual([]);
+    clock.advance(61_000);
+    try {
+      await acme().authorizations.get(acct, view.authorizations[0]!.id);
+      await acme().challenges.get(acct, http.id);
+      expect(enqueued).toEqual([
+        { topic: ACME_VALIDATION_TOPICS['http-01'], payload: { id: http.id } },
+        { topic: ACME_VALIDATION_TOPICS['http-01'], payload: { id: http.id } },
+      ]);
+    } finally {
+      clock.advance(-61_000);
+    }
+  });
+
   it('validates with the key authorization and makes the order ready once every authorization is valid', async () => {
     const { acct, view } = await pendingOrder(['a.example.com', 'b.example.com']);
     const seen: unknown[] = [];

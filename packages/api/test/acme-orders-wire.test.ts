@@ -71,20 +71,14 @@ interface TestAccount {
   record: AcmeAccount;
 }
 
-/** An account of the default profile for `key` (stored directly: new-account is not the point here). */
+/** A new account of the default profile for `key`, registered through new-account. */
 async function account(key: AccountKey = newAccountKey()): Promise<TestAccount> {
-  const jwk = key.jwk as Record<string, string>;
-  const record = await app.storage.acmeAccounts.create({
-    profile_id: 'prof-default',
-    status: 'valid',
-    jwk,
-    jwk_thumbprint: jwkThumbprint(jwk),
-    contact: [],
-    terms_agreed: true,
-    eab_key_id: null,
-    created_ip: null,
-  });
-  return { key, kid: `${BASE}/account/${record.id}`, record };
+  const created = await client.post(`${BASE}/new-account`, { termsOfServiceAgreed: true }, { key });
+  expect(created.status).toBe(201);
+  const kid = created.headers.get('location')!;
+  const record = await app.storage.acmeAccounts.get(kid.slice(kid.lastIndexOf('/') + 1));
+  expect(record?.jwk_thumbprint).toBe(jwkThumbprint(key.jwk as Record<string, string>));
+  return { key, kid, record: record! };
 }
 
 const post = (who: TestAccount, url: string, payload: unknown) =>
@@ -125,7 +119,7 @@ async function readyOrder(who: TestAccount, names: string[]) {
 }
 
 describe('ACME orders over the wire', () => {
-  it('runs new-order → challenge → validation → finalize → download → revoke end to end', async () => {
+  it('runs new-account → new-order → challenge → validation → finalize → download → revoke end to end', async () => {
     const who = await account();
     const created = await post(who, `${BASE}/new-order`, {
       identifiers: [

@@ -193,45 +193,6 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_AUTH_FAILURE_LIMIT: 'many' })).toContain('SVC_AUTH_FAILURE_LIMIT');
   });
 
-  it('reads the ACME validation pools, ports, resolvers, ranges and renewal-information settings', () => {
-    expect(parseConfig(base)).toMatchObject({
-      acmeValidation: {
-        concurrency: { http01: 10, dns01: 10, tlsAlpn01: 10 },
-        httpPort: 80,
-        tlsAlpnPort: 443,
-        dns01Resolver: '8.8.8.8:53',
-        validationResolver: undefined,
-        allowedRanges: [],
-      },
-      acmeRenewalInfo: { enabled: true, pollIntervalMs: 6 * 3_600_000 },
-    });
-    const config = parseConfig({
-      ...base,
-      SVC_ACME_SERVER_DNS01_CONCURRENCY: '2',
-      SVC_ACME_SERVER_HTTP01_PORT: '5002',
-      SVC_ACME_SERVER_VALIDATION_RESOLVER: '127.0.0.1:5353',
-      SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '127.0.0.1, 10.0.0.0/8',
-      SVC_ACME_SERVER_ARI_ENABLED: 'false',
-      SVC_ACME_SERVER_ARI_POLL_INTERVAL: '30m',
-    });
-    expect(config.acmeValidation).toMatchObject({
-      concurrency: { dns01: 2 },
-      httpPort: 5002,
-      validationResolver: '127.0.0.1:5353',
-      allowedRanges: ['127.0.0.1/32', '10.0.0.0/8'],
-    });
-    expect(config.acmeRenewalInfo).toEqual({ enabled: false, pollIntervalMs: 1_800_000 });
-    const message = failure({
-      ...base,
-      SVC_ACME_SERVER_TLSALPN01_CONCURRENCY: '0',
-      SVC_ACME_SERVER_DNS01_RESOLVER: 'dns.google',
-      SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0/33',
-    });
-    expect(message).toMatch(/SVC_ACME_SERVER_TLSALPN01_CONCURRENCY/);
-    expect(message).toMatch(/SVC_ACME_SERVER_DNS01_RESOLVER/);
-    expect(message).toMatch(/SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0\/33'/);
-  });
-
   it('reads the ACME server settings: default profile prof-default, renewal information on every 6h', () => {
     expect(parseConfig(base).acmeServer).toEqual({
       defaultProfileId: 'prof-default',
@@ -253,6 +214,41 @@ describe('parseConfig', () => {
       'SVC_ACME_SERVER_DEFAULT_PROFILE_ID',
     );
     expect(failure({ ...base, SVC_ACME_SERVER_ARI_ENABLED: 'yes' })).toContain('SVC_ACME_SERVER_ARI_ENABLED');
+  });
+
+  it('reads the ACME validation pools, ports, resolvers and ranges', () => {
+    expect(parseConfig(base)).toMatchObject({
+      acmeValidation: {
+        concurrency: { http01: 10, dns01: 10, tlsAlpn01: 10 },
+        httpPort: 80,
+        tlsAlpnPort: 443,
+        dns01Resolver: '8.8.8.8:53',
+        validationResolver: undefined,
+        allowedRanges: [],
+      },
+    });
+    const config = parseConfig({
+      ...base,
+      SVC_ACME_SERVER_DNS01_CONCURRENCY: '2',
+      SVC_ACME_SERVER_HTTP01_PORT: '5002',
+      SVC_ACME_SERVER_VALIDATION_RESOLVER: '127.0.0.1:5353',
+      SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '127.0.0.1, 10.0.0.0/8',
+    });
+    expect(config.acmeValidation).toMatchObject({
+      concurrency: { dns01: 2 },
+      httpPort: 5002,
+      validationResolver: '127.0.0.1:5353',
+      allowedRanges: ['127.0.0.1/32', '10.0.0.0/8'],
+    });
+    const message = failure({
+      ...base,
+      SVC_ACME_SERVER_TLSALPN01_CONCURRENCY: '0',
+      SVC_ACME_SERVER_DNS01_RESOLVER: 'dns.google',
+      SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0/33',
+    });
+    expect(message).toMatch(/SVC_ACME_SERVER_TLSALPN01_CONCURRENCY/);
+    expect(message).toMatch(/SVC_ACME_SERVER_DNS01_RESOLVER/);
+    expect(message).toMatch(/SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0\/33'/);
   });
 
   it('accepts the three database URL schemes', () => {

@@ -85,8 +85,6 @@ export interface ServiceConfig {
     validationResolver: string | undefined;
     allowedRanges: string[];
   };
-  /** RFC 9773 renewal information: SVC_ACME_SERVER_ARI_ENABLED (true), SVC_ACME_SERVER_ARI_POLL_INTERVAL (6h). */
-  acmeRenewalInfo: { enabled: boolean; pollIntervalMs: number };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -275,10 +273,6 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       validationResolver: read('SVC_ACME_SERVER_VALIDATION_RESOLVER', hostPort),
       allowedRanges: read('SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES', rangeList, '') as string[],
     },
-    acmeRenewalInfo: {
-      enabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
-      pollIntervalMs: read('SVC_ACME_SERVER_ARI_POLL_INTERVAL', duration, '6h') as number,
-    },
     acmeServer: {
       defaultProfileId: read('SVC_ACME_SERVER_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
       ariEnabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
@@ -294,7 +288,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   for (const [name, ms] of [
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
-    ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeRenewalInfo.pollIntervalMs],
+    ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeServer.ariPollIntervalMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }

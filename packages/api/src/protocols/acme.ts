@@ -68,12 +68,13 @@ export function acmeAuthority(services: Services, defaultProfileId: string): Acm
 }
 
 /** `/acme` (RFC 8555): clients authenticate with JWS-signed requests and nonces, not API keys. */
-export function acmeMount({ services, logger, acme = {} }: MountContext): ProtocolMount {
+export function acmeMount({ services, logger, acme = {}, clientAddress }: MountContext): ProtocolMount {
   const handler = createAcmeHandler({
     authority: acmeAuthority(services, acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID),
     ephemeral: services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock }),
     ...(acme.baseUrl ? { baseUrl: acme.baseUrl } : {}),
     ...(acme.settings ? { settings: acme.settings } : {}),
+    ...(clientAddress ? { clientAddress } : {}),
     now: () => services.deps.clock.now(),
     logger,
   });

@@ -2,6 +2,7 @@ import type { Logger, Services } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
 import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
 import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
+import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import type { ProtocolMount } from './mount.js';
 
@@ -16,6 +17,8 @@ export interface MountContext {
   logger: Logger;
   /** ACME server settings (default profile, external base URL, ARI). */
   acme?: AcmeMountOptions;
+  /** Who a request comes from (per-address limits inside a protocol). */
+  clientAddress?: ClientAddressResolver;
 }
 
 const TAG = 'revocation status';

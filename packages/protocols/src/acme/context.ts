@@ -8,7 +8,7 @@ import {
   readBodyBytes,
   type TransportContext,
 } from '@certwright/core';
-import { type PublicKeyDescription, parsePublicJwk } from '@certwright/core/pki';
+import { type ParsedPublicJwk, type PublicKeyDescription, parsePublicJwk } from '@certwright/core/pki';
 import type { AcmeAuthority } from './authority.js';
 import { type JwsLimits, jwsPayloadObject, type ParsedJws, parseJwsBody, verifyJws } from './jws.js';
 import type { AcmeLinks } from './links.js';
@@ -105,6 +105,29 @@ export interface AuthenticatorDeps {
   authority: AcmeAuthority;
   nonces: NonceStore;
   limits: JwsLimits;
+  /** Account keys already read and checked, by thumbprint (see {@link AccountKeyCache}). */
+  keys: AccountKeyCache;
+}
+
+/**
+ * Stored account keys, read and checked once: the key check of a P-256 or RSA JWK costs more
+ * than the signature check it enables. Keyed by RFC 7638 thumbprint, so a rolled-over key is a
+ * different entry; bounded, oldest dropped first.
+ */
+export class AccountKeyCache {
+  readonly #entries = new Map<string, ParsedPublicJwk>();
+  constructor(readonly max = 1000) {}
+
+  get(jwk: PublicJwk, thumbprint: string): ParsedPublicJwk {
+    const hit = this.#entries.get(thumbprint);
+    if (hit) return hit;
+    const parsed = parsePublicJwk(jwk);
+    // A stored key whose thumbprint is not its own is never cached under the wrong name.
+    if (parsed.thumbprint !== thumbprint) return parsed;
+    if (this.#entries.size >= this.max) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(thumbprint, parsed);
+    return parsed;
+  }
 }
 
 /** Builds {@link AcmeContext.authenticate} for one request. */
@@ -162,7 +185,7 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
     if (!account || account.profile_id !== deps.profile.id) {
       throw acmeProblem('accountDoesNotExist', "no account of this server is named by the JWS 'kid'");
     }
-    await verifyJws(jws, parsePublicJwk(account.jwk));
+    await verifyJws(jws, deps.keys.get(account.jwk, account.jwk_thumbprint));
     if (account.status !== 'valid') {
       throw acmeProblem('unauthorized', `the account is ${account.status}`);
     }

@@ -6,7 +6,7 @@ import {
   type TransportContext,
 } from '@certwright/core';
 import type { AcmeAuthority } from './authority.js';
-import { type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
+import { AccountKeyCache, type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
 import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
 import { AcmeLinks } from './links.js';
 import { NonceStore } from './nonces.js';
@@ -83,6 +83,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
   const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
   const settings: AcmeServerSettings = { ...DEFAULT_ACME_SETTINGS, ...options.settings };
   const nonces = new NonceStore(options.ephemeral, { ttlMs: options.nonceTtlMs });
+  const keys = new AccountKeyCache();
   const routes = [...ACME_ROUTES, ...(options.routes ?? [])];
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? (() => new Date());
@@ -135,7 +136,16 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
       settings,
       now,
       logger,
-      authenticate: authenticator({ request, url: requestUrl, profile, links, authority, nonces, limits }),
+      authenticate: authenticator({
+        request,
+        url: requestUrl,
+        profile,
+        links,
+        authority,
+        nonces,
+        limits,
+        keys,
+      }),
     };
     return match.route.endpoint(ctx, match.params);
   };

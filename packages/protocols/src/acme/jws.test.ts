@@ -177,3 +177,32 @@ describe('ACME JWS parser fuzz', () => {
     fc.assert(typedOnly(target as FuzzTarget<unknown>), { seed: 0xac3e, numRuns: 600 });
   });
 });
+
+describe('ACME account key thumbprints', () => {
+  it('agree with jose’s RFC 7638 thumbprint for RSA, EC and Ed25519 keys', async () => {
+    const { calculateJwkThumbprint } = await import('jose');
+    const { parsePublicJwk } = await import('@certwright/core/pki');
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' });
+    for (const jwk of [rsa, ecJwk, p384, edJwk]) {
+      expect(parsePublicJwk(jwk).thumbprint).toBe(await calculateJwkThumbprint(jwk as never, 'sha256'));
+    }
+  });
+});
+
+describe('ACME problem types', () => {
+  it('reports validator failures as the four classes clients know', async () => {
+    const { problemForReason } = await import('./problem.js');
+    expect(problemForReason('address_refused').type).toBe('connection');
+    expect(problemForReason('connection_failed').type).toBe('connection');
+    expect(problemForReason('timed_out').type).toBe('connection');
+    expect(problemForReason('dns_failed').type).toBe('dns');
+    expect(problemForReason('tls_failed').type).toBe('tls');
+    expect(problemForReason('incorrect_response').type).toBe('incorrectResponse');
+    expect(problemForReason('invalid_state', { endpoint: 'order/:id/finalize' })).toEqual({
+      type: 'orderNotReady',
+      status: 403,
+    });
+    expect(problemForReason('invalid_state')).toEqual({ type: 'malformed', status: 409 });
+  });
+});

@@ -1,9 +1,11 @@
 import type { AcmeAccount, AcmeAuthorizationStatus, AcmeOrder } from '../../domain/acme.js';
 import { fail } from '../../errors.js';
 import type { AcmeAuthorizationWithChallenges } from '../../ports/acme-storage.js';
+import type { Queue } from '../../ports/queue.js';
 import type { Storage } from '../../ports/storage.js';
 import type { ServiceDeps } from '../context.js';
 import { authorizationView, effectiveAuthorizationStatus, ownedBy } from './common.js';
+import { requeueStaleValidations } from './validation-queue.js';
 
 /** Authorization states that can never lead to a valid order again. */
 const FAILED: ReadonlySet<AcmeAuthorizationStatus> = new Set([
@@ -30,7 +32,10 @@ export async function advanceOrder(tx: Storage, order: AcmeOrder, now: Date): Pr
 
 /** Authorizations of the ACME server (RFC 8555 §7.5): POST-as-GET and deactivation. */
 export class AcmeAuthorizationService {
-  constructor(private readonly deps: ServiceDeps) {}
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly queue?: Pick<Queue, 'enqueue'>,
+  ) {}
 
   async get(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
     const authz = ownedBy(
@@ -39,6 +44,7 @@ export class AcmeAuthorizationService {
       'ACME authorization',
       id,
     );
+    requeueStaleValidations(this.deps, this.queue, authz.challenges);
     return authorizationView(authz, this.deps.clock.now());
   }
 

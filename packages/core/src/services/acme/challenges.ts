@@ -1,23 +1,11 @@
 import type { AcmeAccount, AcmeChallenge, AcmeProblem } from '../../domain/acme.js';
-import type { AcmeChallengeType } from '../../domain/profile.js';
 import { fail, isCertwrightError, publicMessage } from '../../errors.js';
 import type { ChallengeValidator } from '../../net/acme-challenges/types.js';
 import type { Queue } from '../../ports/queue.js';
 import type { ServiceDeps } from '../context.js';
 import { advanceOrder } from './authorizations.js';
 import { type AcmeChallengeView, challengeView, effectiveAuthorizationStatus, ownedBy } from './common.js';
-
-/** One Queue topic per challenge type, each with its own worker pool (docs/architecture.md). */
-export const ACME_VALIDATION_TOPICS: Readonly<Record<AcmeChallengeType, string>> = Object.freeze({
-  'http-01': 'acme.validate.http-01',
-  'dns-01': 'acme.validate.dns-01',
-  'tls-alpn-01': 'acme.validate.tls-alpn-01',
-});
-
-/** The payload of a validation job: ids only (queue payloads are stored in clear). */
-export interface AcmeValidationJob {
-  id: string;
-}
+import { enqueueValidation, requeueStaleValidations } from './validation-queue.js';
 
 /**
  * Proves one challenge or rejects with a CertwrightError whose reason says why; the validator
@@ -68,6 +56,12 @@ export class AcmeChallengeService {
   ) {}
 
   async get(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
+    const view = await this.#owned(account, id);
+    requeueStaleValidations(this.deps, this.options.queue, [view.challenge]);
+    return view;
+  }
+
+  async #owned(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
     const { storage } = this.deps;
     const challenge = await storage.acmeChallenges.get(id);
     const authz = ownedBy(
@@ -89,7 +83,7 @@ export class AcmeChallengeService {
     const { storage, clock } = this.deps;
     const queue = this.options.queue;
     if (!queue) throw fail('unavailable', 'challenge validation is not configured on this server');
-    await this.get(account, id);
+    await this.#owned(account, id);
     return storage.transaction(async (tx) => {
       const challenge0 = await tx.acmeChallenges.get(id);
       const authz = await tx.acmeAuthorizations.lockForUpdate((challenge0 as AcmeChallenge).authorization_id);
@@ -104,12 +98,7 @@ export class AcmeChallengeService {
           `another challenge of authorization '${authz.id}' is already being validated`,
         );
       const processing = await tx.acmeChallenges.update(id, { status: 'processing' });
-      const topic = ACME_VALIDATION_TOPICS[processing.type];
-      tx.afterCommit(() =>
-        queue.enqueue<AcmeValidationJob>(topic, { id }, { dedupeKey: id }).catch((error: unknown) => {
-          this.deps.logger.error({ err: error, acme_challenge_id: id }, 'could not enqueue ACME validation');
-        }),
-      );
+      tx.afterCommit(() => enqueueValidation(this.deps, queue, processing));
       return challengeView(processing, authz);
     });
   }

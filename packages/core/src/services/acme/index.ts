@@ -19,6 +19,7 @@ export { findByCertId, findByDer, resolveReplaces } from './issued.js';
 export * from './orders.js';
 export * from './renewal-info.js';
 export * from './revoke.js';
+export * from './validation-queue.js';
 
 /** The ACME server's domain services, reachable in-process as `services.acme`. */
 export interface AcmeServices {
@@ -47,7 +48,7 @@ export function createAcmeOrderServices(
 ): AcmeOrderServices {
   return {
     orders: new AcmeOrderService(deps, parts.enrollment),
-    authorizations: new AcmeAuthorizationService(deps),
+    authorizations: new AcmeAuthorizationService(deps, options.queue),
     challenges: new AcmeChallengeService(deps, options),
     revocation: new AcmeRevocationService(deps, parts.audit, parts.revocation),
     renewalInfo: new AcmeRenewalInfoService(deps),
