@@ -24,6 +24,8 @@ const CERT_RE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?
 const ISSUER_ID = 'iss-local';
 /** A client run that takes longer than this is stuck (a validation that never completes). */
 const CLIENT_TIMEOUT_MS = 150_000;
+/** The server process loads its sources through tsx: slow on a loaded machine, not stuck. */
+const SERVER_START_TIMEOUT_MS = 180_000;
 
 let dns: (ChallTestSrv & { managementPort: number }) | undefined;
 let server: AcmeServer;
@@ -197,7 +199,7 @@ beforeAll(async () => {
   const certs = chain.text.match(CERT_RE) ?? [];
   root = join(tempDir('root'), 'root.pem');
   writeFileSync(root, certs.at(-1)!);
-});
+}, SERVER_START_TIMEOUT_MS);
 
 afterEach(() => {
   for (const child of running) killIfRunning(child);
@@ -208,9 +210,9 @@ afterAll(async () => {
   await server?.stop();
   dns?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
-describe('lego 4.9', () => {
+describe('lego 4.9', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
   let work: string;
   const lego = (domain: string, solver: string[], command: string[], env: Record<string, string> = {}) =>
     run(
@@ -300,7 +302,7 @@ describe('lego 4.9', () => {
   });
 });
 
-describe('certbot 2.1', () => {
+describe('certbot 2.1', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
   let work: string;
   const dirs = () => [
     ...['--config-dir', join(work, 'etc'), '--work-dir', join(work, 'var'), '--logs-dir', join(work, 'log')],
