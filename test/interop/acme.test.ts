@@ -74,6 +74,32 @@ function lego(args: string[]): Promise<{ code: number; output: string }> {
   });
 }
 
+function certbot(args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'certbot',
+      [
+        ...args,
+        '--server',
+        `https://127.0.0.1:${server!.port}/acme/directory`,
+        '--non-interactive',
+        '--config-dir',
+        join(work, 'certbot', 'etc'),
+        '--work-dir',
+        join(work, 'certbot', 'var'),
+        '--logs-dir',
+        join(work, 'certbot', 'log'),
+      ],
+      { env: { PATH: process.env.PATH ?? '', REQUESTS_CA_BUNDLE: pki.ca }, timeout: 180_000 },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+          output: stdout + stderr,
+        }),
+    );
+  });
+}
+
 const certificateFile = () => join(work, 'certificates', `${DOMAIN}.crt`);
 
 describe.skipIf(skipReason !== null)('lego against certwright-server (http-01 on loopback)', () => {
@@ -143,4 +169,41 @@ describe.skipIf(skipReason !== null)('lego against certwright-server (http-01 on
     expect(again.code).not.toBe(0);
     expect(again.output).toMatch(/alreadyRevoked/);
   });
+
+  it.skipIf(!have('certbot'))(
+    'certbot obtains a certificate and revokes it with the certificate key',
+    { timeout: 600_000 },
+    async () => {
+      const domain = 'c.example.com';
+      const obtained = await certbot([
+        'certonly',
+        '--standalone',
+        '--http-01-address',
+        '127.0.0.1',
+        '--http-01-port',
+        String(legoPort),
+        '--agree-tos',
+        '-m',
+        'a@example.com',
+        '-d',
+        domain,
+      ]);
+      expect(obtained.code, obtained.output).toBe(0);
+      const live = join(work, 'certbot', 'etc', 'live', domain);
+      const leaf = new X509Certificate(readFileSync(join(live, 'cert.pem')));
+      expect(leaf.subjectAltName).toBe(`DNS:${domain}`);
+      // Signed with the certificate's own key (jwk), not the account's: RFC 8555 §7.6.
+      const revoked = await certbot([
+        'revoke',
+        '--cert-path',
+        join(live, 'cert.pem'),
+        '--key-path',
+        join(live, 'privkey.pem'),
+        '--reason',
+        'keycompromise',
+        '--no-delete-after-revoke',
+      ]);
+      expect(revoked.code, revoked.output).toBe(0);
+    },
+  );
 });

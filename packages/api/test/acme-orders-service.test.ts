@@ -555,6 +555,20 @@ describe('ACME revocation and renewal information', () => {
     );
     expect(done.order.certificate_id).toBe(order.certificate_id);
     expect(done.order.version_id).not.toBe(order.version_id);
+    // The certificate was replaced: naming the old version again is alreadyReplaced (an hour
+    // later, past the profile's two orders an hour).
+    clock.advance(3_600_000);
+    try {
+      await acme().orders.newOrder(acct, {
+        identifiers: [{ type: 'dns', value: 'ari.example.com' }],
+        replaces: certId,
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(isCertwrightError(error) && error.extra.acme_problem).toBe('alreadyReplaced');
+    } finally {
+      clock.advance(-3_600_000);
+    }
     // The replaced version alone can be revoked; the renewal stays in force.
     await acme().revocation.revoke({ certificateDer: leafDer, reason: 4 }, { account: acct });
     expect((await app.services.certificates.get(order.certificate_id!)).status).not.toBe('Revoked');

@@ -7,7 +7,8 @@ import { acmeJson } from './responses.js';
 
 /**
  * POST /new-order (RFC 8555 §7.4): 201 with the order and its `Location`. Over the account's
- * new-order budget: `rateLimited` with `Retry-After`.
+ * new-order budget: `rateLimited` with `Retry-After`; `replaces` naming a certificate a
+ * renewal already replaced: `alreadyReplaced` (RFC 9773 §5).
  */
 export const newOrder: AcmeEndpoint = async (ctx) => {
   const { account, payload } = await ctx.authenticate();
@@ -26,6 +27,9 @@ export const newOrder: AcmeEndpoint = async (ctx) => {
         headers: { 'retry-after': String(seconds) },
         cause: error,
       });
+    }
+    if (isCertwrightError(error) && error.extra.acme_problem === 'alreadyReplaced') {
+      throw acmeProblem('alreadyReplaced', error.message, { status: 409, cause: error });
     }
     throw error;
   }

@@ -58,8 +58,9 @@ export async function issuedToAccount(
 }
 
 /**
- * RFC 9773 §5 `replaces`: the certificate must be this account's and still in force (neither
- * revoked nor expired). Returns the managed certificate the new order renews.
+ * RFC 9773 §5 `replaces`: the certificate must be this account's, still in force (neither
+ * revoked nor expired) and not yet replaced (`conflict` with `extra.acme_problem`
+ * `alreadyReplaced`). Returns the managed certificate the new order renews.
  */
 export async function resolveReplaces(
   storage: Storage,
@@ -77,5 +78,10 @@ export async function resolveReplaces(
   if (version.revoked_at !== null || certificate.status === 'Revoked')
     throw refuse('the certificate is revoked');
   if (version.not_after.getTime() <= now.getTime()) throw refuse('the certificate has expired');
+  // RFC 9773 §5 alreadyReplaced: a renewal already put a newer version on the certificate.
+  if (certificate.current_version_id !== version.id)
+    throw fail('conflict', 'replaces: the certificate has already been replaced by a renewal', {
+      extra: { acme_problem: 'alreadyReplaced' },
+    });
   return { certificate, version };
 }
