@@ -273,6 +273,32 @@ describe('lego 4.9', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
     await expectIssued(bundle(domain), domain);
   });
 
+  it('registers with an external account binding key from the API, which then binds that account and no other', async () => {
+    const created = await server.api('POST', '/api/v1/acme/eab-keys', {
+      profile_id: 'prof-default',
+      name: 'lego interop',
+    });
+    expect(created.status).toBe(201);
+    const eab = ['--eab', '--kid', created.json.id, '--hmac', created.json.hmac_key];
+    const bound = tempDir('lego-eab');
+    const register = (path: string) =>
+      run(
+        'lego',
+        [
+          ...['--server', server.directory, '--accept-tos', '--email', 'eab@example.com', '--path', path],
+          ...['--domains', 'lego-eab.example.com', ...eab, ...http01(), 'run'],
+        ],
+        { LEGO_CA_CERTIFICATES: server.caPath },
+      );
+    expectSuccess(await register(bound), 'lego run --eab');
+    const key = await server.api('GET', `/api/v1/acme/eab-keys/${created.json.id}`);
+    expect(key.json.account_id).toMatch(/\S/);
+    // Another account key (a fresh lego directory) cannot reuse the binding.
+    const second = await register(tempDir('lego-eab-again'));
+    expect(second.code).not.toBe(0);
+    expect(second.out).toMatch(/urn:ietf:params:acme:error:/);
+  });
+
   it('gets a certificate through dns-01 with the TXT record served by the DNS server the CA asks', async () => {
     const domain = 'lego-dns.example.com';
     // lego's exec provider calls `<script> present|cleanup <fqdn> <value>`.
@@ -368,6 +394,12 @@ describe('certbot 2.1', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
       'certbot revoke --key-path',
     );
     await expectRevoked(held, domain);
+  });
+
+  it('updates its account contact (update_account)', async () => {
+    const result = await certbot(['update_account', '-m', 'certbot-new@example.com']);
+    expectSuccess(result, 'certbot update_account');
+    expect(result.out).toMatch(/updated/i);
   });
 
   it('deactivates its account (unregister): the same account key cannot order afterwards', async () => {
