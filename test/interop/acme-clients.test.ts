@@ -330,11 +330,11 @@ describe('lego 4.9', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
 
 describe('certbot 2.1', { timeout: CLIENT_TIMEOUT_MS + 30_000 }, () => {
   let work: string;
-  const dirs = () => [
+  const stateDirs = () => [
     ...['--config-dir', join(work, 'etc'), '--work-dir', join(work, 'var'), '--logs-dir', join(work, 'log')],
   ];
   const certbot = (args: string[]) =>
-    run('certbot', [...args, '--server', server.directory, '--non-interactive', ...dirs()], {
+    run('certbot', [...args, '--server', server.directory, '--non-interactive', ...stateDirs()], {
       REQUESTS_CA_BUNDLE: server.caPath,
     });
   const certonly = (domain: string) =>
