@@ -46,6 +46,7 @@ beforeAll(async () => {
   });
   const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
     name: 'Trusted ACME',
+    allow_ip_sans: true, // orders below name IP addresses
     enrollment: {
       issuer_id: 'iss-local',
       owner_id: 'own-default',
