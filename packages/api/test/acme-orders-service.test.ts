@@ -129,6 +129,26 @@ describe('ACME new orders', () => {
     expect(view.retryAfterSeconds).toBeUndefined();
   });
 
+  it('refuses an ip identifier at new-order under a profile without allow_ip_sans, naming the address', async () => {
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, { name: 'ACME without IPs' });
+    const acct = await account(profile.id);
+    const order = acme().orders.newOrder(acct, {
+      identifiers: [
+        { type: 'dns', value: 'a.example.com' },
+        { type: 'ip', value: '192.0.2.9' },
+      ],
+    });
+    await expect(order).rejects.toMatchObject({
+      reason: 'name_not_allowed',
+      message: expect.stringContaining('192.0.2.9'),
+    });
+    expect(
+      await reasonOf(
+        acme().orders.newOrder(acct, { identifiers: [{ type: 'dns', value: 'a.example.com' }] }),
+      ),
+    ).toBe('accepted');
+  });
+
   it('refuses names that can never be certified and validity beyond the profile', async () => {
     const acct = await account();
     expect(
