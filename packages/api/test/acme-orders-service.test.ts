@@ -46,6 +46,7 @@ beforeAll(async () => {
   });
   const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
     name: 'Trusted ACME',
+    allow_ip_sans: true, // orders below name IP addresses
     enrollment: {
       issuer_id: 'iss-local',
       owner_id: 'own-default',
@@ -126,6 +127,26 @@ describe('ACME new orders', () => {
     expect(view.order.status).toBe('ready');
     expect(view.authorizations.map((a) => a.status)).toEqual(['valid']);
     expect(view.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('refuses an ip identifier at new-order under a profile without allow_ip_sans, naming the address', async () => {
+    const profile = await app.services.profiles.create(SYSTEM_ACTOR, { name: 'ACME without IPs' });
+    const acct = await account(profile.id);
+    const order = acme().orders.newOrder(acct, {
+      identifiers: [
+        { type: 'dns', value: 'a.example.com' },
+        { type: 'ip', value: '192.0.2.9' },
+      ],
+    });
+    await expect(order).rejects.toMatchObject({
+      reason: 'name_not_allowed',
+      message: expect.stringContaining('192.0.2.9'),
+    });
+    expect(
+      await reasonOf(
+        acme().orders.newOrder(acct, { identifiers: [{ type: 'dns', value: 'a.example.com' }] }),
+      ),
+    ).toBe('accepted');
   });
 
   it('refuses names that can never be certified and validity beyond the profile', async () => {

@@ -39,6 +39,7 @@ export interface ProfilesTable {
   allowed_ekus: string;
   required_csr_attributes: string;
   must_staple: Bool;
+  allow_ip_sans: Bool;
   max_validity_days: number;
   key_generation: string;
   enrollment_settings: string | null;

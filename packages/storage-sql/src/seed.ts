@@ -105,6 +105,8 @@ export async function seedBaseline(
         allowed_ekus: JSON.stringify(['serverAuth', 'clientAuth']),
         required_csr_attributes: JSON.stringify([]),
         must_staple: false,
+        // As before this setting existed, so clients of the default profile keep their IP names.
+        allow_ip_sans: true,
         max_validity_days: 397,
         key_generation: 'server',
         created_at: now,

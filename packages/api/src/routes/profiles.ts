@@ -24,6 +24,7 @@ export const profileJson = z.object({
   allowed_ekus: z.array(z.enum(EXTENDED_KEY_USAGES)),
   required_csr_attributes: z.array(z.string()),
   must_staple: z.boolean(),
+  allow_ip_sans: z.boolean().describe('whether certificates under this profile may name IP addresses'),
   max_validity_days: z.number().int(),
   key_generation: z.enum(['agent', 'server']),
   enrollment: enrollmentDefaultsSchema.describe(
@@ -54,6 +55,7 @@ const profileView = (p: CertificateProfile) => ({
   allowed_ekus: p.allowed_ekus,
   required_csr_attributes: p.required_csr_attributes,
   must_staple: p.must_staple,
+  allow_ip_sans: p.allow_ip_sans,
   max_validity_days: p.max_validity_days,
   key_generation: p.key_generation,
   enrollment: p.enrollment,

@@ -39,6 +39,11 @@ export const certificateProfileSchema = z.object({
   /** EKU names, DN attribute names, PKCS#10 attribute names or `serialNumber` (spec §2.5). */
   required_csr_attributes: z.array(z.string().min(1).max(128)),
   must_staple: z.boolean(),
+  /**
+   * Whether certificates under this profile may name IP addresses (iPAddress SANs, an IP common
+   * name, ACME `ip` identifiers). New profiles default to false; docs/api/inventory.md.
+   */
+  allow_ip_sans: z.boolean(),
   max_validity_days: z.number().int().min(1).max(3650),
   key_generation: keyGenerationModeSchema,
   created_at: timestampSchema,

@@ -252,6 +252,7 @@ export type NewProfile = Omit<
     | 'allowed_ekus'
     | 'required_csr_attributes'
     | 'must_staple'
+    | 'allow_ip_sans'
     | 'key_generation'
     | 'allowed_key_algorithms'
     | 'enrollment'

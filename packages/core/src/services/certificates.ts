@@ -16,6 +16,7 @@ import type { AuditService } from './audit.js';
 import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
+import { checkRecordNamesAgainstProfile } from './issuance/profile-rules.js';
 import { pageQuerySchema } from './paging.js';
 import type { PolicyEvaluationService } from './policies.js';
 import type { RevocationService } from './revocation.js';
@@ -140,13 +141,21 @@ export class CertificateService {
   /**
    * Stores a certificate in status Pending (issuance picks it up from there) and evaluates the
    * policy rules against it, all in one transaction. Its names must pass the lint of
-   * certificate-names.ts (`name_rejected`), at creation and at every change of them.
+   * certificate-names.ts (`name_rejected`), at creation and at every change of them, and
+   * name IP addresses only under a profile that allows them (`name_not_allowed`).
    */
   async create(actor: Actor, input: CertificateCreate): Promise<ManagedCertificate> {
     const data = parseInput(certificateCreateSchema, input);
     assertRecordNames(data.common_name, data.sans ?? []);
     return this.deps.storage.transaction(async (tx) => {
       await checkReferences(tx, data);
+      if (data.profile_id) {
+        checkRecordNamesAgainstProfile(
+          await tx.profiles.get(data.profile_id),
+          data.common_name,
+          data.sans ?? [],
+        );
+      }
       const certificate = await tx.certificates.create({
         name: data.name,
         common_name: data.common_name,
@@ -206,6 +215,14 @@ export class CertificateService {
         assertRecordNames(data.common_name ?? current.common_name, data.sans ?? current.sans);
       }
       await checkReferences(tx, data);
+      const profileId = data.profile_id !== undefined ? data.profile_id : current.profile_id;
+      if (profileId && (data.common_name !== undefined || data.sans !== undefined || data.profile_id)) {
+        checkRecordNamesAgainstProfile(
+          await tx.profiles.get(profileId),
+          data.common_name ?? current.common_name,
+          data.sans ?? current.sans,
+        );
+      }
       const certificate = await tx.certificates.update(id, data);
       await this.evaluation.evaluateCertificate(id, tx);
       await this.audit.record(actor, lifecycle('certificate_updated', id, data), tx);

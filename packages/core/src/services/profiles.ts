@@ -32,6 +32,8 @@ export const profileCreateSchema = z.object({
   allowed_ekus: z.array(extendedKeyUsageSchema).max(16).optional(),
   required_csr_attributes: z.array(z.string().min(1).max(128)).max(64).optional(),
   must_staple: z.boolean().optional(),
+  /** Whether certificates under the profile may name IP addresses; false when omitted. */
+  allow_ip_sans: z.boolean().optional(),
   max_validity_days: z.number().int().min(1).max(3650).optional(),
   key_generation: keyGenerationModeSchema.optional(),
   /** Given fields replace the stored ones; omitted fields keep theirs. */
@@ -88,6 +90,7 @@ export class ProfileService {
           allowed_ekus: data.allowed_ekus ?? [],
           required_csr_attributes: data.required_csr_attributes ?? [],
           must_staple: data.must_staple ?? false,
+          allow_ip_sans: data.allow_ip_sans ?? false,
           max_validity_days: data.max_validity_days ?? DEFAULT_MAX_VALIDITY_DAYS,
           key_generation: data.key_generation ?? 'server',
         })

@@ -263,6 +263,27 @@ export function describeStorageContract(
       });
     });
 
+    describe('profiles', () => {
+      it('stores allow_ip_sans: false unless asked, true when asked, and keeps an update of it', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const plain = await s.profiles.create({ name: `plain ${tag}`, max_validity_days: 90 });
+        expect(plain.allow_ip_sans).toBe(false);
+        expect((await s.profiles.require(plain.id)).allow_ip_sans).toBe(false);
+        const ips = await s.profiles.create({
+          name: `ips ${tag}`,
+          max_validity_days: 90,
+          allow_ip_sans: true,
+        });
+        expect((await s.profiles.require(ips.id)).allow_ip_sans).toBe(true);
+        await s.profiles.update(plain.id, { allow_ip_sans: true });
+        expect((await s.profiles.require(plain.id)).allow_ip_sans).toBe(true);
+        await s.profiles.update(ips.id, { name: `ips renamed ${tag}` });
+        expect((await s.profiles.require(ips.id)).allow_ip_sans).toBe(true);
+        await s.profiles.update(ips.id, { allow_ip_sans: false });
+        expect((await s.profiles.require(ips.id)).allow_ip_sans).toBe(false);
+      });
+    });
+
     describe('certificates and versions', () => {
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();

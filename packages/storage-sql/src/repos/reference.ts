@@ -235,6 +235,7 @@ function toProfile(r: Selectable<ProfilesTable>): CertificateProfile {
     allowed_ekus: parseJson(r.allowed_ekus, []),
     required_csr_attributes: parseJson(r.required_csr_attributes, []),
     must_staple: toBool(r.must_staple),
+    allow_ip_sans: toBool(r.allow_ip_sans),
     max_validity_days: toNum(r.max_validity_days),
     key_generation: r.key_generation as CertificateProfile['key_generation'],
     ...readEnrollment(r.enrollment_settings),
@@ -276,6 +277,7 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
           allowed_ekus: input.allowed_ekus ?? [],
           required_csr_attributes: input.required_csr_attributes ?? [],
           must_staple: input.must_staple ?? false,
+          allow_ip_sans: input.allow_ip_sans ?? false,
           max_validity_days: input.max_validity_days,
           key_generation: input.key_generation ?? 'server',
           enrollment: input.enrollment ?? base.enrollment,
@@ -323,6 +325,7 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
             name: patch.name,
             description: patch.description,
             must_staple: patch.must_staple,
+            allow_ip_sans: patch.allow_ip_sans,
             max_validity_days: patch.max_validity_days,
             key_generation: patch.key_generation,
             allowed_key_algorithms:

@@ -11,6 +11,7 @@ import { fail, isCertwrightError } from '../../errors.js';
 import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
 import type { ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
+import { checkNamesAgainstProfile } from '../issuance/profile-rules.js';
 import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from './cert-id.js';
 import {
   ACME_ORDER_LIFETIME_MS,
@@ -68,6 +69,12 @@ export class AcmeOrderService {
     await this.#spendOrderBudget(account, profile);
     const now = clock.now();
     const identifiers = normalizeIdentifiers(parsed.identifiers);
+    // Refused before anything is stored or proven; enroll would refuse the finalize anyway.
+    checkNamesAgainstProfile(
+      profile,
+      identifiers.map((n) => n.identifier),
+      'identifiers',
+    );
     const offered = identifiers.map((n) => ({
       n,
       types: challengeTypesFor(n, profile.acme.challenge_types),

@@ -11,7 +11,13 @@ import {
 } from '../../pki/keys.js';
 import type { ExtendedKeyUsage } from '../../pki/oids.js';
 import { namesToSign, sanKey, subjectAltNamesOf } from '../certificate-names.js';
-import { checkCsrAgainstProfile, DEFAULT_EKUS, refuse, serverKeyAlgorithm } from './profile-rules.js';
+import {
+  checkCsrAgainstProfile,
+  checkRecordNamesAgainstProfile,
+  DEFAULT_EKUS,
+  refuse,
+  serverKeyAlgorithm,
+} from './profile-rules.js';
 import type { SigningMaterial } from './signing.js';
 
 /** What a managed certificate asks its issuer to sign: its names, a key, usages, validity. */
@@ -66,6 +72,7 @@ export async function signingMaterialFor(
   const commonName = subject.length > 0 ? cn : null;
   // Names are linted before a key is made or a job opened; the signer lints them again.
   namesToSign(commonName, sans);
+  checkRecordNamesAgainstProfile(profile, certificate.common_name, certificate.sans);
   let ekus: ExtendedKeyUsage[] = profile?.allowed_ekus.length ? [...profile.allowed_ekus] : [...DEFAULT_EKUS];
   let key: PublicKeyDescription;
   let publicKey: IssueRequest['publicKey'];

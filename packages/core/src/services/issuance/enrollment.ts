@@ -14,7 +14,7 @@ import type { Actor, ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
-import { checkCsrAgainstProfile, refuse } from './profile-rules.js';
+import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -126,6 +126,7 @@ export class EnrollmentService {
     // Checked here so that a refusal costs no signature; the signer lints again before signing.
     const sans = namesToSign(commonName, requested);
     if (sans.length === 0) throw refuse('csr', 'the request names nothing to certify', 'name_rejected');
+    checkNamesAgainstProfile(target.profile, sans, 'csr');
     const { notBefore, notAfter } = this.#validity(target.profile, data.notBefore, data.notAfter);
     const material: SigningMaterial = {
       request: {

@@ -1,12 +1,14 @@
 import type { CertificateProfile } from '../../domain/profile.js';
 import { type CertwrightError, type FailureReason, fail } from '../../errors.js';
 import type { CertificationRequest } from '../../pki/csr.js';
+import type { SubjectAltName } from '../../pki/extensions.js';
 import type { KeyAlgorithm, PublicKeyDescription } from '../../pki/keys.js';
 import { type ExtendedKeyUsage, OID } from '../../pki/oids.js';
+import { sanOf } from '../certificate-names.js';
 
 /**
  * The rules a certificate profile sets on a request: key algorithms and sizes, extended key
- * usages, required CSR attributes. Shared by job issuance and protocol enrollment, so a CSR is
+ * usages, required CSR attributes, IP addresses among the names. Shared by job issuance and protocol enrollment, so a CSR is
  * judged the same whichever way it arrives.
  */
 
@@ -131,4 +133,33 @@ export function checkCsrAgainstProfile(
     }
   }
   return ekus;
+}
+
+/**
+ * IP addresses are named only under a profile with `allow_ip_sans`; a certificate without a
+ * profile keeps the general name rule (certificate-names.ts), which accepts valid IPs.
+ */
+export function checkNamesAgainstProfile(
+  profile: CertificateProfile | null,
+  names: readonly SubjectAltName[],
+  field: string,
+): void {
+  if (!profile || profile.allow_ip_sans) return;
+  const ips = [...new Set(names.filter((s) => s.type === 'ip').map((s) => s.value))];
+  if (ips.length === 0) return;
+  throw refuse(
+    field,
+    `IP address${ips.length > 1 ? 'es' : ''} ${ips.join(', ')} ${ips.length > 1 ? 'are' : 'is'} not allowed by profile '${profile.name}' (allow_ip_sans is false)`,
+    'name_not_allowed',
+  );
+}
+
+/** The same rule on a certificate record's strings, naming `sans` or `common_name`. */
+export function checkRecordNamesAgainstProfile(
+  profile: CertificateProfile | null,
+  commonName: string,
+  sans: readonly string[],
+): void {
+  checkNamesAgainstProfile(profile, sans.map(sanOf), 'sans');
+  checkNamesAgainstProfile(profile, [sanOf(commonName)], 'common_name');
 }
