@@ -326,7 +326,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
 }
 
 /**
- * Agent keys (`cwa_…`) as principals: the token's SHA-256 is looked up by hash (spec §5.2.4).
+ * Agent keys (`cwa_…`) as principals: the token's SHA-256 is looked up by hash.
  * Retired agents still authenticate so that their heartbeat gets 410 rather than 401.
  */
 function agentKeyAuthenticator(services: Services): Authenticator {

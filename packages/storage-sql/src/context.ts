@@ -25,7 +25,7 @@ export function atomic<T>(ctx: Ctx, fn: (ctx: Ctx) => Promise<T>): Promise<T> {
   return ctx.db.transaction().execute((trx) => fn({ ...ctx, db: trx, inTx: true }));
 }
 
-/** Clamps a page request the way DESIGN §5 says: page ≥ 1, per_page 1–500, default 50. */
+/** Clamps a page request the way every list does: page ≥ 1, per_page 1–500, default 50. */
 export function pageWindow(req: PageRequest | undefined): { limit: number; offset: number } {
   const page = Math.max(1, Math.floor(req?.page ?? 1));
   const per =

@@ -50,7 +50,7 @@ export interface ProblemInit {
   headers?: Record<string, string>;
 }
 
-/** RFC 9457 problem document with the members DESIGN §5 adds (`error`, `request_id`, `errors`). */
+/** RFC 9457 problem document with the members certwright adds (`error`, `request_id`, `errors`). */
 export function problem(init: ProblemInit): Response {
   const body: Record<string, unknown> = {
     ...init.extra,

@@ -50,7 +50,7 @@ const workItemSchema = z.object({
 });
 
 /**
- * Agent routes (spec §4.2, DESIGN §5). Literal paths precede `{id}` paths because the router
+ * Agent routes. Literal paths precede `{id}` paths because the router
  * takes the first match: `/api/v1/agents/retired` must never reach `/api/v1/agents/{id}`.
  */
 export function agentRoutes(services: Services): RouteSpec[] {
@@ -126,7 +126,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       method: 'DELETE',
       path: '/api/v1/agents/{id}',
       operationId: 'retireAgent',
-      summary: 'Retire an agent (spec §3.2): 200 retired, 204 already retired, 409 with counts',
+      summary: 'Retire an agent: 200 retired, 204 already retired, 409 with counts',
       tags: ['agents'],
       admin: true,
       params: idParams,

@@ -46,7 +46,7 @@ const anchorQuery = z
   });
 
 /**
- * The audit trail (spec §2.12, §4.16, §6). All admin-only: the export's permission
+ * The audit trail. All admin-only: the export's permission
  * `audit.export` is held by the API key (the admin principal); agents never see the trail.
  */
 export function auditRoutes(services: Services): RouteSpec[] {

@@ -37,7 +37,7 @@ const invalid = {
 };
 
 /**
- * Bulk operations (spec §2.10, §4.3). Registered before `/certificates/{id}`. Both bulk
+ * Bulk operations. Registered before `/certificates/{id}`. Both bulk
  * revocations are admin-only; bulk renew and reassign stay open to every principal.
  */
 export function bulkRoutes(services: Services): RouteSpec[] {

@@ -95,7 +95,7 @@ const TAG = 'certificates';
 const ITEM = '/api/v1/certificates/{id}';
 
 /**
- * /api/v1/certificates (spec §4.3). The bulk routes live in bulk.ts and are registered before
+ * /api/v1/certificates. The bulk routes live in bulk.ts and are registered before
  * these, so `/certificates/bulk-*` never reaches `{id}`.
  */
 export function certificateRoutes(services: Services): RouteSpec[] {

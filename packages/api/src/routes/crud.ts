@@ -8,7 +8,7 @@ export const timestamp = z.iso.datetime();
 
 export const idParams = z.object({ id: z.string().min(1).max(128).describe('record id') });
 
-/** DESIGN §5 list envelope. */
+/** The list envelope: `{data, total, page, per_page}`. */
 export function envelope<T extends z.ZodType>(item: T) {
   return z.object({
     data: z.array(item),

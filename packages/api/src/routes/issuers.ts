@@ -53,7 +53,7 @@ const issuerCreatedView = (i: IssuerCreated) => ({
     : {}),
 });
 
-/** /api/v1/issuers (DESIGN §5); config is write-only. */
+/** /api/v1/issuers; config is write-only. */
 export function issuerRoutes(services: Services): RouteSpec[] {
   const routes = crudRoutes({
     path: '/api/v1/issuers',

@@ -12,7 +12,7 @@ const verificationSchema = z.object({
   validation_job_id: z.string().nullable(),
 });
 
-/** Jobs (spec §4.6): list, get, cancel, deployment verification. */
+/** Jobs: list, get, cancel, deployment verification. */
 export function jobRoutes(services: Services): RouteSpec[] {
   const jobs = services.jobs;
   return [

@@ -10,7 +10,7 @@ import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 
 /**
- * Issuing pipeline routes (DESIGN §5): issue, renew, export, and an issuer's CA chain.
+ * Issuing pipeline routes: issue, renew, export, and an issuer's CA chain.
  * Revocation lives with the certificate routes (it is shared with bulk revocation); the CRL
  * and OCSP endpoints are the protocol handlers under /.well-known/pki/.
  */

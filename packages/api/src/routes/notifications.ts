@@ -13,7 +13,7 @@ import { envelope, idParams } from './crud.js';
 
 const countsSchema = z.record(z.string(), z.number().int());
 
-/** Notification events (spec §2.7, §3.1, §4.7) and the dashboard summary. */
+/** Notification events and the dashboard summary. */
 export function notificationRoutes(services: Services): RouteSpec[] {
   const notifications = services.notifications;
   return [

@@ -11,7 +11,7 @@ export const ownerJson = z.object({
   updated_at: timestamp,
 });
 
-/** /api/v1/owners (DESIGN §5). */
+/** /api/v1/owners. */
 export function ownerRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
     path: '/api/v1/owners',

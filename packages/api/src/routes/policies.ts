@@ -39,7 +39,7 @@ const evaluationJson = z.object({
   skipped: z.number().int().describe('rule evaluations skipped (malformed config, no version data); logged'),
 });
 
-/** /api/v1/policies (policy rules, spec §4.5) and /api/v1/violations. */
+/** /api/v1/policies (policy rules) and /api/v1/violations. */
 export function policyRoutes(services: Services): RouteSpec[] {
   const evaluate = defineRoute({
     method: 'POST',

@@ -65,7 +65,7 @@ const profileView = (p: CertificateProfile) => ({
   updated_at: p.updated_at,
 });
 
-/** /api/v1/profiles (DESIGN §5, spec §2.5). */
+/** /api/v1/profiles. */
 export function profileRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
     path: '/api/v1/profiles',

@@ -19,7 +19,7 @@ export const renewalPolicyJson = z.object({
   updated_at: timestamp,
 });
 
-/** /api/v1/renewal-policies (spec §4.4). */
+/** /api/v1/renewal-policies. */
 export function renewalPolicyRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
     path: '/api/v1/renewal-policies',

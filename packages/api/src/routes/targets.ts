@@ -10,7 +10,7 @@ import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { envelope, idParams } from './crud.js';
 
-/** Deployment targets (spec §2.3, §4.6). Config goes in, never out. */
+/** Deployment targets. Config goes in, never out. */
 export function targetRoutes(services: Services): RouteSpec[] {
   const targets = services.targets;
   return [

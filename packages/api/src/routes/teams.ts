@@ -11,7 +11,7 @@ export const teamJson = z.object({
   updated_at: timestamp,
 });
 
-/** /api/v1/teams (DESIGN §5). */
+/** /api/v1/teams. */
 export function teamRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
     path: '/api/v1/teams',

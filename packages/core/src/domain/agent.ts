@@ -5,7 +5,7 @@ export const AGENT_STATUSES = ['Online', 'Offline', 'Degraded'] as const;
 export const agentStatusSchema = z.enum(AGENT_STATUSES);
 export type AgentStatus = z.infer<typeof agentStatusSchema>;
 
-/** Reserved ids used by discovery sources (spec §2.2); never retired, seeded at start-up. */
+/** Reserved ids used by discovery sources; never retired, seeded at start-up. */
 export const SENTINEL_AGENT_IDS = [
   'server-scanner',
   'cloud-aws-sm',

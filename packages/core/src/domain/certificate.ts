@@ -14,12 +14,12 @@ export const CERTIFICATE_STATUSES = [
 export const certificateStatusSchema = z.enum(CERTIFICATE_STATUSES);
 export type CertificateStatus = z.infer<typeof certificateStatusSchema>;
 
-/** Provenance; the empty string is "unspecified" (spec §2.1) and means "any" in bulk revoke. */
+/** Provenance; the empty string is "unspecified" and means "any" in bulk revoke. */
 export const CERTIFICATE_SOURCES = ['', 'EST', 'SCEP', 'API', 'Agent', 'ACME'] as const;
 export const certificateSourceSchema = z.enum(CERTIFICATE_SOURCES);
 export type CertificateSource = z.infer<typeof certificateSourceSchema>;
 
-/** RFC 5280 CRLReason names (DESIGN §5); codes 7 and 8/10 are unused or mapped elsewhere. */
+/** RFC 5280 CRLReason names; codes 7 and 8/10 are unused or mapped elsewhere. */
 export const REVOCATION_REASONS = [
   'unspecified',
   'keyCompromise',

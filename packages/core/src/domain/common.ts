@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Id prefixes of DESIGN §5. Ids are opaque strings; the prefix only tells a reader (and a
+ * Id prefixes. Ids are opaque strings; the prefix only tells a reader (and a
  * log line) what kind of record an id names.
  */
 export const ID_PREFIX = {
@@ -61,7 +61,7 @@ export const timestampSchema = z.date();
 /** A flat string → string map (certificate metadata, labels). */
 export const stringMapSchema = z.record(z.string(), z.string());
 
-/** Paging request of every list query; `page` starts at 1 (DESIGN §5). */
+/** Paging request of every list query; `page` starts at 1. */
 export interface PageRequest {
   page?: number;
   perPage?: number;

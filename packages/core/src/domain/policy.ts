@@ -23,7 +23,7 @@ export const policyRuleSchema = z.object({
   severity: severitySchema,
   /**
    * Parsed JSON config, or null when empty. Stored config text that is not valid JSON comes
-   * back as the raw string, so the evaluator can skip and log it (spec §2.6 rule 3).
+   * back as the raw string, so the evaluator can skip and log it.
    */
   config: z.unknown(),
   enabled: z.boolean(),
@@ -38,7 +38,7 @@ export const policyViolationSchema = z.object({
   rule_id: idSchema,
   rule_type: policyRuleTypeSchema,
   certificate_id: idSchema,
-  /** Copied from the rule that produced it (spec §2.6 rule 1). */
+  /** Copied from the rule that produced it. */
   severity: severitySchema,
   message: z.string().max(4000),
   detected_at: timestampSchema,

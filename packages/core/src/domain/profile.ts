@@ -36,7 +36,7 @@ export const certificateProfileSchema = z.object({
   description: z.string().max(2000).nullable(),
   allowed_key_algorithms: z.array(allowedKeyAlgorithmSchema),
   allowed_ekus: z.array(extendedKeyUsageSchema),
-  /** EKU names, DN attribute names, PKCS#10 attribute names or `serialNumber` (spec §2.5). */
+  /** EKU names, DN attribute names, PKCS#10 attribute names or `serialNumber`. */
   required_csr_attributes: z.array(z.string().min(1).max(128)),
   must_staple: z.boolean(),
   /**

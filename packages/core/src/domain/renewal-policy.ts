@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idSchema, timestampSchema } from './common.js';
 
-/** Limits of spec §2.4 and §8. */
+/** Limits of a renewal policy's settings. */
 export const RENEWAL_POLICY_LIMITS = {
   nameMax: 255,
   windowDays: { min: 1, max: 365, default: 30 },
@@ -16,7 +16,7 @@ export const renewalPolicySchema = z.object({
   id: idSchema,
   name: z.string().min(1).max(RENEWAL_POLICY_LIMITS.nameMax),
   renewal_window_days: z.number().int().min(1).max(365),
-  /** No default (spec §2.4): null means the caller never set it. */
+  /** No default: null means the caller never set it. */
   max_retries: z.number().int().min(0).max(10).nullable(),
   retry_interval_seconds: z.number().int().min(60).max(86400),
   alert_thresholds_days: z.array(z.number().int().min(0).max(365)),

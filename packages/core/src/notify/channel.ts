@@ -16,7 +16,7 @@ export interface NotificationChannel {
  * The channels known to this process, by name. Built by the embedder (or the server) and handed
  * to the services; there is no global registry, so tests and embedders choose their channels.
  * Channels may be added and removed at run time (a webhook deleted by an operator): an event
- * whose channel is gone resolves as sent (spec §3.1) instead of retrying forever.
+ * whose channel is gone resolves as sent instead of retrying forever.
  */
 export class NotificationChannelRegistry {
   readonly #channels = new Map<string, NotificationChannel>();

@@ -1,7 +1,7 @@
 import { NOTIFICATION_RETRY_BUDGET } from '../domain/notification.js';
 
 /**
- * The notification retry schedule of spec §3.1 and §8, in one place.
+ * The notification retry schedule, in one place.
  *
  * `retry_count` counts the failed delivery attempts recorded so far. Every failed attempt
  * (the first delivery of a pending event included) adds one, and the next attempt is due

@@ -69,7 +69,7 @@ export const OID = {
   aes256Cbc: '2.16.840.1.101.3.4.1.42',
 } as const;
 
-/** Extended key usages by the names spec §2.5 and the REST API use. */
+/** Extended key usages by the names the profiles and the REST API use. */
 export const EKU_OIDS = {
   serverAuth: OID.idKpServerAuth,
   clientAuth: OID.idKpClientAuth,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { PolicyRuleType } from '../domain/policy.js';
 
 /**
- * The config of each rule type (spec §2.6): one key per type. Every schema is strict: a key the
+ * The config of each rule type: one key per type. Every schema is strict: a key the
  * type does not know is a mistake (a typo of the real key would otherwise silently turn into
  * "missing configuration").
  */
@@ -47,7 +47,7 @@ export type RuleConfigOf<T extends PolicyRuleType> = z.output<(typeof RULE_CONFI
 
 /**
  * How a stored config reads for a type:
- * - `missing`: null, empty text, `{}` or the type's key absent/null (spec §2.6 rule 2);
+ * - `missing`: null, empty text, `{}` or the type's key absent/null;
  * - `malformed`: text that is not JSON, a non-object, or values of the wrong shape (rule 3);
  * - `ok` with the parsed value otherwise.
  */

@@ -6,7 +6,7 @@ import { EVALUATORS, type EvaluationSubject } from './evaluators.js';
 export interface FoundViolation {
   rule_id: string;
   rule_type: PolicyRuleType;
-  /** The rule's severity (spec §2.6 rule 1). */
+  /** The rule's severity. */
   severity: Severity;
   message: string;
 }
@@ -26,7 +26,7 @@ export interface Evaluation {
   skipped: SkippedRule[];
 }
 
-/** Message of the missing-configuration violation of each type (spec §2.6 rule 2). */
+/** Message of the missing-configuration violation of each type. */
 export function missingConfigurationMessage(rule: Pick<PolicyRule, 'name' | 'type'>): string {
   return `${rule.type} rule '${rule.name}' has no configuration`;
 }

@@ -450,7 +450,7 @@ export type NewNotification = Omit<
     >
   > & {
     id?: string;
-    /** Left out (or the zero time) → now (spec §2.7). */
+    /** Left out (or the zero time) → now. */
     created_at?: Date;
   };
 

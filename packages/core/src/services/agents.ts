@@ -155,7 +155,7 @@ export class AgentService {
     return paged({ ...result, items: result.items.map((a) => this.#withStatus(a)) }, window);
   }
 
-  /** Retired agents, most recently retired first; pages as every list does (spec §8). */
+  /** Retired agents, most recently retired first; pages as every list does. */
   async listRetired(query: ListPage = {}): Promise<Paged<Agent>> {
     const window = parseInput(agentListSchema, query);
     const result = await this.deps.storage.agents.list({ ...storagePage(window), retired: true });
@@ -204,7 +204,7 @@ export class AgentService {
   }
 
   /**
-   * Retirement, spec §3.2 and §7, checked in this order: a sentinel agent is `forbidden` and an
+   * Retirement, checked in this order: a sentinel agent is `forbidden` and an
    * unknown id `not_found` whatever the options; an agent already retired returns
    * `changed: false` and records nothing (force without a reason included); force without a
    * reason is `validation_failed`; dependencies without force are a `conflict` carrying the

@@ -64,7 +64,7 @@ export interface BulkRevokeResult {
 export interface BulkRenewResult {
   total_matched: number;
   total_renewed: number;
-  /** Archived, Revoked, Expired or RenewalInProgress: silently skipped (spec §3.4). */
+  /** Archived, Revoked, Expired or RenewalInProgress: silently skipped. */
   total_skipped: number;
   total_failed: number;
   errors: BulkError[];
@@ -78,7 +78,7 @@ export interface BulkReassignResult {
   errors: BulkError[];
 }
 
-/** Statuses bulk renewal leaves alone (spec §3.4). */
+/** Statuses bulk renewal leaves alone. */
 export const BULK_RENEW_SKIPS: readonly CertificateStatus[] = [
   'Archived',
   'Revoked',
@@ -87,7 +87,7 @@ export const BULK_RENEW_SKIPS: readonly CertificateStatus[] = [
 ];
 
 /**
- * Bulk operations (spec §2.10, §3.4, §4.3). Each call is one transaction — all or nothing —
+ * Bulk operations. Each call is one transaction — all or nothing —
  * whose statements each cover a batch of up to 500 certificates (keyset-paged ids, one UPDATE
  * per batch), and writes exactly one audit event.
  */
@@ -246,7 +246,7 @@ export class BulkService {
 }
 
 /**
- * Turns criteria into a storage filter, refusing the two shapes spec §7 names: no criterion at
+ * Turns criteria into a storage filter, refusing the two shapes the service refuses: no criterion at
  * all, and `source` alone ("too broad": it would select a whole provenance class). `source: ""`
  * means any source and adds no condition.
  */

@@ -115,7 +115,7 @@ export type CertificateCreate = z.input<typeof certificateCreateSchema>;
 export type CertificateUpdate = z.input<typeof certificateUpdateSchema>;
 export type CertificateListRequest = z.input<typeof certificateListSchema>;
 
-/** Key data of the latest version (spec §2.1: clients read key data from the latest version). */
+/** Key data of the latest version (clients read key data from the latest version). */
 export interface CertificateKeyData {
   certificate_id: string;
   version_id: string;
@@ -129,7 +129,7 @@ export interface CertificateKeyData {
   csr_pem: string | null;
 }
 
-/** The managed-certificate inventory (spec §2.1, §4.3). */
+/** The managed-certificate inventory. */
 export class CertificateService {
   constructor(
     private readonly deps: ServiceDeps,
@@ -263,7 +263,7 @@ export class CertificateService {
     });
   }
 
-  /** Revokes one certificate (spec §3.4: any non-revoked status → Revoked). */
+  /** Revokes one certificate (any non-revoked status → Revoked). */
   async revoke(actor: Actor, id: string, reason: RevocationReason): Promise<ManagedCertificate> {
     const certificate = await this.get(id);
     if (certificate.status === 'Revoked') {
@@ -322,7 +322,7 @@ export class CertificateService {
 
 /**
  * Every id a certificate names must exist, and `renewal_policy_id` must name a renewal policy —
- * an id of a policy rule is called out as such (spec §2.1). All problems are reported at once.
+ * an id of a policy rule is called out as such. All problems are reported at once.
  */
 async function checkReferences(
   tx: Storage,

@@ -60,7 +60,7 @@ const SWEEP_BATCH = 200;
 const SEND_TIMEOUT_MS = 30_000;
 
 /**
- * Notification events and their delivery (spec §2.7, §3.1). Every event is stored before any
+ * Notification events and their delivery. Every event is stored before any
  * delivery is tried, and a status change is written only after the channel answered, so a
  * channel that throws, hangs or crashes the process never loses an event: at worst it is
  * delivered again (at-least-once).
@@ -288,7 +288,7 @@ export class NotificationService {
     return report;
   }
 
-  /** The retry sweep of spec §3.1 over failed events due at `now`. */
+  /** The retry sweep over failed events due at `now`. */
   async retryDue(now: Date = this.deps.clock.now()): Promise<SweepReport> {
     const report = emptyReport();
     for (const event of await this.deps.storage.notifications.dueForRetry(now, SWEEP_BATCH)) {
@@ -298,7 +298,7 @@ export class NotificationService {
   }
 
   /**
-   * One delivery attempt and its bookkeeping (spec §3.1):
+   * One delivery attempt and its bookkeeping:
    * - no channel of that name → sent (a removed notifier must not leave a stuck row);
    * - delivered → sent, retry_count unchanged;
    * - failed with retry_count below 4 → failed, count + 1, next_retry_at per the schedule;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageRequest, type PageResult } from '../domain/common.js';
 
 /*
- * The one paging rule of every list (DESIGN §5, spec §8): `page` below 1 becomes 1, `per_page`
+ * The one paging rule of every list: `page` below 1 becomes 1, `per_page`
  * below 1 becomes 50 and above 500 becomes 500; a value that is not an integer is a 400 naming
  * the parameter. Spec §8 states the clamp for the retired-agents list; every list follows it so
  * that a client pages all of them the same way. Query strings arrive as text, so numbers are
@@ -29,7 +29,7 @@ export type ListPage = z.input<typeof pageQuerySchema>;
 /** The page after the rule: both numbers present and in range. */
 export type PageWindow = z.output<typeof pageQuerySchema>;
 
-/** One page of a list, the envelope of DESIGN §5: page numbers as applied, not as asked. */
+/** One page of a list, the list envelope: page numbers as applied, not as asked. */
 export interface Paged<T> {
   data: T[];
   total: number;

@@ -18,7 +18,7 @@ import type { Actor, ServiceDeps } from './context.js';
 import { type Paged, parseInput } from './input.js';
 import { pageQuerySchema } from './paging.js';
 
-/** `config` is a JSON object checked against the rule type's keys (spec §2.6), or null. */
+/** `config` is a JSON object checked against the rule type's keys, or null. */
 const configSchema = z.record(z.string(), z.unknown()).nullable();
 
 export const policyRuleCreateSchema = z.object({
@@ -29,7 +29,7 @@ export const policyRuleCreateSchema = z.object({
   enabled: z.boolean().optional(),
   description: z.string().max(2000).nullable().optional(),
 });
-/** Omitted fields keep their stored values; in particular severity (spec §2.6). */
+/** Omitted fields keep their stored values; in particular severity. */
 export const policyRuleUpdateSchema = policyRuleCreateSchema.partial();
 export const policyRuleListSchema = pageQuerySchema.extend({
   type: policyRuleTypeSchema.optional(),
@@ -63,7 +63,7 @@ export interface EvaluationSummary {
 
 const BATCH = 500;
 
-/** Policy rules (spec §2.6, §4.5): CRUD; evaluation lives in PolicyEvaluationService. */
+/** Policy rules: CRUD; evaluation lives in PolicyEvaluationService. */
 export class PolicyRuleService {
   constructor(
     private readonly deps: ServiceDeps,

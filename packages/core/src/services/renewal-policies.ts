@@ -45,7 +45,7 @@ export const renewalPolicyListSchema = pageQuerySchema;
 export type RenewalPolicyCreate = z.input<typeof renewalPolicyCreateSchema>;
 export type RenewalPolicyUpdate = z.input<typeof renewalPolicyUpdateSchema>;
 
-/** Renewal policies (spec §2.4, §4.4, §7, §8). */
+/** Renewal policies. */
 export class RenewalPolicyService {
   constructor(
     private readonly deps: ServiceDeps,

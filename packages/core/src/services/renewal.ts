@@ -4,7 +4,7 @@ import type { ServiceDeps } from './context.js';
 import type { LifecycleService } from './issuance.js';
 
 /**
- * The renewal scan (spec §2.4): certificates inside their policy's renewal window get a
+ * The renewal scan: certificates inside their policy's renewal window get a
  * Renewal job — renewed right away when the server generates keys, AwaitingCSR when an agent
  * does — and ExpirationWarning notifications go out at each alert threshold exactly once.
  *

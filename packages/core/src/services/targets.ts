@@ -56,7 +56,7 @@ export class TargetService {
 
   /**
    * Creates a target for an existing, unretired agent; an unknown or retired agent is
-   * `invalid_reference` naming `agent_id` (spec §7: 400).
+   * `invalid_reference` naming `agent_id` (400).
    */
   async create(actor: Actor, input: TargetInput): Promise<DeploymentTarget> {
     const data = parseInput(targetCreateSchema, input);

@@ -2,7 +2,7 @@ import type { EphemeralStore, Logger, Services } from '@certwright/core';
 import { type LeasedTask, startLeasedTask } from './lease-runner.js';
 
 /**
- * The notification loop (spec §3.1, §8): every SVC_NOTIFICATION_RETRY_INTERVAL (default 2m),
+ * The notification loop: every SVC_NOTIFICATION_RETRY_INTERVAL (default 2m),
  * delivers pending events and retries failed ones that are due. One instance per tick.
  */
 export function startNotificationRetry(options: {

@@ -2,7 +2,7 @@ import type { Migration } from './types.js';
 
 const ID = 'varchar(128)';
 
-/** Inventory, agents, jobs, notifications, webhooks and the audit chain (issue 3). */
+/** Inventory, agents, jobs, notifications, webhooks and the audit chain. */
 export const inventory: Migration = {
   version: 1,
   name: 'inventory',

@@ -14,7 +14,7 @@ import { type Ctx, count, defined, toBool } from '../context.js';
 import type { AgentsTable, TargetsTable } from '../schema.js';
 import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
 
-// Every column but api_key_hash: the hash must never reach a record (spec §2.2).
+// Every column but api_key_hash: the hash must never reach a record.
 const AGENT_COLUMNS = [
   'id',
   'name',

@@ -25,7 +25,7 @@ interface KeyProblem {
 }
 
 export function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDescription): KeyProblem | null {
-  // Below these sizes no profile may go (spec §2.5 algorithms; NIST SP 800-131A).
+  // Below these sizes no profile may go (NIST SP 800-131A).
   if (key.type === 'RSA' && (key.bits < 2048 || key.bits > 16384))
     return { reason: 'key_rejected', message: `RSA-${key.bits} is outside 2048–16384 bits` };
   if (key.type === 'Ed448') return { reason: 'key_rejected', message: 'Ed448 keys are not supported' };
