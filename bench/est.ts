@@ -22,6 +22,7 @@ import {
 } from '../packages/core/src/pki/index.js';
 import { createRequestListener } from '../packages/server/src/index.js';
 import { openBenchStorage } from './support/engines.js';
+import { listenTls } from './support/tls-listener.js';
 
 const n = Number(process.argv[2] ?? '300');
 const engines = (process.argv[3] ?? 'pglite,postgres').split(',');
@@ -100,24 +101,7 @@ async function run(engine: string) {
 
     // simpleenroll over TLS 1.3, keep-alive, Basic (the credential check is cached after the first).
     const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
-    const tlsKey = await generateKeyPair('ECDSA-P256');
-    const tlsCert = createSelfSignedCertificate(
-      {
-        subject: 'CN=127.0.0.1',
-        notBefore: new Date(Date.now() - 60_000),
-        notAfter: new Date(Date.now() + 86_400_000),
-        subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
-        basicConstraints: { ca: true },
-      },
-      tlsKey.privateKey,
-    );
-    const server = createServer(
-      { minVersion: 'TLSv1.3', cert: certificateToPem(tlsCert.der), key: exportPkcs8Pem(tlsKey.privateKey) },
-      createRequestListener(handler),
-    );
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: certificateToPem(tlsCert.der) });
+    const { port, agent, close } = await listenTls(handler, CONCURRENCY);
     const authorization = `Basic ${Buffer.from(`device:${PASSWORD}`).toString('base64')}`;
     const post = (csr: Buffer) =>
       new Promise<number>((resolve, reject) => {
@@ -159,9 +143,7 @@ async function run(engine: string) {
       `${engine}: EST simpleenroll over TLS 1.3 keep-alive, Basic, P-256 CSR, ${CONCURRENCY} connections`,
       `${(((n - 10) / wireMs) * 1000).toFixed(0)} /s, ${((cpuMs() - c) / (n - 10)).toFixed(2)} ms CPU each (server + client)`,
     );
-    agent.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await close();
   } finally {
     await storage.close();
     await cleanup();

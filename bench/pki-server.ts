@@ -29,6 +29,7 @@ import {
 } from '../packages/core/src/pki/index.js';
 import { createRequestListener } from '../packages/server/src/index.js';
 import { createPgliteStorage } from '../packages/storage-pg/src/index.js';
+import { listenTls } from './support/tls-listener.js';
 
 // kysely is storage-sql's dependency, not the workspace root's: resolve it from there.
 const { sql } = (await import(
@@ -148,24 +149,7 @@ async function ocspOverTls(n: number, concurrency: number) {
   const issued = await ctx.services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, {});
   const [issuingPem] = await ctx.services.pki.lifecycle.caChain(ctx.issuerId);
   const handler = createHandler({ auth: { type: 'none' }, services: ctx.services });
-  const tlsKey = await generateKeyPair('ECDSA-P256');
-  const tlsCert = createSelfSignedCertificate(
-    {
-      subject: 'CN=127.0.0.1',
-      notBefore: new Date(Date.now() - 60_000),
-      notAfter: new Date(Date.now() + 86_400_000),
-      subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
-      basicConstraints: { ca: true },
-    },
-    tlsKey.privateKey,
-  );
-  const server = createServer(
-    { minVersion: 'TLSv1.3', cert: certificateToPem(tlsCert.der), key: exportPkcs8Pem(tlsKey.privateKey) },
-    createRequestListener(handler),
-  );
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency, ca: certificateToPem(tlsCert.der) });
+  const { port, agent, close } = await listenTls(handler, concurrency);
   const certId = buildCertId(readCertificate(issuingPem!), issued.version!.serial_number, 'sha1').der;
   const body = (nonce: boolean) => {
     const tbs = nonce
@@ -218,9 +202,7 @@ async function ocspOverTls(n: number, concurrency: number) {
     await run(n);
     report(`${label}, ${concurrency} concurrent`, rate(n, performance.now() - t));
   }
-  agent.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await close();
   await ctx.storage.close();
 }
 

@@ -1,0 +1,50 @@
+import { Agent, createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Handler } from '../../packages/core/src/index.js';
+import {
+  certificateToPem,
+  createSelfSignedCertificate,
+  exportPkcs8Pem,
+  generateKeyPair,
+} from '../../packages/core/src/pki/index.js';
+import { createRequestListener } from '../../packages/server/src/index.js';
+
+/** A handler behind the server's own listener on 127.0.0.1, TLS 1.3, with a keep-alive client agent. */
+export interface BenchListener {
+  server: Server;
+  port: number;
+  agent: Agent;
+  close(): Promise<void>;
+}
+
+export async function listenTls(handler: Handler, maxSockets: number): Promise<BenchListener> {
+  const tlsKey = await generateKeyPair('ECDSA-P256');
+  const tlsCert = createSelfSignedCertificate(
+    {
+      subject: 'CN=127.0.0.1',
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 86_400_000),
+      subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
+      basicConstraints: { ca: true },
+    },
+    tlsKey.privateKey,
+  );
+  const ca = certificateToPem(tlsCert.der);
+  const server = createServer(
+    { minVersion: 'TLSv1.3', cert: ca, key: exportPkcs8Pem(tlsKey.privateKey) },
+    createRequestListener(handler),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const agent = new Agent({ keepAlive: true, maxSockets, ca });
+  return {
+    server,
+    port,
+    agent,
+    close: async () => {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
