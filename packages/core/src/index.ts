@@ -6,6 +6,7 @@ export * from './ephemeral/memory-ephemeral-store.js';
 export * from './errors.js';
 export * from './notify/index.js';
 export * from './ports/acme-storage.js';
+export * from './ports/discovery-storage.js';
 export * from './ports/clock.js';
 export * from './ports/ephemeral.js';
 export * from './ports/logger.js';

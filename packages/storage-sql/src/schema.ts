@@ -351,7 +351,123 @@ export interface KeyCheckTable {
   created_at: Ts;
 }
 
+export interface ScanTargetsTable {
+  id: string;
+  name: string;
+  cidrs: string;
+  hosts: string;
+  ports: string;
+  sni_names: string;
+  interval_seconds: number;
+  enabled: Bool;
+  last_scan_at: Ts | null;
+  next_scan_at: Ts | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface DiscoveryScansTable {
+  id: string;
+  target_id: string | null;
+  source: string;
+  status: string;
+  started_at: Ts;
+  finished_at: Ts | null;
+  endpoints_total: number;
+  endpoints_tls: number;
+  certificates_found: number;
+  certificates_new: number;
+  errors_count: number;
+  errors: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface DiscoveredCertificatesTable {
+  id: string;
+  fingerprint_sha256: string;
+  subject: string;
+  issuer: string;
+  serial_number: string;
+  sans: string;
+  not_before: Ts;
+  not_after: Ts;
+  key_algorithm: string;
+  key_size: number;
+  signature_algorithm: string;
+  self_signed: Bool;
+  cert_pem: string;
+  chain_pem: string;
+  status: string;
+  certificate_id: string | null;
+  first_seen_at: Ts;
+  last_seen_at: Ts;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface DiscoverySightingsTable {
+  discovered_id: string;
+  location_key: string;
+  source: string;
+  scan_id: string | null;
+  address: string | null;
+  port: number | null;
+  sni: string | null;
+  path: string | null;
+  first_seen_at: Ts;
+  last_seen_at: Ts;
+}
+
+export interface HealthChecksTable {
+  id: string;
+  name: string;
+  host: string;
+  port: number;
+  sni: string | null;
+  expected_fingerprint: string | null;
+  certificate_id: string | null;
+  interval_seconds: number;
+  deployment_window_seconds: number;
+  enabled: Bool;
+  status: string;
+  consecutive_failures: number;
+  last_checked_at: Ts | null;
+  next_check_at: Ts | null;
+  last_success_at: Ts | null;
+  last_failure_at: Ts | null;
+  last_error: string | null;
+  status_changed_at: Ts;
+  observed: string | null;
+  handshake_ms: number | null;
+  tls_version: string | null;
+  cipher: string | null;
+  acknowledged_at: Ts | null;
+  acknowledged_by: string | null;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface HealthCheckResultsTable {
+  id: string;
+  check_id: string;
+  checked_at: Ts;
+  status: string;
+  success: Bool;
+  fingerprint_sha256: string | null;
+  tls_version: string | null;
+  cipher: string | null;
+  handshake_ms: number | null;
+  error: string | null;
+}
+
 export interface Database {
+  scan_targets: ScanTargetsTable;
+  discovery_scans: DiscoveryScansTable;
+  discovered_certificates: DiscoveredCertificatesTable;
+  discovery_sightings: DiscoverySightingsTable;
+  health_checks: HealthChecksTable;
+  health_check_results: HealthCheckResultsTable;
   owners: OwnersTable;
   teams: TeamsTable;
   issuers: IssuersTable;

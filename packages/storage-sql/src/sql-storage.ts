@@ -7,6 +7,12 @@ import { acmeRepositories } from './repos/acme.js';
 import { agentRepository, targetRepository } from './repos/agents.js';
 import { auditRepository, sealAuditHead } from './repos/audit.js';
 import { certificateRepository } from './repos/certificates.js';
+import {
+  discoveredCertificateRepository,
+  discoveryScanRepository,
+  scanTargetRepository,
+} from './repos/discovery.js';
+import { healthCheckRepository } from './repos/health-checks.js';
 import { jobRepository } from './repos/jobs.js';
 import { notificationRepository } from './repos/notifications.js';
 import { policyRuleRepository, violationRepository } from './repos/policy.js';
@@ -63,6 +69,10 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
     ...acmeRepositories(ctx),
+    scanTargets: scanTargetRepository(ctx),
+    discoveryScans: discoveryScanRepository(ctx),
+    discovered: discoveredCertificateRepository(ctx),
+    healthChecks: healthCheckRepository(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];

@@ -25,6 +25,11 @@ export const ID_PREFIX = {
   acmeAuthorization: 'authz-',
   acmeChallenge: 'chall-',
   acmeEabKey: 'eab-',
+  scanTarget: 'nst-',
+  discoveryScan: 'scan-',
+  discoveredCertificate: 'dc-',
+  healthCheck: 'hc-',
+  healthCheckResult: 'hcr-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

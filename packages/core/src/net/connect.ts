@@ -19,6 +19,8 @@ export interface TlsSettings {
   /** Verify the chain and the name (default true). */
   verify?: boolean;
   ca?: TrustAnchors;
+  /** Oldest protocol offered; default Node's (TLS 1.2). Observers (network scans) offer TLS 1.0. */
+  minVersion?: tls.SecureVersion;
 }
 
 /** A point in time after which the current step is abandoned with `timed_out`. */
@@ -142,6 +144,16 @@ export async function handshake(
       ? {}
       : { ca: Array.isArray(ca) ? ca.map(toBuffer) : toBuffer(ca as string | Uint8Array) }),
     rejectUnauthorized: settings.verify ?? true,
+    ...(settings.minVersion
+      ? {
+          minVersion: settings.minVersion,
+          // OpenSSL's default security level refuses TLS 1.0/1.1 whatever minVersion says;
+          // level 0 lets an observer see what an old endpoint serves (nothing is trusted here).
+          ...(settings.minVersion === 'TLSv1' || settings.minVersion === 'TLSv1.1'
+            ? { ciphers: 'DEFAULT@SECLEVEL=0' }
+            : {}),
+        }
+      : {}),
   });
   const done = new Promise<tls.TLSSocket>((resolve, reject) => {
     secure.once('secureConnect', () => {

@@ -20,6 +20,8 @@ export interface TlsConnectOptions {
   ca?: TrustAnchors;
   /** Lookup, connect and handshake within this; default 10 000 ms. */
   timeoutMs?: number;
+  /** Oldest protocol offered (default TLS 1.2); network scans observe down to `TLSv1`. */
+  minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
   /** Names the host input in errors (default `host`). */
   field?: string;
 }
@@ -35,6 +37,8 @@ export interface TlsConnectResult {
   alpnProtocol: string | null;
   /** e.g. `TLSv1.3`. */
   protocol: string | null;
+  /** The negotiated cipher suite's standard name, e.g. `TLS_AES_128_GCM_SHA256`. */
+  cipher: string | null;
   /** The peer's certificates, DER, leaf first; empty when it sent none. */
   peerCertificates: Uint8Array[];
   /** Whether the chain and name verified (always computed; only enforced with `verify`). */
@@ -79,6 +83,7 @@ export async function guardedTlsConnect(
         ...(options.alpn ? { alpn: options.alpn } : {}),
         ...(options.verify === undefined ? {} : { verify: options.verify }),
         ...(options.ca === undefined ? {} : { ca: options.ca }),
+        ...(options.minVersion === undefined ? {} : { minVersion: options.minVersion }),
       },
       deadline,
     );
@@ -90,6 +95,7 @@ export async function guardedTlsConnect(
       servername,
       alpnProtocol: secure.alpnProtocol || null,
       protocol: secure.getProtocol(),
+      cipher: secure.getCipher()?.standardName ?? null,
       peerCertificates: peerChain(secure),
       authorized: secure.authorized,
       timing: { dnsMs: checked.dnsMs, connectMs, tlsMs, totalMs: performance.now() - started },
