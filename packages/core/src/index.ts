@@ -1,6 +1,7 @@
 export * from './config.js';
 export * from './crypto/password-hash.js';
 export * from './crypto/secret-box.js';
+export * from './discovery/index.js';
 export * from './domain/index.js';
 export * from './ephemeral/memory-ephemeral-store.js';
 export * from './errors.js';

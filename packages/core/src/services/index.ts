@@ -12,7 +12,9 @@ import { AuditService } from './audit.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
+import { type DiscoveryOptions, DiscoveryService } from './discovery.js';
 import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
+import { type HealthCheckOptions, HealthCheckService } from './health-checks.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
@@ -49,7 +51,9 @@ export {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
+export * from './discovery.js';
 export * from './est/index.js';
+export * from './health-checks.js';
 export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
 export * from './job-kinds.js';
@@ -92,6 +96,10 @@ export interface Services {
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** Network scan targets, scans and discovered certificates. */
+  readonly discovery: DiscoveryService;
+  /** TLS endpoint health checks. */
+  readonly healthChecks: HealthCheckService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -104,6 +112,10 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** Network scans: the guarded client, concurrency, timeouts (docs/api/discovery.md). */
+  discovery?: DiscoveryOptions;
+  /** Endpoint health checks: the guarded client, timeout, concurrency, history retention. */
+  healthChecks?: HealthCheckOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -163,5 +175,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    discovery: new DiscoveryService(deps, audit, options.discovery),
+    healthChecks: new HealthCheckService(deps, audit, notifications, options.healthChecks),
   };
 }
