@@ -38,6 +38,14 @@ const ADMIN_ONLY = [
   'deleteAcmeEabKey',
   'estAdminProfiles',
   'estAdminReloadTrust',
+  // Scan targets and health checks name destinations inside the network the server connects to.
+  'createScanTarget',
+  'updateScanTarget',
+  'deleteScanTarget',
+  'runScanTarget',
+  'createHealthCheck',
+  'updateHealthCheck',
+  'deleteHealthCheck',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

@@ -25,6 +25,8 @@ export const AGENT_OPERATION_IDS: ReadonlySet<string> = new Set([
   'agentWork',
   'agentSubmitCsr',
   'agentReportJob',
+  // The host discovery report (routes/discovery.ts).
+  'agentReportDiscoveries',
 ]);
 
 const jobParams = z.object({ id: z.string().min(1).max(128), job_id: z.string().min(1).max(128) });

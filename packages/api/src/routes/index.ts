@@ -5,7 +5,9 @@ import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
+import { discoveryRoutes } from './discovery.js';
 import { estAdminRoutes } from './est-admin.js';
+import { healthCheckRoutes } from './health-checks.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
@@ -40,6 +42,8 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    discoveryRoutes,
+    healthCheckRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -70,7 +70,7 @@ export const discoveryScanListSchema = pageQuerySchema.extend({
   status: z.enum(['running', 'completed', 'failed']).optional(),
   source: z.string().min(1).max(128).optional(),
 });
-const isoDate = z.iso.datetime({ offset: true }).transform((t) => new Date(t));
+const isoDate = z.union([z.date(), z.iso.datetime({ offset: true }).transform((t) => new Date(t))]);
 export const discoveredListSchema = pageQuerySchema.extend({
   status: discoveredStatusSchema.optional(),
   managed: booleanFlag.optional().describe('true: claimed or recognised; false: not managed'),
