@@ -3,12 +3,14 @@ import { hostname } from 'node:os';
 import { type CertwrightHandler, createHandler, type HandlerOptions, problem } from '@certwright/api';
 import {
   createServices,
+  DEFAULT_SCAN_CONCURRENCY,
   type Handler,
   type Logger,
   NotificationChannelRegistry,
   type ServiceConfig,
   systemClock,
 } from '@certwright/core';
+import { createOutboundClient } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -17,6 +19,8 @@ import { openRuntime, type Runtime } from './runtime.js';
 import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
 import {
   type LeasedTask,
+  startDiscoveryScans,
+  startEndpointHealth,
   startIssuanceWorker,
   startJobTimeouts,
   startNotificationRetry,
@@ -42,7 +46,26 @@ export interface RunningServer {
  * reachable and migrated, /health answers, /ready is 503 and every other route is 503, so an
  * orchestrator can tell "alive" from "ready" and a database outage at start is waited out.
  */
-export async function startServer(config: Readonly<ServiceConfig>, logger: Logger): Promise<RunningServer> {
+/**
+ * In-process embedding knobs that no configuration variable reaches. The CLI never passes
+ * them; tests do, to scan and health-check servers on 127.0.0.1 and to tick faster.
+ */
+export interface StartOptions {
+  discovery?: {
+    /** Test rigs only: scan targets and health checks may name 127.0.0.0/8 and ::1. */
+    allowLoopback?: boolean;
+    /** Endpoint health and scan scheduler tick; default 60 s. */
+    tickMs?: number;
+    /** Per-endpoint connect and handshake timeout of scans and checks. */
+    timeoutMs?: number;
+  };
+}
+
+export async function startServer(
+  config: Readonly<ServiceConfig>,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   const eol = endOfLife(process.version, new Date());
   if (eol) {
     logger.warn(
@@ -98,6 +121,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     runtime = await openRuntime(config, logger, () => stopping);
     smtp = config.smtp ? createSmtpChannel(config.smtp) : undefined;
     const channels = new NotificationChannelRegistry(smtp ? [smtp] : []);
+    const scanClient = createOutboundClient({ operatorConfigured: true });
+    const discoveryPolicy = {
+      policy: { allowLoopback: options.discovery?.allowLoopback === true },
+      ...(options.discovery?.timeoutMs ? { timeoutMs: options.discovery.timeoutMs } : {}),
+    };
     const services = createServices(
       {
         storage: runtime.opened.storage,
@@ -121,6 +149,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        // Scan targets and health checks are destinations an administrator configured to reach
+        // internal systems: every unicast address but metadata; loopback and link-local are
+        // refused on top unless a test embeds the server (docs/api/discovery.md).
+        discovery: { client: scanClient, concurrency: DEFAULT_SCAN_CONCURRENCY, ...discoveryPolicy },
+        healthChecks: { client: scanClient, ...discoveryPolicy },
       },
     );
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
@@ -140,6 +173,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
+    const tick = options.discovery?.tickMs ? { intervalMs: options.discovery.tickMs } : {};
     // A SIGTERM during start-up: start no work that close() would have to chase.
     if (stopping) return;
     workers = startWorkers(
@@ -153,6 +187,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
       startIssuanceWorker(scheduled),
       startRenewalScan(scheduled),
       startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
+      startEndpointHealth({ ...scheduled, ...tick }),
+      startDiscoveryScans({ ...scheduled, ...tick }),
     ];
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },

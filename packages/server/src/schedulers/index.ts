@@ -8,3 +8,10 @@ export {
   startRenewalScan,
 } from './renewal.js';
 export { STORAGE_MAINTENANCE_INTERVAL_MS, startStorageMaintenance } from './storage-maintenance.js';
+export {
+  DISCOVERY_SCAN_INTERVAL_MS,
+  ENDPOINT_HEALTH_INTERVAL_MS,
+  STALE_SCAN_MS,
+  startDiscoveryScans,
+  startEndpointHealth,
+} from './discovery.js';
