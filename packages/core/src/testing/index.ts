@@ -5,3 +5,4 @@ export * from './hostile-keys.js';
 export * from './queue-contract.js';
 export * from './storage-contract.js';
 export * from './tcp-relay.js';
+export * from './discovery-contract.js';

@@ -5,6 +5,7 @@ import {
   type HealthCheckResult,
   type HealthStatus,
   newId,
+  notFound,
   type ObservedCertificate,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
@@ -124,7 +125,7 @@ export function healthCheckRepository(ctx: Ctx): HealthCheckRepository {
     async delete(id) {
       await atomic(ctx, async (c) => {
         const res = await c.db.deleteFrom('health_checks').where('id', '=', id).executeTakeFirst();
-        if (Number(res.numDeletedRows) === 0) await require(id);
+        if (Number(res.numDeletedRows) === 0) throw notFound('health check', id);
         await c.db.deleteFrom('health_check_results').where('check_id', '=', id).execute();
       });
     },

@@ -1,0 +1,37 @@
+import { SecretBox } from '@certwright/core';
+import { describeDiscoveryStorageContract } from '@certwright/core/testing';
+import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
+import { createTempDatabase, postgresSkipReason } from './helpers.js';
+
+const secretBox = new SecretBox(SecretBox.generateKey());
+const pgSkip = await postgresSkipReason();
+
+describeDiscoveryStorageContract('PGlite (memory)', async () => {
+  const storage = await createPgliteStorage({ memory: true }, { secretBox });
+  await storage.migrate();
+  return {
+    storage,
+    migrate: () => storage.migrate(),
+    appliedMigrations: () => storage.appliedMigrations(),
+    close: () => storage.close(),
+  };
+});
+
+describeDiscoveryStorageContract(
+  'PostgreSQL',
+  async () => {
+    const temp = await createTempDatabase();
+    const storage = createPostgresStorage(temp.url, { secretBox, maxConnections: 12 });
+    await storage.migrate();
+    return {
+      storage,
+      migrate: () => storage.migrate(),
+      appliedMigrations: () => storage.appliedMigrations(),
+      close: async () => {
+        await storage.close();
+        await temp.drop();
+      },
+    };
+  },
+  { skip: pgSkip },
+);
