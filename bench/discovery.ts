@@ -12,8 +12,8 @@ import {
   DEFAULT_SCAN_TIMEOUT_MS,
   fingerprintOf,
   ManualClock,
-  SecretBox,
   type ScanEndpoint,
+  SecretBox,
   SYSTEM_ACTOR,
   scanEndpoints,
   silentLogger,
@@ -76,7 +76,11 @@ for (let i = 0; i < CLOSED; i++) {
 
 const client = createOutboundClient({ operatorConfigured: true });
 const policy = { allowLoopback: true };
-const endpoints: ScanEndpoint[] = [...live, ...closed, ...hanging].map((port) => ({ address: '127.0.0.1', port, sni: null }));
+const endpoints: ScanEndpoint[] = [...live, ...closed, ...hanging].map((port) => ({
+  address: '127.0.0.1',
+  port,
+  sni: null,
+}));
 const outcome = { tls: 0, refused: 0, timedOut: 0, other: 0 };
 const start = performance.now();
 await scanEndpoints(endpoints, { client, policy }, (o) => {
@@ -89,7 +93,10 @@ const scanMs = performance.now() - start;
 
 // One health tick over 1,000 due checks.
 const clock = new ManualClock(new Date());
-const storage = await createPgliteStorage({ memory: true }, { secretBox: new SecretBox(SecretBox.generateKey()), clock });
+const storage = await createPgliteStorage(
+  { memory: true },
+  { secretBox: new SecretBox(SecretBox.generateKey()), clock },
+);
 await storage.migrate();
 const services = createServices(
   { storage, clock, logger: silentLogger },

@@ -143,8 +143,16 @@ beforeAll(async () => {
   );
   authority = prepareIssuer(ca.der, caKeys.privateKey);
   live = await leaf('live.discovery.test', new Date(now.getTime() - DAY), new Date(now.getTime() + 20 * DAY));
-  live2 = await leaf('live.discovery.test', new Date(now.getTime() - DAY), new Date(now.getTime() + 90 * DAY));
-  expired = await leaf('old.discovery.test', new Date(now.getTime() - 100 * DAY), new Date(now.getTime() - DAY));
+  live2 = await leaf(
+    'live.discovery.test',
+    new Date(now.getTime() - DAY),
+    new Date(now.getTime() + 90 * DAY),
+  );
+  expired = await leaf(
+    'old.discovery.test',
+    new Date(now.getTime() - 100 * DAY),
+    new Date(now.getTime() - DAY),
+  );
   const selfKeys = await generateKeyPair('ECDSA-P256');
   const self = createSelfSignedCertificate(
     {
@@ -228,7 +236,9 @@ describe('network scan of a loopback target', () => {
     expect(scan.endpoints_tls).toBe(3);
     expect(scan.certificates_found).toBe(3);
     expect(scan.certificates_new).toBe(3);
-    const reasons = Object.fromEntries(scan.errors.map((e: { port: number; reason: string }) => [e.port, e.reason]));
+    const reasons = Object.fromEntries(
+      scan.errors.map((e: { port: number; reason: string }) => [e.port, e.reason]),
+    );
     expect(reasons[endpoints.hang!.port]).toBe('timed_out');
     expect(reasons[endpoints.close!.port]).toBe('tls_failed');
     expect(reasons[endpoints.garbage!.port]).toBe('tls_failed');
@@ -237,7 +247,9 @@ describe('network scan of a loopback target', () => {
 
     const list = await app.call('GET', '/api/v1/discovery/certificates');
     expect(list.body.total).toBe(3);
-    const byFp = Object.fromEntries(list.body.data.map((c: { fingerprint_sha256: string }) => [c.fingerprint_sha256, c]));
+    const byFp = Object.fromEntries(
+      list.body.data.map((c: { fingerprint_sha256: string }) => [c.fingerprint_sha256, c]),
+    );
     const found = byFp[live.fingerprint];
     expect(found.subject).toBe('CN=live.discovery.test');
     expect(found.issuer).toBe('CN=discovery test CA');
@@ -248,7 +260,12 @@ describe('network scan of a loopback target', () => {
     expect(found.self_signed).toBe(false);
     expect(found.status).toBe('unmanaged');
     expect(found.sightings).toEqual([
-      expect.objectContaining({ source: 'server-scanner', address: '127.0.0.1', port: endpoints.live!.port, sni: null }),
+      expect.objectContaining({
+        source: 'server-scanner',
+        address: '127.0.0.1',
+        port: endpoints.live!.port,
+        sni: null,
+      }),
     ]);
     expect(byFp[selfSigned.fingerprint].self_signed).toBe(true);
     expect(byFp[expired.fingerprint]).toBeDefined();
@@ -324,7 +341,8 @@ describe('network scan of a loopback target', () => {
 
 describe('endpoint health', () => {
   const notifications = async () =>
-    (await app.services.notifications.list({ type: 'EndpointHealth', channel: 'email', per_page: 500 })).total;
+    (await app.services.notifications.list({ type: 'EndpointHealth', channel: 'email', per_page: 500 }))
+      .total;
   const check = (id: string) => {
     clock.advance(1000); // results ordered by time
     return app.services.healthChecks.runCheck(id);
@@ -465,7 +483,10 @@ describe('endpoint health', () => {
   it('updates and deletes with their history', async () => {
     const listed = await app.call('GET', '/api/v1/health-checks?search=switch');
     const id = listed.body.data[0].id;
-    const updated = await app.call('PUT', `/api/v1/health-checks/${id}`, { interval_seconds: 60, port: 70000 });
+    const updated = await app.call('PUT', `/api/v1/health-checks/${id}`, {
+      interval_seconds: 60,
+      port: 70000,
+    });
     expect(updated.status).toBe(400);
     const ok = await app.call('PUT', `/api/v1/health-checks/${id}`, { interval_seconds: 60 });
     expect(ok.body.interval_seconds).toBe(60);

@@ -74,7 +74,11 @@ describe('discovery and endpoint health through the running server', () => {
       },
       prepareIssuer(root.der, caKeys.privateKey),
     );
-    served = { cert: certificateToPem(leaf.der), key: exportPkcs8Pem(keys.privateKey), fingerprint: fingerprintOf(leaf.der) };
+    served = {
+      cert: certificateToPem(leaf.der),
+      key: exportPkcs8Pem(keys.privateKey),
+      fingerprint: fingerprintOf(leaf.der),
+    };
     backend = tls.createServer({ cert: served.cert, key: served.key }, (s) => s.end());
     backend.on('tlsClientError', () => {});
     front = net.createServer((socket) => {

@@ -212,10 +212,12 @@ export function discoveryRoutes(services: Services): RouteSpec[] {
         const token = bearerToken(request.headers.get('authorization'));
         const agent = token ? await services.agents.authenticate(token) : null;
         if (!agent) {
-          if (principal?.kind === 'api-key') throw new CertwrightError('forbidden', "this route takes the agent's own key");
+          if (principal?.kind === 'api-key')
+            throw new CertwrightError('forbidden', "this route takes the agent's own key");
           throw new CertwrightError('unauthorized', 'a valid agent key is required');
         }
-        if (agent.id !== params.id) throw new CertwrightError('forbidden', 'an agent may act only for itself');
+        if (agent.id !== params.id)
+          throw new CertwrightError('forbidden', 'an agent may act only for itself');
         if (agent.retired_at !== null) throw new CertwrightError('gone', `agent '${agent.id}' is retired`);
         return {
           status: 201,

@@ -41,7 +41,8 @@ export function healthCheckRoutes(services: Services): RouteSpec[] {
       path: '/api/v1/health-checks',
       operationId: 'createHealthCheck',
       admin: true,
-      summary: 'Watch an endpoint (name, host, port, expected_fingerprint or certificate_id); checked at once',
+      summary:
+        'Watch an endpoint (name, host, port, expected_fingerprint or certificate_id); checked at once',
       tags: ['health-checks'],
       body: healthCheckCreateSchema,
       responses: { 201: { description: 'created and checked', schema: healthCheckSchema } },

@@ -23,18 +23,47 @@ describe('scan ranges', () => {
     expect(parseRange(' 192.168.7.9 ', 'cidrs.0')).toMatchObject({ text: '192.168.7.9', size: 1 });
     expect(parseRange('fd00::1/120', 'cidrs.0')).toMatchObject({ text: 'fd00::/120', size: 256 });
     expect([...addressesOf(parseRange('10.0.0.254/31', 'x'))]).toEqual(['10.0.0.254', '10.0.0.255']);
-    expect([...addressesOf(parseRange('10.0.0.255/30', 'x'))]).toEqual(['10.0.0.252', '10.0.0.253', '10.0.0.254', '10.0.0.255']);
+    expect([...addressesOf(parseRange('10.0.0.255/30', 'x'))]).toEqual([
+      '10.0.0.252',
+      '10.0.0.253',
+      '10.0.0.254',
+      '10.0.0.255',
+    ]);
     const big = [...addressesOf(parseRange('10.0.0.0/20', 'x'))];
     expect(big).toHaveLength(4096);
     expect(big.at(-1)).toBe('10.0.15.255');
   });
 
   it('refuses oversized, malformed and never-scanned ranges with the field named', () => {
-    for (const text of ['10.0.0.0/8', '10.0.0.0/19', '::/0', '1.2.3', '1.2.3.4/33', '01.2.3.4', '1.2.3.4/', 'a/b/c', '']) {
-      expect(reasonOf(() => parseRange(text, 'cidrs.3')), text).toBe('invalid_input');
+    for (const text of [
+      '10.0.0.0/8',
+      '10.0.0.0/19',
+      '::/0',
+      '1.2.3',
+      '1.2.3.4/33',
+      '01.2.3.4',
+      '1.2.3.4/',
+      'a/b/c',
+      '',
+    ]) {
+      expect(
+        reasonOf(() => parseRange(text, 'cidrs.3')),
+        text,
+      ).toBe('invalid_input');
     }
-    for (const text of ['169.254.169.254', '169.254.10.0/24', '127.0.0.1', '::1', 'fe80::/120', '0.0.0.0/24', '224.0.0.0/24']) {
-      expect(reasonOf(() => parseRange(text, 'cidrs.0')), text).toBe('invalid_input');
+    for (const text of [
+      '169.254.169.254',
+      '169.254.10.0/24',
+      '127.0.0.1',
+      '::1',
+      'fe80::/120',
+      '0.0.0.0/24',
+      '224.0.0.0/24',
+    ]) {
+      expect(
+        reasonOf(() => parseRange(text, 'cidrs.0')),
+        text,
+      ).toBe('invalid_input');
     }
     try {
       parseRange('10.0.0.0/8', 'cidrs.3');
@@ -83,7 +112,9 @@ describe('the health state machine', () => {
     expect(nextHealth(s, 'mismatch')).toEqual({ status: 'cert_mismatch', consecutive_failures: 0 });
     const mism = { status: 'cert_mismatch' as const, consecutive_failures: 0 };
     expect(nextHealth(mism, 'failure')).toEqual({ status: 'cert_mismatch', consecutive_failures: 1 });
-    expect(nextHealth({ status: 'cert_mismatch', consecutive_failures: 1 }, 'failure').status).toBe('degraded');
+    expect(nextHealth({ status: 'cert_mismatch', consecutive_failures: 1 }, 'failure').status).toBe(
+      'degraded',
+    );
   });
 });
 

@@ -29,6 +29,10 @@ export function nextHealth(
   if (verdict === 'mismatch') return { status: 'cert_mismatch', consecutive_failures: 0 };
   const failures = current.consecutive_failures + 1;
   const status: HealthStatus =
-    failures >= DOWN_AFTER_FAILURES ? 'down' : failures >= DEGRADED_AFTER_FAILURES ? 'degraded' : current.status;
+    failures >= DOWN_AFTER_FAILURES
+      ? 'down'
+      : failures >= DEGRADED_AFTER_FAILURES
+        ? 'degraded'
+        : current.status;
   return { status, consecutive_failures: failures };
 }

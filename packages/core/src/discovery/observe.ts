@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { certificateToPem } from '../pki/certificate.js';
+import { type CertificateInfo, readCertificate } from '../pki/certificate-info.js';
 import { Tag } from '../pki/der.js';
 import { children, expectTag, readOid, readRoot } from '../pki/der-reader.js';
-import { type CertificateInfo, readCertificate } from '../pki/certificate-info.js';
-import { certificateToPem } from '../pki/certificate.js';
 import { decodeSubjectAltName } from '../pki/extensions.js';
 import { OID } from '../pki/oids.js';
 import type { NewDiscoveredCertificate } from '../ports/discovery-storage.js';
@@ -49,7 +49,10 @@ function sansOf(info: CertificateInfo): string[] {
   const ext = info.extensions.find((e) => e.oid === OID.subjectAltName);
   if (!ext) return [];
   return decodeSubjectAltName(ext.value)
-    .filter((n): n is { type: 'dns' | 'ip' | 'email' | 'uri'; value: string } => 'value' in n && typeof n.value === 'string')
+    .filter(
+      (n): n is { type: 'dns' | 'ip' | 'email' | 'uri'; value: string } =>
+        'value' in n && typeof n.value === 'string',
+    )
     .map((n) => (n.type === 'dns' ? n.value : `${n.type}:${n.value}`))
     .slice(0, 1000);
 }

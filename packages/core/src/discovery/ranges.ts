@@ -47,7 +47,8 @@ export interface ParsedRange {
  * `invalid_input` naming `field`.
  */
 export function parseRange(text: string, field: string, policy: ScanAddressPolicy = {}): ParsedRange {
-  const bad = (message: string) => fail('invalid_input', `${field}: ${message}`, { fields: [{ field, message }] });
+  const bad = (message: string) =>
+    fail('invalid_input', `${field}: ${message}`, { fields: [{ field, message }] });
   const trimmed = text.trim();
   const [addr, prefixText, extra] = trimmed.split('/');
   if (extra !== undefined || !addr) throw bad(`'${text.slice(0, 64)}' is not a CIDR range or an IP address`);

@@ -157,7 +157,12 @@ export interface HealthCheckRepository {
   /** Removes the check and its history. */
   delete(id: string): Promise<void>;
   list(
-    query?: PageRequest & { status?: HealthStatus; enabled?: boolean; certificate_id?: string; search?: string },
+    query?: PageRequest & {
+      status?: HealthStatus;
+      enabled?: boolean;
+      certificate_id?: string;
+      search?: string;
+    },
   ): Promise<PageResult<HealthCheck>>;
   /** Enabled checks whose next_check_at is at or before `now` (or unset), oldest due first. */
   due(now: Date, limit: number): Promise<HealthCheck[]>;

@@ -1,15 +1,4 @@
 import { z } from 'zod';
-import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
-import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
-import {
-  type DiscoveredCertificate,
-  type DiscoveredStatus,
-  type DiscoveryScan,
-  discoveredStatusSchema,
-  type ScanError,
-  type ScanTarget,
-} from '../domain/discovery.js';
-import { CertwrightError, fail, invalidState, isCertwrightError, publicMessage } from '../errors.js';
 import { describeChain } from '../discovery/observe.js';
 import { parseRange, type ScanAddressPolicy } from '../discovery/ranges.js';
 import {
@@ -18,6 +7,17 @@ import {
   type ScannerOptions,
   scanEndpoints,
 } from '../discovery/scanner.js';
+import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
+import {
+  type DiscoveredCertificate,
+  type DiscoveredStatus,
+  type DiscoveryScan,
+  discoveredStatusSchema,
+  type ScanError,
+  type ScanTarget,
+} from '../domain/discovery.js';
+import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
+import { CertwrightError, fail, invalidState, isCertwrightError, publicMessage } from '../errors.js';
 import type { OutboundClient } from '../net/client.js';
 import { normalizeHost } from '../net/host.js';
 import { pemDecode } from '../pki/pem.js';
@@ -33,7 +33,10 @@ const hostName = z.string().trim().min(1).max(253);
 
 const targetFields = {
   name: z.string().trim().min(1).max(255),
-  cidrs: z.array(z.string().max(64)).max(64).describe('CIDR ranges or addresses; at most 4096 addresses in all'),
+  cidrs: z
+    .array(z.string().max(64))
+    .max(64)
+    .describe('CIDR ranges or addresses; at most 4096 addresses in all'),
   hosts: z.array(hostName).max(256).describe('DNS names, resolved at scan time and sent as SNI'),
   ports: z.array(port).min(1).max(64).describe('TCP ports, 1–65535'),
   sni_names: z.array(hostName).max(16).describe('extra SNI names tried on every address of the ranges'),
@@ -85,7 +88,13 @@ export const discoveredListSchema = pageQuerySchema.extend({
   search: z.string().min(1).max(255).optional(),
 });
 export const claimSchema = z.object({
-  name: z.string().trim().min(1).max(255).optional().describe('default: the subject common name or first SAN'),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe('default: the subject common name or first SAN'),
   issuer_id: recordId,
   owner_id: recordId,
   team_id: recordId,
@@ -97,7 +106,11 @@ export const hostReportSchema = z.object({
     .array(
       z.object({
         path: z.string().min(1).max(1024),
-        pem: z.string().min(1).max(256 * 1024).describe('the certificate (and chain) as PEM'),
+        pem: z
+          .string()
+          .min(1)
+          .max(256 * 1024)
+          .describe('the certificate (and chain) as PEM'),
       }),
     )
     .max(1000),
@@ -157,7 +170,11 @@ export class DiscoveryService {
       const n = normalizeHost(h, `hosts.${i}`);
       return n.kind === 'ip' ? n.text : n.name;
     });
-    if (data.interval_seconds !== undefined && data.interval_seconds > 0 && data.interval_seconds < MIN_SCHEDULED_INTERVAL_S) {
+    if (
+      data.interval_seconds !== undefined &&
+      data.interval_seconds > 0 &&
+      data.interval_seconds < MIN_SCHEDULED_INTERVAL_S
+    ) {
       throw fail('invalid_input', `interval_seconds must be 0 or at least ${MIN_SCHEDULED_INTERVAL_S}`, {
         fields: [{ field: 'interval_seconds', message: `must be 0 or at least ${MIN_SCHEDULED_INTERVAL_S}` }],
       });
@@ -197,7 +214,10 @@ export class DiscoveryService {
   async listTargets(query: z.input<typeof scanTargetListSchema> = {}): Promise<Paged<ScanTarget>> {
     const { page, per_page, ...filter } = parseInput(scanTargetListSchema, query);
     const window = { page, per_page };
-    return paged(await this.deps.storage.scanTargets.list({ ...storagePage(window), ...definedFields(filter) }), window);
+    return paged(
+      await this.deps.storage.scanTargets.list({ ...storagePage(window), ...definedFields(filter) }),
+      window,
+    );
   }
 
   async updateTarget(actor: Actor, id: string, input: ScanTargetUpdate): Promise<ScanTarget> {
@@ -240,16 +260,24 @@ export class DiscoveryService {
    * once; `done` settles with the finished record. One scan per target at a time in this
    * process: asking again while one runs returns the running one.
    */
-  async startScan(actor: Actor, targetId: string): Promise<{ scan: DiscoveryScan; done: Promise<DiscoveryScan> }> {
+  async startScan(
+    actor: Actor,
+    targetId: string,
+  ): Promise<{ scan: DiscoveryScan; done: Promise<DiscoveryScan> }> {
     const target = await this.deps.storage.scanTargets.require(targetId);
     const client = this.options.client;
     if (!client) throw fail('unavailable', 'network scanning is not configured in this process');
     const now = this.deps.clock.now();
     const scan = await this.deps.storage.transaction(async (tx) => {
-      const created = await tx.discoveryScans.create({ target_id: target.id, source: 'server-scanner', started_at: now });
+      const created = await tx.discoveryScans.create({
+        target_id: target.id,
+        source: 'server-scanner',
+        started_at: now,
+      });
       await tx.scanTargets.update(target.id, {
         last_scan_at: now,
-        next_scan_at: target.interval_seconds > 0 ? new Date(now.getTime() + target.interval_seconds * 1000) : null,
+        next_scan_at:
+          target.interval_seconds > 0 ? new Date(now.getTime() + target.interval_seconds * 1000) : null,
       });
       await this.#audit(actor, 'discovery_scan_started', created.id, { target_id: target.id }, tx);
       return created;
@@ -275,13 +303,25 @@ export class DiscoveryService {
         policy: this.options.policy,
       }),
     };
-    const counts = { endpoints_total: 0, endpoints_tls: 0, certificates_found: 0, certificates_new: 0, errors_count: 0 };
+    const counts = {
+      endpoints_total: 0,
+      endpoints_tls: 0,
+      certificates_found: 0,
+      certificates_new: 0,
+      errors_count: 0,
+    };
     const errors: ScanError[] = [];
     const fingerprints = new Set<string>();
     const addError = (o: Extract<EndpointObservation, { ok: false }>) => {
       counts.errors_count += 1;
       if (errors.length < MAX_SCAN_ERRORS) {
-        errors.push({ address: o.endpoint.address, port: o.endpoint.port, sni: o.endpoint.sni, reason: o.reason, message: o.message });
+        errors.push({
+          address: o.endpoint.address,
+          port: o.endpoint.port,
+          sni: o.endpoint.sni,
+          reason: o.reason,
+          message: o.message,
+        });
       }
     };
     try {
@@ -312,7 +352,12 @@ export class DiscoveryService {
             if (created.created) counts.certificates_new += 1;
           }
         } catch (error) {
-          addError({ endpoint: o.endpoint, ok: false, reason: isCertwrightError(error) ? error.reason : 'internal', message: publicMessage(error) });
+          addError({
+            endpoint: o.endpoint,
+            ok: false,
+            reason: isCertwrightError(error) ? error.reason : 'internal',
+            message: publicMessage(error),
+          });
         }
       });
       return await storage.discoveryScans.update(scan.id, {
@@ -323,7 +368,13 @@ export class DiscoveryService {
       });
     } catch (error) {
       this.deps.logger.error({ err: error, scan_id: scan.id }, 'discovery scan failed');
-      errors.push({ address: '', port: 0, sni: null, reason: isCertwrightError(error) ? error.reason : 'internal', message: publicMessage(error) });
+      errors.push({
+        address: '',
+        port: 0,
+        sni: null,
+        reason: isCertwrightError(error) ? error.reason : 'internal',
+        message: publicMessage(error),
+      });
       return storage.discoveryScans.update(scan.id, {
         ...counts,
         errors_count: counts.errors_count + 1,
@@ -335,10 +386,17 @@ export class DiscoveryService {
   }
 
   /** Parses a served or reported chain and records one sighting; links it when it is managed. */
-  async #record(chain: readonly Uint8Array[], sighting: SightingInput): Promise<{ fingerprint: string; created: boolean }> {
+  async #record(
+    chain: readonly Uint8Array[],
+    sighting: SightingInput,
+  ): Promise<{ fingerprint: string; created: boolean }> {
     const described = describeChain(chain);
     const managed = await this.deps.storage.discovered.findManagedByFingerprint(described.fingerprint_sha256);
-    const { created } = await this.deps.storage.discovered.record(described, sighting, managed?.certificate_id ?? null);
+    const { created } = await this.deps.storage.discovered.record(
+      described,
+      sighting,
+      managed?.certificate_id ?? null,
+    );
     return { fingerprint: described.fingerprint_sha256, created };
   }
 
@@ -351,24 +409,53 @@ export class DiscoveryService {
     const agent = await this.deps.storage.agents.require(agentId);
     if (agent.retired_at) throw invalidState(`agent '${agentId}' is retired`);
     const now = this.deps.clock.now();
-    const scan = await this.deps.storage.discoveryScans.create({ target_id: null, source: agent.id, started_at: now });
-    const counts = { endpoints_total: data.certificates.length, endpoints_tls: 0, certificates_found: 0, certificates_new: 0, errors_count: 0 };
+    const scan = await this.deps.storage.discoveryScans.create({
+      target_id: null,
+      source: agent.id,
+      started_at: now,
+    });
+    const counts = {
+      endpoints_total: data.certificates.length,
+      endpoints_tls: 0,
+      certificates_found: 0,
+      certificates_new: 0,
+      errors_count: 0,
+    };
     const errors: ScanError[] = [];
     for (const [i, entry] of data.certificates.entries()) {
       try {
         const chain = pemBlocks(entry.pem, `certificates.${i}.pem`);
-        const r = await this.#record(chain, { source: agent.id, scan_id: scan.id, address: null, port: null, sni: null, path: entry.path, seen_at: now });
+        const r = await this.#record(chain, {
+          source: agent.id,
+          scan_id: scan.id,
+          address: null,
+          port: null,
+          sni: null,
+          path: entry.path,
+          seen_at: now,
+        });
         counts.endpoints_tls += 1;
         counts.certificates_found += 1;
         if (r.created) counts.certificates_new += 1;
       } catch (error) {
         counts.errors_count += 1;
         if (errors.length < MAX_SCAN_ERRORS) {
-          errors.push({ address: entry.path, port: 0, sni: null, reason: isCertwrightError(error) ? error.reason : 'internal', message: publicMessage(error) });
+          errors.push({
+            address: entry.path,
+            port: 0,
+            sni: null,
+            reason: isCertwrightError(error) ? error.reason : 'internal',
+            message: publicMessage(error),
+          });
         }
       }
     }
-    const done = await this.deps.storage.discoveryScans.update(scan.id, { ...counts, errors, status: 'completed', finished_at: this.deps.clock.now() });
+    const done = await this.deps.storage.discoveryScans.update(scan.id, {
+      ...counts,
+      errors,
+      status: 'completed',
+      finished_at: this.deps.clock.now(),
+    });
     await this.#audit(actor, 'discovery_report_received', scan.id, { agent_id: agent.id, ...counts });
     return done;
   }
@@ -395,7 +482,10 @@ export class DiscoveryService {
   async listScans(query: z.input<typeof discoveryScanListSchema> = {}): Promise<Paged<DiscoveryScan>> {
     const { page, per_page, ...filter } = parseInput(discoveryScanListSchema, query);
     const window = { page, per_page };
-    return paged(await this.deps.storage.discoveryScans.list({ ...storagePage(window), ...definedFields(filter) }), window);
+    return paged(
+      await this.deps.storage.discoveryScans.list({ ...storagePage(window), ...definedFields(filter) }),
+      window,
+    );
   }
 
   async listCertificates(query: DiscoveredListQuery = {}): Promise<Paged<DiscoveredCertificate>> {
@@ -439,11 +529,19 @@ export class DiscoveryService {
           ['issuer_id', await tx.issuers.get(data.issuer_id)],
           ['owner_id', await tx.owners.get(data.owner_id)],
           ['team_id', await tx.teams.get(data.team_id)],
-          ['renewal_policy_id', await tx.renewalPolicies.get(data.renewal_policy_id ?? DEFAULT_RENEWAL_POLICY_ID)],
+          [
+            'renewal_policy_id',
+            await tx.renewalPolicies.get(data.renewal_policy_id ?? DEFAULT_RENEWAL_POLICY_ID),
+          ],
         ] as const;
-        const missing = refs.filter(([, r]) => !r).map(([field]) => ({ field, message: 'names no existing record' }));
+        const missing = refs
+          .filter(([, r]) => !r)
+          .map(([field]) => ({ field, message: 'names no existing record' }));
         if (missing.length > 0) throw invalidReference(missing);
-        const cn = /(?:^|,)CN=([^,]+)/.exec(found.subject)?.[1] ?? found.sans[0] ?? found.fingerprint_sha256.slice(0, 16);
+        const cn =
+          /(?:^|,)CN=([^,]+)/.exec(found.subject)?.[1] ??
+          found.sans[0] ??
+          found.fingerprint_sha256.slice(0, 16);
         const now = this.deps.clock.now();
         const certificate = await tx.certificates.create({
           name: data.name ?? cn,
@@ -476,9 +574,13 @@ export class DiscoveryService {
           });
         } catch (error) {
           if (error instanceof CertwrightError && error.code === 'conflict') {
-            throw fail('invalid_input', `issuer '${data.issuer_id}' already has a certificate with serial ${found.serial_number}`, {
-              fields: [{ field: 'issuer_id', message: 'already holds this serial number' }],
-            });
+            throw fail(
+              'invalid_input',
+              `issuer '${data.issuer_id}' already has a certificate with serial ${found.serial_number}`,
+              {
+                fields: [{ field: 'issuer_id', message: 'already holds this serial number' }],
+              },
+            );
           }
           throw error;
         }
@@ -495,7 +597,9 @@ export class DiscoveryService {
     return this.deps.storage.transaction(async (tx) => {
       const found = await tx.discovered.require(id);
       if (found.status === 'managed') {
-        throw invalidState(`discovered certificate '${id}' is managed; archive the managed certificate instead`);
+        throw invalidState(
+          `discovered certificate '${id}' is managed; archive the managed certificate instead`,
+        );
       }
       if (found.status === 'dismissed') return found;
       const dismissed = await tx.discovered.update(id, { status: 'dismissed' });
@@ -530,8 +634,18 @@ export class DiscoveryService {
     };
   }
 
-  #audit(actor: Actor, action: string, resourceId: string, details: Record<string, unknown>, tx = this.deps.storage) {
-    return this.audit.record(actor, { action, category: 'config', resource_type: 'discovery', resource_id: resourceId, details }, tx);
+  #audit(
+    actor: Actor,
+    action: string,
+    resourceId: string,
+    details: Record<string, unknown>,
+    tx = this.deps.storage,
+  ) {
+    return this.audit.record(
+      actor,
+      { action, category: 'config', resource_type: 'discovery', resource_id: resourceId, details },
+      tx,
+    );
   }
 }
 
@@ -541,7 +655,9 @@ export const DISCOVERY_SENTINELS = SENTINEL_AGENT_IDS;
 function pemBlocks(text: string, field: string): Uint8Array[] {
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
   if (blocks.length === 0) {
-    throw fail('invalid_input', `${field}: no PEM certificate found`, { fields: [{ field, message: 'holds no PEM certificate' }] });
+    throw fail('invalid_input', `${field}: no PEM certificate found`, {
+      fields: [{ field, message: 'holds no PEM certificate' }],
+    });
   }
   return blocks.slice(0, 10).map((b) => pemDecode(b, 'CERTIFICATE', { maxChars: 200_000 }));
 }

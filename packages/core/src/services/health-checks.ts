@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { type CheckVerdict, nextHealth } from '../discovery/health.js';
+import { describeChain } from '../discovery/observe.js';
+import { refusedCategory, type ScanAddressPolicy } from '../discovery/ranges.js';
 import {
   type HealthCheck,
   type HealthCheckResult,
@@ -6,9 +9,6 @@ import {
   healthStatusSchema,
   type ObservedCertificate,
 } from '../domain/discovery.js';
-import { type CheckVerdict, nextHealth } from '../discovery/health.js';
-import { describeChain } from '../discovery/observe.js';
-import { refusedCategory, type ScanAddressPolicy } from '../discovery/ranges.js';
 import { fail, isCertwrightError, publicMessage } from '../errors.js';
 import type { OutboundClient } from '../net/client.js';
 import { normalizeHost } from '../net/host.js';
@@ -170,7 +170,10 @@ export class HealthCheckService {
   async list(query: z.input<typeof healthCheckListSchema> = {}): Promise<Paged<HealthCheck>> {
     const { page, per_page, ...filter } = parseInput(healthCheckListSchema, query);
     const window = { page, per_page };
-    return paged(await this.deps.storage.healthChecks.list({ ...storagePage(window), ...definedFields(filter) }), window);
+    return paged(
+      await this.deps.storage.healthChecks.list({ ...storagePage(window), ...definedFields(filter) }),
+      window,
+    );
   }
 
   async update(actor: Actor, id: string, input: HealthCheckUpdate): Promise<HealthCheck> {
@@ -180,7 +183,8 @@ export class HealthCheckService {
       const before = await tx.healthChecks.lockForUpdate(id);
       await this.#checkReferences(tx, data.certificate_id);
       const certificateId = data.certificate_id === undefined ? before.certificate_id : data.certificate_id;
-      const expected = data.expected_fingerprint === undefined ? before.expected_fingerprint : data.expected_fingerprint;
+      const expected =
+        data.expected_fingerprint === undefined ? before.expected_fingerprint : data.expected_fingerprint;
       if (!certificateId && !expected) {
         throw fail('invalid_input', 'give expected_fingerprint or certificate_id', {
           fields: [{ field: 'expected_fingerprint', message: 'or certificate_id is required' }],
@@ -223,7 +227,10 @@ export class HealthCheckService {
   async acknowledge(actor: Actor, id: string): Promise<HealthCheck> {
     return this.deps.storage.transaction(async (tx) => {
       await tx.healthChecks.lockForUpdate(id);
-      const acked = await tx.healthChecks.update(id, { acknowledged_at: this.deps.clock.now(), acknowledged_by: actor.id });
+      const acked = await tx.healthChecks.update(id, {
+        acknowledged_at: this.deps.clock.now(),
+        acknowledged_by: actor.id,
+      });
       await this.#audit(actor, 'health_check_acknowledged', id, { status: acked.status }, tx);
       return acked;
     });
@@ -247,7 +254,11 @@ export class HealthCheckService {
       const resolved = await client.guard.resolve(check.host, 'host');
       for (const address of resolved.addresses) {
         const refused = refusedCategory(address, this.options.policy);
-        if (refused) throw fail('address_refused', `'${check.host}' resolves to ${refused.replace('_', '-')} space, which health checks never reach`);
+        if (refused)
+          throw fail(
+            'address_refused',
+            `'${check.host}' resolves to ${refused.replace('_', '-')} space, which health checks never reach`,
+          );
       }
       const result = await client.connectTls({
         host: resolved.addresses[0]!,
@@ -261,11 +272,18 @@ export class HealthCheckService {
         cipher: result.cipher,
         handshake_ms: Math.round((result.timing.connectMs + result.timing.tlsMs) * 100) / 100,
       };
-      if (result.peerCertificates.length === 0) return { ok: false, observed: null, ...base, error: 'the endpoint sent no certificate' };
+      if (result.peerCertificates.length === 0)
+        return { ok: false, observed: null, ...base, error: 'the endpoint sent no certificate' };
       const d = describeChain(result.peerCertificates.slice(0, 1));
       return {
         ok: true,
-        observed: { fingerprint_sha256: d.fingerprint_sha256, subject: d.subject, issuer: d.issuer, serial_number: d.serial_number, not_after: d.not_after },
+        observed: {
+          fingerprint_sha256: d.fingerprint_sha256,
+          subject: d.subject,
+          issuer: d.issuer,
+          serial_number: d.serial_number,
+          not_after: d.not_after,
+        },
         ...base,
         error: null,
       };
@@ -286,11 +304,16 @@ export class HealthCheckService {
    * the given fingerprint. `grace` lists fingerprints still accepted: earlier versions of the
    * certificate while the current one is younger than the deployment window.
    */
-  async #expectation(check: HealthCheck, now: Date): Promise<{ expected: string | null; grace: Set<string>; stale: Set<string> }> {
+  async #expectation(
+    check: HealthCheck,
+    now: Date,
+  ): Promise<{ expected: string | null; grace: Set<string>; stale: Set<string> }> {
     const grace = new Set<string>();
     const stale = new Set<string>();
     if (!check.certificate_id) return { expected: check.expected_fingerprint, grace, stale };
-    const versions = await this.deps.storage.versions.listForCertificate(check.certificate_id, { perPage: 20 });
+    const versions = await this.deps.storage.versions.listForCertificate(check.certificate_id, {
+      perPage: 20,
+    });
     const sorted = [...versions.items].sort((a, b) => b.created_at.getTime() - a.created_at.getTime());
     const current = sorted[0];
     if (!current) return { expected: null, grace, stale };
@@ -301,7 +324,8 @@ export class HealthCheckService {
 
   /** Checks one endpoint now, records the result and any transition. */
   async runCheck(id: string): Promise<HealthCheck> {
-    if (!this.options.client) throw fail('unavailable', 'endpoint health checks are not configured in this process');
+    if (!this.options.client)
+      throw fail('unavailable', 'endpoint health checks are not configured in this process');
     const check = await this.deps.storage.healthChecks.require(id);
     const probe = await this.#probe(check);
     const now = this.deps.clock.now();
@@ -310,7 +334,8 @@ export class HealthCheckService {
     let note: string | null = probe.error;
     if (probe.ok && probe.observed) {
       const served = probe.observed.fingerprint_sha256;
-      if (!expectation.expected || served === expectation.expected || expectation.grace.has(served)) verdict = 'match';
+      if (!expectation.expected || served === expectation.expected || expectation.grace.has(served))
+        verdict = 'match';
       else {
         verdict = 'mismatch';
         note = expectation.stale.has(served)
@@ -405,7 +430,10 @@ export class HealthCheckService {
             if (after.status !== check.status) report.transitions += 1;
           } catch (error) {
             report.errors += 1;
-            this.deps.logger.error({ err: error, health_check_id: check.id }, 'health check could not be recorded');
+            this.deps.logger.error(
+              { err: error, health_check_id: check.id },
+              'health check could not be recorded',
+            );
           }
         }
       }),
@@ -415,7 +443,17 @@ export class HealthCheckService {
     return report;
   }
 
-  #audit(actor: Actor, action: string, resourceId: string, details: Record<string, unknown>, tx: Storage = this.deps.storage) {
-    return this.audit.record(actor, { action, category: 'config', resource_type: 'health_check', resource_id: resourceId, details }, tx);
+  #audit(
+    actor: Actor,
+    action: string,
+    resourceId: string,
+    details: Record<string, unknown>,
+    tx: Storage = this.deps.storage,
+  ) {
+    return this.audit.record(
+      actor,
+      { action, category: 'config', resource_type: 'health_check', resource_id: resourceId, details },
+      tx,
+    );
   }
 }

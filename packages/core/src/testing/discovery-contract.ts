@@ -88,7 +88,11 @@ export function describeDiscoveryStorageContract(
         enabled: true,
         next_scan_at: new Date(now.getTime() - 1000),
       });
-      expect(await s.scanTargets.require(t.id)).toMatchObject({ cidrs: ['10.1.0.0/24'], ports: [443, 8443], enabled: true });
+      expect(await s.scanTargets.require(t.id)).toMatchObject({
+        cidrs: ['10.1.0.0/24'],
+        ports: [443, 8443],
+        enabled: true,
+      });
       expect((await s.scanTargets.due(now, 1000)).map((x) => x.id)).toContain(t.id);
       const u = await s.scanTargets.update(t.id, { ports: [22], enabled: false });
       expect(u.ports).toEqual([22]);
@@ -101,12 +105,22 @@ export function describeDiscoveryStorageContract(
 
     it('records scans, lists them newest first and fails stale running ones', async () => {
       const target = randomUUID();
-      const old = await s.discoveryScans.create({ target_id: target, source: 'server-scanner', started_at: new Date(Date.now() - 2 * 3600_000) });
-      const fresh = await s.discoveryScans.create({ target_id: target, source: 'server-scanner', started_at: new Date() });
+      const old = await s.discoveryScans.create({
+        target_id: target,
+        source: 'server-scanner',
+        started_at: new Date(Date.now() - 2 * 3600_000),
+      });
+      const fresh = await s.discoveryScans.create({
+        target_id: target,
+        source: 'server-scanner',
+        started_at: new Date(),
+      });
       expect(old.status).toBe('running');
       const listed = await s.discoveryScans.list({ target_id: target });
       expect(listed.items.map((x) => x.id)).toEqual([fresh.id, old.id]);
-      expect(await s.discoveryScans.failStale(new Date(Date.now() - 3600_000), new Date())).toBeGreaterThanOrEqual(1);
+      expect(
+        await s.discoveryScans.failStale(new Date(Date.now() - 3600_000), new Date()),
+      ).toBeGreaterThanOrEqual(1);
       expect((await s.discoveryScans.require(old.id)).status).toBe('failed');
       expect((await s.discoveryScans.require(fresh.id)).status).toBe('running');
       const done = await s.discoveryScans.update(fresh.id, {
@@ -145,14 +159,27 @@ export function describeDiscoveryStorageContract(
       const f1 = fp();
       const f2 = fp();
       const addr = `10.9.${Math.floor(Math.random() * 250)}.7`;
-      await s.discovered.record(cert(f1, { issuer, not_after: new Date(Date.now() + 5 * DAY) }), seen({ address: addr, port: 636 }));
-      const linked = await s.discovered.record(cert(f2, { issuer }), seen({ path: '/etc/ssl/a.pem', address: null, port: null, source: 'ag-x' }), null);
+      await s.discovered.record(
+        cert(f1, { issuer, not_after: new Date(Date.now() + 5 * DAY) }),
+        seen({ address: addr, port: 636 }),
+      );
+      const linked = await s.discovered.record(
+        cert(f2, { issuer }),
+        seen({ path: '/etc/ssl/a.pem', address: null, port: null, source: 'ag-x' }),
+        null,
+      );
       expect(linked.record.status).toBe('unmanaged');
       const page = await s.discovered.list({ issuer: issuer.toLowerCase() });
       expect(page.total).toBe(2);
       expect(page.items[0]?.fingerprint_sha256).toBe(f1); // soonest expiry first
-      expect((await s.discovered.list({ seen_address: addr, seen_port: 636 })).items.map((x) => x.fingerprint_sha256)).toEqual([f1]);
-      expect((await s.discovered.list({ seen_address: '/etc/ssl/a.pem' })).items.map((x) => x.fingerprint_sha256)).toEqual([f2]);
+      expect(
+        (await s.discovered.list({ seen_address: addr, seen_port: 636 })).items.map(
+          (x) => x.fingerprint_sha256,
+        ),
+      ).toEqual([f1]);
+      expect(
+        (await s.discovered.list({ seen_address: '/etc/ssl/a.pem' })).items.map((x) => x.fingerprint_sha256),
+      ).toEqual([f2]);
       expect(await s.discovered.count({ issuer, expires_before: new Date(Date.now() + 7 * DAY) })).toBe(1);
       const dismissed = await s.discovered.update(linked.record.id, { status: 'dismissed' });
       expect(dismissed.status).toBe('dismissed');
@@ -179,7 +206,13 @@ export function describeDiscoveryStorageContract(
       });
       expect(c.status).toBe('healthy');
       expect((await s.healthChecks.due(now, 10_000)).map((x) => x.id)).toContain(c.id);
-      const observed = { fingerprint_sha256: fp(), subject: 'CN=a', issuer: 'CN=b', serial_number: '1', not_after: new Date(now.getTime() + DAY) };
+      const observed = {
+        fingerprint_sha256: fp(),
+        subject: 'CN=a',
+        issuer: 'CN=b',
+        serial_number: '1',
+        not_after: new Date(now.getTime() + DAY),
+      };
       await s.transaction(async (tx) => {
         const locked = await tx.healthChecks.lockForUpdate(c.id);
         await tx.healthChecks.update(locked.id, {
@@ -211,7 +244,9 @@ export function describeDiscoveryStorageContract(
       const results = await s.healthChecks.listResults(c.id);
       expect(results.total).toBe(3);
       expect(results.items.map((r) => r.handshake_ms)).toEqual([2, 1, 0]);
-      expect(await s.healthChecks.pruneResults(new Date(now.getTime() - 1500 * DAY))).toBeGreaterThanOrEqual(2);
+      expect(await s.healthChecks.pruneResults(new Date(now.getTime() - 1500 * DAY))).toBeGreaterThanOrEqual(
+        2,
+      );
       expect((await s.healthChecks.listResults(c.id)).total).toBe(1);
       await s.healthChecks.delete(c.id);
       expect(await codeOf(s.healthChecks.require(c.id))).toBe('not_found');

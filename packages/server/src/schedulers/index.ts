@@ -1,3 +1,10 @@
+export {
+  DISCOVERY_SCAN_INTERVAL_MS,
+  ENDPOINT_HEALTH_INTERVAL_MS,
+  STALE_SCAN_MS,
+  startDiscoveryScans,
+  startEndpointHealth,
+} from './discovery.js';
 export { JOB_TIMEOUT_INTERVAL_MS, startJobTimeouts } from './job-timeouts.js';
 export { type LeasedTask, type LeasedTaskOptions, startLeasedTask } from './lease-runner.js';
 export { startNotificationRetry } from './notification-retry.js';
@@ -8,10 +15,3 @@ export {
   startRenewalScan,
 } from './renewal.js';
 export { STORAGE_MAINTENANCE_INTERVAL_MS, startStorageMaintenance } from './storage-maintenance.js';
-export {
-  DISCOVERY_SCAN_INTERVAL_MS,
-  ENDPOINT_HEALTH_INTERVAL_MS,
-  STALE_SCAN_MS,
-  startDiscoveryScans,
-  startEndpointHealth,
-} from './discovery.js';

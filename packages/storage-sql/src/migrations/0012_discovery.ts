@@ -131,7 +131,11 @@ export const discovery: Migration = {
       .addColumn('created_at', t.ts, (c) => c.notNull())
       .addColumn('updated_at', t.ts, (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('ix_health_checks_due').on('health_checks').columns(['next_check_at']).execute();
+    await db.schema
+      .createIndex('ix_health_checks_due')
+      .on('health_checks')
+      .columns(['next_check_at'])
+      .execute();
     await db.schema
       .createIndex('ix_health_checks_certificate')
       .on('health_checks')

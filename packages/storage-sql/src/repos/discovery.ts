@@ -16,7 +16,12 @@ import {
 } from '@certwright/core';
 import type { Selectable, SelectQueryBuilder } from 'kysely';
 import { type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
-import type { Database, DiscoveredCertificatesTable, DiscoveryScansTable, ScanTargetsTable } from '../schema.js';
+import type {
+  Database,
+  DiscoveredCertificatesTable,
+  DiscoveryScansTable,
+  ScanTargetsTable,
+} from '../schema.js';
 import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 function toTarget(r: Selectable<ScanTargetsTable>): ScanTarget {
@@ -259,7 +264,10 @@ export function discoveredCertificateRepository(ctx: Ctx): DiscoveredCertificate
     }
     return out;
   }
-  const toRecord = (r: Selectable<DiscoveredCertificatesTable>, sightings: Sighting[]): DiscoveredCertificate => ({
+  const toRecord = (
+    r: Selectable<DiscoveredCertificatesTable>,
+    sightings: Sighting[],
+  ): DiscoveredCertificate => ({
     id: r.id,
     fingerprint_sha256: r.fingerprint_sha256,
     subject: r.subject,
@@ -394,7 +402,10 @@ export function discoveredCertificateRepository(ctx: Ctx): DiscoveredCertificate
         .select(['status', (eb) => eb.fn.countAll().as('n')])
         .groupBy('status')
         .execute();
-      const out = Object.fromEntries(DISCOVERED_STATUSES.map((s) => [s, 0])) as Record<DiscoveredStatus, number>;
+      const out = Object.fromEntries(DISCOVERED_STATUSES.map((s) => [s, 0])) as Record<
+        DiscoveredStatus,
+        number
+      >;
       for (const r of rows) if (r.status in out) out[r.status as DiscoveredStatus] = count(r);
       return out;
     },

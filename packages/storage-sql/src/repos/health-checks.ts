@@ -188,7 +188,10 @@ export function healthCheckRepository(ctx: Ctx): HealthCheckRepository {
       );
     },
     async pruneResults(before) {
-      const res = await ctx.db.deleteFrom('health_check_results').where('checked_at', '<', before).executeTakeFirst();
+      const res = await ctx.db
+        .deleteFrom('health_check_results')
+        .where('checked_at', '<', before)
+        .executeTakeFirst();
       return Number(res.numDeletedRows);
     },
   };
