@@ -494,3 +494,60 @@ describe('endpoint health', () => {
     expect((await app.call('GET', `/api/v1/health-checks/${id}/history`)).status).toBe(404);
   });
 });
+
+describe('hostile endpoints', () => {
+  it('keeps 10 of a 50-certificate chain and records a 1 MB certificate as an error, scanning on', async () => {
+    const chainLeaf = await leaf(
+      'chain.discovery.test',
+      new Date(now.getTime() - DAY),
+      new Date(now.getTime() + 30 * DAY),
+    );
+    const filler = Array.from({ length: 49 }, () => live.cert).join('');
+    const longChain = tls.createServer({ cert: chainLeaf.cert + filler, key: chainLeaf.key }, (s) => s.end());
+    longChain.on('tlsClientError', () => {});
+    const keys = await generateKeyPair('ECDSA-P256');
+    const huge = issueCertificate(
+      {
+        subject: 'CN=huge.discovery.test',
+        publicKey: keys.publicKey,
+        notBefore: new Date(now.getTime() - DAY),
+        notAfter: new Date(now.getTime() + 30 * DAY),
+        subjectAltNames: Array.from({ length: 14_000 }, (_, i) => ({
+          type: 'dns' as const,
+          value: `${'x'.repeat(50)}-${i}.huge.discovery.test`,
+        })),
+      },
+      authority,
+    );
+    expect(huge.der.length).toBeGreaterThan(1_000_000);
+    const hugeServer = tls.createServer(
+      { cert: certificateToPem(huge.der), key: exportPkcs8Pem(keys.privateKey) },
+      (s) => s.end(),
+    );
+    hugeServer.on('tlsClientError', () => {});
+    const listen = (s: tls.Server) =>
+      new Promise<number>((resolve) =>
+        s.listen(0, '127.0.0.1', () => resolve((s.address() as net.AddressInfo).port)),
+      );
+    const [chainPort, hugePort] = [await listen(longChain), await listen(hugeServer)];
+    try {
+      const target = await app.call('POST', '/api/v1/network-scan/targets', {
+        name: 'hostile',
+        cidrs: ['127.0.0.1'],
+        ports: [chainPort, hugePort, endpoints.live!.port],
+      });
+      const started = await app.call('POST', `/api/v1/network-scan/targets/${target.body.id}/scan`);
+      const scan = await waitForScan(started.body.id);
+      expect(scan.status).toBe('completed');
+      expect(scan.endpoints_tls).toBe(2);
+      expect(scan.errors.map((e: { port: number }) => e.port)).toEqual([hugePort]);
+      const found = await app.call('GET', `/api/v1/discovery/certificates?seen_port=${chainPort}`);
+      expect(found.body.data[0].fingerprint_sha256).toBe(chainLeaf.fingerprint);
+      // The peer's list is walked by issuer links (no loops), and at most 10 are kept.
+      expect((found.body.data[0].chain_pem.match(/BEGIN CERTIFICATE/g) ?? []).length).toBeLessThanOrEqual(9);
+    } finally {
+      longChain.close();
+      hugeServer.close();
+    }
+  });
+});
