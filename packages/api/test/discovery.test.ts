@@ -551,3 +551,67 @@ describe('hostile endpoints', () => {
     }
   });
 });
+
+describe('host discovery reports', () => {
+  it("records an agent's certificate files as sightings of its own, with the agent's key only", async () => {
+    const registered = await app.call('POST', '/api/v1/agents', {
+      name: 'files-01',
+      hostname: 'files-01.example.test',
+      os: 'linux',
+      architecture: 'amd64',
+      ip_address: '10.0.0.8',
+      version: '2.0.0',
+    });
+    expect(registered.status).toBe(201);
+    const { id, api_key: key } = registered.body;
+    const report = {
+      certificates: [
+        { path: '/etc/ssl/old.pem', pem: expired.cert },
+        { path: '/etc/ssl/broken.pem', pem: 'not a certificate' },
+        { path: '/etc/ssl/new.pem', pem: live2.cert + live.cert },
+      ],
+    };
+    expect((await app.call('POST', `/api/v1/agents/${id}/discoveries`, report)).status).toBe(403);
+    const res = await app.call('POST', `/api/v1/agents/${id}/discoveries`, report, { token: key });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      source: id,
+      status: 'completed',
+      endpoints_total: 3,
+      certificates_found: 2,
+      errors_count: 1,
+    });
+    expect(res.body.errors[0]).toMatchObject({ address: '/etc/ssl/broken.pem', reason: 'invalid_input' });
+    const mine = await app.call('GET', `/api/v1/discovery/certificates?source=${id}`);
+    expect(mine.body.data.map((c: { fingerprint_sha256: string }) => c.fingerprint_sha256).sort()).toEqual(
+      [expired.fingerprint, live2.fingerprint].sort(),
+    );
+    // A second agent reporting the same certificate adds a sighting to the same record.
+    const other = await app.call('POST', '/api/v1/agents', {
+      name: 'files-02',
+      hostname: 'files-02.example.test',
+      os: 'linux',
+      architecture: 'amd64',
+      ip_address: '10.0.0.9',
+      version: '2.0.0',
+    });
+    const again = await app.call(
+      'POST',
+      `/api/v1/agents/${other.body.id}/discoveries`,
+      { certificates: [{ path: '/srv/tls/old.pem', pem: expired.cert }] },
+      { token: other.body.api_key },
+    );
+    expect(again.body.certificates_new).toBe(0);
+    const old = (await app.call('GET', `/api/v1/discovery/certificates?source=${other.body.id}`)).body
+      .data[0];
+    expect(old.fingerprint_sha256).toBe(expired.fingerprint);
+    expect(old.sightings.map((s: { source: string }) => s.source)).toEqual(
+      expect.arrayContaining([id, other.body.id]),
+    );
+    const fromPath = await app.call(
+      'GET',
+      '/api/v1/discovery/certificates?seen_address=%2Fetc%2Fssl%2Fnew.pem',
+    );
+    expect(fromPath.body.data[0].chain_pem).toContain('BEGIN CERTIFICATE');
+  });
+});
