@@ -294,6 +294,29 @@ export interface WebhooksTable {
   updated_at: Ts;
 }
 
+export interface ScepProbesTable {
+  id: string;
+  url: string;
+  reachable: Bool;
+  /** JSON array of GetCACaps keywords. */
+  capabilities: string;
+  supports_rfc8894: Bool;
+  supports_aes: Bool;
+  supports_post: Bool;
+  supports_renewal: Bool;
+  supports_sha256: Bool;
+  supports_sha512: Bool;
+  ca_subject: string | null;
+  ca_issuer: string | null;
+  ca_not_before: Ts | null;
+  ca_not_after: Ts | null;
+  key_algorithm: string | null;
+  chain_length: number;
+  probed_at: Ts;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface AuditEventsTable {
   id: string;
   seq: number | string;
@@ -373,6 +396,7 @@ export interface Database {
   jobs: JobsTable;
   notification_events: NotificationsTable;
   webhooks: WebhooksTable;
+  scep_probes: ScepProbesTable;
   audit_events: AuditEventsTable;
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;

@@ -17,6 +17,7 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
+import { scepProbeRepository } from './repos/scep-probes.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
@@ -62,6 +63,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     notifications: notificationRepository(ctx),
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
+    scepProbes: scepProbeRepository(ctx),
     ...acmeRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);

@@ -13,3 +13,4 @@ export * from './renewal-policy.js';
 export * from './target.js';
 export * from './team.js';
 export * from './webhook.js';
+export * from './scep-probe.js';

@@ -24,6 +24,7 @@ import type { Owner } from '../domain/owner.js';
 import type { PolicyRule, PolicyRuleType, PolicyViolation, Severity } from '../domain/policy.js';
 import type { CertificateProfile, EnrollmentProtocol, EnrollmentSecrets } from '../domain/profile.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
+import type { ScepProbe } from '../domain/scep-probe.js';
 import type {
   DeploymentTarget,
   DeploymentTargetWithConfig,
@@ -482,6 +483,19 @@ export interface WebhookRepository extends CrudRepository<Webhook, NewWebhook, W
   list(query?: PageRequest & { enabled?: boolean }): Promise<PageResult<Webhook>>;
 }
 
+/** A probe result to store; the id is generated when left out. */
+export type NewScepProbe = Omit<ScepProbe, 'id'> & { id?: string };
+
+/** SCEP probe results (docs/protocols/scep-probe.md); append-only. */
+export interface ScepProbeRepository {
+  create(input: NewScepProbe): Promise<ScepProbe>;
+  /**
+   * The newest `limit` results (1–200; other values are clamped), newest `probed_at` first;
+   * results of the same millisecond in descending id order.
+   */
+  recent(limit: number): Promise<ScepProbe[]>;
+}
+
 export interface AuditStreamQuery {
   /** occurred_at at or after. */
   from?: Date;
@@ -537,6 +551,7 @@ export interface Storage extends AcmeStorage {
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
   readonly audit: AuditRepository;
+  readonly scepProbes: ScepProbeRepository;
   /**
    * Runs `fn` in one database transaction: it commits when `fn` resolves and rolls back when it
    * throws (the error is rethrown). Use only the `tx` handed in inside `fn`. Calling

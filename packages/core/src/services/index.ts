@@ -22,6 +22,7 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
@@ -62,6 +63,7 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './scep-probe/index.js';
 export * from './targets.js';
 export * from './teams.js';
 
@@ -92,6 +94,8 @@ export interface Services {
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** SCEP probes: GetCACaps and GetCACert of a named server, through the address guard. */
+  readonly scepProbes: ScepProbeService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -104,6 +108,8 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
+  scepProbe?: ScepProbeOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -163,5 +169,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    scepProbes: new ScepProbeService(deps, options.scepProbe),
   };
 }

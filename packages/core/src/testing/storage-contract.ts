@@ -6,6 +6,7 @@ import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import type { NewCertificateVersion, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
+import { describeScepProbeRepository } from './scep-probe-contract.js';
 import { describeRowLocks } from './storage-locks.js';
 
 /** What a factory hands the storage contract suite: a migrated storage on a fresh database. */
@@ -789,6 +790,7 @@ export function describeStorageContract(
     });
 
     describeRowLocks(() => s);
+    describeScepProbeRepository(() => s);
 
     describe('notifications', () => {
       it('sets created_at to now when left zero, finds due retries and counts by status', async () => {

@@ -1,0 +1,245 @@
+import { z } from 'zod';
+import type { ScepProbe, ScepProbeResult } from '../../domain/scep-probe.js';
+import { type FailureReason, fail, isCertwrightError, publicMessage, validationError } from '../../errors.js';
+import { parseAllowlist } from '../../net/allowlist.js';
+import { createOutboundClient, type OutboundClient } from '../../net/client.js';
+import type { TrustAnchors } from '../../net/connect.js';
+import { type OutboundResponse, parseOutboundUrl } from '../../net/http-request.js';
+import type { Actor, ServiceDeps } from '../context.js';
+import { parseInput } from '../input.js';
+import { type CertificateSummary, chooseCa, readCaCertificates } from './ca-certificates.js';
+import { capabilityFlags, NO_CAPABILITIES, parseCapabilities } from './capabilities.js';
+
+/** Limits of one probe (docs/protocols/scep-probe.md). */
+export const SCEP_PROBE_TIMEOUT_MS = 30_000;
+export const SCEP_PROBE_MAX_BODY_BYTES = 1024 * 1024;
+export const SCEP_PROBE_HISTORY_DEFAULT = 20;
+export const SCEP_PROBE_HISTORY_MAX = 200;
+const MAX_REDIRECTS = 5;
+const MAX_URL_LENGTH = 2048;
+const MAX_ERROR_LENGTH = 2000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The private ranges a probe may reach by default: RFC 1918, RFC 6598 shared space and unique
+ * local IPv6 — SCEP servers mostly live on internal networks. Loopback, link-local, metadata,
+ * reserved and the other refused categories stay refused whatever this lists
+ * (docs/operations/outbound-connections.md).
+ */
+export const SCEP_PROBE_PRIVATE_RANGES = '10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7';
+
+export interface ScepProbeOptions {
+  /**
+   * The guarded client every probe request goes through. Default: loopback never, the private
+   * ranges of {@link SCEP_PROBE_PRIVATE_RANGES} admitted. A client with `loopback: 'when-listed'`
+   * and a loopback allowlist entry is how tests reach a server on 127.0.0.1; the server's
+   * configuration has no setting that builds one.
+   */
+  client?: OutboundClient;
+  /** The whole probe — both requests, lookups and redirects — within this; default 30 s. */
+  timeoutMs?: number;
+  /** Each answer's body at most this many bytes; default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Trust for https targets instead of the system roots. */
+  tls?: { ca?: TrustAnchors };
+}
+
+export const scepProbeInputSchema = z.object({
+  url: z
+    .string()
+    .trim()
+    .min(1)
+    .max(MAX_URL_LENGTH)
+    .describe('the SCEP endpoint, http or https, e.g. https://scep.example.com/scep; no credentials'),
+});
+export type ScepProbeInput = z.input<typeof scepProbeInputSchema>;
+
+export const scepProbeHistorySchema = z.object({
+  limit: z.coerce
+    .number<number | string>({ error: 'must be an integer' })
+    .int('must be an integer')
+    .optional()
+    .describe(
+      `results returned, newest first; default ${SCEP_PROBE_HISTORY_DEFAULT}, clamped to 1–${SCEP_PROBE_HISTORY_MAX}`,
+    )
+    .transform((n) =>
+      n === undefined ? SCEP_PROBE_HISTORY_DEFAULT : Math.min(SCEP_PROBE_HISTORY_MAX, Math.max(1, n)),
+    ),
+});
+export type ScepProbeHistoryQuery = z.input<typeof scepProbeHistorySchema>;
+
+/**
+ * Failures after which the second request is not sent: it would go to the same host and port
+ * and meet the same refusal. An HTTP error status or an oversized answer of GetCACaps does not
+ * stop GetCACert (servers without GetCACaps exist, RFC 8894 §3.5.1).
+ */
+const STOPS_THE_PROBE: ReadonlySet<FailureReason> = new Set([
+  'invalid_input',
+  'address_refused',
+  'dns_failed',
+  'connection_failed',
+  'tls_failed',
+  'timed_out',
+  'redirect_refused',
+]);
+
+type Outcome = { response: OutboundResponse } | { failure: unknown };
+
+/**
+ * Probes SCEP servers (RFC 8894): GetCACaps and GetCACert, both GET, through the outbound
+ * address guard, and keeps the results. It never sends a PKIOperation. A target's failure —
+ * refused destination, no answer, an answer that does not parse — is part of the result
+ * (`error`), not an exception; only input that is not an http(s) URL is refused (400).
+ */
+export class ScepProbeService {
+  readonly #client: OutboundClient;
+  readonly #timeoutMs: number;
+  readonly #maxBodyBytes: number;
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly options: ScepProbeOptions = {},
+  ) {
+    this.#client =
+      options.client ??
+      createOutboundClient({ allowlist: parseAllowlist(SCEP_PROBE_PRIVATE_RANGES, 'scep probe ranges') });
+    this.#timeoutMs = options.timeoutMs ?? SCEP_PROBE_TIMEOUT_MS;
+    this.#maxBodyBytes = options.maxBodyBytes ?? SCEP_PROBE_MAX_BODY_BYTES;
+  }
+
+  /** Probes `input.url`, stores the result and returns it. */
+  async probe(actor: Actor, input: ScepProbeInput): Promise<ScepProbeResult> {
+    const { url: text } = parseInput(scepProbeInputSchema, input);
+    const url = parseOutboundUrl(text, 'url');
+    url.hash = '';
+    if (url.href.length > MAX_URL_LENGTH) {
+      throw validationError([
+        { field: 'url', message: `is longer than ${MAX_URL_LENGTH} characters once normalized` },
+      ]);
+    }
+    const { clock, logger, storage } = this.deps;
+    const started = clock.now();
+    const deadline = started.getTime() + this.#timeoutMs;
+    const errors: string[] = [];
+    let reachable = false;
+    let capabilities: string[] = [];
+    let chain: CertificateSummary[] = [];
+    let ca: CertificateSummary | undefined;
+
+    const caps = await this.#get(url, 'GetCACaps', deadline);
+    let goOn = true;
+    if ('response' in caps) {
+      reachable = true;
+      if (caps.response.status === 200) capabilities = parseCapabilities(caps.response.body);
+      else errors.push(`GetCACaps: HTTP ${caps.response.status}`);
+    } else {
+      reachable = reasonOf(caps.failure) === 'response_too_large';
+      goOn = !STOPS_THE_PROBE.has(reasonOf(caps.failure) ?? 'internal');
+      errors.push(
+        goOn ? `GetCACaps: ${this.#describe(caps.failure, url)}` : this.#describe(caps.failure, url),
+      );
+    }
+
+    if (goOn) {
+      const cert = await this.#get(url, 'GetCACert', deadline);
+      if ('response' in cert) {
+        reachable = true;
+        if (cert.response.status !== 200) {
+          errors.push(`GetCACert: HTTP ${cert.response.status}`);
+        } else {
+          try {
+            chain = readCaCertificates(cert.response.body);
+            ca = chooseCa(chain);
+          } catch (error) {
+            errors.push(`GetCACert: ${this.#describe(error, url)}`);
+          }
+        }
+      } else {
+        reachable ||= reasonOf(cert.failure) === 'response_too_large';
+        errors.push(`GetCACert: ${this.#describe(cert.failure, url)}`);
+      }
+    }
+
+    const finished = clock.now();
+    const record: Omit<ScepProbe, 'id'> = {
+      url: url.href,
+      reachable,
+      capabilities,
+      ...(capabilities.length > 0 ? capabilityFlags(capabilities) : NO_CAPABILITIES),
+      ca_subject: ca?.subject ?? null,
+      ca_issuer: ca?.issuer ?? null,
+      ca_not_before: ca?.notBefore ?? null,
+      ca_not_after: ca?.notAfter ?? null,
+      key_algorithm: ca?.keyAlgorithm ?? null,
+      chain_length: chain.length,
+      probed_at: started,
+      duration_ms: Math.max(0, finished.getTime() - started.getTime()),
+      error: errors.length > 0 ? errors.join('; ').slice(0, MAX_ERROR_LENGTH) : null,
+    };
+    const stored = await storage.scepProbes.create(record);
+    logger.info(
+      {
+        actor: actor.id,
+        actor_type: actor.type,
+        probe_id: stored.id,
+        url: stored.url,
+        reachable,
+        error: stored.error,
+      },
+      'SCEP probe',
+    );
+    return scepProbeResult(stored, finished);
+  }
+
+  /** The newest results first, `limit` of them (default 20, clamped to 1–200). */
+  async recent(query: ScepProbeHistoryQuery = {}): Promise<ScepProbeResult[]> {
+    const { limit } = parseInput(scepProbeHistorySchema, query);
+    const now = this.deps.clock.now();
+    return (await this.deps.storage.scepProbes.recent(limit)).map((p) => scepProbeResult(p, now));
+  }
+
+  async #get(base: URL, operation: 'GetCACaps' | 'GetCACert', deadline: number): Promise<Outcome> {
+    const remaining = deadline - this.deps.clock.now().getTime();
+    if (remaining <= 0) {
+      return { failure: fail('timed_out', `no complete answer within ${this.#timeoutMs} ms`) };
+    }
+    const url = new URL(base);
+    url.searchParams.set('operation', operation);
+    try {
+      const response = await this.#client.request(url, {
+        method: 'GET',
+        headers: { accept: '*/*' },
+        timeoutMs: remaining,
+        totalTimeoutMs: remaining,
+        maxResponseBytes: this.#maxBodyBytes,
+        redirect: 'follow',
+        maxRedirects: MAX_REDIRECTS,
+        field: 'url',
+        ...(this.options.tls ? { tls: this.options.tls } : {}),
+      });
+      return { response };
+    } catch (failure) {
+      return { failure };
+    }
+  }
+
+  /** The text a user sees for a failure; anything but our own typed errors is logged, not shown. */
+  #describe(error: unknown, url: URL): string {
+    if (isCertwrightError(error)) return publicMessage(error, MAX_ERROR_LENGTH);
+    this.deps.logger.error({ err: error, url: url.href }, 'SCEP probe failed unexpectedly');
+    return publicMessage(error);
+  }
+}
+
+const reasonOf = (error: unknown): FailureReason | undefined =>
+  isCertwrightError(error) ? error.reason : undefined;
+
+/** A stored probe as reported at `now`: expiry recomputed, never stored. */
+export function scepProbeResult(probe: ScepProbe, now: Date): ScepProbeResult {
+  const notAfter = probe.ca_not_after;
+  return {
+    ...probe,
+    days_to_expiry: notAfter ? Math.floor((notAfter.getTime() - now.getTime()) / DAY_MS) : null,
+    expired: notAfter ? notAfter.getTime() < now.getTime() : null,
+  };
+}
