@@ -9,6 +9,7 @@ import { estAdminRoutes } from './est-admin.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { networkScanRoutes } from './network-scan.js';
 import { notificationRoutes } from './notifications.js';
 import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
@@ -40,6 +41,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    networkScanRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }
