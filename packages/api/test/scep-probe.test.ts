@@ -211,6 +211,18 @@ describe('SCEP probe refusals by the address guard', () => {
     expect(plain.requests.length).toBe(from);
   });
 
+  it('refuses private networks unless allowed, and never loopback through the allowed ranges', async () => {
+    const res = await probe(guarded, 'http://10.1.2.3/scep');
+    expect(res.status).toBe(200);
+    expect(res.body.error).toMatch(/private IP and private networks are not allowed/);
+    // allowedRanges builds a client without the loopback opt-in: a loopback entry admits nothing.
+    const listed = new ScepProbeService(guarded.services.deps, { allowedRanges: '127.0.0.0/8' });
+    const from = plain.requests.length;
+    const result = await listed.probe(SYSTEM_ACTOR, { url: `${plain.origin}/der/scep` });
+    expect(result.error).toMatch(/loopback/);
+    expect(plain.requests.length).toBe(from);
+  });
+
   it('keeps the metadata address refused even with the test-only loopback allowance', async () => {
     const res = await probe(rig, 'http://169.254.169.254/latest/meta-data/');
     expect(res.status).toBe(200);

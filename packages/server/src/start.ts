@@ -121,6 +121,8 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).
+        scepProbe: { allowedRanges: config.scepProbe.allowedRanges },
       },
     );
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).

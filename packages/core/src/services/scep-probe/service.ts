@@ -20,20 +20,19 @@ const MAX_URL_LENGTH = 2048;
 const MAX_ERROR_LENGTH = 2000;
 const DAY_MS = 86_400_000;
 
-/**
- * The private ranges a probe may reach by default: RFC 1918, RFC 6598 shared space and unique
- * local IPv6 — SCEP servers mostly live on internal networks. Loopback, link-local, metadata,
- * reserved and the other refused categories stay refused whatever this lists
- * (docs/operations/outbound-connections.md).
- */
-export const SCEP_PROBE_PRIVATE_RANGES = '10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7';
-
 export interface ScepProbeOptions {
   /**
-   * The guarded client every probe request goes through. Default: loopback never, the private
-   * ranges of {@link SCEP_PROBE_PRIVATE_RANGES} admitted. A client with `loopback: 'when-listed'`
-   * and a loopback allowlist entry is how tests reach a server on 127.0.0.1; the server's
-   * configuration has no setting that builds one.
+   * Private ranges (RFC 1918, RFC 6598, unique local) the probe may reach, as for
+   * `parseAllowlist`; default none. Loopback, link-local, metadata and the other refused
+   * categories stay refused whatever this lists (docs/operations/outbound-connections.md).
+   * The server reads it from `SVC_SCEP_PROBE_ALLOWED_RANGES`.
+   */
+  allowedRanges?: string | readonly string[];
+  /**
+   * The guarded client every probe request goes through, instead of one built from
+   * `allowedRanges` (which never admits loopback). A client made with `loopback: 'when-listed'`
+   * and a loopback allowlist entry is how tests reach a server on 127.0.0.1: a code-level
+   * choice the server's configuration cannot make.
    */
   client?: OutboundClient;
   /** The whole probe — both requests, lookups and redirects — within this; default 30 s. */
@@ -102,7 +101,7 @@ export class ScepProbeService {
   ) {
     this.#client =
       options.client ??
-      createOutboundClient({ allowlist: parseAllowlist(SCEP_PROBE_PRIVATE_RANGES, 'scep probe ranges') });
+      createOutboundClient({ allowlist: parseAllowlist(options.allowedRanges ?? '', 'allowedRanges') });
     this.#timeoutMs = options.timeoutMs ?? SCEP_PROBE_TIMEOUT_MS;
     this.#maxBodyBytes = options.maxBodyBytes ?? SCEP_PROBE_MAX_BODY_BYTES;
   }
