@@ -36,7 +36,12 @@ const now = Date.now();
 async function selfSigned(alg: KeyAlgorithm, subject: string, ca: boolean) {
   const keys = await generateKeyPair(alg);
   const cert = createSelfSignedCertificate(
-    { subject, notBefore: new Date(now - YEAR), notAfter: new Date(now + 3 * YEAR), basicConstraints: { ca } },
+    {
+      subject,
+      notBefore: new Date(now - YEAR),
+      notAfter: new Date(now + 3 * YEAR),
+      basicConstraints: { ca },
+    },
     keys.privateKey,
   );
   return { der: cert.der, key: keys.privateKey };
