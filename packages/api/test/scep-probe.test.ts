@@ -134,6 +134,15 @@ describe('SCEP probe of a reachable server', () => {
     });
   });
 
+  it('stores control characters of a CA name escaped, so every engine can hold them and no log line breaks', async () => {
+    const res = await probe(rig, `${plain.origin}/nul/scep`);
+    expect(res.status).toBe(200);
+    expect(res.body.ca_subject).toBe('CN=\\x00robe\\x0aTest CA,O=certwright tests');
+    expect(res.body.ca_issuer).toBe(res.body.ca_subject);
+    const list = await rig.call('GET', '/api/v1/network-scan/scep-probes?limit=1');
+    expect(list.body.data[0].ca_subject).toBe(res.body.ca_subject);
+  });
+
   it('reports a body that is no certificate in error, still 200 and stored', async () => {
     const res = await probe(rig, `${plain.origin}/garbage/scep`);
     expect(res.status).toBe(200);

@@ -103,7 +103,7 @@ type Answer = { status?: number; type?: string; body: Uint8Array | string } | 'h
  * The GetCACert answer by the first path segment: `/pkcs7/…` CA + RA as certificates-only
  * SignedData, `/der/…` the CA alone as DER, `/pem/…` the CA as PEM, `/pem-pkcs7/…` the
  * SignedData in a PKCS7 PEM block, `/v1/…` a certificate without basicConstraints, `/huge/…`
- * 1 MiB and one byte, `/slow/…` no answer at all, `/garbage/…` bytes that are no certificate,
+ * 1 MiB and one byte, `/slow/…` no answer at all, `/garbage/…` bytes that are no certificate, `/nul/…` a CA named with control characters,
  * `/no-caps/…` GetCACaps 404 (GetCACert as `/der`).
  */
 function answer(f: ScepFixtures, variant: string, operation: string | null): Answer {
@@ -126,6 +126,20 @@ function answer(f: ScepFixtures, variant: string, operation: string | null): Ans
       return { type: 'application/x-x509-ca-cert', body: Buffer.alloc(1024 * 1024 + 1, 0x30) };
     case 'endless':
       return 'endless';
+    case 'nul': {
+      // The CA with a NUL and a line break in its name (subject and issuer): the signature no
+      // longer verifies, which a probe does not check.
+      const der = Buffer.from(f.caDer);
+      const at = der.indexOf('Probe Test CA');
+      der[at] = 0;
+      der[at + 5] = 0x0a;
+      const again = der.indexOf('Probe Test CA');
+      if (again >= 0) {
+        der[again] = 0;
+        der[again + 5] = 0x0a;
+      }
+      return { type: 'application/x-x509-ca-cert', body: der };
+    }
     case 'garbage':
       return { type: 'application/x-x509-ca-cert', body: Buffer.from('this is not a certificate') };
     default:

@@ -19,6 +19,25 @@ const MAX_REDIRECTS = 5;
 const MAX_URL_LENGTH = 2048;
 const MAX_ERROR_LENGTH = 2000;
 const DAY_MS = 86_400_000;
+/** Longest subject or issuer kept; real names are under 1 KiB, a certificate may hold 64 KiB. */
+const MAX_NAME_LENGTH = 4096;
+const MAX_KEY_ALGORITHM_LENGTH = 128;
+
+// Built from text: a literal would hold the control characters it looks for.
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text a server chose, made storable and readable: control characters (NUL, which PostgreSQL
+ * text cannot hold, line breaks that would forge log lines) become `\xNN`, lone surrogates
+ * U+FFFD, and the result is cut at `max` characters.
+ */
+export function printable(text: string, max: number): string {
+  return text
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    .slice(0, max)
+    .replace(LONE_SURROGATE, '\uFFFD');
+}
 
 export interface ScepProbeOptions {
   /**
@@ -165,15 +184,15 @@ export class ScepProbeService {
       reachable,
       capabilities,
       ...(capabilities.length > 0 ? capabilityFlags(capabilities) : NO_CAPABILITIES),
-      ca_subject: ca?.subject ?? null,
-      ca_issuer: ca?.issuer ?? null,
+      ca_subject: ca ? printable(ca.subject, MAX_NAME_LENGTH) : null,
+      ca_issuer: ca ? printable(ca.issuer, MAX_NAME_LENGTH) : null,
       ca_not_before: ca?.notBefore ?? null,
       ca_not_after: ca?.notAfter ?? null,
-      key_algorithm: ca?.keyAlgorithm ?? null,
+      key_algorithm: ca ? printable(ca.keyAlgorithm, MAX_KEY_ALGORITHM_LENGTH) : null,
       chain_length: chain.length,
       probed_at: started,
       duration_ms: Math.max(0, finished.getTime() - started.getTime()),
-      error: errors.length > 0 ? errors.join('; ').slice(0, MAX_ERROR_LENGTH) : null,
+      error: errors.length > 0 ? printable(errors.join('; '), MAX_ERROR_LENGTH) : null,
     };
     const stored = await storage.scepProbes.create(record);
     logger.info(
