@@ -23,7 +23,7 @@ const DAY_MS = 86_400_000;
 const MAX_NAME_LENGTH = 4096;
 const MAX_KEY_ALGORITHM_LENGTH = 128;
 
-// Built from text: a literal would hold the control characters it looks for.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
