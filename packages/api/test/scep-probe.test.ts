@@ -176,6 +176,38 @@ describe('SCEP probe of a reachable server', () => {
     expect(stored.some((p) => p.id === result.id)).toBe(true);
   });
 
+  it('refuses a probe beyond the concurrency cap with 429 instead of queueing it', async () => {
+    const app = await createTestApp({
+      services: { scepProbe: { client: loopbackClient(), maxConcurrent: 1 } },
+    });
+    try {
+      const from = plain.requests.length;
+      const first = app.call('POST', '/api/v1/network-scan/scep-probe', { url: `${plain.origin}/slow/one` });
+      // Wait until the first probe holds its slot: its GetCACaps has reached the server.
+      while (plain.requests.length === from) await new Promise((resolve) => setTimeout(resolve, 10));
+      const second = await app.call('POST', '/api/v1/network-scan/scep-probe', {
+        url: `${plain.origin}/der/two`,
+      });
+      expect(second.status).toBe(429);
+      expect(second.body.detail ?? JSON.stringify(second.body)).toMatch(/already running/);
+      plain.release();
+      const done = await first;
+      expect(done.status).toBe(200);
+      expect(done.body.reachable).toBe(false);
+      // The slot is free again.
+      const third = await app.call('POST', '/api/v1/network-scan/scep-probe', {
+        url: `${plain.origin}/der/three`,
+      });
+      expect(third.status).toBe(200);
+      expect(third.body.error).toBeNull();
+      expect((await app.services.scepProbes.recent({ limit: 200 })).map((p) => p.url)).not.toContain(
+        `${plain.origin}/der/two`,
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
   it('refuses an https server whose certificate it does not trust, in error', async () => {
     const res = await probe(guarded, `${tls.origin}/der/scep`);
     expect(res.status).toBe(200);

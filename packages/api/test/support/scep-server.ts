@@ -94,6 +94,8 @@ export interface RecordedRequest {
 export interface ScepTestServer {
   origin: string;
   requests: RecordedRequest[];
+  /** Ends the answers held by `/slow/…` (their connections close unanswered). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -184,6 +186,10 @@ export async function startScepTestServer(
   return {
     origin: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
+    release: () => {
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+    },
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

@@ -15,6 +15,7 @@ export const SCEP_PROBE_TIMEOUT_MS = 30_000;
 export const SCEP_PROBE_MAX_BODY_BYTES = 1024 * 1024;
 export const SCEP_PROBE_HISTORY_DEFAULT = 20;
 export const SCEP_PROBE_HISTORY_MAX = 200;
+export const SCEP_PROBE_MAX_CONCURRENT = 8;
 const MAX_REDIRECTS = 5;
 const MAX_URL_LENGTH = 2048;
 const MAX_ERROR_LENGTH = 2000;
@@ -58,6 +59,11 @@ export interface ScepProbeOptions {
   timeoutMs?: number;
   /** Each answer's body at most this many bytes; default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Probes one process runs at once; one more is refused with `rate_limited` (429) rather than
+   * queued, so callers cannot pile up sockets and 30-second waits. Default 8.
+   */
+  maxConcurrent?: number;
   /** Trust for https targets instead of the system roots. */
   tls?: { ca?: TrustAnchors };
 }
@@ -113,6 +119,8 @@ export class ScepProbeService {
   readonly #client: OutboundClient;
   readonly #timeoutMs: number;
   readonly #maxBodyBytes: number;
+  readonly #maxConcurrent: number;
+  #running = 0;
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -123,6 +131,7 @@ export class ScepProbeService {
       createOutboundClient({ allowlist: parseAllowlist(options.allowedRanges ?? '', 'allowedRanges') });
     this.#timeoutMs = options.timeoutMs ?? SCEP_PROBE_TIMEOUT_MS;
     this.#maxBodyBytes = options.maxBodyBytes ?? SCEP_PROBE_MAX_BODY_BYTES;
+    this.#maxConcurrent = options.maxConcurrent ?? SCEP_PROBE_MAX_CONCURRENT;
   }
 
   /** Probes `input.url`, stores the result and returns it. */
@@ -135,6 +144,21 @@ export class ScepProbeService {
         { field: 'url', message: `is longer than ${MAX_URL_LENGTH} characters once normalized` },
       ]);
     }
+    if (this.#running >= this.#maxConcurrent) {
+      throw fail(
+        'rate_limited',
+        `${this.#maxConcurrent} SCEP probes are already running; try again when one has finished`,
+      );
+    }
+    this.#running++;
+    try {
+      return await this.#run(actor, url);
+    } finally {
+      this.#running--;
+    }
+  }
+
+  async #run(actor: Actor, url: URL): Promise<ScepProbeResult> {
     const { clock, logger, storage } = this.deps;
     const started = clock.now();
     const deadline = started.getTime() + this.#timeoutMs;
