@@ -53,6 +53,24 @@ async function until(check: () => Promise<boolean>, what: string, attempts = 100
   throw new Error(`${what} did not come up: ${String(last)}`);
 }
 
+/**
+ * A network namespace of its own: as root with CAP_SYS_ADMIN (`--net`), else inside a user
+ * namespace (`--map-root-user --net`), which containers without that capability often allow.
+ */
+function namespaceFlags(): string[] {
+  for (const flags of [['--net'], ['--map-root-user', '--net']]) {
+    try {
+      execFileSync('unshare', [...flags, 'true'], { stdio: 'ignore' });
+      return flags;
+    } catch {
+      // try the next way
+    }
+  }
+  throw new Error(
+    'unshare cannot create a network namespace here; scepserver must not listen on every interface',
+  );
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cw-scepserver-'));
   const depot = join(dir, 'depot');
@@ -72,7 +90,7 @@ beforeAll(async () => {
   scepserver = spawn(
     'unshare',
     [
-      '--net',
+      ...namespaceFlags(),
       '--',
       'sh',
       '-c',
