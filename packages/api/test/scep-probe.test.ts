@@ -168,6 +168,7 @@ describe('SCEP probe of a reachable server', () => {
     const quick = new ScepProbeService(rig.services.deps, { client: loopbackClient(), timeoutMs: 300 });
     const from = plain.requests.length;
     const result = await quick.probe(SYSTEM_ACTOR, { url: `${plain.origin}/slow/scep` });
+    rigClock.advance(1000);
     expect(result).toMatchObject({ reachable: false, ca_subject: null });
     expect(result.error).toMatch(/time|within/i);
     // The deadline covers the whole probe: GetCACert is not tried after GetCACaps timed out.
@@ -214,6 +215,7 @@ describe('SCEP probe of a reachable server', () => {
     expect(res.body.error).not.toBeNull();
     const untrusting = new ScepProbeService(rig.services.deps, { client: loopbackClient() });
     const result = await untrusting.probe(SYSTEM_ACTOR, { url: `${tls.origin}/der/scep` });
+    rigClock.advance(1000);
     expect(result).toMatchObject({ reachable: false, ca_subject: null });
     expect(result.error).toMatch(/TLS|certificate/i);
   });
@@ -260,6 +262,7 @@ describe('SCEP probe refusals by the address guard', () => {
     const listed = new ScepProbeService(guarded.services.deps, { allowedRanges: '127.0.0.0/8' });
     const from = plain.requests.length;
     const result = await listed.probe(SYSTEM_ACTOR, { url: `${plain.origin}/der/scep` });
+    (guarded.clock as ManualClock).advance(1000);
     expect(result.error).toMatch(/loopback/);
     expect(plain.requests.length).toBe(from);
   });
