@@ -4,7 +4,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 export interface ServerMetrics {
   registry: Registry;
   observe(event: ResponseEvent): void;
-  /** Spec §6.2: incremented each time a notification becomes dead. */
+  /** Incremented each time a notification becomes dead. */
   notificationDead: Counter;
   render(): Promise<{ contentType: string; body: string }>;
 }

@@ -341,7 +341,7 @@ export interface AgentRepository extends Lockable<Agent> {
   getByApiKeyHash(apiKeyHash: string): Promise<Agent | null>;
   update(id: string, patch: AgentPatch): Promise<Agent>;
   list(query?: PageRequest & { retired?: boolean; status?: AgentStatus }): Promise<PageResult<Agent>>;
-  /** Spec §2.2: active (unretired) targets, certificates bound to them, open jobs. */
+  /** Active (unretired) targets, certificates bound to them, open jobs. */
   dependencyCounts(id: string): Promise<AgentDependencyCounts>;
 }
 

@@ -183,7 +183,7 @@ export class NotificationService {
     return this.deps.storage.notifications.countByStatus();
   }
 
-  /** Spec §3.1: dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
+  /** Dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
   requeue(actor: Actor, id: string): Promise<NotificationEvent> {
     return this.deps.storage.transaction(async (tx) => {
       const event = await tx.notifications.lockForUpdate(id); // before the check
