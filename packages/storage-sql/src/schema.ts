@@ -290,7 +290,17 @@ export interface WebhooksTable {
   template: string;
   header_names: string;
   headers_sealed: string;
+  /** JSON list of notification types; `[]` = every type. */
+  events: string;
+  /** JSON object of per-kind settings. */
+  options: string;
   created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface SystemSettingsTable {
+  name: string;
+  value: string;
   updated_at: Ts;
 }
 
@@ -373,6 +383,7 @@ export interface Database {
   jobs: JobsTable;
   notification_events: NotificationsTable;
   webhooks: WebhooksTable;
+  system_settings: SystemSettingsTable;
   audit_events: AuditEventsTable;
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;

@@ -18,6 +18,7 @@ import {
   teamRepository,
 } from './repos/reference.js';
 import { versionRepository } from './repos/versions.js';
+import { settingsRepository } from './repos/settings.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
 import { seedBaseline } from './seed.js';
@@ -61,6 +62,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     jobs: jobRepository(ctx),
     notifications: notificationRepository(ctx),
     webhooks: webhookRepository(ctx),
+    settings: settingsRepository(ctx),
     audit: auditRepository(ctx),
     ...acmeRepositories(ctx),
     transaction: async (fn) => {

@@ -24,6 +24,7 @@ import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
+import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
 
 export * from '../policy/index.js';
 export * from './acme/index.js';
@@ -64,6 +65,7 @@ export * from './renewal-policies.js';
 export * from './revocation.js';
 export * from './targets.js';
 export * from './teams.js';
+export * from './webhooks.js';
 
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
@@ -73,6 +75,8 @@ export interface Services {
   readonly targets: TargetService;
   readonly jobs: JobService;
   readonly notifications: NotificationService;
+  /** Webhook targets of alert notifications, their test action and the private-range allowlist. */
+  readonly webhooks: WebhookNotificationService;
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
@@ -104,6 +108,8 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** Webhooks: resolver, timeouts, `.Instance`/`.Node` of alerts (docs/notifications/webhooks.md). */
+  webhooks?: WebhookServiceOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -140,6 +146,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     targets: new TargetService(deps, audit),
     jobs,
     notifications,
+    webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
