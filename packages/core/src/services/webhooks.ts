@@ -10,9 +10,10 @@ import {
 } from '../domain/webhook.js';
 import { fail, isCertwrightError, notFound } from '../errors.js';
 import { parseAllowlist } from '../net/allowlist.js';
-import { createOutboundClient, type OutboundClient } from '../net/client.js';
+import type { OutboundClient } from '../net/client.js';
 import type { Resolver } from '../net/resolver.js';
 import { sampleAlert } from '../notify/webhooks/alert.js';
+import { createWebhookClient } from '../notify/webhooks/client.js';
 import { WEBHOOK_CHANNEL_PREFIX, WebhookChannel, webhookChannelName } from '../notify/webhooks/channel.js';
 import { checkHeaders, MAX_HEADERS, prepareWebhookRequest, type WebhookTarget } from '../notify/webhooks/request.js';
 import { type WebhookDeliveryResult, WebhookSender } from '../notify/webhooks/sender.js';
@@ -239,10 +240,8 @@ export class WebhookNotificationService {
   /** The guarded client with the allowlist as stored now (a change applies to the next delivery). */
   async client(): Promise<OutboundClient> {
     const stored = (await this.deps.storage.settings.get(WEBHOOK_ALLOWLIST_SETTING)) ?? '';
-    return createOutboundClient({
-      allowlist: parseAllowlist(stored, 'allowed_private_ranges'),
-      loopback: this.options.loopback ?? 'never',
-      userAgent: 'certwright-webhook',
+    return createWebhookClient(stored, {
+      ...(this.options.loopback ? { loopback: this.options.loopback } : {}),
       ...(this.options.resolve ? { resolve: this.options.resolve } : {}),
     });
   }
