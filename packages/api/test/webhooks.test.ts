@@ -1,5 +1,5 @@
 import { ManualClock } from '@certwright/core';
-import { type Resolver, staticResolver } from '@certwright/core/net';
+import { createWebhookClient, type Resolver, staticResolver } from '@certwright/core/net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from './support/receiver.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -27,7 +27,13 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       clock,
       // The loopback opt-in exists only in code: it lets these tests reach 127.0.0.1 once the
       // allowlist names it. The server never sets it.
-      services: { webhooks: { resolve: resolver, loopback: 'when-listed', timeoutMs: 1500, instance: 'https://cw.test' } },
+      services: {
+        webhooks: {
+          outbound: (ranges) => createWebhookClient(ranges, { resolve: resolver, loopback: 'when-listed' }),
+          timeoutMs: 1500,
+          instance: 'https://cw.test',
+        },
+      },
     });
     expect((await app.call('PUT', SECURITY, { allowed_private_ranges: '127.0.0.1' })).status).toBe(200);
   }, 180_000);
@@ -110,30 +116,70 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       expect(Object.keys(doc.paths[`${WEBHOOKS}/test`] ?? {})).toEqual(['post']);
       expect(Object.keys(doc.paths[`${WEBHOOKS}/{id}`] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
       expect((await app.call('GET', WEBHOOKS, undefined, { token: null })).status).toBe(401);
-      expect((await app.call('GET', WEBHOOKS, undefined, { token: 'wrong-key-0123456789' })).status).toBe(401);
+      expect((await app.call('GET', WEBHOOKS, undefined, { token: 'wrong-key-0123456789' })).status).toBe(
+        401,
+      );
     });
 
     const refusals: [string, Record<string, unknown>, string, RegExp?][] = [
       ['a non-http scheme', { url: 'ftp://hook.test/x' }, 'url', /http/],
       ['userinfo in the URL', { url: 'http://user:pw@hook.test/x' }, 'url', /credentials/],
       ['an unresolvable host', { url: 'http://nowhere.invalid/x' }, 'url', /does not resolve/],
-      ['a template that does not parse', { template: '{\n "a": {{.Level | }}\n}' }, 'template', /line 2, column/],
+      [
+        'a template that does not parse',
+        { template: '{\n "a": {{.Level | }}\n}' },
+        'template',
+        /line 2, column/,
+      ],
       ['a template with a missing key', { template: '{"a": {{.Levle | json}}}' }, 'template', /Levle/],
-      ['a template that loops past the step budget', { template: '{{range 100000000}}x{{end}}' }, 'template', /steps|output/],
-      ['output that is not JSON for a JSON kind', { template: '{"text": "{{.Message}}"}' }, 'template', /not valid JSON/],
+      [
+        'a template that loops past the step budget',
+        { template: '{{range 100000000}}x{{end}}' },
+        'template',
+        /steps|output/,
+      ],
+      [
+        'output that is not JSON for a JSON kind',
+        { template: '{"text": "{{.Message}}"}' },
+        'template',
+        /not valid JSON/,
+      ],
       ['an oversized template', { template: `{"a": "${'x'.repeat(66_000)}"}` }, 'template', /larger than/],
-      ['a header name that is not a token', { headers: [{ name: 'Bad Header', value: 'v' }] }, 'headers[0].name'],
-      ['a header value with a newline', { headers: [{ name: 'X-A', value: 'a\r\nInjected: 1' }] }, 'headers[0].value'],
+      [
+        'a header name that is not a token',
+        { headers: [{ name: 'Bad Header', value: 'v' }] },
+        'headers[0].name',
+      ],
+      [
+        'a header value with a newline',
+        { headers: [{ name: 'X-A', value: 'a\r\nInjected: 1' }] },
+        'headers[0].value',
+      ],
       ['a reserved header', { headers: [{ name: 'Host', value: 'evil.test' }] }, 'headers[0].name'],
       ['an action in the URL host', { url: 'http://{{.Node}}.hook.test/x' }, 'url', /scheme and host/],
       ['a query value without urlquery', { url: `http://hook.test/x?m={{.Message}}` }, 'url', /urlquery/],
       ['an unknown service', { service: 'carrier-pigeon' }, 'service'],
       ['an unknown field', { colour: 'red' }, 'body'],
-      ['a bot webhook without chat_id', { service: 'telegram', url: 'http://hook.test/botT/sendMessage' }, 'url', /chat_id/],
-      ['a token push webhook without token', { service: 'gotify', url: 'http://hook.test/message' }, 'url', /token/],
+      [
+        'a bot webhook without chat_id',
+        { service: 'telegram', url: 'http://hook.test/botT/sendMessage' },
+        'url',
+        /chat_id/,
+      ],
+      [
+        'a token push webhook without token',
+        { service: 'gotify', url: 'http://hook.test/message' },
+        'url',
+        /token/,
+      ],
       ['a topic push webhook without topic', { service: 'ntfy', url: 'http://hook.test/' }, 'url', /topic/],
       ['an events API webhook without routing key', { service: 'pagerduty' }, 'routing_key'],
-      ['a private target', { url: 'http://lan.hook.test/x' }, 'url', /resolves to a private IP and private networks are not allowed/],
+      [
+        'a private target',
+        { url: 'http://lan.hook.test/x' },
+        'url',
+        /resolves to a private IP and private networks are not allowed/,
+      ],
     ];
     for (const [what, body, field, message] of refusals) {
       it(`refuses ${what} with a 400 naming ${field}, and stores nothing`, async () => {
@@ -153,7 +199,9 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       expect((await create({ url: 'http://lan.hook.test/x' })).status).toBe(400);
       const set = await app.call('PUT', SECURITY, { allowed_private_ranges: ' 10.0.0.0/8 , 127.0.0.1' });
       expect(set.body).toEqual({ allowed_private_ranges: '10.0.0.0/8, 127.0.0.1/32' });
-      expect((await app.call('GET', SECURITY)).body).toEqual({ allowed_private_ranges: '10.0.0.0/8, 127.0.0.1/32' });
+      expect((await app.call('GET', SECURITY)).body).toEqual({
+        allowed_private_ranges: '10.0.0.0/8, 127.0.0.1/32',
+      });
       const lan = await create({ url: 'http://lan.hook.test/x' });
       expect(lan.status).toBe(201);
       await app.call('DELETE', `${WEBHOOKS}/${lan.body.id}`);
@@ -182,7 +230,12 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
         headers: [{ name: 'X-Api-Key', value: 'k' }],
       });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ delivered: true, status_code: 200, response_excerpt: '{"ok":true}', error: null });
+      expect(res.body).toMatchObject({
+        delivered: true,
+        status_code: 200,
+        response_excerpt: '{"ok":true}',
+        error: null,
+      });
       expect(res.body.duration_ms).toBeGreaterThanOrEqual(0);
       expect(receiver.received).toHaveLength(1);
       const got = receiver.received[0]!;
@@ -251,7 +304,11 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
         instance: 'https://cw.test',
       });
       const [event] = await eventsOf(hook.body.id);
-      expect(event).toMatchObject({ status: 'sent', channel: `webhook:${hook.body.id}`, type: 'ExpirationWarning' });
+      expect(event).toMatchObject({
+        status: 'sent',
+        channel: `webhook:${hook.body.id}`,
+        type: 'ExpirationWarning',
+      });
       expect(receiver.received[0]!.headers['idempotency-key']).toBe(event.id);
       expect(await eventsOf(other.body.id)).toEqual([]);
       await app.call('DELETE', `${WEBHOOKS}/${hook.body.id}`);
@@ -281,7 +338,9 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       [event] = await eventsOf(hook.body.id);
       expect(event.status).toBe('sent');
       expect(receiver.received).toHaveLength(2);
-      expect(receiver.received[1]!.headers['idempotency-key']).toBe(receiver.received[0]!.headers['idempotency-key']);
+      expect(receiver.received[1]!.headers['idempotency-key']).toBe(
+        receiver.received[0]!.headers['idempotency-key'],
+      );
       await app.call('DELETE', `${WEBHOOKS}/${hook.body.id}`);
     });
 
@@ -358,7 +417,9 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
 describe('webhooks without the loopback opt-in (the server’s configuration)', { timeout: 120_000 }, () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await createTestApp({ services: { webhooks: { resolve: resolver } } });
+    app = await createTestApp({
+      services: { webhooks: { outbound: (ranges) => createWebhookClient(ranges, { resolve: resolver }) } },
+    });
   }, 180_000);
   afterAll(() => app?.close());
 

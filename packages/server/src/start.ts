@@ -8,8 +8,8 @@ import {
   NotificationChannelRegistry,
   type ServiceConfig,
   systemClock,
-  type WebhookServiceOptions,
 } from '@certwright/core';
+import { createWebhookClient, type WebhookClientOptions } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -49,7 +49,7 @@ export interface RunningServer {
  * and to run the renewal scan without waiting minutes.
  */
 export interface StartOptions {
-  webhooks?: Pick<WebhookServiceOptions, 'loopback' | 'resolve'>;
+  webhooks?: WebhookClientOptions;
   renewalScanIntervalMs?: number;
 }
 
@@ -137,9 +137,10 @@ export async function startServer(
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         webhooks: {
+          // Private ranges as the operator's allowlist says; loopback never (no variable sets it).
+          outbound: (ranges) => createWebhookClient(ranges, options.webhooks),
           instance: config.baseUrl ?? `https://localhost:${tls.port}`,
           node: hostname(),
-          ...options.webhooks,
         },
       },
     );

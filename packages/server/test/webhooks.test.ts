@@ -99,14 +99,24 @@ describe('a certificate nearing expiry produces a delivered webhook through the 
       team_id: team.id,
       profile_id: profile.id,
     });
-    await poll(() => received.length, (n) => n > 0, 'the webhook delivery');
+    await poll(
+      () => received.length,
+      (n) => n > 0,
+      'the webhook delivery',
+    );
     const got = received[0]!;
     expect(got.headers.authorization).toBe('Bearer receiver-token');
     const body = JSON.parse(got.body);
     expect(body.id).toBe(cert.id);
-    expect(body.text).toMatch(/^Warning: Certificate api "edge" expires in 19 day\(s\) \(19 days left, threshold 30\)$/);
+    expect(body.text).toMatch(
+      /^Warning: Certificate api "edge" expires in 19 day\(s\) \(19 days left, threshold 30\)$/,
+    );
     const deliveries = await call('GET', `/api/notifications/webhooks/${hook.id}/deliveries`);
-    expect(deliveries.data[0]).toMatchObject({ type: 'ExpirationWarning', status: 'sent', certificate_id: cert.id });
+    expect(deliveries.data[0]).toMatchObject({
+      type: 'ExpirationWarning',
+      status: 'sent',
+      certificate_id: cert.id,
+    });
     expect(got.headers['idempotency-key']).toBe(deliveries.data[0].id);
   }, 180_000);
 });

@@ -17,8 +17,8 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
-import { versionRepository } from './repos/versions.js';
 import { settingsRepository } from './repos/settings.js';
+import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
 import { seedBaseline } from './seed.js';

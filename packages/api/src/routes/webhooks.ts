@@ -76,7 +76,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       tags,
       admin: true,
       params: idParams,
-      responses: { 200: { description: 'the webhook', schema: webhookViewSchema }, 404: { description: 'unknown id' } },
+      responses: {
+        200: { description: 'the webhook', schema: webhookViewSchema },
+        404: { description: 'unknown id' },
+      },
       handle: async ({ params }) => ({ status: 200, body: await webhooks.get(params.id) }),
     }),
     defineRoute({
@@ -115,7 +118,8 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: `${ITEM}/deliveries`,
       operationId: 'listWebhookDeliveries',
-      summary: 'A webhook’s deliveries (notification events with their status, retries and last error), newest first',
+      summary:
+        'A webhook’s deliveries (notification events with their status, retries and last error), newest first',
       tags,
       admin: true,
       params: idParams,
@@ -124,7 +128,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
         200: { description: 'one page of deliveries', schema: envelope(notificationEventSchema) },
         404: { description: 'unknown id' },
       },
-      handle: async ({ params, query }) => ({ status: 200, body: await webhooks.deliveries(params.id, query) }),
+      handle: async ({ params, query }) => ({
+        status: 200,
+        body: await webhooks.deliveries(params.id, query),
+      }),
     }),
     defineRoute({
       method: 'GET',

@@ -19,6 +19,7 @@ export interface NotificationChannel {
    * family: it receives every event whose channel starts with it and has no channel of its own.
    */
   readonly name: string;
+  // biome-ignore lint/suspicious/noConfusingVoidType: existing channels resolve void; an outcome is optional
   send(event: NotificationEvent): Promise<void | ChannelOutcome>;
 }
 

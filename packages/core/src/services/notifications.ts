@@ -424,6 +424,7 @@ function emptyReport(): SweepReport {
  * when it was delivered.
  */
 async function sendWithTimeout(
+  // biome-ignore lint/suspicious/noConfusingVoidType: existing channels resolve void; an outcome is optional
   send: (event: NotificationEvent) => Promise<void | ChannelOutcome>,
   event: NotificationEvent,
 ): Promise<{ error: unknown } | ChannelOutcome | null> {

@@ -11,11 +11,14 @@ import {
 import { fail, isCertwrightError, notFound } from '../errors.js';
 import { parseAllowlist } from '../net/allowlist.js';
 import type { OutboundClient } from '../net/client.js';
-import type { Resolver } from '../net/resolver.js';
 import { sampleAlert } from '../notify/webhooks/alert.js';
-import { createWebhookClient } from '../notify/webhooks/client.js';
 import { WEBHOOK_CHANNEL_PREFIX, WebhookChannel, webhookChannelName } from '../notify/webhooks/channel.js';
-import { checkHeaders, MAX_HEADERS, prepareWebhookRequest, type WebhookTarget } from '../notify/webhooks/request.js';
+import {
+  checkHeaders,
+  MAX_HEADERS,
+  prepareWebhookRequest,
+  type WebhookTarget,
+} from '../notify/webhooks/request.js';
 import { type WebhookDeliveryResult, WebhookSender } from '../notify/webhooks/sender.js';
 import { type AuditService, configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
@@ -42,15 +45,34 @@ const fields = {
   method: webhookMethodSchema,
   service: webhookServiceSchema.describe('endpoint kind (docs/notifications/webhooks.md)'),
   enabled: z.boolean(),
-  template: z.string().max(70_000).describe('Go-template text of the payload; empty = the kind’s built-in format'),
+  template: z
+    .string()
+    .max(70_000)
+    .describe('Go-template text of the payload; empty = the kind’s built-in format'),
   headers: z.array(headerInputSchema).max(MAX_HEADERS),
   events: z
     .array(notificationTypeSchema)
     .max(20)
     .describe('notification types this webhook receives; empty = every type'),
-  chat_id: z.string().min(1).max(128).nullable().describe('bot-messaging kind: the chat (set as chat_id in the URL)'),
-  topic: z.string().min(1).max(128).nullable().describe('topic push kind: the topic, when the URL has no path'),
-  priority: z.number().int().min(1).max(10).nullable().describe('push kinds: a fixed priority instead of one by level'),
+  chat_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .nullable()
+    .describe('bot-messaging kind: the chat (set as chat_id in the URL)'),
+  topic: z
+    .string()
+    .min(1)
+    .max(128)
+    .nullable()
+    .describe('topic push kind: the topic, when the URL has no path'),
+  priority: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .nullable()
+    .describe('push kinds: a fixed priority instead of one by level'),
   routing_key: z
     .string()
     .min(1)
@@ -125,13 +147,13 @@ export const webhookListSchema = pageQuerySchema;
 export const webhookDeliveryListSchema = pageQuerySchema;
 
 export interface WebhookServiceOptions {
-  /** Name resolution of webhook hosts; default the system resolver. */
-  resolve?: Resolver;
   /**
-   * Test rigs only: `'when-listed'` lets an allowlist entry inside loopback admit loopback, so
-   * tests can deliver to receivers on 127.0.0.1. The server never sets it; default `'never'`.
+   * The guarded client of one delivery, given the allowlist as stored now:
+   * `(ranges) => createWebhookClient(ranges)` from `@certwright/core/net` (kept out of the root
+   * import, which stays free of `node:http`). Absent → creating, testing and delivering fail
+   * with `unavailable` saying so.
    */
-  loopback?: 'never' | 'when-listed';
+  outbound?: (allowedPrivateRanges: string) => OutboundClient | Promise<OutboundClient>;
   /** Per-attempt timeout (default 10 s) and response read cap (default 64 KiB). */
   timeoutMs?: number;
   maxResponseBytes?: number;
@@ -240,10 +262,17 @@ export class WebhookNotificationService {
   /** The guarded client with the allowlist as stored now (a change applies to the next delivery). */
   async client(): Promise<OutboundClient> {
     const stored = (await this.deps.storage.settings.get(WEBHOOK_ALLOWLIST_SETTING)) ?? '';
-    return createWebhookClient(stored, {
-      ...(this.options.loopback ? { loopback: this.options.loopback } : {}),
-      ...(this.options.resolve ? { resolve: this.options.resolve } : {}),
-    });
+    return this.#outbound(stored);
+  }
+
+  #outbound(ranges: string): OutboundClient | Promise<OutboundClient> {
+    if (!this.options.outbound) {
+      throw fail(
+        'unavailable',
+        'webhook deliveries need an outbound client: pass webhooks.outbound (createWebhookClient from @certwright/core/net) to createServices',
+      );
+    }
+    return this.options.outbound(ranges);
   }
 
   async list(query: z.input<typeof webhookListSchema> = {}): Promise<Paged<WebhookView>> {
@@ -317,7 +346,10 @@ export class WebhookNotificationService {
       });
       await this.audit.record(
         actor,
-        configEvent('webhook_updated', 'webhook', id, { ...summary(hook), changed: Object.keys(data).sort() }),
+        configEvent('webhook_updated', 'webhook', id, {
+          ...summary(hook),
+          changed: Object.keys(data).sort(),
+        }),
         tx,
       );
       return view(hook);
@@ -371,32 +403,45 @@ export class WebhookNotificationService {
   }
 
   /** A webhook's deliveries (its notification events), newest first. */
-  async deliveries(id: string, query: z.input<typeof webhookDeliveryListSchema> = {}): Promise<Paged<NotificationEvent>> {
+  async deliveries(
+    id: string,
+    query: z.input<typeof webhookDeliveryListSchema> = {},
+  ): Promise<Paged<NotificationEvent>> {
     const window = parseInput(webhookDeliveryListSchema, query);
     if (!(await this.deps.storage.webhooks.get(id))) throw notFound('webhook', id);
     return this.notifications.list({ channel: webhookChannelName(id), ...window });
   }
 
   async getSecurity(): Promise<WebhookSecurity> {
-    return { allowed_private_ranges: (await this.deps.storage.settings.get(WEBHOOK_ALLOWLIST_SETTING)) ?? '' };
+    return {
+      allowed_private_ranges: (await this.deps.storage.settings.get(WEBHOOK_ALLOWLIST_SETTING)) ?? '',
+    };
   }
 
   /** Replaces the allowlist (one bad entry refuses it all); the next delivery uses it. */
   async setSecurity(actor: Actor, input: WebhookSecurity): Promise<WebhookSecurity> {
     const data = parseInput(webhookSecuritySchema, input);
     const allowlist = parseAllowlist(data.allowed_private_ranges, 'allowed_private_ranges');
-    if (allowlist.loopbackEntries.length > 0 && this.options.loopback !== 'when-listed') {
-      const message = `'${allowlist.loopbackEntries[0]}' is loopback, which webhooks never reach whatever the allowlist says`;
-      throw fail('invalid_input', `allowed_private_ranges: ${message}`, {
-        fields: [{ field: 'allowed_private_ranges', message }],
-      });
-    }
     const value = allowlist.toString();
+    // A loopback entry admits nothing unless the client was built with the code-level opt-in
+    // (test rigs): say so instead of storing an entry that silently does nothing.
+    if (allowlist.loopbackEntries.length > 0) {
+      const guard = (await this.#outbound(value)).guard;
+      const refused = allowlist.loopbackEntries.find((entry) => !guard.check(entry.split('/')[0]!).admitted);
+      if (refused) {
+        const message = `'${refused}' is loopback, which webhooks never reach whatever the allowlist says`;
+        throw fail('invalid_input', `allowed_private_ranges: ${message}`, {
+          fields: [{ field: 'allowed_private_ranges', message }],
+        });
+      }
+    }
     await this.deps.storage.transaction(async (tx) => {
       await tx.settings.put(WEBHOOK_ALLOWLIST_SETTING, value);
       await this.audit.record(
         actor,
-        configEvent('webhook_allowlist_changed', 'setting', WEBHOOK_ALLOWLIST_SETTING, { allowed_private_ranges: value }),
+        configEvent('webhook_allowlist_changed', 'setting', WEBHOOK_ALLOWLIST_SETTING, {
+          allowed_private_ranges: value,
+        }),
         tx,
       );
     });

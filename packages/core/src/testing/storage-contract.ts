@@ -563,15 +563,24 @@ export function describeStorageContract(
           options: { chat_id: '-100123', priority: 4 },
           headers: { 'X-Api-Key': 'k1' },
         });
-        expect(hook).toMatchObject({ events: ['ExpirationWarning', 'Revocation'], options: { chat_id: '-100123', priority: 4 } });
+        expect(hook).toMatchObject({
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
         const renamed = await s.webhooks.update(hook.id, { name: 'renamed' });
-        expect(renamed).toMatchObject({ name: 'renamed', events: ['ExpirationWarning', 'Revocation'], options: { chat_id: '-100123', priority: 4 } });
+        expect(renamed).toMatchObject({
+          name: 'renamed',
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
         expect((await s.webhooks.getWithHeaders(hook.id))?.headers).toEqual({ 'X-Api-Key': 'k1' });
         const changed = await s.webhooks.update(hook.id, { events: [], options: { topic: 'certs' } });
         expect(changed).toMatchObject({ events: [], options: { topic: 'certs' } });
         const plain = await s.webhooks.create({ name: 'plain', url: 'https://hooks.example.test/y' });
         expect(plain).toMatchObject({ events: [], options: {} });
-        expect((await s.webhooks.list({ perPage: 500 })).items.find((w) => w.id === hook.id)?.events).toEqual([]);
+        expect((await s.webhooks.list({ perPage: 500 })).items.find((w) => w.id === hook.id)?.events).toEqual(
+          [],
+        );
       });
     });
 

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Resolver, staticResolver } from '../../src/net/resolver.js';
+import { createWebhookClient } from '../../src/net/webhook-client.js';
 import { sampleAlert } from '../../src/notify/webhooks/alert.js';
-import { createWebhookClient } from '../../src/notify/webhooks/client.js';
 import type { WebhookTarget } from '../../src/notify/webhooks/request.js';
 import { WebhookSender } from '../../src/notify/webhooks/sender.js';
 
@@ -216,7 +216,8 @@ describe('a real receiver on 127.0.0.1, reached through the test-only loopback o
 
   it('refuses a name whose first answer is hostile even though a later one would be fine', async () => {
     let lookups = 0;
-    const flipping: Resolver = async () => (++lookups === 1 ? ['::ffff:127.0.0.1', '10.0.0.9'] : ['127.0.0.1']);
+    const flipping: Resolver = async () =>
+      ++lookups === 1 ? ['::ffff:127.0.0.1', '10.0.0.9'] : ['127.0.0.1'];
     hits = 0;
     const result = await sender('127.0.0.1', flipping, 'when-listed').send(
       target(`http://flip.evil.test:${port}/hook`),
@@ -231,7 +232,11 @@ describe('a real receiver on 127.0.0.1, reached through the test-only loopback o
   it('never reaches loopback without the opt-in, even with 127.0.0.1 allowlisted', async () => {
     hits = 0;
     const resolve = staticResolver({ 'hook.test': '127.0.0.1' });
-    const result = await sender('127.0.0.1', resolve).send(target(`http://hook.test:${port}/hook`), alert, 'k');
+    const result = await sender('127.0.0.1', resolve).send(
+      target(`http://hook.test:${port}/hook`),
+      alert,
+      'k',
+    );
     expect(result.delivered).toBe(false);
     expect(hits).toBe(0);
   });

@@ -61,7 +61,10 @@ describe('built-in payloads of every kind', () => {
     expect(gotify.message).toContain('\\*bold\\*');
     expect(gotify.priority).toBe(8);
     // Collaboration-suite connector card: @type, @context and summary (or text).
-    expect(body('teams')).toMatchObject({ '@type': 'MessageCard', '@context': 'https://schema.org/extensions' });
+    expect(body('teams')).toMatchObject({
+      '@type': 'MessageCard',
+      '@context': 'https://schema.org/extensions',
+    });
     expect(body('teams').summary).toBeTruthy();
     // Events API v2: routing_key, event_action, payload.summary, payload.source, payload.severity.
     const pd = body('pagerduty');
@@ -84,9 +87,15 @@ describe('built-in payloads of every kind', () => {
     const unicode = prepareWebhookRequest(target('ntfy'), { ...hostile, ResourceName: 'café 🔐' }, 'k');
     const title = header(unicode.headers, 'Title')!;
     expect(title).toMatch(/^=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=$/); // RFC 2047 encoded word
-    expect(Buffer.from(title.slice(10, -2), 'base64').toString('utf8')).toBe('[CRITICAL] ExpirationWarning: café 🔐');
+    expect(Buffer.from(title.slice(10, -2), 'base64').toString('utf8')).toBe(
+      '[CRITICAL] ExpirationWarning: café 🔐',
+    );
     expect(ntfy.body).toContain(hostile.Message);
-    const warning = prepareWebhookRequest(target('ntfy'), { ...hostile, Level: 'warning', ResourceName: 'plain' }, 'k');
+    const warning = prepareWebhookRequest(
+      target('ntfy'),
+      { ...hostile, Level: 'warning', ResourceName: 'plain' },
+      'k',
+    );
     expect(header(warning.headers, 'Priority')).toBe('4');
     expect(header(warning.headers, 'Tags')).toBe('warning,lock');
     const fixed = prepareWebhookRequest(target('ntfy', { options: { priority: 9 } }), hostile, 'k');
@@ -100,21 +109,31 @@ describe('built-in payloads of every kind', () => {
       'k',
     );
     expect(tg.url).toBe('https://api.telegram.test/bot1:A/sendMessage?chat_id=42');
-    const nt = prepareWebhookRequest(target('ntfy', { url: 'https://ntfy.example.com/', options: { topic: 'pki alerts' } }), hostile, 'k');
+    const nt = prepareWebhookRequest(
+      target('ntfy', { url: 'https://ntfy.example.com/', options: { topic: 'pki alerts' } }),
+      hostile,
+      'k',
+    );
     expect(nt.url).toBe('https://ntfy.example.com/pki%20alerts');
   });
 
   it('never produces invalid JSON, whatever the alert values hold', () => {
     const text = fc.string({ unit: 'binary', maxLength: 200 });
     fc.assert(
-      fc.property(text, text, text, fc.double({ noNaN: true, noDefaultInfinity: true }), (name, message, level, value) => {
-        const alert = { ...hostile, ResourceName: name, Message: message, Level: level, Value: value };
-        for (const service of WEBHOOK_SERVICES) {
-          if (service === 'ntfy') continue;
-          const { body } = prepareWebhookRequest(target(service), alert, 'k');
-          expect(() => JSON.parse(body!)).not.toThrow();
-        }
-      }),
+      fc.property(
+        text,
+        text,
+        text,
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        (name, message, level, value) => {
+          const alert = { ...hostile, ResourceName: name, Message: message, Level: level, Value: value };
+          for (const service of WEBHOOK_SERVICES) {
+            if (service === 'ntfy') continue;
+            const { body } = prepareWebhookRequest(target(service), alert, 'k');
+            expect(() => JSON.parse(body!)).not.toThrow();
+          }
+        },
+      ),
       { seed: 1414, numRuns: 200 },
     );
   });
@@ -173,7 +192,12 @@ describe('alert variables from a certificate notification', () => {
         updated_at: created,
       },
       {
-        certificate: { id: 'mc-1', name: 'api', common_name: 'api.example.com', expires_at: new Date('2026-05-06T06:00:00Z') },
+        certificate: {
+          id: 'mc-1',
+          name: 'api',
+          common_name: 'api.example.com',
+          expires_at: new Date('2026-05-06T06:00:00Z'),
+        },
         now: new Date('2026-05-01T02:30:00Z'),
         instance: 'https://cw.example.com',
       },

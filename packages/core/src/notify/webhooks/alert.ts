@@ -75,7 +75,10 @@ export function alertFromEvent(event: NotificationEvent, context: AlertContext):
 }
 
 /** The alert a test delivery sends: every variable filled, a quote and an emoji included. */
-export function sampleAlert(now: Date, context: { instance?: string; node?: string } = {}): AlertTemplateData {
+export function sampleAlert(
+  now: Date,
+  context: { instance?: string; node?: string } = {},
+): AlertTemplateData {
   const started = new Date(now.getTime() - 2 * 3_600_000);
   return {
     ID: 'test-alert',

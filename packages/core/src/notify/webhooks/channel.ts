@@ -33,12 +33,15 @@ export class WebhookChannel implements NotificationChannel {
 
   constructor(private readonly deps: WebhookChannelDeps) {}
 
+  // biome-ignore lint/suspicious/noConfusingVoidType: existing channels resolve void; an outcome is optional
   async send(event: NotificationEvent): Promise<void | ChannelOutcome> {
     const id = event.channel.slice(WEBHOOK_CHANNEL_PREFIX.length);
     const hook = await this.deps.storage.webhooks.getWithHeaders(id);
     if (!hook) return { note: `webhook '${id}' does not exist (deleted); resolved as sent without delivery` };
     if (!hook.enabled) return { note: `webhook '${hook.name}' is disabled; not delivered` };
-    const certificate = event.certificate_id ? await this.deps.storage.certificates.get(event.certificate_id) : null;
+    const certificate = event.certificate_id
+      ? await this.deps.storage.certificates.get(event.certificate_id)
+      : null;
     const alert = alertFromEvent(event, {
       certificate,
       now: this.deps.clock.now(),

@@ -35,7 +35,12 @@ const NTFY: Record<string, { priority: number; tags: string }> = {
 };
 
 /** Events API v2 severities: critical, error, warning, info. */
-const SEVERITY: Record<string, string> = { critical: 'critical', error: 'error', warning: 'warning', info: 'info' };
+const SEVERITY: Record<string, string> = {
+  critical: 'critical',
+  error: 'error',
+  warning: 'warning',
+  info: 'info',
+};
 
 const title = (a: AlertTemplateData) =>
   `[${a.Level.toUpperCase()}] ${a.Type}${a.ResourceName ? `: ${a.ResourceName}` : ''}`;
@@ -182,7 +187,6 @@ function pagerDutyPayload(a: AlertTemplateData, routingKey: string | undefined):
 /** Non-ASCII header text as an RFC 2047 encoded word (the topic push server decodes it). */
 function headerText(text: string): string {
   const oneLine = text.replace(/[\r\n]+/g, ' ');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the printable ASCII range is the point
   if (/^[\x20-\x7e]*$/.test(oneLine)) return oneLine;
   return `=?UTF-8?B?${Buffer.from(oneLine, 'utf8').toString('base64')}?=`;
 }
@@ -211,7 +215,11 @@ export interface KindContext {
 }
 
 /** The built-in payload of `service` for one alert. */
-export function builtInPayload(service: WebhookService, a: AlertTemplateData, ctx: KindContext): BuiltPayload {
+export function builtInPayload(
+  service: WebhookService,
+  a: AlertTemplateData,
+  ctx: KindContext,
+): BuiltPayload {
   if (service === 'ntfy') return ntfyPayload(a, ctx.options);
   const json = (value: unknown): BuiltPayload => ({
     body: JSON.stringify(value),

@@ -72,13 +72,16 @@ function parsed(kind: 'url' | 'template', source: string): ParsedTemplate {
   const hit = cache.get(key);
   if (hit) return hit;
   const template =
-    kind === 'url' ? parseUrlTemplate(source, { field: 'url' }) : parseTemplate(source, { field: 'template' });
+    kind === 'url'
+      ? parseUrlTemplate(source, { field: 'url' })
+      : parseTemplate(source, { field: 'template' });
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(key, template);
   return template;
 }
 
-const urlError = (message: string) => fail('invalid_input', `url: ${message}`, { fields: [{ field: 'url', message }] });
+const urlError = (message: string) =>
+  fail('invalid_input', `url: ${message}`, { fields: [{ field: 'url', message }] });
 
 /** The rendered URL with the per-kind settings applied and the kind's URL rules checked. */
 function kindUrl(service: WebhookService, rendered: string, options: WebhookOptions): URL {
@@ -93,11 +96,15 @@ function kindUrl(service: WebhookService, rendered: string, options: WebhookOpti
   if (service === 'telegram') {
     if (options.chat_id && !url.searchParams.has('chat_id')) url.searchParams.set('chat_id', options.chat_id);
     if (!url.searchParams.get('chat_id')) {
-      throw urlError('a bot-messaging webhook needs chat_id in the URL (…/bot<TOKEN>/sendMessage?chat_id=<CHAT_ID>)');
+      throw urlError(
+        'a bot-messaging webhook needs chat_id in the URL (…/bot<TOKEN>/sendMessage?chat_id=<CHAT_ID>)',
+      );
     }
   }
   if (service === 'gotify' && !url.searchParams.get('token')) {
-    throw urlError('a token push webhook needs the application token in the URL (…/message?token=<APP_TOKEN>)');
+    throw urlError(
+      'a token push webhook needs the application token in the URL (…/message?token=<APP_TOKEN>)',
+    );
   }
   if (service === 'ntfy') {
     if (options.topic && (url.pathname === '/' || url.pathname === '')) {

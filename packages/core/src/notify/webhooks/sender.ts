@@ -36,9 +36,11 @@ export function statusMeaning(status: number): string {
   if (status === 401 || status === 403) {
     return 'the credentials are wrong or expired, or the target restricts source IP addresses';
   }
-  if (status === 404 || status === 410) return 'the URL does not exist on the target (wrong path, or the webhook was removed)';
+  if (status === 404 || status === 410)
+    return 'the URL does not exist on the target (wrong path, or the webhook was removed)';
   if (status === 413) return 'the payload is larger than the target accepts';
-  if (status === 429) return 'the target is rate limiting; the delivery is retried after the time it asked for';
+  if (status === 429)
+    return 'the target is rate limiting; the delivery is retried after the time it asked for';
   if (status >= 500) return 'the target failed; the delivery is retried with backoff';
   return 'the target refused the request';
 }
@@ -81,7 +83,11 @@ export interface WebhookSenderOptions {
 export class WebhookSender {
   constructor(private readonly options: WebhookSenderOptions) {}
 
-  async send(target: WebhookTarget, alert: AlertTemplateData, idempotencyKey: string): Promise<WebhookDeliveryResult> {
+  async send(
+    target: WebhookTarget,
+    alert: AlertTemplateData,
+    idempotencyKey: string,
+  ): Promise<WebhookDeliveryResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const failed = (error: string, meaning: string, retryable: boolean): WebhookDeliveryResult => ({
@@ -117,13 +123,25 @@ export class WebhookSender {
       const reason = isCertwrightError(error) ? error.reason : undefined;
       switch (reason) {
         case 'address_refused':
-          return failed(publicMessage(error), 'the URL is not an allowed destination (see the private range allowlist)', false);
+          return failed(
+            publicMessage(error),
+            'the URL is not an allowed destination (see the private range allowlist)',
+            false,
+          );
         case 'invalid_input':
           return failed(publicMessage(error), 'the webhook configuration cannot produce a request', false);
         case 'redirect_refused':
-          return failed(publicMessage(error), 'the target redirects; webhooks do not follow redirects, configure the final URL', false);
+          return failed(
+            publicMessage(error),
+            'the target redirects; webhooks do not follow redirects, configure the final URL',
+            false,
+          );
         default:
-          return failed(publicMessage(error), 'the target could not be reached; the delivery is retried with backoff', true);
+          return failed(
+            publicMessage(error),
+            'the target could not be reached; the delivery is retried with backoff',
+            true,
+          );
       }
     }
     const status = response.status;

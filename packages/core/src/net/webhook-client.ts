@@ -1,6 +1,6 @@
-import { parseAllowlist } from '../../net/allowlist.js';
-import { createOutboundClient, type OutboundClient } from '../../net/client.js';
-import type { Resolver } from '../../net/resolver.js';
+import { parseAllowlist } from './allowlist.js';
+import { createOutboundClient, type OutboundClient } from './client.js';
+import type { Resolver } from './resolver.js';
 
 export interface WebhookClientOptions {
   /** Default the system resolver. */
@@ -18,7 +18,10 @@ export interface WebhookClientOptions {
  * link-local, metadata and the other never-allowed categories refused whatever it says; the
  * host resolved once and the connection made to the address that was checked.
  */
-export function createWebhookClient(allowedPrivateRanges: string, options: WebhookClientOptions = {}): OutboundClient {
+export function createWebhookClient(
+  allowedPrivateRanges: string,
+  options: WebhookClientOptions = {},
+): OutboundClient {
   return createOutboundClient({
     allowlist: parseAllowlist(allowedPrivateRanges, 'allowed_private_ranges'),
     loopback: options.loopback ?? 'never',
