@@ -141,6 +141,11 @@ export async function startServer(
           outbound: (ranges) => createWebhookClient(ranges, options.webhooks),
           instance: config.baseUrl ?? `https://localhost:${tls.port}`,
           node: hostname(),
+          onResult: (service, result) =>
+            metrics.webhookDeliveries.inc({
+              service,
+              outcome: result.delivered ? 'delivered' : result.retryable ? 'retry' : 'failed',
+            }),
         },
       },
     );

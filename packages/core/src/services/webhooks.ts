@@ -19,7 +19,11 @@ import {
   prepareWebhookRequest,
   type WebhookTarget,
 } from '../notify/webhooks/request.js';
-import { type WebhookDeliveryResult, WebhookSender } from '../notify/webhooks/sender.js';
+import {
+  type WebhookDeliveryResult,
+  WebhookSender,
+  type WebhookSenderOptions,
+} from '../notify/webhooks/sender.js';
 import { type AuditService, configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { parseInput } from './input.js';
@@ -160,6 +164,8 @@ export interface WebhookServiceOptions {
   /** `.Instance` and `.Node` of every alert. */
   instance?: string;
   node?: string;
+  /** Told of every delivery and test result (the server counts `svc_webhook_deliveries_total`). */
+  onResult?: WebhookSenderOptions['onResult'];
 }
 
 function view(hook: Webhook): WebhookView {
@@ -244,6 +250,7 @@ export class WebhookNotificationService {
       now: () => deps.clock.now(),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}),
+      ...(options.onResult ? { onResult: options.onResult } : {}),
     });
     const registry = notifications.channels;
     if (!registry.get(WEBHOOK_CHANNEL_PREFIX)) {

@@ -74,6 +74,8 @@ export interface WebhookSenderOptions {
   now: () => Date;
   timeoutMs?: number;
   maxResponseBytes?: number;
+  /** Told of every result (metrics); must not throw. */
+  onResult?: (service: WebhookTarget['service'], result: WebhookDeliveryResult) => void;
 }
 
 /**
@@ -84,6 +86,20 @@ export class WebhookSender {
   constructor(private readonly options: WebhookSenderOptions) {}
 
   async send(
+    target: WebhookTarget,
+    alert: AlertTemplateData,
+    idempotencyKey: string,
+  ): Promise<WebhookDeliveryResult> {
+    const result = await this.#send(target, alert, idempotencyKey);
+    try {
+      this.options.onResult?.(target.service, result);
+    } catch {
+      // A metrics hook never changes a delivery's outcome.
+    }
+    return result;
+  }
+
+  async #send(
     target: WebhookTarget,
     alert: AlertTemplateData,
     idempotencyKey: string,
