@@ -104,6 +104,16 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       expect(maskedUnknown.status).toBe(400);
       expect(maskedUnknown.body.errors[0].field).toBe('headers[0].value');
 
+      // An update is validated like a create, and a refused one changes nothing.
+      const privateUrl = await app.call('PUT', `${WEBHOOKS}/${id}`, {
+        url: 'http://lan.hook.test/x',
+        name: 'no',
+      });
+      expect(privateUrl.status).toBe(400);
+      expect(privateUrl.body.errors[0].field).toBe('url');
+      const badTemplate = await app.call('PUT', `${WEBHOOKS}/${id}`, { template: '{{.Nope}}' });
+      expect(badTemplate.status).toBe(400);
+      expect(badTemplate.body.errors[0].field).toBe('template');
       expect((await app.call('GET', `${WEBHOOKS}/${id}`)).body.name).toBe('renamed');
       expect((await app.call('DELETE', `${WEBHOOKS}/${id}`)).status).toBe(204);
       expect((await app.call('GET', `${WEBHOOKS}/${id}`)).status).toBe(404);

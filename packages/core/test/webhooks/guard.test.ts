@@ -168,7 +168,7 @@ describe('a real receiver on 127.0.0.1, reached through the test-only loopback o
   let server: http.Server;
   let port: number;
   let hits = 0;
-  let mode: 'ok' | 'stream' = 'ok';
+  let mode: 'ok' | 'stream' | 'redirect' | 'limited' = 'ok';
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -176,6 +176,16 @@ describe('a real receiver on 127.0.0.1, reached through the test-only loopback o
       req.resume();
       if (mode === 'ok') {
         res.end('ok');
+        return;
+      }
+      if (mode === 'redirect') {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+        res.end();
+        return;
+      }
+      if (mode === 'limited') {
+        res.writeHead(429, { 'retry-after': 'Fri, 01 May 2026 12:10:00 GMT' });
+        res.end('slow down');
         return;
       }
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -239,6 +249,39 @@ describe('a real receiver on 127.0.0.1, reached through the test-only loopback o
     );
     expect(result.delivered).toBe(false);
     expect(hits).toBe(0);
+  });
+
+  it('refuses to follow a redirect: a permanent failure that says so, and the redirect target is never reached', async () => {
+    mode = 'redirect';
+    hits = 0;
+    const resolve = staticResolver({ 'hook.test': '127.0.0.1' });
+    const result = await sender('127.0.0.1', resolve, 'when-listed').send(
+      target(`http://hook.test:${port}/hook`),
+      alert,
+      'k',
+    );
+    expect(result).toMatchObject({ delivered: false, retryable: false });
+    expect(result.meaning).toMatch(/redirect/);
+    expect(hits).toBe(1);
+    mode = 'ok';
+  });
+
+  it('retries a 429 no sooner than its Retry-After date', async () => {
+    mode = 'limited';
+    const resolve = staticResolver({ 'hook.test': '127.0.0.1' });
+    const result = await sender('127.0.0.1', resolve, 'when-listed').send(
+      target(`http://hook.test:${port}/hook`),
+      alert,
+      'k',
+    );
+    expect(result).toMatchObject({
+      delivered: false,
+      status_code: 429,
+      retryable: true,
+      retry_after_ms: 600_000,
+    });
+    expect(result.response_excerpt).toBe('slow down');
+    mode = 'ok';
   });
 
   it('cuts a receiver that streams forever at the response cap', async () => {

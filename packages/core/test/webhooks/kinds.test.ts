@@ -171,6 +171,58 @@ describe('built-in payloads of every kind', () => {
   });
 });
 
+describe('request preparation under random templates', () => {
+  const FRAGMENTS = [
+    '{{',
+    '}}',
+    '{{- ',
+    ' -}}',
+    '"',
+    '\\',
+    '{',
+    '}',
+    ':',
+    ',',
+    '.Message',
+    '.Value',
+    '.Level',
+    ' | json',
+    ' | urlquery',
+    'printf "%q" ',
+    'if ',
+    'end',
+    'range ',
+    'else',
+    '(',
+    ')',
+    '$x := ',
+    '\n',
+    '🔐',
+    'x',
+  ];
+  const text = fc.array(fc.constantFrom(...FRAGMENTS), { maxLength: 40 }).map((parts) => parts.join(''));
+
+  it('either builds a request or refuses with invalid_input naming url or template', () => {
+    fc.assert(
+      fc.property(text, text, fc.constantFrom(...WEBHOOK_SERVICES), (template, path, service) => {
+        const t = target(service, {
+          template,
+          url: `${URLS[service].replace(/\?.*$/, '')}/${path}${service === 'telegram' ? '?chat_id=1' : service === 'gotify' ? '?token=t' : ''}`,
+        });
+        try {
+          const r = prepareWebhookRequest(t, hostile, 'k');
+          if (service !== 'ntfy') expect(() => JSON.parse(r.body!)).not.toThrow();
+          expect(() => new URL(r.url)).not.toThrow();
+        } catch (error) {
+          expect(isCertwrightError(error) && error.reason === 'invalid_input').toBe(true);
+          if (isCertwrightError(error)) expect(['url', 'template']).toContain(error.fields?.[0]?.field);
+        }
+      }),
+      { seed: 2026, numRuns: 500 },
+    );
+  });
+});
+
 describe('alert variables from a certificate notification', () => {
   it('fills Level, Value (days left when raised), Threshold, StartTime and Duration', () => {
     const created = new Date('2026-05-01T00:00:00Z');
