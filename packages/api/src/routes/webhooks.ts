@@ -12,7 +12,10 @@ import {
 } from '@certwright/core';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { envelope, idParams } from './crud.js';
+import { envelope, idParams, timestamp } from './crud.js';
+
+/** The webhook as JSON: timestamps as RFC 3339 strings. */
+const webhookJson = webhookViewSchema.extend({ created_at: timestamp, updated_at: timestamp });
 
 const WEBHOOKS = '/api/notifications/webhooks';
 const ITEM = `${WEBHOOKS}/{id}`;
@@ -36,7 +39,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       tags,
       admin: true,
       query: webhookListSchema,
-      responses: { 200: { description: 'one page of webhooks', schema: envelope(webhookViewSchema) } },
+      responses: { 200: { description: 'one page of webhooks', schema: envelope(webhookJson) } },
       handle: async ({ query }) => ({ status: 200, body: await webhooks.list(query) }),
     }),
     defineRoute({
@@ -47,7 +50,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       tags,
       admin: true,
       body: webhookCreateSchema,
-      responses: { 201: { description: 'the webhook created', schema: webhookViewSchema } },
+      responses: { 201: { description: 'the webhook created', schema: webhookJson } },
       handle: async ({ body, principal }) => ({
         status: 201,
         body: await webhooks.create(actorOf(principal), body),
@@ -77,7 +80,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       admin: true,
       params: idParams,
       responses: {
-        200: { description: 'the webhook', schema: webhookViewSchema },
+        200: { description: 'the webhook', schema: webhookJson },
         404: { description: 'unknown id' },
       },
       handle: async ({ params }) => ({ status: 200, body: await webhooks.get(params.id) }),
@@ -92,7 +95,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       params: idParams,
       body: webhookUpdateSchema,
       responses: {
-        200: { description: 'the webhook after the update', schema: webhookViewSchema },
+        200: { description: 'the webhook after the update', schema: webhookJson },
         404: { description: 'unknown id' },
       },
       handle: async ({ params, body, principal }) => ({
