@@ -22,6 +22,7 @@ const ADMIN_ONLY = [
   'updateWebhook',
   'deleteWebhook',
   'listWebhookDeliveries',
+  'redeliverWebhook',
   'getWebhookSecurity',
   'updateWebhookSecurity',
   'exportAudit',

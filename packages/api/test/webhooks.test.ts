@@ -368,6 +368,35 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       await app.call('DELETE', `${WEBHOOKS}/${hook.body.id}`);
     });
 
+    it('loses nothing when a receiver is down past the retry budget: dead, visible, then redelivered with the same key', async () => {
+      const down = await startReceiver();
+      const port = down.port;
+      await down.close();
+      const hook = await create({ name: 'down for an hour' });
+      await app.storage.webhooks.update(hook.body.id, { url: `http://hook.test:${port}/gone` });
+      await raise();
+      // Five attempts over 2 + 4 + 8 + 16 minutes, then dead (the notification retry budget).
+      await app.services.notifications.sweep();
+      for (const minutes of [2, 4, 8, 16]) {
+        clock.advance(minutes * 60_000 + 1000);
+        await app.services.notifications.sweep();
+      }
+      let [event] = await eventsOf(hook.body.id);
+      expect(event).toMatchObject({ status: 'dead', retry_count: 4 });
+      expect(event.last_error).toMatch(/could not be reached/);
+      // An hour later the receiver is back; one call requeues every dead delivery.
+      clock.advance(30 * 60_000);
+      await app.storage.webhooks.update(hook.body.id, { url: url('/back') });
+      const redelivered = await app.call('POST', `${WEBHOOKS}/${hook.body.id}/redeliver`);
+      expect(redelivered.body).toEqual({ requeued: 1, remaining: 0 });
+      await app.services.notifications.sweep();
+      [event] = await eventsOf(hook.body.id);
+      expect(event.status).toBe('sent');
+      expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual([event.id]);
+      expect((await app.call('POST', `${WEBHOOKS}/wh-nope/redeliver`)).status).toBe(404);
+      await app.call('DELETE', `${WEBHOOKS}/${hook.body.id}`);
+    });
+
     it('survives a receiver that is down: failed and retried until it is back, nothing lost', async () => {
       const down = await startReceiver();
       const port = down.port;

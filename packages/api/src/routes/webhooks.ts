@@ -4,6 +4,7 @@ import {
   webhookCreateSchema,
   webhookDeliveryListSchema,
   webhookListSchema,
+  webhookRedeliverResultSchema,
   webhookSecuritySchema,
   webhookTestResultSchema,
   webhookTestSchema,
@@ -134,6 +135,24 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       handle: async ({ params, query }) => ({
         status: 200,
         body: await webhooks.deliveries(params.id, query),
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${ITEM}/redeliver`,
+      operationId: 'redeliverWebhook',
+      summary:
+        'Requeue every dead delivery of a webhook (its receiver is back): pending again with a fresh retry budget and the same idempotency key',
+      tags,
+      admin: true,
+      params: idParams,
+      responses: {
+        200: { description: 'how many were requeued', schema: webhookRedeliverResultSchema },
+        404: { description: 'unknown id' },
+      },
+      handle: async ({ params, principal }) => ({
+        status: 200,
+        body: await webhooks.redeliver(actorOf(principal), params.id),
       }),
     }),
     defineRoute({

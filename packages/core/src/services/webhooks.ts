@@ -33,6 +33,9 @@ import { type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 /** What the API shows instead of a header value: values are sealed and never returned. */
 export const MASKED_VALUE = '********';
 
+/** Dead deliveries one redeliver call requeues. */
+export const REDELIVER_MAX = 1000;
+
 /** The setting that holds the private ranges webhooks may reach. */
 export const WEBHOOK_ALLOWLIST_SETTING = 'webhooks.allowed_private_ranges';
 
@@ -135,6 +138,11 @@ export const webhookTestResultSchema = z.object({
   error: z.string().nullable(),
   meaning: z.string().nullable(),
   retryable: z.boolean(),
+});
+
+export const webhookRedeliverResultSchema = z.object({
+  requeued: z.number().int(),
+  remaining: z.number().int().describe('dead deliveries still left (call again)'),
 });
 
 export const webhookSecuritySchema = z
@@ -417,6 +425,27 @@ export class WebhookNotificationService {
     const window = parseInput(webhookDeliveryListSchema, query);
     if (!(await this.deps.storage.webhooks.get(id))) throw notFound('webhook', id);
     return this.notifications.list({ channel: webhookChannelName(id), ...window });
+  }
+
+  /**
+   * Requeues every dead delivery of a webhook (its receiver is back): each goes pending with its
+   * retry budget reset, keeps its event id (so its `Idempotency-Key`), and is audited as any
+   * requeue. At most {@link REDELIVER_MAX} per call; `remaining` says how many are left.
+   */
+  async redeliver(actor: Actor, id: string): Promise<{ requeued: number; remaining: number }> {
+    if (!(await this.deps.storage.webhooks.get(id))) throw notFound('webhook', id);
+    const channel = webhookChannelName(id);
+    let requeued = 0;
+    while (requeued < REDELIVER_MAX) {
+      const page = await this.deps.storage.notifications.list({ channel, status: 'dead', perPage: 100 });
+      if (page.items.length === 0) break;
+      for (const event of page.items) {
+        await this.notifications.requeue(actor, event.id);
+        requeued += 1;
+      }
+    }
+    const left = await this.deps.storage.notifications.list({ channel, status: 'dead', perPage: 1 });
+    return { requeued, remaining: left.total };
   }
 
   async getSecurity(): Promise<WebhookSecurity> {
