@@ -119,6 +119,8 @@ describe('a certificate nearing expiry produces a delivered webhook through the 
     });
     expect(got.headers['idempotency-key']).toBe(deliveries.data[0].id);
     const metrics = await httpsCall(server.port, ca, '/metrics', { headers: bearer(SECRET) });
-    expect(metrics.body).toMatch(/^svc_webhook_deliveries_total\{service="generic",outcome="delivered"\} 1$/m);
+    expect(metrics.body).toMatch(
+      /^svc_webhook_deliveries_total\{service="generic",outcome="delivered"\} 1$/m,
+    );
   }, 180_000);
 });
