@@ -102,6 +102,33 @@ describe('built-in payloads of every kind', () => {
     expect(header(fixed.headers, 'Priority')).toBe('5');
   });
 
+  it('lets a custom header replace the delivery’s or the kind’s, never the idempotency key; GET sends no body', () => {
+    const r = prepareWebhookRequest(
+      target('ntfy', {
+        headers: { 'user-agent': 'mine/1', Title: 'custom title', Authorization: 'Bearer t' },
+      }),
+      hostile,
+      'event-1',
+    );
+    const names = r.headers.map(([n]) => n.toLowerCase());
+    expect(new Set(names).size).toBe(names.length);
+    expect(header(r.headers, 'User-Agent')).toBe('mine/1');
+    expect(header(r.headers, 'Title')).toBe('custom title');
+    expect(header(r.headers, 'Authorization')).toBe('Bearer t');
+    expect(header(r.headers, 'Idempotency-Key')).toBe('event-1');
+    expect(() =>
+      prepareWebhookRequest(target('generic', { headers: { 'Idempotency-Key': 'x' } }), hostile, 'k'),
+    ).toThrow(/set by the delivery itself/);
+    const get = prepareWebhookRequest(
+      target('generic', { method: 'GET', url: 'https://hooks.example.com/a?l={{.Level | urlquery}}' }),
+      hostile,
+      'k',
+    );
+    expect(get.body).toBeUndefined();
+    expect(header(get.headers, 'Content-Type')).toBeUndefined();
+    expect(get.url).toBe('https://hooks.example.com/a?l=critical');
+  });
+
   it('applies the per-kind fields: chat_id into the URL, the topic as the path', () => {
     const tg = prepareWebhookRequest(
       target('telegram', { url: 'https://api.telegram.test/bot1:A/sendMessage', options: { chat_id: '42' } }),

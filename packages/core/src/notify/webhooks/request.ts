@@ -160,27 +160,22 @@ export function prepareWebhookRequest(
       }
     }
   }
-  const headers: [string, string][] = [
-    ['User-Agent', 'certwright-webhook'],
-    ['Idempotency-Key', idempotencyKey],
-    ['X-Certwright-Event', alert.Type],
-  ];
-  if (target.method !== 'GET') headers.push(['Content-Type', customType ?? built.contentType]);
-  // A custom header replaces the kind's header of the same name.
-  for (const [name, value] of built.headers) {
-    if (header(target.headers, name) === undefined) headers.push([name, value]);
-  }
-  for (const [name, value] of Object.entries(target.headers)) {
-    if (name.toLowerCase() !== 'content-type') headers.push([name, value]);
-  }
-  const replaced = new Set(Object.keys(target.headers).map((k) => k.toLowerCase()));
-  const merged = headers.filter(
-    ([name], i) => !(replaced.has(name.toLowerCase()) && i < 3 && name !== 'Idempotency-Key'),
-  );
+  // The delivery's own headers, then the kind's, then the custom ones; a later header replaces
+  // an earlier one of the same name (Idempotency-Key is reserved, so it always stays ours).
+  const byName = new Map<string, [string, string]>();
+  const put = (name: string, value: string) => byName.set(name.toLowerCase(), [name, value]);
+  put('User-Agent', 'certwright-webhook');
+  put('Idempotency-Key', idempotencyKey);
+  put('X-Certwright-Event', alert.Type);
+  if (target.method !== 'GET') put('Content-Type', built.contentType);
+  for (const [name, value] of built.headers) put(name, value);
+  for (const [name, value] of Object.entries(target.headers)) put(name, value);
+  if (target.method === 'GET') byName.delete('content-type');
+  const headers = [...byName.values()];
   return {
     url: url.toString(),
     method: target.method,
-    headers: merged,
+    headers,
     ...(target.method === 'GET' ? {} : { body }),
   };
 }
