@@ -325,6 +325,26 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       await app.call('DELETE', `${WEBHOOKS}/${other.body.id}`);
     });
 
+    it('delivers an operator’s endpoint-health notification addressed to one webhook', async () => {
+      const hook = await create({ name: 'health', service: 'slack' });
+      const made = await app.call('POST', '/api/v1/notifications', {
+        type: 'EndpointHealth',
+        channel: `webhook:${hook.body.id}`,
+        recipient: 'ops',
+        subject: 'Endpoint api.example.com:443 serves an expired certificate',
+        message: 'TLS probe failed',
+      });
+      expect(made.status).toBe(201);
+      await app.services.notifications.sweep();
+      expect(receiver.received).toHaveLength(1);
+      const body = JSON.parse(receiver.received[0]!.body);
+      expect(body.text).toBe(
+        '🚨 [CRITICAL] EndpointHealth\nEndpoint api.example.com:443 serves an expired certificate',
+      );
+      expect((await app.call('GET', `/api/v1/notifications/${made.body.id}`)).body.status).toBe('sent');
+      await app.call('DELETE', `${WEBHOOKS}/${hook.body.id}`);
+    });
+
     it('retries a 503 after the Retry-After it asked for, with the same idempotency key, then delivers', async () => {
       const hook = await create({ name: 'flaky' });
       receiver.reply = (_, res) => {
