@@ -290,6 +290,10 @@ export interface WebhooksTable {
   template: string;
   header_names: string;
   headers_sealed: string;
+  /** JSON list of notification types; `[]` = every type. */
+  events: string;
+  /** JSON object of per-kind settings. */
+  options: string;
   created_at: Ts;
   updated_at: Ts;
 }
@@ -315,6 +319,12 @@ export interface ScepProbesTable {
   probed_at: Ts;
   duration_ms: number;
   error: string | null;
+}
+
+export interface SystemSettingsTable {
+  name: string;
+  value: string;
+  updated_at: Ts;
 }
 
 export interface AuditEventsTable {
@@ -397,6 +407,7 @@ export interface Database {
   notification_events: NotificationsTable;
   webhooks: WebhooksTable;
   scep_probes: ScepProbesTable;
+  system_settings: SystemSettingsTable;
   audit_events: AuditEventsTable;
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;

@@ -17,6 +17,7 @@ import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
+import { webhookRoutes } from './webhooks.js';
 
 /**
  * Feature routes in registration order. Within each module, literal paths come before
@@ -28,6 +29,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     targetRoutes,
     jobRoutes,
     notificationRoutes,
+    webhookRoutes,
     auditRoutes,
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.
     bulkRoutes,

@@ -475,7 +475,7 @@ export interface NotificationRepository extends Lockable<NotificationEvent> {
 
 export type NewWebhook = NewRecord<
   Webhook,
-  'enabled' | 'method' | 'service' | 'template' | 'header_names'
+  'enabled' | 'method' | 'service' | 'template' | 'header_names' | 'events' | 'options'
 > & { headers?: WebhookHeaders };
 export type WebhookPatch = Patch<Webhook, 'header_names'> & { headers?: WebhookHeaders };
 export interface WebhookRepository extends CrudRepository<Webhook, NewWebhook, WebhookPatch> {
@@ -494,6 +494,17 @@ export interface ScepProbeRepository {
    * results of the same millisecond in descending id order.
    */
   recent(limit: number): Promise<ScepProbe[]>;
+}
+
+/**
+ * Operator settings changed at run time through the API (the webhook private-range allowlist …),
+ * one text value per name. Every instance reads the stored value, so a change applies at once.
+ */
+export interface SettingsRepository {
+  /** The stored value, or null when the setting was never written. */
+  get(name: string): Promise<string | null>;
+  /** Writes (inserts or replaces) the value. */
+  put(name: string, value: string): Promise<void>;
 }
 
 export interface AuditStreamQuery {
@@ -550,6 +561,7 @@ export interface Storage extends AcmeStorage {
   readonly jobs: JobRepository;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
+  readonly settings: SettingsRepository;
   readonly audit: AuditRepository;
   readonly scepProbes: ScepProbeRepository;
   /**

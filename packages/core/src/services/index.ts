@@ -25,6 +25,7 @@ import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
+import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
 
 export * from '../policy/index.js';
 export * from './acme/index.js';
@@ -66,6 +67,7 @@ export * from './revocation.js';
 export * from './scep-probe/index.js';
 export * from './targets.js';
 export * from './teams.js';
+export * from './webhooks.js';
 
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
@@ -75,6 +77,8 @@ export interface Services {
   readonly targets: TargetService;
   readonly jobs: JobService;
   readonly notifications: NotificationService;
+  /** Webhook targets of alert notifications, their test action and the private-range allowlist. */
+  readonly webhooks: WebhookNotificationService;
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
@@ -110,6 +114,8 @@ export interface ServiceOptions {
   acme?: AcmeOrderOptions;
   /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
   scepProbe?: ScepProbeOptions;
+  /** Webhooks: resolver, timeouts, `.Instance`/`.Node` of alerts (docs/notifications/webhooks.md). */
+  webhooks?: WebhookServiceOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -146,6 +152,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     targets: new TargetService(deps, audit),
     jobs,
     notifications,
+    webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
