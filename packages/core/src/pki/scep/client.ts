@@ -41,6 +41,8 @@ export interface ScepRequestOptions {
   recipient: Uint8Array;
   digest?: CmsDigest;
   contentEncryption?: 'aes-128-cbc' | 'aes-256-cbc';
+  /** Adds a signingTime attribute. */
+  signingTime?: Date;
 }
 
 export function buildScepRequest(options: ScepRequestOptions): Buffer {
@@ -53,6 +55,7 @@ export function buildScepRequest(options: ScepRequestOptions): Buffer {
     content: envelope,
     signer: options.signer,
     digest: options.digest ?? 'sha256',
+    ...(options.signingTime ? { signingTime: options.signingTime } : {}),
     signedAttributes: [
       {
         type: SCEP_OID.messageType,
