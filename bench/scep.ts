@@ -113,11 +113,28 @@ function waitForLine(child: ChildProcess): Promise<string> {
 
 async function certwright(keyFiles: string[]) {
   const script = fileURLToPath(new URL('./support/scep-server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, engine, CHALLENGE], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SCEP_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SCEP_PROFILE}`]
+        : []),
+      '--conditions=source',
+      '--import',
+      'tsx',
+      script,
+      engine,
+      CHALLENGE,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   children.push(child);
-  const { port, raFingerprint } = JSON.parse(await waitForLine(child)) as { port: number; raFingerprint: string };
+  const { port, raFingerprint } = JSON.parse(await waitForLine(child)) as {
+    port: number;
+    raFingerprint: string;
+  };
   // The Local CA is ECDSA: scepclient 2.1 must be told which certificate of GetCACert is the RA.
   const result = await enrollAll('certwright', `http://127.0.0.1:${port}/scep`, child.pid!, keyFiles, [
     '-ca-fingerprint',
@@ -169,11 +186,16 @@ try {
   const cw = await certwright(keyFiles);
   const ms = await scepserver(keyFiles);
   const rows: [string, string][] = [
-    ['micromdm scepserver 2.1 (Go, file depot)', `${ms.perSecond.toFixed(1)} /s, ${ms.cpuMs.toFixed(2)} ms server CPU each`],
+    [
+      'micromdm scepserver 2.1 (Go, file depot)',
+      `${ms.perSecond.toFixed(1)} /s, ${ms.cpuMs.toFixed(2)} ms server CPU each`,
+    ],
     [`certwright (${engine})`, `${cw.perSecond.toFixed(1)} /s, ${cw.cpuMs.toFixed(2)} ms server CPU each`],
     ['CPU per enrollment, certwright / scepserver', (cw.cpuMs / ms.cpuMs).toFixed(2)],
   ];
-  console.log(`\n| PKCSReq with scepclient, n = ${n}, ${CONCURRENCY} clients at a time | result |\n|---|---|`);
+  console.log(
+    `\n| PKCSReq with scepclient, n = ${n}, ${CONCURRENCY} clients at a time | result |\n|---|---|`,
+  );
   for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
 } finally {
   for (const child of children) {
