@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { ManualClock, TransportContext } from '@certwright/core';
 import {
   buildScepRequest,
-  certificateToPem,
   createCertificationRequest,
   createSelfSignedCertificate,
   generateKeyPair,
@@ -224,6 +223,15 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
     const replay = reply((await scep('POST', '/scep?operation=PKIOperation', m.der)).body, ra, d);
     expect(replay).toMatchObject({ status: 'FAILURE', failInfo: 'badRequest' });
     expect(await scepCount()).toBe(before + 1);
+    // The replay left the transaction's result alone: a poll still answers the certificate.
+    const poll = message(d, ra, {
+      messageType: 'CertPoll',
+      transactionId: m.transactionId,
+      content: issuerAndSerialOf(d.self),
+    });
+    expect(reply((await scep('POST', '/scep?operation=PKIOperation', poll.der)).body, ra, d).status).toBe(
+      'SUCCESS',
+    );
 
     const other = await device('other-recipient.scep.test');
     const wrong = await device('wrong-recipient.scep.test');
