@@ -131,20 +131,30 @@ export class AcmeOrderService {
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     const { storage, clock } = this.deps;
     const claimed = await storage.transaction(async (tx) => {
-      const order = ownedBy(await tx.acmeOrders.get(orderId), account, 'ACME order', orderId);
-      const locked = await tx.acmeOrders.lockForUpdate(order.id);
+      // Read and locked at once; another account's order is refused exactly like a missing one.
+      const locked = ownedBy(
+        await tx.acmeOrders.lockForUpdate(orderId).catch((error: unknown) => {
+          if (isCertwrightError(error) && error.reason === 'not_found') return null;
+          throw error;
+        }),
+        account,
+        'ACME order',
+        orderId,
+      );
       const status = effectiveOrderStatus(locked, clock.now());
       if (status === 'valid') return null;
       // `processing` without a certificate is a finalize that crashed or is still running:
       // both may go on, and the first to store a certificate wins (see the hook below).
       if (status !== 'ready' && status !== 'processing')
-        throw fail('invalid_state', `order '${order.id}' is ${status}, not ready to be finalized`);
-      if (locked.status === 'ready') return tx.acmeOrders.update(order.id, { status: 'processing' });
+        throw fail('invalid_state', `order '${locked.id}' is ${status}, not ready to be finalized`);
+      if (locked.status === 'ready') return tx.acmeOrders.update(locked.id, { status: 'processing' });
       return locked;
     });
     if (!claimed) return this.getOrder(account, orderId);
 
     const renews = await this.#renewedCertificate(claimed, account);
+    /** The order as the issuing transaction stored it: the answer needs no second read. */
+    let finalized: AcmeOrder | undefined;
     try {
       await this.enrollment.enroll(
         acmeActor(account),
@@ -162,7 +172,7 @@ export class AcmeOrderService {
           withinTransaction: async (tx, result) => {
             const order = await tx.acmeOrders.lockForUpdate(claimed.id);
             if (order.status === 'valid' || order.version_id !== null) throw new AlreadyFinalized();
-            await tx.acmeOrders.update(claimed.id, {
+            finalized = await tx.acmeOrders.update(claimed.id, {
               status: 'valid',
               certificate_id: result.certificate.id,
               version_id: result.version.id,
@@ -179,7 +189,7 @@ export class AcmeOrderService {
       await this.#release(claimed.id);
       throw error;
     }
-    return this.getOrder(account, orderId);
+    return finalized ? this.#view(finalized) : this.getOrder(account, orderId);
   }
 
   /**

@@ -181,7 +181,7 @@ export class EnrollmentService {
         ...(target.renews ? { last_renewal_at: now } : {}),
       });
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
-      await this.evaluation.evaluateCertificate(certificateId, tx);
+      await this.evaluation.evaluateCertificate(certificateId, tx, certificate);
       await this.audit.record(
         actor,
         {
