@@ -32,12 +32,20 @@ function headersOf(options: AcmeResponseOptions, contentType?: string): Headers 
 
 export const formatLink = (link: AcmeLink): string => `<${link.url}>;rel="${link.rel}"`;
 
+/**
+ * A body whose length is known is sent with `Content-Length`: the host then writes headers and
+ * body at once, without chunked framing and the separate write of its last chunk.
+ */
+export function sized(bytes: Uint8Array, status: number, headers: Headers): Response {
+  headers.set('content-length', String(bytes.byteLength));
+  return new Response(bytes as Uint8Array<ArrayBuffer>, { status, headers });
+}
+
+const utf8 = new TextEncoder();
+
 /** A JSON resource (status 200 unless given). */
 export function acmeJson(body: unknown, options: AcmeResponseOptions = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status: options.status ?? 200,
-    headers: headersOf(options, 'application/json'),
-  });
+  return sized(utf8.encode(JSON.stringify(body)), options.status ?? 200, headersOf(options, 'application/json'));
 }
 
 /** A bodyless answer (new-nonce, 204s). */
@@ -51,6 +59,6 @@ export function acmeBody(
   contentType: string,
   options: AcmeResponseOptions = {},
 ): Response {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body);
-  return new Response(bytes, { status: options.status ?? 200, headers: headersOf(options, contentType) });
+  const bytes = typeof body === 'string' ? utf8.encode(body) : new Uint8Array(body);
+  return sized(bytes, options.status ?? 200, headersOf(options, contentType));
 }
