@@ -1,7 +1,7 @@
 /**
  * The load generator of `pnpm bench acme` (bench/support/acme-client.ts) completes issuances
  * against certwright over TLS 1.3: the benchmark's figures count real issuances, each a
- * certificate for the ordered name.
+ * certificate for the ordered name, over one kept-alive connection.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { Agent } from 'node:https';
@@ -47,6 +47,8 @@ describe('the ACME benchmark client', () => {
       directoryUrl: `https://127.0.0.1:${listener.port}/acme/directory`,
       agent,
     });
+    let handshakes = 0;
+    listener.server.on('secureConnection', () => handshakes++);
     const account = await client.newAccount((await generateKeyPair('ECDSA-P256')).privateKey);
     expect(account.kid).toMatch(/\/acme\/account\/acct-/);
     const serials = new Set<string>();
@@ -66,5 +68,7 @@ describe('the ACME benchmark client', () => {
       serials.add(leaf.serialNumber);
     }
     expect(serials.size).toBe(2);
+    // Keep-alive holds across every answer, HEAD new-nonce included: one connection did it all.
+    expect(handshakes).toBe(1);
   });
 });

@@ -48,9 +48,15 @@ export function acmeJson(body: unknown, options: AcmeResponseOptions = {}): Resp
   return sized(utf8.encode(JSON.stringify(body)), options.status ?? 200, headersOf(options, 'application/json'));
 }
 
-/** A bodyless answer (new-nonce, 204s). */
+/**
+ * A bodyless answer (new-nonce, 204s). Other than a 204 (which never carries a length, RFC 9110
+ * §8.6) it says `Content-Length: 0`: without a length, Node's HTTP client cannot reuse the
+ * connection after a HEAD answer, so every HEAD new-nonce would cost a new TLS handshake.
+ */
 export function acmeEmpty(status: number, options: AcmeResponseOptions = {}): Response {
-  return new Response(null, { status, headers: headersOf(options) });
+  const headers = headersOf(options);
+  if (status !== 204 && status !== 304) headers.set('content-length', '0');
+  return new Response(null, { status, headers });
 }
 
 /** Any other body (the PEM certificate chain of `cert/{id}`). */
