@@ -157,7 +157,13 @@ async function certwright(engine: string): Promise<void> {
     });
     const { port, ca, database } = JSON.parse(first) as { port: number; ca: string; database?: string };
     const backendCpuMs = database ? await postgresBackends(database) : undefined;
-    await drive(`certwright (${engine})`, `https://127.0.0.1:${port}/acme/directory`, ca, child.pid!, backendCpuMs);
+    await drive(
+      `certwright (${engine})`,
+      `https://127.0.0.1:${port}/acme/directory`,
+      ca,
+      child.pid!,
+      backendCpuMs,
+    );
   } catch (error) {
     if (engine === 'postgres' && /ECONNREFUSED|exited/.test(String(error))) {
       console.error(`certwright (${engine}): skipped (${(error as Error).message})`);
@@ -213,5 +219,7 @@ for (const r of results) {
   const total = r.cpuMsEach + (r.dbCpuMsEach ?? 0);
   // Above 1: certwright spends more CPU per issuance than pebble (with its database's share).
   const ratio = base && r !== base ? `${(total / base.cpuMsEach).toFixed(2)}` : '—';
-  console.log(`| ${r.server} | ${r.perSecond.toFixed(1)} | ${cpu} | ${r.requestsEach.toFixed(1)} | ${ratio} |`);
+  console.log(
+    `| ${r.server} | ${r.perSecond.toFixed(1)} | ${cpu} | ${r.requestsEach.toFixed(1)} | ${ratio} |`,
+  );
 }

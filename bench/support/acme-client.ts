@@ -15,7 +15,19 @@ export interface AcmeResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
-  json(): any;
+  json(): unknown;
+}
+
+/** The members of RFC 8555 objects this client reads. */
+interface OrderJson {
+  status: string;
+  authorizations: string[];
+  finalize: string;
+  certificate?: string;
+}
+interface AuthorizationJson {
+  status: string;
+  challenges: { type: string; url: string }[];
 }
 
 export interface AcmeDirectory {
@@ -97,7 +109,8 @@ export class AcmeBenchClient {
   async newNonce(): Promise<string> {
     const res = await this.send('HEAD', (await this.directory()).newNonce);
     const nonce = res.headers['replay-nonce'];
-    if (typeof nonce !== 'string') throw new AcmeBenchError(`new-nonce answered ${res.status} without a nonce`);
+    if (typeof nonce !== 'string')
+      throw new AcmeBenchError(`new-nonce answered ${res.status} without a nonce`);
     return nonce;
   }
 
@@ -169,30 +182,30 @@ export class AcmeBenchClient {
       'new-order',
     );
     const orderUrl = created.headers.location as string;
-    let order = created.json();
-    for (const authzUrl of order.authorizations as string[]) {
-      let authz = (await call(authzUrl, undefined, [200], 'authorization')).json();
+    let order = created.json() as OrderJson;
+    for (const authzUrl of order.authorizations) {
+      let authz = (await call(authzUrl, undefined, [200], 'authorization')).json() as AuthorizationJson;
       if (authz.status === 'pending') {
-        const challenge =
-          authz.challenges.find((c: any) => c.type === 'http-01') ?? authz.challenges[0];
+        const challenge = authz.challenges.find((c) => c.type === 'http-01') ?? authz.challenges[0];
+        if (!challenge) throw new AcmeBenchError('a pending authorization offers no challenge');
         await call(challenge.url, {}, [200], 'challenge');
         while (authz.status === 'pending' || authz.status === 'processing') {
           await sleep(this.#pollMs);
-          authz = (await call(authzUrl, undefined, [200], 'authorization')).json();
+          authz = (await call(authzUrl, undefined, [200], 'authorization')).json() as AuthorizationJson;
         }
       }
       if (authz.status !== 'valid') throw new AcmeBenchError(`authorization is ${authz.status}`);
     }
     while (order.status === 'pending') {
       await sleep(this.#pollMs);
-      order = (await call(orderUrl, undefined, [200], 'order')).json();
+      order = (await call(orderUrl, undefined, [200], 'order')).json() as OrderJson;
     }
-    order = (await call(order.finalize, { csr: b64u(csrDer) }, [200], 'finalize')).json();
+    order = (await call(order.finalize, { csr: b64u(csrDer) }, [200], 'finalize')).json() as OrderJson;
     while (order.status === 'processing' || order.status === 'ready') {
       await sleep(this.#pollMs);
-      order = (await call(orderUrl, undefined, [200], 'order')).json();
+      order = (await call(orderUrl, undefined, [200], 'order')).json() as OrderJson;
     }
-    if (order.status !== 'valid') throw new AcmeBenchError(`order is ${order.status}`);
+    if (order.status !== 'valid' || !order.certificate) throw new AcmeBenchError(`order is ${order.status}`);
     const cert = await call(order.certificate, undefined, [200], 'certificate');
     return cert.body.toString('utf8');
   }

@@ -98,7 +98,9 @@ describe('ACME JWS parsing', () => {
     const parsed = parseJwsBody(
       body(JSON.stringify({ protected: protectedB64, payload: '', signature: der.toString('base64url') })),
     );
-    await expect(verifyJws(parsed, parsed.header.jwk!)).rejects.toMatchObject({ reason: 'signature_invalid' });
+    await expect(verifyJws(parsed, parsed.header.jwk!)).rejects.toMatchObject({
+      reason: 'signature_invalid',
+    });
   });
 
   it("refuses alg 'none', MAC algorithms and unknown ones as badSignatureAlgorithm", () => {

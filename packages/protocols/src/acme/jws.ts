@@ -251,7 +251,12 @@ function verifySignature(alg: AcmeJwsAlgorithm, input: Buffer, key: KeyObject, s
     case 'ES256':
     case 'ES384':
       if (signature.length !== ECDSA_SIGNATURE_BYTES[alg]) return false;
-      return verify(alg === 'ES256' ? 'sha256' : 'sha384', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+      return verify(
+        alg === 'ES256' ? 'sha256' : 'sha384',
+        input,
+        { key, dsaEncoding: 'ieee-p1363' },
+        signature,
+      );
     case 'EdDSA':
       return verify(null, input, key, signature);
   }

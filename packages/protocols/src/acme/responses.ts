@@ -45,7 +45,11 @@ const utf8 = new TextEncoder();
 
 /** A JSON resource (status 200 unless given). */
 export function acmeJson(body: unknown, options: AcmeResponseOptions = {}): Response {
-  return sized(utf8.encode(JSON.stringify(body)), options.status ?? 200, headersOf(options, 'application/json'));
+  return sized(
+    utf8.encode(JSON.stringify(body)),
+    options.status ?? 200,
+    headersOf(options, 'application/json'),
+  );
 }
 
 /**

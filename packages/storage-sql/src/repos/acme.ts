@@ -341,7 +341,11 @@ function authorizationRepository(ctx: Ctx): AcmeAuthorizationRepository {
         .updateTable('acme_authorizations')
         .set({ status: 'deactivated', updated_at: ctx.clock.now() })
         .where('status', '=', 'pending')
-        .where('order_id', 'in', ctx.db.selectFrom('acme_orders').select('id').where('account_id', '=', accountId))
+        .where(
+          'order_id',
+          'in',
+          ctx.db.selectFrom('acme_orders').select('id').where('account_id', '=', accountId),
+        )
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },
