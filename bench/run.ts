@@ -21,6 +21,7 @@ const BENCHMARKS: Record<string, string[]> = {
   'pki-server': [],
   est: [],
   scep: [],
+  acme: [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],

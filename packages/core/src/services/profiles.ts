@@ -84,14 +84,41 @@ export type ProfileListQuery = z.input<typeof profileListSchema>;
  * EKUs, CSR attributes, must-staple, validity) and where its key is generated.
  */
 export class ProfileService {
+  #revision = 0;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
   ) {}
 
+  /**
+   * Grows after every create, update and delete through this service has committed (or
+   * failed): a cache of profile reads in this process (the protocol handlers' profile lookup)
+   * that remembers the revision it read at knows whether this process changed a profile since.
+   */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  async #changing<T>(change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } finally {
+      this.#revision++;
+    }
+  }
+
   async create(actor: Actor, input: ProfileCreate): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
     const secrets = await hashedSecrets(data);
+    return this.#changing(() => this.#create(actor, data, secrets));
+  }
+
+  async #create(
+    actor: Actor,
+    data: z.output<typeof profileCreateSchema>,
+    secrets: Awaited<ReturnType<typeof hashedSecrets>>,
+  ): Promise<CertificateProfile> {
     return this.deps.storage.transaction(async (tx) => {
       const settings = await enrollmentSettings(tx, null, data);
       const profile = await tx.profiles
@@ -133,6 +160,15 @@ export class ProfileService {
   async update(actor: Actor, id: string, input: ProfileUpdate): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
     const secrets = await hashedSecrets(data);
+    return this.#changing(() => this.#update(actor, id, data, secrets));
+  }
+
+  async #update(
+    actor: Actor,
+    id: string,
+    data: z.output<typeof profileUpdateSchema>,
+    secrets: Awaited<ReturnType<typeof hashedSecrets>>,
+  ): Promise<CertificateProfile> {
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.profiles.getWithSecrets(id);
       if (!current) throw notFound('profile', id);
@@ -151,6 +187,10 @@ export class ProfileService {
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
+    await this.#changing(() => this.#delete(actor, id));
+  }
+
+  async #delete(actor: Actor, id: string): Promise<void> {
     await this.deps.storage.transaction(async (tx) => {
       if (!(await tx.profiles.get(id))) throw notFound('profile', id);
       const refused = stillReferenced('profile', id, await tx.profiles.references(id));
