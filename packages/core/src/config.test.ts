@@ -216,6 +216,14 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_ACME_SERVER_ARI_ENABLED: 'yes' })).toContain('SVC_ACME_SERVER_ARI_ENABLED');
   });
 
+  it('reads the SCEP default profile: prof-default unless SVC_SCEP_DEFAULT_PROFILE_ID names another', () => {
+    expect(parseConfig(base).scep).toEqual({ defaultProfileId: 'prof-default' });
+    expect(parseConfig({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'prof-mdm' }).scep).toEqual({
+      defaultProfileId: 'prof-mdm',
+    });
+    expect(failure({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'a/b' })).toContain('SVC_SCEP_DEFAULT_PROFILE_ID');
+  });
+
   it('reads the ACME validation pools, ports, resolvers and ranges', () => {
     expect(parseConfig(base)).toMatchObject({
       acmeValidation: {
@@ -249,6 +257,21 @@ describe('parseConfig', () => {
     expect(message).toMatch(/SVC_ACME_SERVER_TLSALPN01_CONCURRENCY/);
     expect(message).toMatch(/SVC_ACME_SERVER_DNS01_RESOLVER/);
     expect(message).toMatch(/SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0\/33'/);
+  });
+
+  it('reads the SCEP probe ranges and refuses loopback entries, naming the variable', () => {
+    expect(parseConfig(base).scepProbe).toEqual({ allowedRanges: [] });
+    expect(
+      parseConfig({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: '10.20.0.0/16, 192.168.1.20' }).scepProbe,
+    ).toEqual({ allowedRanges: ['10.20.0.0/16', '192.168.1.20/32'] });
+    for (const loopback of ['127.0.0.1', '10.0.0.0/8, 127.0.0.0/8', '::1']) {
+      expect(failure({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: loopback })).toMatch(
+        /SVC_SCEP_PROBE_ALLOWED_RANGES: loopback entries .* are not allowed/,
+      );
+    }
+    expect(failure({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: 'intranet' })).toMatch(
+      /SVC_SCEP_PROBE_ALLOWED_RANGES/,
+    );
   });
 
   it('accepts the three database URL schemes', () => {

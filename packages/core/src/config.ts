@@ -77,6 +77,8 @@ export interface ServiceConfig {
    * SVC_EST_RATE_LIMIT_WINDOW (1m).
    */
   est: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
+  /** SCEP (docs/protocols/scep.md): SVC_SCEP_DEFAULT_PROFILE_ID (prof-default) serves the root routes. */
+  scep: { defaultProfileId: string };
   /**
    * ACME challenge validation (docs/protocols/acme.md): worker pool per challenge type
    * (SVC_ACME_SERVER_{HTTP01,DNS01,TLSALPN01}_CONCURRENCY, default 10 each), the ports the
@@ -93,6 +95,12 @@ export interface ServiceConfig {
     validationResolver: string | undefined;
     allowedRanges: string[];
   };
+  /**
+   * SCEP probe (docs/protocols/scep-probe.md): the private ranges it may reach
+   * (SVC_SCEP_PROBE_ALLOWED_RANGES, comma-separated, default none). Loopback entries are
+   * refused: no setting lets the probe reach the server's own host.
+   */
+  scepProbe: { allowedRanges: string[] };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -181,6 +189,17 @@ const rangeList = z.string().transform((text, ctx) => {
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^range: /, '') });
     return z.NEVER;
+  }
+});
+
+/** Like {@link rangeList}, for destinations that must never be this host. */
+const rangeListWithoutLoopback = rangeList.superRefine((entries, ctx) => {
+  const loopback = parseAllowlist(entries, 'range').loopbackEntries;
+  if (loopback.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `loopback entries (${loopback.join(', ')}) are not allowed: the SCEP probe never connects to this host`,
+    });
   }
 });
 
@@ -286,6 +305,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       validationResolver: read('SVC_ACME_SERVER_VALIDATION_RESOLVER', hostPort),
       allowedRanges: read('SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES', rangeList, '') as string[],
     },
+    scepProbe: {
+      allowedRanges: read('SVC_SCEP_PROBE_ALLOWED_RANGES', rangeListWithoutLoopback, '') as string[],
+    },
     acmeServer: {
       defaultProfileId: read('SVC_ACME_SERVER_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
       ariEnabled: read('SVC_ACME_SERVER_ARI_ENABLED', bool, 'true') as boolean,
@@ -301,6 +323,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
         limit: read('SVC_EST_RATE_LIMIT', count, '60') as number,
         windowMs: read('SVC_EST_RATE_LIMIT_WINDOW', duration, '1m') as number,
       },
+    },
+    scep: {
+      defaultProfileId: read('SVC_SCEP_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
     },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,

@@ -10,7 +10,7 @@ import {
   type ServiceConfig,
   systemClock,
 } from '@certwright/core';
-import { createOutboundClient } from '@certwright/core/net';
+import { createOutboundClient, createWebhookClient, type WebhookClientOptions } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -47,10 +47,13 @@ export interface RunningServer {
  * orchestrator can tell "alive" from "ready" and a database outage at start is waited out.
  */
 /**
- * In-process embedding knobs that no configuration variable reaches. The CLI never passes
- * them; tests do, to scan and health-check servers on 127.0.0.1 and to tick faster.
+ * In-process embedding knobs that no configuration variable reaches. The CLI never passes them;
+ * tests do, to deliver webhooks to receivers on 127.0.0.1 (the loopback opt-in and a resolver),
+ * to scan and health-check servers on 127.0.0.1, and to tick faster.
  */
 export interface StartOptions {
+  webhooks?: WebhookClientOptions;
+  renewalScanIntervalMs?: number;
   discovery?: {
     /** Test rigs only: scan targets and health checks may name 127.0.0.0/8 and ::1. */
     allowLoopback?: boolean;
@@ -147,8 +150,22 @@ export async function startServer(
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+        scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).
+        scepProbe: { allowedRanges: config.scepProbe.allowedRanges },
+        webhooks: {
+          // Private ranges as the operator's allowlist says; loopback never (no variable sets it).
+          outbound: (ranges) => createWebhookClient(ranges, options.webhooks),
+          instance: config.baseUrl ?? `https://localhost:${tls.port}`,
+          node: hostname(),
+          onResult: (service, result) =>
+            metrics.webhookDeliveries.inc({
+              service,
+              outcome: result.delivered ? 'delivered' : result.retryable ? 'retry' : 'failed',
+            }),
+        },
         // Scan targets and health checks are destinations an administrator configured to reach
         // internal systems: every unicast address but metadata; loopback and link-local are
         // refused on top unless a test embeds the server (docs/api/discovery.md).
@@ -185,7 +202,10 @@ export async function startServer(
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),
       startIssuanceWorker(scheduled),
-      startRenewalScan(scheduled),
+      startRenewalScan({
+        ...scheduled,
+        ...(options.renewalScanIntervalMs ? { intervalMs: options.renewalScanIntervalMs } : {}),
+      }),
       startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
       startEndpointHealth({ ...scheduled, ...tick }),
       startDiscoveryScans({ ...scheduled, ...tick }),

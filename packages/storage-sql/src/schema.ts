@@ -290,7 +290,40 @@ export interface WebhooksTable {
   template: string;
   header_names: string;
   headers_sealed: string;
+  /** JSON list of notification types; `[]` = every type. */
+  events: string;
+  /** JSON object of per-kind settings. */
+  options: string;
   created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface ScepProbesTable {
+  id: string;
+  url: string;
+  reachable: Bool;
+  /** JSON array of GetCACaps keywords. */
+  capabilities: string;
+  supports_rfc8894: Bool;
+  supports_aes: Bool;
+  supports_post: Bool;
+  supports_renewal: Bool;
+  supports_sha256: Bool;
+  supports_sha512: Bool;
+  ca_subject: string | null;
+  ca_issuer: string | null;
+  ca_not_before: Ts | null;
+  ca_not_after: Ts | null;
+  key_algorithm: string | null;
+  chain_length: number;
+  probed_at: Ts;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface SystemSettingsTable {
+  name: string;
+  value: string;
   updated_at: Ts;
 }
 
@@ -349,6 +382,20 @@ export interface KeyCheckTable {
   id: string;
   sealed: string;
   created_at: Ts;
+}
+
+/** The SCEP RA of a profile (migration 0010). */
+export interface ScepRaCertificatesTable {
+  profile_id: string;
+  issuer_id: string;
+  certificate_pem: string;
+  fingerprint_sha256: string;
+  private_key_sealed: string;
+  not_before: Ts;
+  not_after: Ts;
+  previous_certificate_pem: string | null;
+  previous_private_key_sealed: string | null;
+  updated_at: Ts;
 }
 
 export interface ScanTargetsTable {
@@ -478,6 +525,7 @@ export interface Database {
   acme_orders: AcmeOrdersTable;
   acme_authorizations: AcmeAuthorizationsTable;
   acme_challenges: AcmeChallengesTable;
+  scep_ra_certificates: ScepRaCertificatesTable;
   renewal_policies: RenewalPoliciesTable;
   policy_rules: PolicyRulesTable;
   policy_violations: PolicyViolationsTable;
@@ -489,6 +537,8 @@ export interface Database {
   jobs: JobsTable;
   notification_events: NotificationsTable;
   webhooks: WebhooksTable;
+  scep_probes: ScepProbesTable;
+  system_settings: SystemSettingsTable;
   audit_events: AuditEventsTable;
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;

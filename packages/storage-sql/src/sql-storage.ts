@@ -23,6 +23,9 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
+import { scepProbeRepository } from './repos/scep-probes.js';
+import { settingsRepository } from './repos/settings.js';
+import { scepRepositories } from './repos/scep.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
@@ -67,8 +70,11 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     jobs: jobRepository(ctx),
     notifications: notificationRepository(ctx),
     webhooks: webhookRepository(ctx),
+    settings: settingsRepository(ctx),
     audit: auditRepository(ctx),
+    scepProbes: scepProbeRepository(ctx),
     ...acmeRepositories(ctx),
+    ...scepRepositories(ctx),
     scanTargets: scanTargetRepository(ctx),
     discoveryScans: discoveryScanRepository(ctx),
     discovered: discoveredCertificateRepository(ctx),

@@ -11,13 +11,16 @@ import { healthCheckRoutes } from './health-checks.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { networkScanRoutes } from './network-scan.js';
 import { notificationRoutes } from './notifications.js';
 import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
 import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
+import { scepAdminRoutes } from './scep-admin.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
+import { webhookRoutes } from './webhooks.js';
 
 /**
  * Feature routes in registration order. Within each module, literal paths come before
@@ -29,6 +32,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     targetRoutes,
     jobRoutes,
     notificationRoutes,
+    webhookRoutes,
     auditRoutes,
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.
     bulkRoutes,
@@ -42,6 +46,8 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    networkScanRoutes,
+    scepAdminRoutes,
     discoveryRoutes,
     healthCheckRoutes,
   ];

@@ -25,6 +25,7 @@ export const ID_PREFIX = {
   acmeAuthorization: 'authz-',
   acmeChallenge: 'chall-',
   acmeEabKey: 'eab-',
+  scepProbe: 'scepp-',
   scanTarget: 'nst-',
   discoveryScan: 'scan-',
   discoveredCertificate: 'dc-',

@@ -24,8 +24,11 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
+import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
+import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
 
 export * from '../policy/index.js';
 export * from './acme/index.js';
@@ -66,8 +69,11 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './scep-probe/index.js';
+export * from './scep/index.js';
 export * from './targets.js';
 export * from './teams.js';
+export * from './webhooks.js';
 
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
@@ -77,6 +83,8 @@ export interface Services {
   readonly targets: TargetService;
   readonly jobs: JobService;
   readonly notifications: NotificationService;
+  /** Webhook targets of alert notifications, their test action and the private-range allowlist. */
+  readonly webhooks: WebhookNotificationService;
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
@@ -90,12 +98,16 @@ export interface Services {
   readonly bulk: BulkService;
   /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
   readonly est: EstService;
+  /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
+  readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** SCEP probes: GetCACaps and GetCACert of a named server, through the address guard. */
+  readonly scepProbes: ScepProbeService;
   /** Network scan targets, scans and discovered certificates. */
   readonly discovery: DiscoveryService;
   /** TLS endpoint health checks. */
@@ -110,8 +122,14 @@ export interface ServiceOptions {
   pki?: PkiOptions;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: EstOptions & { issuance?: EstIssuance };
+  /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
+  scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
+  scepProbe?: ScepProbeOptions;
+  /** Webhooks: resolver, timeouts, `.Instance`/`.Node` of alerts (docs/notifications/webhooks.md). */
+  webhooks?: WebhookServiceOptions;
   /** Network scans: the guarded client, concurrency, timeouts (docs/api/discovery.md). */
   discovery?: DiscoveryOptions;
   /** Endpoint health checks: the guarded client, timeout, concurrency, history retention. */
@@ -145,6 +163,14 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
+  const scep = new ScepService(
+    deps,
+    audit,
+    (issuerId) => pki.lifecycle.caChain(issuerId),
+    (issuerId) => pki.lifecycle.connectors.require(issuerId),
+    () => options.scep?.issuance ?? pki.enrollment,
+    options.scep,
+  );
   return {
     deps,
     audit,
@@ -152,6 +178,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     targets: new TargetService(deps, audit),
     jobs,
     notifications,
+    webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
@@ -164,6 +191,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     est,
+    scep,
     pki,
     acmeOrders: createAcmeOrderServices(
       deps,
@@ -175,6 +203,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    scepProbes: new ScepProbeService(deps, options.scepProbe),
     discovery: new DiscoveryService(deps, audit, options.discovery),
     healthChecks: new HealthCheckService(deps, audit, notifications, options.healthChecks),
   };

@@ -6,6 +6,7 @@ import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import type { NewCertificateVersion, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
+import { describeScepProbeRepository } from './scep-probe-contract.js';
 import { describeRowLocks } from './storage-locks.js';
 
 /** What a factory hands the storage contract suite: a migrated storage on a fresh database. */
@@ -284,6 +285,39 @@ export function describeStorageContract(
       });
     });
 
+    describe('SCEP RA', () => {
+      const ra = (profile_id: string, fp: string, previous: string | null = null) => ({
+        profile_id,
+        issuer_id: 'iss-ra',
+        certificate_pem: `-----BEGIN CERTIFICATE-----\n${fp}\n-----END CERTIFICATE-----\n`,
+        fingerprint_sha256: fp.padEnd(64, '0'),
+        private_key_pem: `key-${fp}`,
+        not_before: new Date('2026-01-01T00:00:00.000Z'),
+        not_after: new Date('2027-01-01T00:00:00.000Z'),
+        previous_certificate_pem: previous,
+        previous_private_key_pem: previous === null ? null : `key-${previous}`,
+      });
+
+      it('creates once, rotates only from the RA in force, seals the keys and goes with its profile', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const profile = await s.profiles.create({ name: `scep ${tag}`, max_validity_days: 90 });
+        expect(await s.scepRa.get(profile.id)).toBeNull();
+        const first = await s.scepRa.replace(ra(profile.id, 'aa'), null);
+        expect(first).toMatchObject({ fingerprint_sha256: 'aa'.padEnd(64, '0'), private_key_pem: 'key-aa' });
+        expect(first.not_after.toISOString()).toBe('2027-01-01T00:00:00.000Z');
+        // A second creator loses to the first; a rotation from a stale RA changes nothing.
+        expect((await s.scepRa.replace(ra(profile.id, 'bb'), null)).private_key_pem).toBe('key-aa');
+        expect((await s.scepRa.replace(ra(profile.id, 'cc'), 'ff'.padEnd(64, '0'))).private_key_pem).toBe(
+          'key-aa',
+        );
+        const rotated = await s.scepRa.replace(ra(profile.id, 'dd', 'aa'), 'aa'.padEnd(64, '0'));
+        expect(rotated).toMatchObject({ private_key_pem: 'key-dd', previous_private_key_pem: 'key-aa' });
+        expect(await s.scepRa.get(profile.id)).toMatchObject({ previous_certificate_pem: 'aa' });
+        await s.profiles.delete(profile.id);
+        expect(await s.scepRa.get(profile.id)).toBeNull();
+      });
+    });
+
     describe('certificates and versions', () => {
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();
@@ -553,6 +587,48 @@ export function describeStorageContract(
           Authorization: 'Bearer wh-secret',
         });
       });
+
+      it('keeps a webhook’s notification types and per-kind options, and updates only what it is given', async () => {
+        const hook = await s.webhooks.create({
+          name: 'typed',
+          url: 'https://api.telegram.test/botX/sendMessage',
+          service: 'telegram',
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+          headers: { 'X-Api-Key': 'k1' },
+        });
+        expect(hook).toMatchObject({
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
+        const renamed = await s.webhooks.update(hook.id, { name: 'renamed' });
+        expect(renamed).toMatchObject({
+          name: 'renamed',
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
+        expect((await s.webhooks.getWithHeaders(hook.id))?.headers).toEqual({ 'X-Api-Key': 'k1' });
+        const changed = await s.webhooks.update(hook.id, { events: [], options: { topic: 'certs' } });
+        expect(changed).toMatchObject({ events: [], options: { topic: 'certs' } });
+        const plain = await s.webhooks.create({ name: 'plain', url: 'https://hooks.example.test/y' });
+        expect(plain).toMatchObject({ events: [], options: {} });
+        expect((await s.webhooks.list({ perPage: 500 })).items.find((w) => w.id === hook.id)?.events).toEqual(
+          [],
+        );
+      });
+    });
+
+    describe('settings', () => {
+      it('reads null for a setting never written, then the last value written', async () => {
+        const name = `test.setting.${randomUUID()}`;
+        expect(await s.settings.get(name)).toBeNull();
+        await s.settings.put(name, '10.0.0.0/8');
+        expect(await s.settings.get(name)).toBe('10.0.0.0/8');
+        await s.settings.put(name, '');
+        expect(await s.settings.get(name)).toBe('');
+        await s.transaction(async (tx) => tx.settings.put(name, 'in a transaction'));
+        expect(await s.settings.get(name)).toBe('in a transaction');
+      });
     });
 
     describe('agents, targets and jobs', () => {
@@ -789,6 +865,7 @@ export function describeStorageContract(
     });
 
     describeRowLocks(() => s);
+    describeScepProbeRepository(() => s);
 
     describe('notifications', () => {
       it('sets created_at to now when left zero, finds due retries and counts by status', async () => {

@@ -7,6 +7,9 @@ import { keyCheck } from './0004_key_check.js';
 import { acme } from './0005_acme.js';
 import { auditChain } from './0006_audit_chain.js';
 import { profileIpSans } from './0007_profile_ip_sans.js';
+import { scepProbes } from './0008_scep_probes.js';
+import { webhookSettings } from './0009_webhook_settings.js';
+import { scepRa } from './0010_scep_ra.js';
 import { discovery } from './0012_discovery.js';
 import { columnTypes, type Migration } from './types.js';
 
@@ -20,6 +23,9 @@ export const MIGRATIONS: readonly Migration[] = [
   acme,
   auditChain,
   profileIpSans,
+  scepProbes,
+  webhookSettings,
+  scepRa,
   discovery,
 ];
 
