@@ -23,9 +23,9 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
+import { scepRepositories } from './repos/scep.js';
 import { scepProbeRepository } from './repos/scep-probes.js';
 import { settingsRepository } from './repos/settings.js';
-import { scepRepositories } from './repos/scep.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';

@@ -34,8 +34,8 @@ import type {
 import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
-import type { ScepStorage } from './scep-storage.js';
 import type { DiscoveryStorage } from './discovery-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
