@@ -367,6 +367,15 @@ describe('endpoint health', () => {
     const ep = endpoints.switch!;
     ep.mode = 'tls';
     ep.serve(live);
+    // A webhook taking EndpointHealth alerts: each transition reaches it as its own event.
+    const hook = await app.services.deps.storage.webhooks.create({
+      name: 'endpoint alerts',
+      url: 'https://hooks.example.test/endpoint',
+      events: ['EndpointHealth'],
+    });
+    const hookEvents = async () =>
+      (await app.services.notifications.list({ type: 'EndpointHealth', channel: `webhook:${hook.id}` }))
+        .total;
     const before = await notifications();
     const created = await app.call('POST', '/api/v1/health-checks', {
       name: 'switch',
@@ -415,6 +424,7 @@ describe('endpoint health', () => {
     expect(mismatch.last_error).toContain(live2.fingerprint);
     expect((await check(id)).status).toBe('cert_mismatch');
     expect(await notifications()).toBe(before + 4);
+    expect(await hookEvents()).toBe(4);
 
     const history = await app.call('GET', `/api/v1/health-checks/${id}/history?per_page=3`);
     expect(history.body.total).toBe(10);
