@@ -381,21 +381,23 @@ export class HealthCheckService {
   async #alert(tx: Storage, from: HealthStatus, check: HealthCheck): Promise<void> {
     const certificate = check.certificate_id ? await tx.certificates.get(check.certificate_id) : null;
     const endpoint = `${check.host}:${check.port}${check.sni ? ` (SNI ${check.sni})` : ''}`;
-    await this.notifications.raiseForOwner(
-      tx,
-      { owner_id: certificate?.owner_id ?? '', certificate_id: certificate?.id ?? null },
-      'EndpointHealth',
-      `Endpoint ${check.name} is ${check.status}`,
-      [
-        `Endpoint: ${endpoint}`,
-        `Health check: ${check.id}`,
-        `Status: ${from} -> ${check.status}`,
-        `Consecutive failures: ${check.consecutive_failures}`,
-        ...(check.observed ? [`Served certificate: ${check.observed.fingerprint_sha256}`] : []),
-        ...(check.expected_fingerprint ? [`Expected certificate: ${check.expected_fingerprint}`] : []),
-        ...(check.last_error ? [`Detail: ${check.last_error}`] : []),
-      ],
-    );
+    const subject = `Endpoint ${check.name} is ${check.status}`;
+    const lines = [
+      `Endpoint: ${endpoint}`,
+      `Health check: ${check.id}`,
+      `Status: ${from} -> ${check.status}`,
+      `Consecutive failures: ${check.consecutive_failures}`,
+      ...(check.observed ? [`Served certificate: ${check.observed.fingerprint_sha256}`] : []),
+      ...(check.expected_fingerprint ? [`Expected certificate: ${check.expected_fingerprint}`] : []),
+      ...(check.last_error ? [`Detail: ${check.last_error}`] : []),
+    ];
+    // The certificate's owner by email and every webhook; without a certificate there is no
+    // owner to email, so the alert goes to the webhooks alone.
+    if (certificate) {
+      await this.notifications.raiseForCertificate(tx, certificate, 'EndpointHealth', subject, lines);
+    } else {
+      await this.notifications.raiseForWebhooks(tx, null, 'EndpointHealth', subject, lines);
+    }
     await this.audit.record(
       { type: 'system', id: 'system' },
       {

@@ -145,24 +145,42 @@ export class NotificationService {
       message: lines.join('\n'),
       certificate_id: about.certificate_id,
     });
-    // Every enabled webhook that takes this type gets its own event in the same transaction,
-    // so each has its own retries, dead letter and history (channel `webhook:<id>`).
+    await this.raiseForWebhooks(tx, about.certificate_id, type, subject, lines);
+    return email;
+  }
+
+  /**
+   * The webhook half of {@link raiseForOwner}, for alerts that have no owner to email (an
+   * endpoint watched without a managed certificate). Every enabled webhook that takes this
+   * type gets its own event in the same transaction, so each has its own retries, dead letter
+   * and history (channel `webhook:<id>`). Returns the events stored.
+   */
+  async raiseForWebhooks(
+    tx: Storage,
+    certificateId: string | null,
+    type: NotificationType,
+    subject: string,
+    lines: readonly string[],
+  ): Promise<NotificationEvent[]> {
+    const events: NotificationEvent[] = [];
     for (let page = 1; ; page++) {
       const hooks = await tx.webhooks.list({ enabled: true, page, perPage: 100 });
       for (const hook of hooks.items) {
         if (hook.events.length > 0 && !hook.events.includes(type)) continue;
-        await this.#store(tx, {
-          type,
-          channel: webhookChannelName(hook.id),
-          recipient: hook.name,
-          subject,
-          message: lines.join('\n'),
-          certificate_id: about.certificate_id,
-        });
+        events.push(
+          await this.#store(tx, {
+            type,
+            channel: webhookChannelName(hook.id),
+            recipient: hook.name,
+            subject,
+            message: lines.join('\n'),
+            certificate_id: certificateId,
+          }),
+        );
       }
       if (hooks.items.length < 100) break;
     }
-    return email;
+    return events;
   }
 
   /** {@link raiseForOwner} for one certificate. */
