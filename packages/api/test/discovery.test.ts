@@ -626,3 +626,25 @@ describe('host discovery reports', () => {
     expect(fromPath.body.data[0].chain_pem).toContain('BEGIN CERTIFICATE');
   });
 });
+
+describe('one scan per target at a time', () => {
+  it('joins a second request to the running scan', async () => {
+    const target = await app.call('POST', '/api/v1/network-scan/targets', {
+      name: 'slow',
+      cidrs: ['127.0.0.1'],
+      ports: [endpoints.hang!.port],
+    });
+    const [a, b] = await Promise.all([
+      app.services.discovery.startScan({ type: 'api_key', id: 'test' }, target.body.id),
+      app.services.discovery.startScan({ type: 'api_key', id: 'test' }, target.body.id),
+    ]);
+    expect(b.scan.id).toBe(a.scan.id);
+    const again = await app.call('POST', `/api/v1/network-scan/targets/${target.body.id}/scan`);
+    expect(again.body.id).toBe(a.scan.id);
+    const done = await a.done;
+    expect(done.errors[0].reason).toBe('timed_out');
+    const next = await app.services.discovery.startScan({ type: 'api_key', id: 'test' }, target.body.id);
+    expect(next.scan.id).not.toBe(a.scan.id);
+    await next.done;
+  });
+});

@@ -150,7 +150,8 @@ const MIN_SCHEDULED_INTERVAL_S = 300;
  * (docs/api/discovery.md).
  */
 export class DiscoveryService {
-  readonly #running = new Map<string, Promise<DiscoveryScan>>();
+  /** Scans running in this process, by target: a second request joins the first. */
+  readonly #running = new Map<string, Promise<{ scan: DiscoveryScan; done: Promise<DiscoveryScan> }>>();
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -260,7 +261,17 @@ export class DiscoveryService {
    * once; `done` settles with the finished record. One scan per target at a time in this
    * process: asking again while one runs returns the running one.
    */
-  async startScan(
+  startScan(actor: Actor, targetId: string): Promise<{ scan: DiscoveryScan; done: Promise<DiscoveryScan> }> {
+    // Registered before the first await, so two requests at once cannot both start one.
+    const running = this.#running.get(targetId);
+    if (running) return running;
+    const pending = this.#start(actor, targetId);
+    this.#running.set(targetId, pending);
+    pending.catch(() => this.#running.delete(targetId));
+    return pending;
+  }
+
+  async #start(
     actor: Actor,
     targetId: string,
   ): Promise<{ scan: DiscoveryScan; done: Promise<DiscoveryScan> }> {
@@ -282,9 +293,8 @@ export class DiscoveryService {
       await this.#audit(actor, 'discovery_scan_started', created.id, { target_id: target.id }, tx);
       return created;
     });
-    const done = this.#run(scan, target, client);
-    this.#running.set(scan.id, done);
-    void done.finally(() => this.#running.delete(scan.id));
+    // Released as the scan settles, before anybody awaiting `done` resumes.
+    const done = this.#run(scan, target, client).finally(() => this.#running.delete(targetId));
     return { scan, done };
   }
 
