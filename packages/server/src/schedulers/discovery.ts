@@ -5,8 +5,12 @@ import { type LeasedTask, startLeasedTask } from './lease-runner.js';
 export const ENDPOINT_HEALTH_INTERVAL_MS = 60_000;
 /** Scheduled network scans are looked for once a minute. */
 export const DISCOVERY_SCAN_INTERVAL_MS = 60_000;
-/** A scan still `running` after this long lost its scanner (a crash or a restart): marked failed. */
-export const STALE_SCAN_MS = 60 * 60_000;
+/**
+ * A scan still `running` after this long lost its scanner (a crash or a restart): marked
+ * failed. The longest scan a target allows (65,536 endpoints, all hanging, 64 at a time with
+ * 5 s each) takes about 85 minutes.
+ */
+export const STALE_SCAN_MS = 3 * 60 * 60_000;
 
 interface Scheduled {
   services: Services;
