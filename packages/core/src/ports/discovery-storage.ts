@@ -167,6 +167,8 @@ export interface HealthCheckRepository {
   /** Enabled checks whose next_check_at is at or before `now` (or unset), oldest due first. */
   due(now: Date, limit: number): Promise<HealthCheck[]>;
   countByStatus(): Promise<Record<HealthStatus, number>>;
+  /** Checks in degraded, down or cert_mismatch that nobody acknowledged. */
+  countUnacknowledged(): Promise<number>;
   /** Checks watching a managed certificate (renewal moves their expectation). */
   listForCertificate(certificateId: string): Promise<HealthCheck[]>;
   addResult(result: Omit<HealthCheckResult, 'id'> & { id?: string }): Promise<HealthCheckResult>;

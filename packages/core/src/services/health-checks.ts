@@ -239,11 +239,7 @@ export class HealthCheckService {
   async summary(): Promise<HealthSummary> {
     const by_status = await this.deps.storage.healthChecks.countByStatus();
     const total = Object.values(by_status).reduce((a, b) => a + b, 0);
-    let unacknowledged = 0;
-    for (const status of ['degraded', 'down', 'cert_mismatch'] as const) {
-      const page = await this.deps.storage.healthChecks.list({ status, perPage: 500 });
-      unacknowledged += page.items.filter((c) => !c.acknowledged_at).length;
-    }
+    const unacknowledged = await this.deps.storage.healthChecks.countUnacknowledged();
     return { total, by_status, unacknowledged };
   }
 

@@ -228,6 +228,10 @@ export function describeDiscoveryStorageContract(
       expect(got.observed?.not_after.getTime()).toBe(observed.not_after.getTime());
       expect((await s.healthChecks.due(now, 10_000)).map((x) => x.id)).not.toContain(c.id);
       expect((await s.healthChecks.countByStatus()).degraded).toBeGreaterThanOrEqual(1);
+      const unacked = await s.healthChecks.countUnacknowledged();
+      expect(unacked).toBeGreaterThanOrEqual(1);
+      await s.healthChecks.update(c.id, { acknowledged_at: new Date(), acknowledged_by: 'ops' });
+      expect(await s.healthChecks.countUnacknowledged()).toBe(unacked - 1);
       for (let i = 0; i < 3; i++) {
         await s.healthChecks.addResult({
           check_id: c.id,

@@ -164,6 +164,16 @@ export function healthCheckRepository(ctx: Ctx): HealthCheckRepository {
       for (const r of rows) if (r.status in out) out[r.status as HealthStatus] = count(r);
       return out;
     },
+    async countUnacknowledged() {
+      return count(
+        await ctx.db
+          .selectFrom('health_checks')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', '!=', 'healthy')
+          .where('acknowledged_at', 'is', null)
+          .executeTakeFirst(),
+      );
+    },
     async listForCertificate(certificateId) {
       const rows = await ctx.db
         .selectFrom('health_checks')
