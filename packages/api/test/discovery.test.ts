@@ -648,3 +648,31 @@ describe('one scan per target at a time', () => {
     await next.done;
   });
 });
+
+describe('SNI names and host names', () => {
+  it('tries every SNI name on every address and records an unresolvable host as an error', async () => {
+    const target = await app.call('POST', '/api/v1/network-scan/targets', {
+      name: 'sni',
+      cidrs: ['127.0.0.1'],
+      hosts: ['no-such-host.invalid'],
+      ports: [endpoints.live!.port],
+      sni_names: ['sni.discovery.test'],
+    });
+    expect(target.status).toBe(201);
+    const started = await app.call('POST', `/api/v1/network-scan/targets/${target.body.id}/scan`);
+    const scan = await waitForScan(started.body.id);
+    expect(scan).toMatchObject({
+      status: 'completed',
+      endpoints_total: 3,
+      endpoints_tls: 2,
+      errors_count: 1,
+    });
+    expect(scan.errors[0]).toMatchObject({ address: 'no-such-host.invalid', reason: 'dns_failed' });
+    const found = await app.call('GET', `/api/v1/discovery/certificates?scan_id=${scan.id}`);
+    const record = found.body.data[0];
+    expect(record.fingerprint_sha256).toBe(live.fingerprint);
+    expect(record.sightings.map((s: { sni: string | null }) => s.sni)).toEqual(
+      expect.arrayContaining([null, 'sni.discovery.test']),
+    );
+  });
+});
