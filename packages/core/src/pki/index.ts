@@ -24,4 +24,5 @@ export * from './oids.js';
 export * from './pem.js';
 export * from './pkcs12.js';
 export * from './signature.js';
+export * from './signing-key.js';
 export * from './trust-bundle.js';
