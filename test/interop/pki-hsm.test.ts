@@ -22,6 +22,7 @@ import { createRequestListener } from '@certwright/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices } from '../../packages/core/src/index.js';
+import { certificateToPem, createSelfSignedCertificate } from '../../packages/core/src/pki/index.js';
 import { Pkcs11KeyCustody } from '../../packages/key-custody-pkcs11/src/custody.js';
 import {
   createSoftHsmToken,
@@ -246,6 +247,44 @@ describe.skipIf(skip)('a Local CA on a PKCS#11 token (SoftHSM2)', () => {
     }
   });
 
+  it('imports a CA whose key is already on the token, by certificate and key label', async () => {
+    await custody.createKey({ algorithm: 'ECDSA-P256', label: 'ceremony ca 2026', extractable: false });
+    const handle = await custody.signingKey('ceremony ca 2026');
+    const now = Date.now();
+    const ca = createSelfSignedCertificate(
+      {
+        subject: [{ type: 'CN', value: 'Ceremony CA' }],
+        notBefore: new Date(now - 60_000),
+        notAfter: new Date(now + 365 * 86_400_000),
+        basicConstraints: { ca: true, pathLength: 0 },
+      },
+      handle,
+    );
+    const caPem = certificateToPem(ca.der);
+    const wrongLabel = await api('POST', '/api/v1/issuers', {
+      name: 'Ceremony CA (wrong label)',
+      type: 'Local',
+      config: { key_custody: 'pkcs11', certificate_pem: caPem, private_key_label: 'no such key' },
+    });
+    // The CA is imported on first use: the label that is not on the token is named then.
+    expect(wrongLabel.status).toBe(201);
+    const refused = await api('GET', `/api/v1/issuers/${wrongLabel.json.id}/chain`);
+    expect(refused.status).toBe(404);
+    expect(JSON.stringify(refused.json)).toContain("no key pair labelled 'no such key'");
+    const created = await api('POST', '/api/v1/issuers', {
+      name: 'Ceremony CA',
+      type: 'Local',
+      config: { key_custody: 'pkcs11', certificate_pem: caPem, private_key_label: 'ceremony ca 2026' },
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const chainRes = await api('GET', `/api/v1/issuers/${created.json.id}/chain`);
+    expect(chainRes.status).toBe(200);
+    expect(chainRes.raw.toString()).toContain(caPem.trim());
+    const stored = JSON.stringify((await storage.issuers.getWithConfig(created.json.id))?.config);
+    expect(stored).toContain('"issuing_key_label":"ceremony ca 2026"');
+    expect(stored).not.toContain('private_key_label');
+  });
+
   it('holds the CA keys on the token as sensitive and never extractable (pkcs11-tool)', () => {
     const out = execFileSync(
       'pkcs11-tool',
@@ -263,7 +302,9 @@ describe.skipIf(skip)('a Local CA on a PKCS#11 token (SoftHSM2)', () => {
       ],
       { env: { ...process.env, SOFTHSM2_CONF: token.conf }, encoding: 'utf8' },
     );
-    const blocks = out.split(/\n(?=Private Key Object)/).filter((b) => b.includes(`certwright ${issuerId.slice(0, 36)}`));
+    const blocks = out
+      .split(/\n(?=Private Key Object)/)
+      .filter((b) => b.includes(`certwright ${issuerId.slice(0, 36)}`));
     // Root, issuing CA and the OCSP responder.
     expect(blocks.map((b) => /label:\s+certwright \S+ (\w+)/.exec(b)?.[1]).sort()).toEqual([
       'issuing',
