@@ -41,7 +41,9 @@ export interface ServiceConfig {
    * PKCS#11 key custody for Local CAs with `key_custody: pkcs11`; absent when SVC_PKCS11_MODULE
    * is unset. The PIN (or its file) is a secret: never logged.
    */
-  pkcs11: { module: string; tokenLabel: string; pinFile: string | undefined; pin: string | undefined } | undefined;
+  pkcs11:
+    | { module: string; tokenLabel: string; pinFile: string | undefined; pin: string | undefined }
+    | undefined;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;

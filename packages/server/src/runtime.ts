@@ -119,7 +119,10 @@ function openPkcs11(config: Readonly<ServiceConfig>, logger: Logger): KeyCustody
       throw fail('config_invalid', 'SVC_PKCS11_PIN_FILE cannot be read');
     }
   }
-  const custody = Pkcs11KeyCustody.open({ module: c.module, tokenLabel: c.tokenLabel, pin: pin ?? '' }, { logger });
+  const custody = Pkcs11KeyCustody.open(
+    { module: c.module, tokenLabel: c.tokenLabel, pin: pin ?? '' },
+    { logger },
+  );
   logger.info({ token: c.tokenLabel }, 'PKCS#11 key custody ready');
   return custody;
 }

@@ -147,7 +147,7 @@ export function custodyFor(
   shared: KeyCustody | undefined,
 ): KeyCustody {
   if ((config.key_custody ?? 'software') === 'software') return new SoftwareKeyCustody();
-  if (!shared || shared.kind !== 'pkcs11') {
+  if (shared?.kind !== 'pkcs11') {
     throw fail(
       'issuer_not_ready',
       `issuer '${issuerId}' keeps its keys on a PKCS#11 token, but this server has no PKCS#11 key custody configured (SVC_PKCS11_MODULE, SVC_PKCS11_TOKEN_LABEL, SVC_PKCS11_PIN_FILE)`,

@@ -1,4 +1,4 @@
-import { createSign, type KeyObject } from 'node:crypto';
+import { createSign } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 import { prepareIssuer } from './certificate.js';
 import type { CertificateInfo } from './certificate-info.js';

@@ -1,4 +1,4 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 import { type CertificateInfo, readCertificate } from './certificate-info.js';
 import { REVOCATION_REASON_CODES, type RevocationReason } from './crl.js';
@@ -14,7 +14,6 @@ import {
   tlv,
 } from './der.js';
 import { decodeExtKeyUsage } from './extensions.js';
-import { exportSpkiDer } from './keys.js';
 import type { OcspCertId } from './ocsp-request.js';
 import { OID } from './oids.js';
 import {
