@@ -27,8 +27,11 @@ import type {
 } from './connector.js';
 
 /**
- * The Local CA: a CA the service runs itself. Its material lives in the issuer's config, which
- * storage seals under the service's encryption key (SecretBox) and which no API ever returns:
+ * The Local CA: a CA the service runs itself. Its private keys are held by a key custody
+ * (`key_custody`, see docs/operations/key-custody.md) and it signs only through that port:
+ * `software` (the default) keeps them as PKCS#8 in the issuer's config, `pkcs11` on a token,
+ * with only their labels in the config. The config is sealed by storage under the service's
+ * encryption key (SecretBox) and no API ever returns it:
  *
  * - imported: `certificate_pem` + `private_key_pem` (PKCS#8) [+ `chain_pem` above it] given at
  *   issuer creation; checked with prepareIssuer on first use and moved under `ca`;
@@ -410,7 +413,7 @@ async function issueResponder(
   authority: IssuingAuthority,
   now: Date,
   custody: KeyCustody,
-): Promise<{ material: ResponderMaterial; key: SigningKey }> {
+): Promise<{ material: ResponderMaterial; key: SigningKey; label: string }> {
   const software = custody instanceof SoftwareKeyCustody;
   const label = software ? `ocsp ${now.getTime()}` : keyLabel(issuerId, 'ocsp', now);
   await custody.createKey({ algorithm: 'ECDSA-P256', label, extractable: software });
@@ -442,7 +445,7 @@ async function issueResponder(
   const material: ResponderMaterial = software
     ? { cert_pem: certificateToPem(cert.der), key_pem: (custody as SoftwareKeyCustody).exportPkcs8(label) }
     : { cert_pem: certificateToPem(cert.der), key_label: label };
-  return { material, key };
+  return { material, key, label };
 }
 
 /** The signing keys a connector works with, resolved from the config by its custody. */
@@ -499,7 +502,7 @@ export class LocalCaConnector implements IssuerConnector {
     ];
     if (config.ocsp_responder && keys.responder) {
       this.#responder = prepareOcspResponder(config.ocsp_responder.cert_pem, keys.responder);
-      this.#responderLabel = config.ocsp_responder.key_label;
+      this.#responderLabel = config.ocsp_responder.key_label ?? 'ocsp';
     }
     const authority = this.#authority;
     this.revocationSigner = {
@@ -575,14 +578,18 @@ export class LocalCaConnector implements IssuerConnector {
     // One re-issue at a time per connector; concurrent OCSP requests wait for it.
     this.#responderPending ??= (async () => {
       try {
-        const { material, key } = await issueResponder(this.issuerId, this.#authority, now, this.#custody);
+        const { material, key, label } = await issueResponder(
+          this.issuerId,
+          this.#authority,
+          now,
+          this.#custody,
+        );
         await this.#context.persistConfig((config) => ({ ...config, ocsp_responder: material }));
         this.#responder = prepareOcspResponder(material.cert_pem, key);
-        // The replaced responder's token key signs nothing any more.
+        // The replaced responder's key signs nothing any more (on a token it is deleted there).
         const retired = this.#responderLabel;
-        this.#responderLabel = material.key_label;
-        if (retired && retired !== material.key_label)
-          await this.#custody.destroy(retired).catch(() => undefined);
+        this.#responderLabel = label;
+        if (retired && retired !== label) await this.#custody.destroy(retired).catch(() => undefined);
         return this.#responder;
       } finally {
         this.#responderPending = undefined;
