@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isCertwrightError } from '../../src/errors.js';
-import { createLocalCaConnector } from '../../src/issuers/local-ca.js';
+import { createLocalCaConnector, generateLocalCaWithRootKey } from '../../src/issuers/local-ca.js';
 import { SoftwareKeyCustody } from '../../src/key-custody/software.js';
 
 const issuer = (config: Record<string, unknown>) => ({
@@ -57,5 +57,11 @@ describe('Local CA key custody', () => {
   it('refuses a custody of another kind for a pkcs11 issuer rather than signing with it', async () => {
     const { ctx } = context({ key_custody: 'pkcs11' }, new SoftwareKeyCustody());
     await expect(createLocalCaConnector(ctx)).rejects.toMatchObject({ reason: 'issuer_not_ready' });
+  });
+
+  it('refuses to return a root key for a CA whose keys live on a token (they never leave it)', async () => {
+    await expect(
+      generateLocalCaWithRootKey({ name: 'token' }, { key_custody: 'pkcs11' }, new Date()),
+    ).rejects.toMatchObject({ reason: 'invalid_input' });
   });
 });
