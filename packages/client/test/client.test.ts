@@ -142,7 +142,9 @@ describe('certificates through the typed client', () => {
       }
       expect(ids.sort()).toEqual(created.map((x) => x.id).sort());
 
-      const pending = await c.listCertificates({ query: { search: tag, status: ['Pending', 'Active'] } });
+      const pending = await c.listCertificates({
+        query: { search: tag, status: ['Pending', 'Active', 'Failed', 'RenewalInProgress'] },
+      });
       expect(pending.total).toBe(5);
     } finally {
       await c.close();
