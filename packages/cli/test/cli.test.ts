@@ -3,7 +3,7 @@
  * on 127.0.0.1, its stdout, stderr and exit codes.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -127,11 +127,37 @@ describe('certwright against a real server', () => {
     expect(JSON.parse(json.out)).toMatchObject({ total: 3, per_page: 2, page: 1 });
 
     const all = await cli(['certs', 'list', '--search', tag, '--per-page', '2', '--all', '--output', 'json']);
+    expect(all.err).toBe('');
     expect((JSON.parse(all.out) as { id: string }[]).map((c) => c.id).sort()).toEqual([...ids].sort());
 
     const yaml = await cli(['certs', 'get', ids[0] as string, '-o', 'yaml']);
     expect(yaml.code).toBe(EXIT.ok);
     expect(yaml.out).toContain(`id: ${ids[0]}`);
+  });
+
+  it('issues with --wait and exports the PEM with --out', async () => {
+    const create = await cli([
+      'certs',
+      'create',
+      '--name',
+      `${tag}-issued`,
+      '--common-name',
+      `${tag}.example.test`,
+      ...owner,
+      '-o',
+      'json',
+    ]);
+    const id = JSON.parse(create.out).id as string;
+    const issued = await cli(['certs', 'issue', id, '--key-algorithm', 'ECDSA-P256', '--wait', '-o', 'json']);
+    expect(issued.code, issued.err).toBe(EXIT.ok);
+    expect(JSON.parse(issued.out)).toMatchObject({ id, status: 'Active' });
+    // Not a terminal: no progress drawn on stderr.
+    expect(issued.err).toBe('');
+    const out = join(dir, 'issued.pem');
+    const exported = await cli(['certs', 'export', id, '--out', out]);
+    expect(exported.code, exported.err).toBe(EXIT.ok);
+    expect(readFileSync(out, 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(exported.err).toMatch(/^wrote \d+ bytes \(application\/x-pem-file\) to /);
   });
 
   it('revokes in batches and sums the results', async () => {
@@ -213,6 +239,8 @@ describe('failures: one line on stderr and a distinct exit code', () => {
   });
 
   it('usage errors → 2 with nothing sent: unknown flag, missing argument, missing required field, malformed JSON file', async () => {
+    const stub = await startStubServer(() => ({ status: 500 }));
+    const toStub = { SVC_SERVER_URL: stub.url, SVC_SERVER_CA_BUNDLE_PATH: stub.caPath };
     for (const args of [
       ['certs', 'list', '--no-such-flag'],
       ['certs', 'get'],
@@ -220,14 +248,16 @@ describe('failures: one line on stderr and a distinct exit code', () => {
       ['certs', 'list', '--per-page', 'many'],
       ['certs', 'list', '-o', 'xml'],
     ]) {
-      const run = await cli(args);
+      const run = await cli(args, toStub);
       expect(run.code, args.join(' ')).toBe(EXIT.usage);
       oneLineError(run);
     }
     writeFileSync(join(dir, 'bad.json'), '{"name": ');
-    const bad = await cli(['certs', 'create', '--body-file', join(dir, 'bad.json')]);
+    const bad = await cli(['certs', 'create', '--body-file', join(dir, 'bad.json')], toStub);
     expect(bad.code).toBe(EXIT.usage);
     expect(oneLineError(bad)).toMatch(/bad\.json is not valid JSON/);
+    expect(stub.requests).toHaveLength(0);
+    await stub.close();
   });
 
   it('http:// → 2 at start-up, naming the upgrade guide', async () => {
@@ -260,6 +290,22 @@ describe('failures: one line on stderr and a distinct exit code', () => {
     });
     expect(run.code).toBe(EXIT.connection);
     expect(oneLineError(run)).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('shell completion', () => {
+  it('prints a bash script that bash accepts, completing groups and commands', async () => {
+    const run = await cli(['completion', 'bash']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.out).toContain('complete -F _certwright certwright');
+    expect(run.out).toMatch(/certs\)\n\s+if .*compgen -W "[^"]*bulk-revoke/);
+    const script = join(dir, 'completion.bash');
+    writeFileSync(script, run.out);
+    const check = await new Promise<number>((resolve) =>
+      execFile('bash', ['-n', script], (error) => resolve(error ? 1 : 0)),
+    );
+    expect(check).toBe(0);
+    expect((await cli(['completion', 'fish'])).code).toBe(EXIT.usage);
   });
 });
 
