@@ -113,7 +113,14 @@ export function createClient(options: ClientOptions): CertwrightClient {
       throw new ClientConfigError(`${operationId}: a JSON body is required`);
     }
     for (let attempt = 0; ; attempt++) {
-      const signals = [AbortSignal.timeout(timeoutMs), ...(request.signal ? [request.signal] : [])];
+      // The time limit covers the wait for the answer's head; a long body (an audit export)
+      // then streams under undici's idle timeout between chunks.
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new DOMException('timed out', 'TimeoutError')),
+        timeoutMs,
+      );
+      const signals = [deadline.signal, ...(request.signal ? [request.signal] : [])];
       let response: Awaited<ReturnType<typeof fetch>>;
       try {
         response = await fetch(url, {
@@ -125,6 +132,8 @@ export function createClient(options: ClientOptions): CertwrightClient {
         });
       } catch (error) {
         throw connectionError(error, url.origin);
+      } finally {
+        clearTimeout(timer);
       }
       if (response.ok) return decode(response);
       const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));

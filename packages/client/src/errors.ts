@@ -57,9 +57,9 @@ export class ConnectionError extends CertwrightClientError {
     readonly url: string,
     /** The system error code (ECONNREFUSED, UNABLE_TO_VERIFY_LEAF_SIGNATURE …), when there is one. */
     readonly code: string | undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; detail?: string },
   ) {
-    super(`${describe(kind, code)} (${url})`, options);
+    super(`${describe(kind, code ?? options?.detail)} (${url})`, options);
   }
 }
 
@@ -94,9 +94,13 @@ const UNTRUSTED = new Set([
 export function connectionError(error: unknown, url: string): ConnectionError {
   let code: string | undefined;
   let name: string | undefined;
+  let detail: string | undefined;
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    const candidate = e as { code?: unknown; name?: unknown; cause?: unknown };
+    const candidate = e as { code?: unknown; name?: unknown; cause?: unknown; message?: unknown };
     if (typeof candidate.code === 'string' && code === undefined) code = candidate.code;
+    // The innermost message says most ("bad port", "getaddrinfo ENOTFOUND …"); fetch's own is "fetch failed".
+    if (typeof candidate.message === 'string' && candidate.message !== '' && depth > 0)
+      detail = candidate.message;
     if (
       typeof candidate.name === 'string' &&
       (candidate.name === 'AbortError' || candidate.name === 'TimeoutError')
@@ -114,5 +118,5 @@ export function connectionError(error: unknown, url: string): ConnectionError {
           : code?.startsWith('ERR_SSL') || code?.startsWith('ERR_TLS')
             ? 'tls'
             : 'unreachable';
-  return new ConnectionError(kind, url, code, { cause: error });
+  return new ConnectionError(kind, url, code, { cause: error, ...(detail ? { detail } : {}) });
 }

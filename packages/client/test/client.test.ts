@@ -108,6 +108,20 @@ describe('transport and trust', () => {
       await c.close();
     }
   });
+
+  it('gives up on a server that does not answer within the time limit', async () => {
+    const stub = await startStubServer(() => null);
+    const c = createClient({ baseUrl: stub.url, caBundlePath: stub.caPath, timeoutMs: 200 });
+    try {
+      const error = await c.getVersion().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as ConnectionError).kind).toBe('timeout');
+      expect(stub.requests).toHaveLength(1);
+    } finally {
+      await c.close().catch(() => {});
+      await stub.close();
+    }
+  });
 });
 
 describe('certificates through the typed client', () => {
@@ -193,6 +207,35 @@ describe('certificates through the typed client', () => {
       const denied = await wrongKey.listCertificates().catch((e: unknown) => e);
       await wrongKey.close();
       expect(denied).toMatchObject({ status: 401 });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('writes through other route families: owners CRUD, a renewal-policy conflict, issuance and a binary export', async () => {
+    const c = client();
+    try {
+      const owner = await c.createOwner({ body: { name: `owner-${Date.now()}`, email: 'pki@example.test' } });
+      expect(
+        (await c.updateOwner({ path: { id: owner.id }, body: { name: `${owner.name}-renamed` } })).name,
+      ).toBe(`${owner.name}-renamed`);
+      expect(await c.deleteOwner({ path: { id: owner.id } })).toBeUndefined();
+      await expect(c.getOwner({ path: { id: owner.id } })).rejects.toMatchObject({ status: 404 });
+
+      const name = `rp-${Date.now()}`;
+      await c.createRenewalPolicy({ body: { name } });
+      await expect(c.createRenewalPolicy({ body: { name } })).rejects.toMatchObject({
+        status: 409,
+        code: 'conflict',
+      });
+
+      const cert = await c.createCertificate({
+        body: { ...base, name: `bin-${Date.now()}`, common_name: 'bin.example.test' },
+      });
+      await c.issueCertificate({ path: { id: cert.id }, body: { key_algorithm: 'ECDSA-P256' } });
+      const der = await c.exportCertificate({ path: { id: cert.id }, query: { format: 'der' } });
+      expect(der).toMatchObject({ contentType: expect.stringMatching(/^application\/pkix-cert/) });
+      expect((der as { bytes: Uint8Array }).bytes.byteLength).toBeGreaterThan(100);
     } finally {
       await c.close();
     }

@@ -46,10 +46,11 @@ export interface StubRequest {
 
 /** An HTTPS server on 127.0.0.1 answering from a script, recording every request it receives. */
 export async function startStubServer(
+  /** null: never answer (the connection stays open until the stub closes). */
   answer: (
     request: StubRequest,
     index: number,
-  ) => { status: number; headers?: Record<string, string>; body?: string },
+  ) => { status: number; headers?: Record<string, string>; body?: string } | null,
 ): Promise<{ url: string; caPath: string; requests: StubRequest[]; close(): Promise<void> }> {
   const pki = makeTestPki(['stub']);
   const requests: StubRequest[] = [];
@@ -68,6 +69,7 @@ export async function startStubServer(
         const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
         requests.push(request);
         const reply = answer(request, requests.length - 1);
+        if (reply === null) return;
         res.writeHead(reply.status, reply.headers ?? {});
         res.end(reply.body ?? '');
       });
