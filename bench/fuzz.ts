@@ -8,6 +8,7 @@
  *   pnpm bench fuzz                       100,000 cases per target
  *   FUZZ_CASES=1000000 pnpm bench fuzz    more
  *   FUZZ_TARGETS=csr,key pnpm bench fuzz  some targets only
+ *   FUZZ_TARGETS=webhook pnpm bench fuzz  the webhook request preparation (templates, URL)
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -15,6 +16,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { isCertwrightError } from '../packages/core/src/errors.js';
+import { prepareWebhookRequest, sampleAlert } from '../packages/core/src/notify/webhooks/index.js';
 import * as pki from '../packages/core/src/pki/index.js';
 import {
   type FuzzReport,
@@ -48,9 +50,60 @@ const ocspGet: FuzzTarget<string> = {
   show: (text) => JSON.stringify(text),
 };
 
-const targets = [...pkiTargets(), ocspGet as FuzzTarget<unknown>].filter(
-  (t) => !only || only.includes(t.name),
-);
+const alert = sampleAlert(new Date('2026-05-01T12:00:00Z'));
+const webhookRequest: FuzzTarget<{ template: string; url: string }> = {
+  name: 'webhook',
+  covers:
+    'webhook request preparation: payload and URL templates (parse, execute, limits), JSON check, kind URL rules',
+  inputs: fc.record({
+    template: mutatedText(
+      [
+        '{"text": {{printf "[%s] %s" (.Level | upper) .Message | json}}, "v": {{.Value}}}',
+        '{{if eq .Level "critical"}}{"a": 1}{{else}}{"a": {{len .Message}}}{{end}}',
+        '{{range $i, $c := .Message}}{{$i}}{{end}}',
+      ],
+      [
+        '{{',
+        '}}',
+        '{{-',
+        '-}}',
+        '|',
+        '"',
+        '(',
+        ')',
+        '.Value',
+        ' json',
+        'range ',
+        'end',
+        'printf "%q"',
+        '$x := ',
+        '{{/*',
+        '*/}}',
+      ],
+    ),
+    url: mutatedText(
+      [
+        'https://hooks.example.com/a/{{.ResourceID}}?m={{.Message | urlquery}}',
+        'http://[::1]:8080/{{.Level}}',
+      ],
+      ['{{', '}}', '?', '#', '/', '@', ':', '%', ' urlquery', ' urlpath', '[', ']'],
+    ),
+  }),
+  run: ({ template, url }) =>
+    prepareWebhookRequest(
+      { url, template, method: 'POST', service: 'generic', headers: {}, options: {} },
+      alert,
+      'k',
+    ),
+  size: ({ template, url }) => template.length + url.length,
+  show: (input) => JSON.stringify(input),
+};
+
+const targets = [
+  ...pkiTargets(),
+  ocspGet as FuzzTarget<unknown>,
+  webhookRequest as FuzzTarget<unknown>,
+].filter((t) => !only || only.includes(t.name));
 const reports: FuzzReport[] = [];
 const started = performance.now();
 for (const [i, target] of targets.entries()) {

@@ -23,6 +23,7 @@ const BENCHMARKS: Record<string, string[]> = {
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],
+  webhooks: [],
   fuzz: [],
 };
 

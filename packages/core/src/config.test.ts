@@ -251,6 +251,21 @@ describe('parseConfig', () => {
     expect(message).toMatch(/SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES: '10.0.0.0\/33'/);
   });
 
+  it('reads the SCEP probe ranges and refuses loopback entries, naming the variable', () => {
+    expect(parseConfig(base).scepProbe).toEqual({ allowedRanges: [] });
+    expect(
+      parseConfig({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: '10.20.0.0/16, 192.168.1.20' }).scepProbe,
+    ).toEqual({ allowedRanges: ['10.20.0.0/16', '192.168.1.20/32'] });
+    for (const loopback of ['127.0.0.1', '10.0.0.0/8, 127.0.0.0/8', '::1']) {
+      expect(failure({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: loopback })).toMatch(
+        /SVC_SCEP_PROBE_ALLOWED_RANGES: loopback entries .* are not allowed/,
+      );
+    }
+    expect(failure({ ...base, SVC_SCEP_PROBE_ALLOWED_RANGES: 'intranet' })).toMatch(
+      /SVC_SCEP_PROBE_ALLOWED_RANGES/,
+    );
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

@@ -93,6 +93,12 @@ export interface ServiceConfig {
     validationResolver: string | undefined;
     allowedRanges: string[];
   };
+  /**
+   * SCEP probe (docs/protocols/scep-probe.md): the private ranges it may reach
+   * (SVC_SCEP_PROBE_ALLOWED_RANGES, comma-separated, default none). Loopback entries are
+   * refused: no setting lets the probe reach the server's own host.
+   */
+  scepProbe: { allowedRanges: string[] };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -181,6 +187,17 @@ const rangeList = z.string().transform((text, ctx) => {
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^range: /, '') });
     return z.NEVER;
+  }
+});
+
+/** Like {@link rangeList}, for destinations that must never be this host. */
+const rangeListWithoutLoopback = rangeList.superRefine((entries, ctx) => {
+  const loopback = parseAllowlist(entries, 'range').loopbackEntries;
+  if (loopback.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `loopback entries (${loopback.join(', ')}) are not allowed: the SCEP probe never connects to this host`,
+    });
   }
 });
 
@@ -285,6 +302,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       dns01Resolver: read('SVC_ACME_SERVER_DNS01_RESOLVER', hostPort, '8.8.8.8:53') as string,
       validationResolver: read('SVC_ACME_SERVER_VALIDATION_RESOLVER', hostPort),
       allowedRanges: read('SVC_ACME_SERVER_VALIDATION_ALLOWED_RANGES', rangeList, '') as string[],
+    },
+    scepProbe: {
+      allowedRanges: read('SVC_SCEP_PROBE_ALLOWED_RANGES', rangeListWithoutLoopback, '') as string[],
     },
     acmeServer: {
       defaultProfileId: read('SVC_ACME_SERVER_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,

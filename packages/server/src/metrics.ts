@@ -4,8 +4,10 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 export interface ServerMetrics {
   registry: Registry;
   observe(event: ResponseEvent): void;
-  /** Spec §6.2: incremented each time a notification becomes dead. */
+  /** Incremented each time a notification becomes dead. */
   notificationDead: Counter;
+  /** Webhook delivery attempts (tests included) by kind and outcome: delivered, retry, failed. */
+  webhookDeliveries: Counter;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -36,9 +38,16 @@ export function createMetrics(): ServerMetrics {
     help: 'Notifications that exhausted their retry budget and became dead',
     registers: [registry],
   });
+  const webhookDeliveries = new Counter({
+    name: 'svc_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by kind (service) and outcome: delivered, retry (will be retried), failed (not retried)',
+    labelNames: ['service', 'outcome'],
+    registers: [registry],
+  });
   return {
     registry,
     notificationDead,
+    webhookDeliveries,
     observe(event) {
       // Route templates, never raw paths, keep label cardinality bounded.
       requests.inc({ method: event.method, route: event.route, status: String(event.status) });

@@ -9,6 +9,7 @@ import {
   type ServiceConfig,
   systemClock,
 } from '@certwright/core';
+import { createWebhookClient, type WebhookClientOptions } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -42,7 +43,21 @@ export interface RunningServer {
  * reachable and migrated, /health answers, /ready is 503 and every other route is 503, so an
  * orchestrator can tell "alive" from "ready" and a database outage at start is waited out.
  */
-export async function startServer(config: Readonly<ServiceConfig>, logger: Logger): Promise<RunningServer> {
+/**
+ * In-process embedding knobs that no configuration variable reaches. The CLI never passes them;
+ * tests do, to deliver webhooks to receivers on 127.0.0.1 (the loopback opt-in and a resolver)
+ * and to run the renewal scan without waiting minutes.
+ */
+export interface StartOptions {
+  webhooks?: WebhookClientOptions;
+  renewalScanIntervalMs?: number;
+}
+
+export async function startServer(
+  config: Readonly<ServiceConfig>,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   const eol = endOfLife(process.version, new Date());
   if (eol) {
     logger.warn(
@@ -121,6 +136,19 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).
+        scepProbe: { allowedRanges: config.scepProbe.allowedRanges },
+        webhooks: {
+          // Private ranges as the operator's allowlist says; loopback never (no variable sets it).
+          outbound: (ranges) => createWebhookClient(ranges, options.webhooks),
+          instance: config.baseUrl ?? `https://localhost:${tls.port}`,
+          node: hostname(),
+          onResult: (service, result) =>
+            metrics.webhookDeliveries.inc({
+              service,
+              outcome: result.delivered ? 'delivered' : result.retryable ? 'retry' : 'failed',
+            }),
+        },
       },
     );
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
@@ -151,7 +179,10 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
       startNotificationRetry({ ...scheduled, intervalMs: config.notificationRetryIntervalMs }),
       startJobTimeouts(scheduled),
       startIssuanceWorker(scheduled),
-      startRenewalScan(scheduled),
+      startRenewalScan({
+        ...scheduled,
+        ...(options.renewalScanIntervalMs ? { intervalMs: options.renewalScanIntervalMs } : {}),
+      }),
       startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
     ];
     logger.info(

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { Agent } from 'node:https';
-import { connect } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endOfLife } from '../src/runtime-support.js';
@@ -41,10 +42,43 @@ describe('certwright-server over TLS 1.3', () => {
       SVC_TLS_CERT_PATH: certPath,
       SVC_TLS_KEY_PATH: keyPath,
       SVC_AUTH_SECRET: SECRET,
+      // The broadest range setting there is: it admits every private address and still no loopback.
+      SVC_SCEP_PROBE_ALLOWED_RANGES: '0.0.0.0/0, ::/0',
     });
   });
   afterAll(async () => {
     server?.child.kill('SIGKILL');
+  });
+
+  it('keeps the SCEP probe off loopback whatever its range setting: the server on 127.0.0.1 sees nothing', async () => {
+    let requests = 0;
+    const scep = createHttpServer((_req, res) => {
+      requests++;
+      res.end('SCEPStandard');
+    });
+    await new Promise<void>((resolve) => scep.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (scep.address() as AddressInfo).port;
+      for (const url of [
+        `http://127.0.0.1:${port}/scep`,
+        `http://localhost:${port}/scep`,
+        `http://[::ffff:7f00:1]:${port}/`,
+      ]) {
+        const res = await get(server.port, pki.ca, '/api/v1/network-scan/scep-probe', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${SECRET}` },
+          body: { url },
+        });
+        expect(res.status, url).toBe(200);
+        expect(JSON.parse(res.body), url).toMatchObject({
+          reachable: false,
+          error: expect.stringMatching(/loopback/),
+        });
+      }
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => scep.close(() => resolve()));
+    }
   });
 
   it('warns at start-up exactly when it runs on an end-of-life Node.js', () => {
@@ -162,6 +196,10 @@ describe('certwright-server start-up refusals', () => {
       /SVC_TLS_KEY_PATH is required/,
     ],
     [{ ...tlsEnv }, /SVC_AUTH_SECRET is required/],
+    [
+      { ...tlsEnv, SVC_AUTH_SECRET: SECRET, SVC_SCEP_PROBE_ALLOWED_RANGES: '10.0.0.0/8, 127.0.0.1' },
+      /SVC_SCEP_PROBE_ALLOWED_RANGES: loopback entries \(127\.0\.0\.1\/32\) are not allowed/,
+    ],
     [
       { ...tlsEnv, SVC_AUTH_SECRET: SECRET, SVC_TLS_CERT_PATH: '/nonexistent/cert.pem' },
       /SVC_TLS_CERT_PATH: cannot read/,

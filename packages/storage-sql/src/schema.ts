@@ -290,7 +290,40 @@ export interface WebhooksTable {
   template: string;
   header_names: string;
   headers_sealed: string;
+  /** JSON list of notification types; `[]` = every type. */
+  events: string;
+  /** JSON object of per-kind settings. */
+  options: string;
   created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface ScepProbesTable {
+  id: string;
+  url: string;
+  reachable: Bool;
+  /** JSON array of GetCACaps keywords. */
+  capabilities: string;
+  supports_rfc8894: Bool;
+  supports_aes: Bool;
+  supports_post: Bool;
+  supports_renewal: Bool;
+  supports_sha256: Bool;
+  supports_sha512: Bool;
+  ca_subject: string | null;
+  ca_issuer: string | null;
+  ca_not_before: Ts | null;
+  ca_not_after: Ts | null;
+  key_algorithm: string | null;
+  chain_length: number;
+  probed_at: Ts;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface SystemSettingsTable {
+  name: string;
+  value: string;
   updated_at: Ts;
 }
 
@@ -373,6 +406,8 @@ export interface Database {
   jobs: JobsTable;
   notification_events: NotificationsTable;
   webhooks: WebhooksTable;
+  scep_probes: ScepProbesTable;
+  system_settings: SystemSettingsTable;
   audit_events: AuditEventsTable;
   audit_head: AuditHeadTable;
   queue_jobs: QueueJobsTable;

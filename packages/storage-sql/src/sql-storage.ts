@@ -17,6 +17,8 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
+import { scepProbeRepository } from './repos/scep-probes.js';
+import { settingsRepository } from './repos/settings.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
@@ -61,7 +63,9 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     jobs: jobRepository(ctx),
     notifications: notificationRepository(ctx),
     webhooks: webhookRepository(ctx),
+    settings: settingsRepository(ctx),
     audit: auditRepository(ctx),
+    scepProbes: scepProbeRepository(ctx),
     ...acmeRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);

@@ -38,7 +38,7 @@ const reloadBody = z
   .strict()
   .optional();
 
-/** Spec §4.15: EST statistics and trust reload, admin only. */
+/** EST statistics and trust reload, admin only. */
 export function estAdminRoutes(services: Services): RouteSpec[] {
   return [
     defineRoute({
@@ -99,7 +99,7 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
           );
           return { status: 200, body: { reloaded } };
         } catch (error) {
-          // Spec §7: an unreadable or invalid trust file is 500, and the operator needs to know why.
+          // An unreadable or invalid trust file is 500, and the operator needs to know why.
           if (!isCertwrightError(error) || error.extra.est_failure !== 'trust_reload') throw error;
           return problem({
             status: 500,

@@ -9,6 +9,7 @@ import { estAdminRoutes } from './est-admin.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { networkScanRoutes } from './network-scan.js';
 import { notificationRoutes } from './notifications.js';
 import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
@@ -16,6 +17,7 @@ import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
+import { webhookRoutes } from './webhooks.js';
 
 /**
  * Feature routes in registration order. Within each module, literal paths come before
@@ -27,6 +29,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     targetRoutes,
     jobRoutes,
     notificationRoutes,
+    webhookRoutes,
     auditRoutes,
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.
     bulkRoutes,
@@ -40,6 +43,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    networkScanRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -33,7 +33,7 @@ export const agentSchema = z.object({
 });
 export type Agent = z.infer<typeof agentSchema>;
 
-/** Spec §2.2: what blocks a retirement without force. */
+/** What blocks a retirement without force. */
 export interface AgentDependencyCounts {
   active_targets: number;
   active_certificates: number;

@@ -25,6 +25,7 @@ export const ID_PREFIX = {
   acmeAuthorization: 'authz-',
   acmeChallenge: 'chall-',
   acmeEabKey: 'eab-',
+  scepProbe: 'scepp-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -10,6 +10,7 @@ export * from './owner.js';
 export * from './policy.js';
 export * from './profile.js';
 export * from './renewal-policy.js';
+export * from './scep-probe.js';
 export * from './target.js';
 export * from './team.js';
 export * from './webhook.js';

@@ -18,7 +18,7 @@ export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'dead', 'read
 export const notificationStatusSchema = z.enum(NOTIFICATION_STATUSES);
 export type NotificationStatus = z.infer<typeof notificationStatusSchema>;
 
-/** Spec §8: five attempts in all; the retry at count 4 or more goes dead. */
+/** Five attempts in all; the retry at count 4 or more goes dead. */
 export const NOTIFICATION_RETRY_BUDGET = 5;
 
 export const notificationEventSchema = z.object({

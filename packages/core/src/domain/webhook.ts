@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idSchema, timestampSchema } from './common.js';
+import { notificationTypeSchema } from './notification.js';
 
 export const WEBHOOK_SERVICES = [
   'generic',
@@ -21,8 +22,22 @@ export const webhookHeadersSchema = z.record(z.string().min(1).max(256), z.strin
 export type WebhookHeaders = z.infer<typeof webhookHeadersSchema>;
 
 /**
- * Spec 001 §2.1. Header values often carry credentials, so they are sealed at rest; the
- * public record lists only the header names.
+ * Per-kind settings (docs/notifications/webhooks.md): the chat a bot message goes to, the topic
+ * a topic-push message is published on, a fixed push priority (1–10; the topic push kind caps it at 5) instead of one by severity.
+ */
+export const webhookOptionsSchema = z
+  .object({
+    chat_id: z.string().min(1).max(128).optional(),
+    topic: z.string().min(1).max(128).optional(),
+    priority: z.number().int().min(1).max(10).optional(),
+  })
+  .strict();
+export type WebhookOptions = z.infer<typeof webhookOptionsSchema>;
+
+/**
+ * A webhook target of alert notifications. Header values often carry credentials, so they are
+ * sealed at rest; the public record lists only the header names. `events` lists the
+ * notification types it receives (empty: every type).
  */
 export const webhookSchema = z.object({
   id: idSchema,
@@ -33,6 +48,8 @@ export const webhookSchema = z.object({
   enabled: z.boolean(),
   template: z.string().max(65536),
   header_names: z.array(z.string()),
+  events: z.array(notificationTypeSchema),
+  options: webhookOptionsSchema,
   created_at: timestampSchema,
   updated_at: timestampSchema,
 });

@@ -25,3 +25,4 @@ export {
   systemResolver,
 } from './resolver.js';
 export type { TlsConnectOptions, TlsConnectResult } from './tls-connect.js';
+export { createWebhookClient, type WebhookClientOptions } from './webhook-client.js';

@@ -1,15 +1,26 @@
 import type { NotificationEvent } from '../domain/notification.js';
 import { fail } from '../errors.js';
 
+/** A send that resolved without delivering on purpose (target deleted or disabled): recorded as the event's `last_error`. */
+export interface ChannelOutcome {
+  note: string;
+}
+
 /**
  * One way of delivering notification events (email, webhook, chat …). `send` resolves when the
- * event was handed over and throws (any error) when it was not; the pipeline turns a throw
- * into a failed attempt, so a channel never needs to catch its own errors.
+ * event was handed over (or deliberately not, with a note) and throws (any error) when it was
+ * not; the pipeline turns a throw into a failed attempt, so a channel never needs to catch its
+ * own errors. A `CertwrightError` whose `extra.retry` is false is not retried (the event goes
+ * dead at once); `extra.retry_after_ms` delays the next attempt at least that long.
  */
 export interface NotificationChannel {
-  /** Matches `NotificationEvent.channel` (e.g. `email`, `webhook:wh-…`). */
+  /**
+   * Matches `NotificationEvent.channel` (e.g. `email`). A name ending in `:` (`webhook:`) is a
+   * family: it receives every event whose channel starts with it and has no channel of its own.
+   */
   readonly name: string;
-  send(event: NotificationEvent): Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: existing channels resolve void; an outcome is optional
+  send(event: NotificationEvent): Promise<void | ChannelOutcome>;
 }
 
 /**
@@ -38,7 +49,10 @@ export class NotificationChannelRegistry {
   }
 
   get(name: string): NotificationChannel | undefined {
-    return this.#channels.get(name);
+    const exact = this.#channels.get(name);
+    if (exact) return exact;
+    const colon = name.indexOf(':');
+    return colon > 0 ? this.#channels.get(name.slice(0, colon + 1)) : undefined;
   }
 
   names(): string[] {

@@ -1,4 +1,4 @@
-export { type NotificationChannel, NotificationChannelRegistry } from './channel.js';
+export { type ChannelOutcome, type NotificationChannel, NotificationChannelRegistry } from './channel.js';
 export {
   type DeliveryJob,
   enqueueDeliveryAfterCommit,
@@ -11,3 +11,4 @@ export {
   retryDelayMs,
 } from './retry-schedule.js';
 export * from './template/index.js';
+export * from './webhooks/index.js';

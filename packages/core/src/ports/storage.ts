@@ -24,6 +24,7 @@ import type { Owner } from '../domain/owner.js';
 import type { PolicyRule, PolicyRuleType, PolicyViolation, Severity } from '../domain/policy.js';
 import type { CertificateProfile, EnrollmentProtocol, EnrollmentSecrets } from '../domain/profile.js';
 import type { RenewalPolicy } from '../domain/renewal-policy.js';
+import type { ScepProbe } from '../domain/scep-probe.js';
 import type {
   DeploymentTarget,
   DeploymentTargetWithConfig,
@@ -340,7 +341,7 @@ export interface AgentRepository extends Lockable<Agent> {
   getByApiKeyHash(apiKeyHash: string): Promise<Agent | null>;
   update(id: string, patch: AgentPatch): Promise<Agent>;
   list(query?: PageRequest & { retired?: boolean; status?: AgentStatus }): Promise<PageResult<Agent>>;
-  /** Spec §2.2: active (unretired) targets, certificates bound to them, open jobs. */
+  /** Active (unretired) targets, certificates bound to them, open jobs. */
   dependencyCounts(id: string): Promise<AgentDependencyCounts>;
 }
 
@@ -474,12 +475,36 @@ export interface NotificationRepository extends Lockable<NotificationEvent> {
 
 export type NewWebhook = NewRecord<
   Webhook,
-  'enabled' | 'method' | 'service' | 'template' | 'header_names'
+  'enabled' | 'method' | 'service' | 'template' | 'header_names' | 'events' | 'options'
 > & { headers?: WebhookHeaders };
 export type WebhookPatch = Patch<Webhook, 'header_names'> & { headers?: WebhookHeaders };
 export interface WebhookRepository extends CrudRepository<Webhook, NewWebhook, WebhookPatch> {
   getWithHeaders(id: string): Promise<WebhookWithHeaders | null>;
   list(query?: PageRequest & { enabled?: boolean }): Promise<PageResult<Webhook>>;
+}
+
+/** A probe result to store; the id is generated when left out. */
+export type NewScepProbe = Omit<ScepProbe, 'id'> & { id?: string };
+
+/** SCEP probe results (docs/protocols/scep-probe.md); append-only. */
+export interface ScepProbeRepository {
+  create(input: NewScepProbe): Promise<ScepProbe>;
+  /**
+   * The newest `limit` results (1–200; other values are clamped), newest `probed_at` first;
+   * results of the same millisecond in descending id order.
+   */
+  recent(limit: number): Promise<ScepProbe[]>;
+}
+
+/**
+ * Operator settings changed at run time through the API (the webhook private-range allowlist …),
+ * one text value per name. Every instance reads the stored value, so a change applies at once.
+ */
+export interface SettingsRepository {
+  /** The stored value, or null when the setting was never written. */
+  get(name: string): Promise<string | null>;
+  /** Writes (inserts or replaces) the value. */
+  put(name: string, value: string): Promise<void>;
 }
 
 export interface AuditStreamQuery {
@@ -536,7 +561,9 @@ export interface Storage extends AcmeStorage {
   readonly jobs: JobRepository;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
+  readonly settings: SettingsRepository;
   readonly audit: AuditRepository;
+  readonly scepProbes: ScepProbeRepository;
   /**
    * Runs `fn` in one database transaction: it commits when `fn` resolves and rolls back when it
    * throws (the error is rethrown). Use only the `tx` handed in inside `fn`. Calling

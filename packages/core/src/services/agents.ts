@@ -177,7 +177,7 @@ export class AgentService {
     return agent ? this.#withStatus(agent) : null;
   }
 
-  /** Spec §2.2 counts that block retirement without force. */
+  /** The counts that block retirement without force. */
   dependencies(id: string): Promise<AgentDependencyCounts> {
     return this.deps.storage.agents.dependencyCounts(id);
   }

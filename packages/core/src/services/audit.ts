@@ -17,7 +17,7 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-/** Spec §4.16 / §8: an export covers at most 90 days and 1–100,000 events. */
+/** An export covers at most 90 days and 1–100,000 events. */
 export const AUDIT_EXPORT_MAX_RANGE_MS = 90 * 24 * 60 * 60_000;
 export const AUDIT_EXPORT_MAX_LIMIT = 100_000;
 

@@ -30,7 +30,7 @@ const filterFields = {
   source: certificateSourceSchema.optional().describe('"" means any source; never enough on its own'),
 };
 
-/** Spec §2.10: all criteria optional, at least one required; criteria combine with AND. */
+/** All criteria optional, at least one required; criteria combine with AND. */
 export const bulkRenewSchema = z.object(filterFields);
 export const bulkRevokeSchema = z.object({
   ...filterFields,

@@ -35,7 +35,7 @@ const fields = {
   tags: z.array(z.string().trim().min(1).max(64)).max(50),
 };
 
-/** Spec §2.1: the six required fields, plus the optional ones of the inventory. */
+/** The six required fields, plus the optional ones of the inventory. */
 export const certificateCreateSchema = z.object({
   name: fields.name,
   common_name: fields.common_name,

@@ -22,8 +22,10 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
+import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
 
 export * from '../policy/index.js';
 export * from './acme/index.js';
@@ -62,8 +64,10 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './scep-probe/index.js';
 export * from './targets.js';
 export * from './teams.js';
+export * from './webhooks.js';
 
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
@@ -73,6 +77,8 @@ export interface Services {
   readonly targets: TargetService;
   readonly jobs: JobService;
   readonly notifications: NotificationService;
+  /** Webhook targets of alert notifications, their test action and the private-range allowlist. */
+  readonly webhooks: WebhookNotificationService;
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
@@ -92,6 +98,8 @@ export interface Services {
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** SCEP probes: GetCACaps and GetCACert of a named server, through the address guard. */
+  readonly scepProbes: ScepProbeService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -104,6 +112,10 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
+  scepProbe?: ScepProbeOptions;
+  /** Webhooks: resolver, timeouts, `.Instance`/`.Node` of alerts (docs/notifications/webhooks.md). */
+  webhooks?: WebhookServiceOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -140,6 +152,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     targets: new TargetService(deps, audit),
     jobs,
     notifications,
+    webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
@@ -163,5 +176,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    scepProbes: new ScepProbeService(deps, options.scepProbe),
   };
 }

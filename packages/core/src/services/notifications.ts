@@ -7,10 +7,11 @@ import {
   notificationStatusSchema,
   notificationTypeSchema,
 } from '../domain/notification.js';
-import { fail, invalidState, publicMessage } from '../errors.js';
-import { NotificationChannelRegistry } from '../notify/channel.js';
+import { fail, invalidState, isCertwrightError, publicMessage } from '../errors.js';
+import { type ChannelOutcome, NotificationChannelRegistry } from '../notify/channel.js';
 import { enqueueDeliveryAfterCommit } from '../notify/immediate-delivery.js';
 import { afterFailedAttempt } from '../notify/retry-schedule.js';
+import { webhookChannelName } from '../notify/webhooks/channel.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
@@ -134,7 +135,7 @@ export class NotificationService {
     lines: readonly string[],
   ): Promise<NotificationEvent> {
     const owner = await tx.owners.get(about.owner_id);
-    return this.#store(tx, {
+    const email = await this.#store(tx, {
       type,
       channel: 'email',
       // An owner without an address still gets the event stored (listable, requeueable);
@@ -144,6 +145,24 @@ export class NotificationService {
       message: lines.join('\n'),
       certificate_id: about.certificate_id,
     });
+    // Every enabled webhook that takes this type gets its own event in the same transaction,
+    // so each has its own retries, dead letter and history (channel `webhook:<id>`).
+    for (let page = 1; ; page++) {
+      const hooks = await tx.webhooks.list({ enabled: true, page, perPage: 100 });
+      for (const hook of hooks.items) {
+        if (hook.events.length > 0 && !hook.events.includes(type)) continue;
+        await this.#store(tx, {
+          type,
+          channel: webhookChannelName(hook.id),
+          recipient: hook.name,
+          subject,
+          message: lines.join('\n'),
+          certificate_id: about.certificate_id,
+        });
+      }
+      if (hooks.items.length < 100) break;
+    }
+    return email;
   }
 
   /** {@link raiseForOwner} for one certificate. */
@@ -183,7 +202,7 @@ export class NotificationService {
     return this.deps.storage.notifications.countByStatus();
   }
 
-  /** Spec §3.1: dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
+  /** Dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
   requeue(actor: Actor, id: string): Promise<NotificationEvent> {
     return this.deps.storage.transaction(async (tx) => {
       const event = await tx.notifications.lockForUpdate(id); // before the check
@@ -323,8 +342,13 @@ export class NotificationService {
         return;
       }
       const failure = await sendWithTimeout(channel.send.bind(channel), event);
-      if (failure === null) {
-        await storage.notifications.update(event.id, { status: 'sent', sent_at: now, next_retry_at: null });
+      if (failure === null || 'note' in failure) {
+        await storage.notifications.update(event.id, {
+          status: 'sent',
+          sent_at: now,
+          next_retry_at: null,
+          ...(failure ? { last_error: failure.note } : {}),
+        });
         report.sent += 1;
         return;
       }
@@ -340,8 +364,17 @@ export class NotificationService {
         },
         'notification delivery failed',
       );
-      const next = afterFailedAttempt(event.retry_count, now);
+      const extra = isCertwrightError(failure.error) ? failure.error.extra : undefined;
+      // A failure the channel calls permanent (a receiver's 4xx, a refused destination) would
+      // fail the same way on every retry: it goes dead at once, visible and requeueable.
+      const next =
+        extra?.retry === false
+          ? ({ status: 'dead', next_retry_at: null } as const)
+          : afterFailedAttempt(event.retry_count, now);
       if (next.status === 'failed') {
+        const wait = typeof extra?.retry_after_ms === 'number' ? extra.retry_after_ms : 0;
+        const asked = new Date(now.getTime() + wait);
+        if (asked > next.next_retry_at) next.next_retry_at = asked;
         await storage.notifications.update(event.id, { ...next, last_error: error });
         report.failed += 1;
         return;
@@ -391,9 +424,10 @@ function emptyReport(): SweepReport {
  * when it was delivered.
  */
 async function sendWithTimeout(
-  send: (event: NotificationEvent) => Promise<void>,
+  // biome-ignore lint/suspicious/noConfusingVoidType: existing channels resolve void; an outcome is optional
+  send: (event: NotificationEvent) => Promise<void | ChannelOutcome>,
   event: NotificationEvent,
-): Promise<{ error: unknown } | null> {
+): Promise<{ error: unknown } | ChannelOutcome | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<{ error: unknown }>((resolve) => {
     timer = setTimeout(
@@ -405,7 +439,7 @@ async function sendWithTimeout(
     const attempt = Promise.resolve()
       .then(() => send(event))
       .then(
-        () => null,
+        (outcome) => (outcome && typeof outcome.note === 'string' ? { note: outcome.note } : null),
         (error: unknown) => ({ error }),
       );
     return await Promise.race([attempt, timeout]);

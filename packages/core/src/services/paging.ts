@@ -4,7 +4,7 @@ import { DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageRequest, type PageResult } fro
 /*
  * The one paging rule of every list: `page` below 1 becomes 1, `per_page`
  * below 1 becomes 50 and above 500 becomes 500; a value that is not an integer is a 400 naming
- * the parameter. Spec §8 states the clamp for the retired-agents list; every list follows it so
+ * the parameter. Every list follows it (the retired-agents list first had it) so
  * that a client pages all of them the same way. Query strings arrive as text, so numbers are
  * coerced; in-process callers pass numbers.
  */

@@ -24,7 +24,7 @@ const fields = {
     .max(32),
 };
 
-/** Spec §2.4: only `name` is required; the defaults are applied by the service. */
+/** Only `name` is required; the defaults are applied by the service. */
 export const renewalPolicyCreateSchema = z.object({
   id: idSchema.optional().describe('defaults to rp-<slug of name>'),
   name: fields.name,

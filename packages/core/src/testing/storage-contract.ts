@@ -6,6 +6,7 @@ import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import type { NewCertificateVersion, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
+import { describeScepProbeRepository } from './scep-probe-contract.js';
 import { describeRowLocks } from './storage-locks.js';
 
 /** What a factory hands the storage contract suite: a migrated storage on a fresh database. */
@@ -553,6 +554,48 @@ export function describeStorageContract(
           Authorization: 'Bearer wh-secret',
         });
       });
+
+      it('keeps a webhook’s notification types and per-kind options, and updates only what it is given', async () => {
+        const hook = await s.webhooks.create({
+          name: 'typed',
+          url: 'https://api.telegram.test/botX/sendMessage',
+          service: 'telegram',
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+          headers: { 'X-Api-Key': 'k1' },
+        });
+        expect(hook).toMatchObject({
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
+        const renamed = await s.webhooks.update(hook.id, { name: 'renamed' });
+        expect(renamed).toMatchObject({
+          name: 'renamed',
+          events: ['ExpirationWarning', 'Revocation'],
+          options: { chat_id: '-100123', priority: 4 },
+        });
+        expect((await s.webhooks.getWithHeaders(hook.id))?.headers).toEqual({ 'X-Api-Key': 'k1' });
+        const changed = await s.webhooks.update(hook.id, { events: [], options: { topic: 'certs' } });
+        expect(changed).toMatchObject({ events: [], options: { topic: 'certs' } });
+        const plain = await s.webhooks.create({ name: 'plain', url: 'https://hooks.example.test/y' });
+        expect(plain).toMatchObject({ events: [], options: {} });
+        expect((await s.webhooks.list({ perPage: 500 })).items.find((w) => w.id === hook.id)?.events).toEqual(
+          [],
+        );
+      });
+    });
+
+    describe('settings', () => {
+      it('reads null for a setting never written, then the last value written', async () => {
+        const name = `test.setting.${randomUUID()}`;
+        expect(await s.settings.get(name)).toBeNull();
+        await s.settings.put(name, '10.0.0.0/8');
+        expect(await s.settings.get(name)).toBe('10.0.0.0/8');
+        await s.settings.put(name, '');
+        expect(await s.settings.get(name)).toBe('');
+        await s.transaction(async (tx) => tx.settings.put(name, 'in a transaction'));
+        expect(await s.settings.get(name)).toBe('in a transaction');
+      });
     });
 
     describe('agents, targets and jobs', () => {
@@ -789,6 +832,7 @@ export function describeStorageContract(
     });
 
     describeRowLocks(() => s);
+    describeScepProbeRepository(() => s);
 
     describe('notifications', () => {
       it('sets created_at to now when left zero, finds due retries and counts by status', async () => {

@@ -44,7 +44,7 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
     lockForUpdate: lockFound(ctx, 'notification', (id) => read(id, true)),
     async create(input) {
       const now = ctx.clock.now();
-      // Spec §2.7: a zero created_at (the epoch, or an invalid date) means "now".
+      // A zero created_at (the epoch, or an invalid date) means "now".
       const created = input.created_at && input.created_at.getTime() > 0 ? input.created_at : now;
       const event: NotificationEvent = {
         id: input.id ?? newId('notification'),

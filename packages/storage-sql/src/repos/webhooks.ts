@@ -15,6 +15,8 @@ const COLUMNS = [
   'enabled',
   'template',
   'header_names',
+  'events',
+  'options',
   'created_at',
   'updated_at',
 ] as const;
@@ -29,6 +31,8 @@ function toWebhook(r: Pick<Selectable<WebhooksTable>, (typeof COLUMNS)[number]>)
     enabled: toBool(r.enabled),
     template: r.template,
     header_names: parseJson<string[]>(r.header_names, []),
+    events: parseJson<Webhook['events']>(r.events, []),
+    options: parseJson<Webhook['options']>(r.options, {}),
     created_at: r.created_at,
     updated_at: r.updated_at,
   };
@@ -63,6 +67,8 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
         enabled: input.enabled ?? true,
         template: input.template ?? '',
         header_names: Object.keys(headers).sort(),
+        events: input.events ?? [],
+        options: input.options ?? {},
         created_at: now,
         updated_at: now,
       };
@@ -71,6 +77,8 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
         .values({
           ...hook,
           header_names: JSON.stringify(hook.header_names),
+          events: JSON.stringify(hook.events),
+          options: JSON.stringify(hook.options),
           headers_sealed: await seal(hook.id, headers),
         })
         .execute();
@@ -78,9 +86,11 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
     },
     async update(id, patch) {
       await require(id);
-      const { headers, ...rest } = patch;
+      const { headers, events, options, ...rest } = patch;
       await updateById(ctx, 'webhooks', id, {
         ...defined(rest),
+        ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
+        ...(options !== undefined ? { options: JSON.stringify(options) } : {}),
         ...(headers !== undefined
           ? {
               header_names: JSON.stringify(Object.keys(headers).sort()),

@@ -87,7 +87,7 @@ const PKCS10_ATTRIBUTES: Record<string, string> = {
   unstructuredName: '1.2.840.113549.1.9.2',
 };
 
-/** Spec §2.5 required CSR attributes: EKU names, DN attribute names, PKCS#10 attributes, serialNumber. */
+/** Required CSR attributes: EKU names, DN attribute names, PKCS#10 attributes, serialNumber. */
 function missingRequiredAttributes(profile: CertificateProfile, csr: CertificationRequest): string[] {
   const dn = new Set(csr.subject.rdns.flat().map((a) => a.type.toLowerCase()));
   const ekus = new Set(csr.extendedKeyUsage ?? []);

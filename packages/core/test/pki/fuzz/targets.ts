@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { isCertwrightError } from '../../../src/errors.js';
 import * as pki from '../../../src/pki/index.js';
 import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo } from '../../../src/pki/key-check.js';
+import { chooseCa, readCaCertificates } from '../../../src/services/scep-probe/ca-certificates.js';
 import {
   type FuzzTarget,
   mutated as mutatedFrom,
@@ -256,6 +257,25 @@ export function pkiTargets(): FuzzTarget<unknown>[] {
         typeof input === 'string' ? input.length : (JSON.stringify(input ?? null)?.length ?? 0),
       show: (input: unknown) => JSON.stringify(input),
     },
+    bytesTarget(
+      'scep-getcacert',
+      'readCaCertificates / chooseCa (SCEP probe: PKCS#7 certs-only, DER, PEM answers)',
+      fc.oneof(
+        { weight: 3, arbitrary: mutated([...seeds.cert, pki.buildCertsOnly(seeds.cert)]) },
+        {
+          weight: 1,
+          arbitrary: mutatedText(
+            [
+              seeds.cert.map((c) => pki.certificateToPem(c)).join(''),
+              pki.pemEncode('PKCS7', pki.buildCertsOnly(seeds.cert)),
+            ],
+            PEM_FRAGMENTS,
+          ).map((t) => Buffer.from(t, 'latin1')),
+        },
+        { weight: 1, arbitrary: randomDer },
+      ),
+      (b) => chooseCa(readCaCertificates(b)),
+    ),
     {
       name: 'pem',
       covers: 'pemDecodeAll / pemDecode / pemDecodeCertificates / decodeBase64Strict',

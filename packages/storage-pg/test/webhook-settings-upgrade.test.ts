@@ -1,0 +1,39 @@
+import { SecretBox } from '@certwright/core';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { createPgliteStorage } from '../src/index.js';
+
+describe('upgrading webhooks to notification types and per-kind options (PGlite)', {
+  timeout: 120_000,
+}, () => {
+  it('keeps webhooks stored before migration 9 (every type, no options, headers intact) and adds settings', async () => {
+    const storage = await createPgliteStorage(
+      { memory: true },
+      { secretBox: new SecretBox(SecretBox.generateKey()) },
+    );
+    try {
+      await storage.migrate();
+      const old = await storage.webhooks.create({
+        name: 'made before',
+        url: 'https://hooks.example.test/a',
+        headers: { Authorization: 'Bearer kept' },
+      });
+      // The schema as it was before migration 9.
+      await sql`alter table webhooks drop column events`.execute(storage.db);
+      await sql`alter table webhooks drop column options`.execute(storage.db);
+      await sql`drop table system_settings`.execute(storage.db);
+      await storage.db.deleteFrom('cw_schema_migrations').where('version', '=', 9).execute();
+
+      expect((await storage.migrate()).applied).toEqual([9]);
+      expect(await storage.webhooks.require(old.id)).toMatchObject({ events: [], options: {} });
+      expect((await storage.webhooks.getWithHeaders(old.id))?.headers).toEqual({
+        Authorization: 'Bearer kept',
+      });
+      await storage.settings.put('webhooks.allowed_private_ranges', '10.0.0.0/8');
+      expect(await storage.settings.get('webhooks.allowed_private_ranges')).toBe('10.0.0.0/8');
+      expect((await storage.migrate()).applied).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
+});
