@@ -13,6 +13,7 @@ const GROUP_OF_TAG: Record<string, string> = {
   certificates: 'certs',
   bulk: 'certs',
   'EST administration': 'est',
+  'network scan': 'scep',
   auth: 'system',
 };
 
@@ -26,6 +27,7 @@ const NOUNS: Record<string, string[]> = {
   acme: ['acme'],
   est: ['est', 'admin'],
   dashboard: ['dashboard'],
+  scep: ['scep'],
 };
 
 const OVERRIDES: Record<string, CommandName> = {

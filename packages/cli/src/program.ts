@@ -41,6 +41,8 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   acme: 'ACME server administration (external account binding keys)',
   est: 'EST server administration',
   dashboard: 'inventory summary',
+  webhooks: 'webhook endpoints: management, test sends, deliveries and the private-address allowlist',
+  scep: 'SCEP server probes: what a SCEP server advertises and which CA it enrolls under',
   system: 'server version, authentication mode and OpenAPI document',
 };
 

@@ -1577,6 +1577,175 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "createWebhook",
+    "method": "POST",
+    "path": "/api/notifications/webhooks",
+    "summary": "Create a webhook; templates, kind rules and the URL’s destination are checked first",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 8192,
+            "description": "http(s) URL; may hold template actions in its path and query"
+          },
+          "method": {
+            "default": "POST",
+            "type": "string",
+            "enum": [
+              "GET",
+              "POST",
+              "PUT",
+              "PATCH"
+            ]
+          },
+          "service": {
+            "default": "generic",
+            "type": "string",
+            "enum": [
+              "generic",
+              "slack",
+              "discord",
+              "telegram",
+              "gotify",
+              "ntfy",
+              "teams",
+              "pagerduty"
+            ],
+            "description": "endpoint kind (docs/notifications/webhooks.md)"
+          },
+          "enabled": {
+            "default": true,
+            "type": "boolean"
+          },
+          "template": {
+            "default": "",
+            "type": "string",
+            "maxLength": 70000,
+            "description": "Go-template text of the payload; empty = the kind’s built-in format"
+          },
+          "headers": {
+            "default": [],
+            "maxItems": 50,
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 256
+                },
+                "value": {
+                  "type": "string",
+                  "maxLength": 8192,
+                  "description": "the value, or ******** to keep the stored one"
+                }
+              },
+              "required": [
+                "name",
+                "value"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "events": {
+            "default": [],
+            "maxItems": 20,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "ExpirationWarning",
+                "RenewalSuccess",
+                "RenewalFailure",
+                "DeploymentSuccess",
+                "DeploymentFailure",
+                "PolicyViolation",
+                "Revocation",
+                "EndpointHealth"
+              ]
+            },
+            "description": "notification types this webhook receives; empty = every type"
+          },
+          "chat_id": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "bot-messaging kind: the chat (set as chat_id in the URL)"
+          },
+          "topic": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "topic push kind: the topic, when the URL has no path"
+          },
+          "priority": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "push kinds: a fixed priority instead of one by level"
+          },
+          "routing_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "events API kind: the integration routing key (stored sealed as the routing_key header)"
+          }
+        },
+        "required": [
+          "name",
+          "url"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "deleteAcmeEabKey",
     "method": "DELETE",
     "path": "/api/v1/acme/eab-keys/{id}",
@@ -1841,6 +2010,38 @@ export const operationSpecs = [
       "teams"
     ],
     "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "deleteWebhook",
+    "method": "DELETE",
+    "path": "/api/notifications/webhooks/{id}",
+    "summary": "Delete a webhook; its pending deliveries resolve without being sent",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
     "public": false,
     "pathParams": [
       {
@@ -2862,6 +3063,62 @@ export const operationSpecs = [
         }
       }
     ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getWebhook",
+    "method": "GET",
+    "path": "/api/notifications/webhooks/{id}",
+    "summary": "One webhook; header values are masked",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getWebhookSecurity",
+    "method": "GET",
+    "path": "/api/system/settings/webhook-security",
+    "summary": "The private ranges webhooks may reach (empty: none)",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [],
     "queryParams": [],
     "body": null,
     "success": [
@@ -3981,6 +4238,40 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "listScepProbes",
+    "method": "GET",
+    "path": "/api/v1/network-scan/scep-probes",
+    "summary": "Recent SCEP probe results, newest first",
+    "tags": [
+      "network scan"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "limit",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "results returned, newest first; default 20, clamped to 1–200",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "listTargets",
     "method": "GET",
     "path": "/api/v1/targets",
@@ -4231,6 +4522,147 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "listWebhookDeliveries",
+    "method": "GET",
+    "path": "/api/notifications/webhooks/{id}/deliveries",
+    "summary": "A webhook’s deliveries (notification events with their status, retries and last error), newest first",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [
+      {
+        "name": "page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "page number, from 1; below 1 reads as 1",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "per_page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "items per page, default 50; below 1 reads as 50, above 500 as 500",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listWebhooks",
+    "method": "GET",
+    "path": "/api/notifications/webhooks",
+    "summary": "Webhooks, by name; header values are masked",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "page number, from 1; below 1 reads as 1",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "per_page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "items per page, default 50; below 1 reads as 50, above 500 as 500",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "probeScepServer",
+    "method": "POST",
+    "path": "/api/v1/network-scan/scep-probe",
+    "summary": "Probe a SCEP server: GetCACaps and GetCACert through the outbound address guard",
+    "tags": [
+      "network scan"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2048,
+            "description": "the SCEP endpoint, http or https, e.g. https://scep.example.com/scep; no credentials"
+          }
+        },
+        "required": [
+          "url"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "readNotification",
     "method": "POST",
     "path": "/api/v1/notifications/{id}/read",
@@ -4239,6 +4671,40 @@ export const operationSpecs = [
       "notifications"
     ],
     "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "redeliverWebhook",
+    "method": "POST",
+    "path": "/api/notifications/webhooks/{id}/redeliver",
+    "summary": "Requeue every dead delivery of a webhook (its receiver is back): pending again with a fresh retry budget and the same idempotency key",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
     "public": false,
     "pathParams": [
       {
@@ -4581,6 +5047,172 @@ export const operationSpecs = [
     "success": [
       {
         "status": 202,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "testWebhook",
+    "method": "POST",
+    "path": "/api/notifications/webhooks/test",
+    "summary": "Send a sample alert once through the delivery path of live alerts; answers the target’s status, a response excerpt, the duration and, on failure, the meaning",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 8192,
+            "description": "http(s) URL; may hold template actions in its path and query"
+          },
+          "method": {
+            "type": "string",
+            "enum": [
+              "GET",
+              "POST",
+              "PUT",
+              "PATCH"
+            ]
+          },
+          "service": {
+            "type": "string",
+            "enum": [
+              "generic",
+              "slack",
+              "discord",
+              "telegram",
+              "gotify",
+              "ntfy",
+              "teams",
+              "pagerduty"
+            ],
+            "description": "endpoint kind (docs/notifications/webhooks.md)"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "template": {
+            "type": "string",
+            "maxLength": 70000,
+            "description": "Go-template text of the payload; empty = the kind’s built-in format"
+          },
+          "headers": {
+            "maxItems": 50,
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 256
+                },
+                "value": {
+                  "type": "string",
+                  "maxLength": 8192,
+                  "description": "the value, or ******** to keep the stored one"
+                }
+              },
+              "required": [
+                "name",
+                "value"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "events": {
+            "maxItems": 20,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "ExpirationWarning",
+                "RenewalSuccess",
+                "RenewalFailure",
+                "DeploymentSuccess",
+                "DeploymentFailure",
+                "PolicyViolation",
+                "Revocation",
+                "EndpointHealth"
+              ]
+            },
+            "description": "notification types this webhook receives; empty = every type"
+          },
+          "chat_id": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "bot-messaging kind: the chat (set as chat_id in the URL)"
+          },
+          "topic": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "topic push kind: the topic, when the URL has no path"
+          },
+          "priority": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "push kinds: a fixed priority instead of one by level"
+          },
+          "routing_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "events API kind: the integration routing key (stored sealed as the routing_key header)"
+          },
+          "id": {
+            "description": "test a stored webhook; given fields replace its own",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        },
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
         "contentTypes": [
           "application/json"
         ]
@@ -5528,6 +6160,215 @@ export const operationSpecs = [
             ]
           }
         }
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "updateWebhook",
+    "method": "PUT",
+    "path": "/api/notifications/webhooks/{id}",
+    "summary": "Update the fields given; a header whose value is masked keeps its stored value",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "url": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 8192,
+            "description": "http(s) URL; may hold template actions in its path and query"
+          },
+          "method": {
+            "type": "string",
+            "enum": [
+              "GET",
+              "POST",
+              "PUT",
+              "PATCH"
+            ]
+          },
+          "service": {
+            "type": "string",
+            "enum": [
+              "generic",
+              "slack",
+              "discord",
+              "telegram",
+              "gotify",
+              "ntfy",
+              "teams",
+              "pagerduty"
+            ],
+            "description": "endpoint kind (docs/notifications/webhooks.md)"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "template": {
+            "type": "string",
+            "maxLength": 70000,
+            "description": "Go-template text of the payload; empty = the kind’s built-in format"
+          },
+          "headers": {
+            "maxItems": 50,
+            "type": "array",
+            "items": {
+              "type": "object",
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 256
+                },
+                "value": {
+                  "type": "string",
+                  "maxLength": 8192,
+                  "description": "the value, or ******** to keep the stored one"
+                }
+              },
+              "required": [
+                "name",
+                "value"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "events": {
+            "maxItems": 20,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "ExpirationWarning",
+                "RenewalSuccess",
+                "RenewalFailure",
+                "DeploymentSuccess",
+                "DeploymentFailure",
+                "PolicyViolation",
+                "Revocation",
+                "EndpointHealth"
+              ]
+            },
+            "description": "notification types this webhook receives; empty = every type"
+          },
+          "chat_id": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "bot-messaging kind: the chat (set as chat_id in the URL)"
+          },
+          "topic": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "topic push kind: the topic, when the URL has no path"
+          },
+          "priority": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "push kinds: a fixed priority instead of one by level"
+          },
+          "routing_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "events API kind: the integration routing key (stored sealed as the routing_key header)"
+          }
+        },
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "updateWebhookSecurity",
+    "method": "PUT",
+    "path": "/api/system/settings/webhook-security",
+    "summary": "Replace the private-range allowlist (comma-separated CIDRs or IPs; one bad entry refuses it all); applies to the next delivery",
+    "tags": [
+      "webhooks"
+    ],
+    "admin": true,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "allowed_private_ranges": {
+            "type": "string",
+            "maxLength": 8192,
+            "description": "comma-separated CIDR ranges or single IPs; empty = every private address refused"
+          }
+        },
+        "required": [
+          "allowed_private_ranges"
+        ],
+        "additionalProperties": false
       }
     },
     "success": [
