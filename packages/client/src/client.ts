@@ -137,7 +137,12 @@ export function createClient(options: ClientOptions): CertwrightClient {
       }
       if (response.ok) return decode(response);
       const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
-      const retryable = response.status === 429 || response.status === 503;
+      // 429 was refused before anything ran. A 503 is retried for idempotent methods, and for a
+      // POST only when the server itself asks to come back (Retry-After): a proxy's bare 503 may
+      // follow work the server did.
+      const retryable =
+        response.status === 429 ||
+        (response.status === 503 && (spec.method !== 'POST' || retryAfter !== undefined));
       const waitMs = retryAfter !== undefined ? retryAfter * 1000 : backoffMs(attempt);
       if (retryable && attempt < maxRetries && waitMs <= maxRetryDelayMs) {
         await response.body?.cancel();

@@ -302,6 +302,35 @@ describe('retries', () => {
     }
   });
 
+  it('does not repeat a POST after a bare 503, but does when the 503 carries Retry-After', async () => {
+    const bare = await startStubServer(() => ({ status: 503 }));
+    const c = createClient({ baseUrl: bare.url, caBundlePath: bare.caPath });
+    try {
+      await expect(c.createTeam({ body: { name: 't' } })).rejects.toMatchObject({ status: 503 });
+      expect(bare.requests).toHaveLength(1);
+    } finally {
+      await c.close();
+      await bare.close();
+    }
+    const asked = await startStubServer((_, index) =>
+      index === 0
+        ? { status: 503, headers: { 'retry-after': '0' } as Record<string, string> }
+        : {
+            status: 201,
+            headers: { 'content-type': 'application/json' },
+            body: '{"id":"team-1","name":"t"}',
+          },
+    );
+    const d = createClient({ baseUrl: asked.url, caBundlePath: asked.caPath });
+    try {
+      expect(await d.createTeam({ body: { name: 't' } })).toMatchObject({ id: 'team-1' });
+      expect(asked.requests.map((r) => r.body)).toEqual(['{"name":"t"}', '{"name":"t"}']);
+    } finally {
+      await d.close();
+      await asked.close();
+    }
+  });
+
   it('does not wait out a Retry-After beyond its limit: the 429 is the answer', async () => {
     const stub = await startStubServer(() => ({ status: 429, headers: { 'retry-after': '3600' } }));
     const c = createClient({ baseUrl: stub.url, caBundlePath: stub.caPath });
