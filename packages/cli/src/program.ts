@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import {
   type BinaryBody,
   type CertwrightClient,
@@ -227,8 +228,19 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
         warn: (message) => io.stderr.write(`certwright: warning: ${message}\n`),
       });
       try {
-        const answer = await execute(client, target, input, local, io);
-        output(answer, format, local.out as string | undefined, io);
+        if (
+          binaryTypes(target).length > 0 &&
+          !target.success.some((x) => x.contentTypes.some((t) => /json/.test(t)))
+        ) {
+          await download(client, target, input, local.out as string | undefined, io);
+        } else {
+          output(
+            await execute(client, target, input, local, io),
+            format,
+            local.out as string | undefined,
+            io,
+          );
+        }
         onExit(EXIT.ok);
       } finally {
         await client.close();
@@ -372,6 +384,47 @@ async function waitForCertificate(client: CertwrightClient, id: string, io: CliI
     progress.update(polls, undefined, String(cert.status));
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/** A PEM, DER, PKCS#12 or NDJSON answer streamed to a file or stdout, with progress on a terminal. */
+async function download(
+  client: CertwrightClient,
+  op: OperationSpec,
+  input: RawInput,
+  out: string | undefined,
+  io: CliIo,
+): Promise<void> {
+  const answer = await client.download(op.operationId, input);
+  const textual = /pem|text|ndjson/.test(answer.contentType);
+  if (!out && !textual && io.stdout.isTTY) {
+    await answer.body.cancel();
+    throw new UsageError(
+      `the answer is binary (${answer.contentType}): pass --out <file> or redirect standard output`,
+    );
+  }
+  // On stdout the bytes themselves are the output: no bar over them.
+  const progress = createProgress(io.stderr, out !== undefined && io.stdout.isTTY === true, 'downloading');
+  const sink = out ? createWriteStream(out) : undefined;
+  const reader = answer.body.getReader();
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (sink) {
+        if (!sink.write(value)) await once(sink, 'drain');
+      } else io.stdout.write(value);
+      progress.update(bytes, answer.contentLength, 'bytes');
+    }
+  } finally {
+    progress.done();
+    if (sink)
+      await new Promise<void>((resolve, reject) =>
+        sink.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+  }
+  if (out) io.stderr.write(`wrote ${bytes} bytes (${answer.contentType}) to ${out}\n`);
 }
 
 function output(answer: unknown, format: Format, out: string | undefined, io: CliIo): void {

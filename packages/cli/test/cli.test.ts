@@ -160,6 +160,15 @@ describe('certwright against a real server', () => {
     expect(exported.err).toMatch(/^wrote \d+ bytes \(application\/x-pem-file\) to /);
   });
 
+  it('streams the audit export as NDJSON to stdout', async () => {
+    const run = await cli(['audit', 'export', '--limit', '5', '--category', 'cert_lifecycle']);
+    expect(run.code, run.err).toBe(EXIT.ok);
+    const lines = run.out.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBeLessThanOrEqual(5);
+    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('action');
+  });
+
   it('revokes in batches and sums the results', async () => {
     const run = await cli([
       'certs',

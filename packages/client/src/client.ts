@@ -29,6 +29,14 @@ export interface RawInput {
   body?: unknown;
 }
 
+/** A streamed answer: read `body` to the end, or cancel it. */
+export interface Download {
+  readonly contentType: string;
+  /** From Content-Length, when the server sent one. */
+  readonly contentLength?: number;
+  readonly body: ReadableStream<Uint8Array>;
+}
+
 interface Page<T> {
   data: T[];
   total: number;
@@ -58,6 +66,8 @@ export interface CertwrightClientCore {
     input?: OperationInput<K>,
     options?: RequestOptions,
   ): AsyncIterableIterator<OperationOutput<K>>;
+  /** The answer as a stream, for large exports (audit NDJSON, PKCS#12); errors are thrown as by `callRaw`. */
+  download(operationId: string, input?: RawInput, options?: RequestOptions): Promise<Download>;
   /** Closes the pooled connections. */
   close(): Promise<void>;
 }
@@ -96,7 +106,8 @@ export function createClient(options: ClientOptions): CertwrightClient {
     return url;
   };
 
-  const callRaw = async (operationId: string, input: RawInput = {}, request: RequestOptions = {}) => {
+  /** Sends with retries; the successful response, body unread. */
+  const send = async (operationId: string, input: RawInput = {}, request: RequestOptions = {}) => {
     const spec = operations.get(operationId);
     if (!spec) throw new ClientConfigError(`unknown operation ${operationId}`);
     const url = urlFor(spec, input);
@@ -135,7 +146,7 @@ export function createClient(options: ClientOptions): CertwrightClient {
       } finally {
         clearTimeout(timer);
       }
-      if (response.ok) return decode(response);
+      if (response.ok) return response;
       const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
       // 429 was refused before anything ran. A 503 is retried for idempotent methods, and for a
       // POST only when the server itself asks to come back (Retry-After): a proxy's bare 503 may
@@ -151,6 +162,24 @@ export function createClient(options: ClientOptions): CertwrightClient {
       }
       throw new ProblemError(operationId, await problemOf(response), retryAfter);
     }
+  };
+
+  const callRaw = async (operationId: string, input?: RawInput, request?: RequestOptions) =>
+    decode(await send(operationId, input, request));
+
+  const download = async (
+    operationId: string,
+    input?: RawInput,
+    request?: RequestOptions,
+  ): Promise<Download> => {
+    const response = await send(operationId, input, request);
+    const length = response.headers.get('content-length');
+    return {
+      contentType: response.headers.get('content-type') ?? '',
+      ...(length !== null && /^\d+$/.test(length) ? { contentLength: Number(length) } : {}),
+      body: (response.body ??
+        new ReadableStream<Uint8Array>({ start: (c) => c.close() })) as ReadableStream<Uint8Array>,
+    };
   };
 
   async function* pages(operationId: string, input: RawInput = {}, request: RequestOptions = {}) {
@@ -177,6 +206,7 @@ export function createClient(options: ClientOptions): CertwrightClient {
     call: (operationId: string, input?: RawInput, request?: RequestOptions) =>
       callRaw(operationId, input, request),
     callRaw,
+    download,
     pages,
     paginate,
     close: () => dispatcher.close(),

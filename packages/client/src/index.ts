@@ -3,6 +3,7 @@ export {
   type CertwrightClientCore,
   CLIENT_VERSION,
   createClient,
+  type Download,
   operations,
   type RawInput,
 } from './client.js';
