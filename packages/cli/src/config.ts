@@ -76,10 +76,12 @@ export function resolveClientOptions(
   else apiKey = str(file.api_key);
   const caBundlePath = flags.caBundle ?? fromEnv.caBundlePath ?? str(file.ca_bundle);
   const insecure =
-    flags.insecureSkipVerify ||
-    fromEnv.insecureSkipVerify ||
-    (file.insecure_skip_verify !== undefined &&
-      parseBoolean('insecure_skip_verify', String(file.insecure_skip_verify)));
+    flags.insecureSkipVerify ??
+    fromEnv.insecureSkipVerify ??
+    parseBoolean(
+      'insecure_skip_verify',
+      file.insecure_skip_verify === undefined ? undefined : String(file.insecure_skip_verify),
+    );
   return {
     baseUrl,
     ...(apiKey ? { apiKey } : {}),

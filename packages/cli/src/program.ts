@@ -15,7 +15,7 @@ import { type ConnectionFlags, readConfigFile, resolveClientOptions } from './co
 import { EXIT, exitCodeOf, messageOf, UsageError } from './exit-codes.js';
 import { type FlagSpec, flagsOf, parseValue, readBodyOption } from './inputs.js';
 import { type CommandName, commandTable } from './naming.js';
-import { type Format, isPage, parseFormat, render } from './output.js';
+import { type Format, parseFormat, render } from './output.js';
 import { createProgress } from './progress.js';
 
 export interface CliIo {
@@ -442,10 +442,6 @@ function output(answer: unknown, format: Format, out: string | undefined, io: Cl
       );
     }
     io.stdout.write(binary.bytes);
-    return;
-  }
-  if (format === 'table' && isPage(answer) && answer.data.length === 0) {
-    io.stdout.write(render(answer, format));
     return;
   }
   io.stdout.write(render(answer, format));
