@@ -20,6 +20,8 @@ const BENCHMARKS: Record<string, string[]> = {
   pki: [],
   'pki-server': [],
   est: [],
+  scep: [],
+  acme: [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],

@@ -24,6 +24,8 @@ export interface BenchStorage {
   s: SqlStorage;
   /** Removes what the run created: the PGlite directory or the PostgreSQL database. */
   cleanup: () => Promise<void>;
+  /** The PostgreSQL database created for the run (absent on PGlite). */
+  database?: string;
 }
 
 /**
@@ -53,6 +55,7 @@ export async function openBenchStorage(engine: string, prefix: string): Promise<
   const s = createPostgresStorage(url.toString(), { secretBox: box });
   return {
     s,
+    database: name,
     cleanup: async () => {
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();

@@ -14,6 +14,8 @@ export interface BenchListener {
   server: Server;
   port: number;
   agent: Agent;
+  /** PEM of the self-signed certificate the listener presents: what a client must trust. */
+  ca: string;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function listenTls(handler: Handler, maxSockets: number): Promise<B
     server,
     port,
     agent,
+    ca,
     close: async () => {
       agent.destroy();
       server.closeAllConnections();

@@ -204,7 +204,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     const operationId = mount.operationOf?.(request);
     if (operationId) outcome.operationId = operationId;
     const admitted = await admit(mount.public, request, transport, requestId, outcome);
-    if ('limited' in admitted) return (mount.rateLimited ?? tooManyRequestsText)(admitted.limited);
+    if ('limited' in admitted) return await (mount.rateLimited ?? tooManyRequestsText)(admitted.limited);
     if ('refused' in admitted) return admitted.refused;
     if (admitted.principal?.kind === 'agent') return agentForbidden(requestId);
     return mount.handler(request, transport);

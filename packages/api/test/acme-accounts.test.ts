@@ -200,6 +200,38 @@ describe('ACME account resource', () => {
     expectProblem(await register(key, {}), 403, 'unauthorized');
   });
 
+  it('ends what a deactivated account had in progress: pending orders invalid, pending authorizations deactivated', async () => {
+    const { key, url } = await account();
+    const ordered = await client.post(
+      `${A}/new-order`,
+      { identifiers: [{ type: 'dns', value: 'gone.example.com' }] },
+      { key, kid: url },
+    );
+    expect(ordered.status).toBe(201);
+    expect(ordered.body.status).toBe('pending');
+    const orderId = (ordered.headers.get('location') as string).split('/').pop()!;
+    const authzId = (ordered.body.authorizations[0] as string).split('/').pop()!;
+    expect((await app.storage.acmeAuthorizations.get(authzId))?.status).toBe('pending');
+    // Another account's pending work is not touched.
+    const other = await account();
+    const kept = await client.post(
+      `${A}/new-order`,
+      { identifiers: [{ type: 'dns', value: 'kept.example.com' }] },
+      { key: other.key, kid: other.url },
+    );
+    const keptAuthz = (kept.body.authorizations[0] as string).split('/').pop()!;
+
+    expect((await client.post(url, { status: 'deactivated' }, { key, kid: url })).status).toBe(200);
+    expect((await app.storage.acmeAuthorizations.get(authzId))?.status).toBe('deactivated');
+    expect((await app.storage.acmeOrders.get(orderId))?.status).toBe('invalid');
+    expect((await app.storage.acmeAuthorizations.get(keptAuthz))?.status).toBe('pending');
+    const pollOther = await client.post(kept.headers.get('location') as string, '', {
+      key: other.key,
+      kid: other.url,
+    });
+    expect(pollOther.body.status).toBe('pending');
+  });
+
   it('lists the account’s orders with POST-as-GET', async () => {
     const { key, url } = await account();
     const answer = await client.post(`${url}/orders`, '', { key, kid: url });

@@ -255,7 +255,12 @@ describe('ACME orders over the wire', () => {
     await runValidations();
     const after = await post(who, http.url, '');
     expect(after.body.status).toBe('invalid');
-    expect(after.body.error.type).toBe('urn:ietf:params:acme:error:incorrectResponse');
+    // A problem document (RFC 7807): type, detail and status.
+    expect(after.body.error).toEqual({
+      type: 'urn:ietf:params:acme:error:incorrectResponse',
+      detail: expect.any(String),
+      status: 400,
+    });
     expect((await post(who, created.headers.get('location')!, '')).body.status).toBe('invalid');
   });
 

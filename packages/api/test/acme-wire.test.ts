@@ -1,3 +1,4 @@
+import { NonceStore } from '@certwright/protocols/acme';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcmeTestClient, ORIGIN } from './support/acme-client.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -108,5 +109,12 @@ describe('ACME over its rate limit', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.body.type).toBe('urn:ietf:params:acme:error:rateLimited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // RFC 8555 §6.5: the refusal carries a fresh nonce, one the server accepts later.
+    const nonce = refused.headers.get('replay-nonce');
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const again = await acme.send('HEAD', `${ORIGIN}/acme/new-nonce`);
+    expect(again.status).toBe(429);
+    expect(again.headers.get('replay-nonce')).not.toBe(nonce);
+    await expect(new NonceStore(limited.services.deps.ephemeral!).consume(nonce!)).resolves.toBeUndefined();
   });
 });

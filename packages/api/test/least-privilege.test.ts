@@ -49,6 +49,7 @@ const ADMIN_ONLY = [
   'deleteAcmeEabKey',
   'estAdminProfiles',
   'estAdminReloadTrust',
+  'scepAdminProfiles',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

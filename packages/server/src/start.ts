@@ -134,6 +134,7 @@ export async function startServer(
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+        scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).

@@ -19,6 +19,7 @@ import {
 } from './repos/reference.js';
 import { scepProbeRepository } from './repos/scep-probes.js';
 import { settingsRepository } from './repos/settings.js';
+import { scepRepositories } from './repos/scep.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
@@ -67,6 +68,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     audit: auditRepository(ctx),
     scepProbes: scepProbeRepository(ctx),
     ...acmeRepositories(ctx),
+    ...scepRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];

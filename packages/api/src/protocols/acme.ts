@@ -5,9 +5,11 @@ import {
   type AcmeAuthority,
   type AcmeServerSettings,
   createAcmeHandler,
+  NonceStore,
 } from '@certwright/protocols/acme';
 import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
+import { ProfileLookupCache } from './profile-lookup-cache.js';
 import type { MountContext } from './revocation-status.js';
 
 /** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */
@@ -17,7 +19,15 @@ export interface AcmeMountOptions {
   /** The external origin clients use; default each request's own origin. */
   baseUrl?: string;
   settings?: Partial<AcmeServerSettings>;
+  /**
+   * How long a profile lookup of the ACME routes is reused (default 1000 ms; 0: never). A
+   * change through this process's services is seen at once; one made by another instance
+   * within this time.
+   */
+  profileCacheMs?: number;
 }
+
+export const DEFAULT_ACME_PROFILE_CACHE_MS = 1000;
 
 export const DEFAULT_ACME_PROFILE_ID = 'prof-default';
 
@@ -25,18 +35,25 @@ const servesAcme = (profile: CertificateProfile | null): CertificateProfile | nu
   profile?.acme.enabled ? profile : null;
 
 /** Adapts the domain services to what the ACME endpoints call. */
-export function acmeAuthority(services: Services, defaultProfileId: string): AcmeAuthority {
+export function acmeAuthority(
+  services: Services,
+  defaultProfileId: string,
+  profileCacheMs = DEFAULT_ACME_PROFILE_CACHE_MS,
+): AcmeAuthority {
   const { storage } = services.deps;
   const accounts = services.acme.accounts;
+  const profiles = new ProfileLookupCache(profileCacheMs, () => services.profiles.revision);
   return {
-    async profileForPath(segment) {
-      const byPath = await storage.profiles.findByPathId('acme', segment);
-      if (byPath) return servesAcme(byPath);
-      // A profile without a path id is addressed by its id.
-      const byId = await storage.profiles.get(segment);
-      return byId && byId.acme.path_id === null ? servesAcme(byId) : null;
-    },
-    defaultProfile: async () => servesAcme(await storage.profiles.get(defaultProfileId)),
+    profileForPath: (segment) =>
+      profiles.get(`path:${segment}`, async () => {
+        const byPath = await storage.profiles.findByPathId('acme', segment);
+        if (byPath) return servesAcme(byPath);
+        // A profile without a path id is addressed by its id.
+        const byId = await storage.profiles.get(segment);
+        return byId && byId.acme.path_id === null ? servesAcme(byId) : null;
+      }),
+    defaultProfile: () =>
+      profiles.get('default', async () => servesAcme(await storage.profiles.get(defaultProfileId))),
     account: (id) => storage.acmeAccounts.get(id),
     accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
     createAccount: (input) =>
@@ -69,9 +86,16 @@ export function acmeAuthority(services: Services, defaultProfileId: string): Acm
 
 /** `/acme` (RFC 8555): clients authenticate with JWS-signed requests and nonces, not API keys. */
 export function acmeMount({ services, logger, acme = {}, clientAddress }: MountContext): ProtocolMount {
+  const ephemeral = services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock });
+  // The handler's nonces live in `ephemeral`: one issued here is one the handler accepts.
+  const nonces = new NonceStore(ephemeral);
   const handler = createAcmeHandler({
-    authority: acmeAuthority(services, acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID),
-    ephemeral: services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock }),
+    authority: acmeAuthority(
+      services,
+      acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID,
+      acme.profileCacheMs ?? DEFAULT_ACME_PROFILE_CACHE_MS,
+    ),
+    ephemeral,
     ...(acme.baseUrl ? { baseUrl: acme.baseUrl } : {}),
     ...(acme.settings ? { settings: acme.settings } : {}),
     ...(clientAddress ? { clientAddress } : {}),
@@ -86,21 +110,27 @@ export function acmeMount({ services, logger, acme = {}, clientAddress }: MountC
       why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
       rateLimit: 'enrollment',
     },
-    rateLimited: (retryAfterSeconds) =>
-      new Response(
+    rateLimited: async (retryAfterSeconds) => {
+      const headers = new Headers({
+        'content-type': 'application/problem+json',
+        'retry-after': String(retryAfterSeconds),
+        'cache-control': 'no-store',
+      });
+      // RFC 8555 §6.5: every answer carries a fresh nonce, this one included; a store that
+      // cannot issue one leaves it out rather than turning the 429 into a 500.
+      const nonce = await nonces.issue().catch((error: unknown) => {
+        logger.warn({ err: error }, 'ACME nonce could not be issued for a rate-limited answer');
+        return undefined;
+      });
+      if (nonce) headers.set('replay-nonce', nonce);
+      return new Response(
         JSON.stringify({
           type: `${ACME_ERROR_PREFIX}rateLimited`,
           detail: `too many requests from this client; retry after ${retryAfterSeconds} s`,
           status: 429,
         }),
-        {
-          status: 429,
-          headers: {
-            'content-type': 'application/problem+json',
-            'retry-after': String(retryAfterSeconds),
-            'cache-control': 'no-store',
-          },
-        },
-      ),
+        { status: 429, headers },
+      );
+    },
   };
 }

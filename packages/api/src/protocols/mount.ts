@@ -5,7 +5,7 @@ import type { PublicAccess } from '../http/route.js';
 export type OpenApiOperation = Record<string, unknown> & { operationId: string };
 
 /**
- * A wire protocol (CRL, OCSP; ACME, EST, SCEP next) served under a path prefix by its own
+ * A wire protocol (CRL, OCSP, ACME, EST, SCEP) served under a path prefix by its own
  * handler, in its own formats. createHandler dispatches to a mount before REST routing.
  */
 export interface ProtocolMount {
@@ -23,7 +23,7 @@ export interface ProtocolMount {
    * The answer to a client over its rate limit, in the protocol's own format (an OCSP
    * `tryLater`, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
    */
-  rateLimited?: (retryAfterSeconds: number) => Response;
+  rateLimited?: (retryAfterSeconds: number) => Response | Promise<Response>;
   /** Operations this mount serves, by OpenAPI path template; they join the API document. */
   operations?: Record<string, Partial<Record<'get' | 'post' | 'put' | 'delete', OpenApiOperation>>>;
   /** Which of `operations` a request is, for metrics, logs and conformance checks. */

@@ -15,6 +15,7 @@ import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
 import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
+import { scepAdminRoutes } from './scep-admin.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
 import { webhookRoutes } from './webhooks.js';
@@ -44,6 +45,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     acmeEabRoutes,
     estAdminRoutes,
     networkScanRoutes,
+    scepAdminRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -1,3 +1,4 @@
+import { createHmac, KeyObject, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { idSchema, timestampSchema } from './common.js';
@@ -82,16 +83,20 @@ const chainKeys = new WeakMap<SecretBox, AuditChainKey>();
 /**
  * The key of the audit chain: HMAC-SHA-256 under a subkey derived with HKDF from the key of the
  * storage's SecretBox, which lives outside the database. Without it, nobody can write an event
- * or a head that verifies. The key is non-extractable and this object serializes to a
- * placeholder, so it cannot end up in a log or a response.
+ * or a head that verifies. The key is derived non-extractable, held only in a private field,
+ * and this object serializes to a placeholder, so it cannot end up in a log or a response.
  */
 export class AuditChainKey {
-  readonly #key: Promise<CryptoKey>;
+  /**
+   * The derived key as node:crypto holds it: an HMAC over a short message is a synchronous
+   * call there, where WebCrypto queues a job on the thread pool for each event and head.
+   */
+  readonly #key: Promise<KeyObject>;
 
   private constructor(key: Promise<CryptoKey>) {
-    this.#key = key;
+    this.#key = key.then((k) => KeyObject.from(k));
     // A derivation failure surfaces at the first mac/verify, not as an unhandled rejection.
-    key.catch(() => {});
+    this.#key.catch(() => {});
   }
 
   /** The chain key of `box` (derived once per box). */
@@ -105,19 +110,19 @@ export class AuditChainKey {
   }
 
   async mac(message: string): Promise<string> {
-    const tag = await globalThis.crypto.subtle.sign(
-      'HMAC',
-      await this.#key,
-      new TextEncoder().encode(message),
-    );
-    return toHex(new Uint8Array(tag));
+    return createHmac('sha256', await this.#key)
+      .update(message, 'utf8')
+      .digest('hex');
   }
 
   /** Constant-time check of a stored MAC (hex). */
   async verify(message: string, mac: string): Promise<boolean> {
     const tag = fromHex(mac);
     if (!tag) return false;
-    return globalThis.crypto.subtle.verify('HMAC', await this.#key, tag, new TextEncoder().encode(message));
+    const expected = createHmac('sha256', await this.#key)
+      .update(message, 'utf8')
+      .digest();
+    return tag.length === expected.length && timingSafeEqual(tag, expected);
   }
 
   toJSON(): string {

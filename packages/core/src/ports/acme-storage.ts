@@ -58,6 +58,8 @@ export interface AcmeOrderRepository extends Lockable<AcmeOrder> {
   list(
     query?: PageRequest & { profile_id?: string; account_id?: string; status?: AcmeOrder['status'] },
   ): Promise<PageResult<AcmeOrder>>;
+  /** Every `pending` order of the account becomes `invalid`; returns how many. */
+  invalidatePendingOfAccount(accountId: string): Promise<number>;
 }
 
 export interface AcmeAuthorizationRepository extends Lockable<AcmeAuthorization> {
@@ -65,6 +67,8 @@ export interface AcmeAuthorizationRepository extends Lockable<AcmeAuthorization>
   /** The authorizations of an order with their challenges, in creation order. */
   listForOrder(orderId: string): Promise<AcmeAuthorizationWithChallenges[]>;
   update(id: string, patch: Partial<Pick<AcmeAuthorization, 'status'>>): Promise<AcmeAuthorization>;
+  /** Every `pending` authorization of the account's orders becomes `deactivated`; returns how many. */
+  deactivatePendingOfAccount(accountId: string): Promise<number>;
 }
 
 export interface AcmeChallengeRepository extends Lockable<AcmeChallenge> {

@@ -34,6 +34,7 @@ import type {
 import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -259,6 +260,7 @@ export type NewProfile = Omit<
     | 'enrollment'
     | 'acme'
     | 'est'
+    | 'scep'
   >,
   'enrollment_secrets_set'
 > & {
@@ -545,7 +547,7 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
-export interface Storage extends AcmeStorage {
+export interface Storage extends AcmeStorage, ScepStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
   readonly versions: CertificateVersionRepository;

@@ -23,6 +23,7 @@ import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
+import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
@@ -65,6 +66,7 @@ export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
 export * from './scep-probe/index.js';
+export * from './scep/index.js';
 export * from './targets.js';
 export * from './teams.js';
 export * from './webhooks.js';
@@ -92,6 +94,8 @@ export interface Services {
   readonly bulk: BulkService;
   /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
   readonly est: EstService;
+  /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
+  readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
@@ -110,6 +114,8 @@ export interface ServiceOptions {
   pki?: PkiOptions;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: EstOptions & { issuance?: EstIssuance };
+  /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
+  scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
   /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
@@ -145,6 +151,14 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
+  const scep = new ScepService(
+    deps,
+    audit,
+    (issuerId) => pki.lifecycle.caChain(issuerId),
+    (issuerId) => pki.lifecycle.connectors.require(issuerId),
+    () => options.scep?.issuance ?? pki.enrollment,
+    options.scep,
+  );
   return {
     deps,
     audit,
@@ -165,6 +179,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     est,
+    scep,
     pki,
     acmeOrders: createAcmeOrderServices(
       deps,

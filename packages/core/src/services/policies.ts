@@ -190,12 +190,16 @@ export class ViolationService {
 export class PolicyEvaluationService {
   constructor(private readonly deps: ServiceDeps) {}
 
-  /** Evaluates one certificate (after create, update or issuance). Pass the caller's transaction. */
+  /**
+   * Evaluates one certificate (after create, update or issuance). Pass the caller's transaction,
+   * and the certificate when the caller has just written it in that transaction (no re-read).
+   */
   async evaluateCertificate(
     certificateId: string,
     tx: Storage = this.deps.storage,
+    current?: ManagedCertificate,
   ): Promise<CertificateEvaluation> {
-    const certificate = await tx.certificates.get(certificateId);
+    const certificate = current?.id === certificateId ? current : await tx.certificates.get(certificateId);
     if (!certificate) throw notFound('certificate', certificateId);
     const rules = await loadRules(tx);
     const renewalPolicy = await tx.renewalPolicies.get(certificate.renewal_policy_id);

@@ -11,7 +11,7 @@ import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
 import { AcmeLinks } from './links.js';
 import { NonceStore } from './nonces.js';
 import { acmeProblem, type ProblemContext, problemFromError } from './problem.js';
-import { formatLink } from './responses.js';
+import { formatLink, sized } from './responses.js';
 import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
 
 /**
@@ -92,10 +92,11 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
   const problem = (error: unknown, problemContext: ProblemContext): Response => {
     const answer = problemFromError(error, problemContext);
     if (answer.log) logger.error({ err: error }, 'ACME request failed');
-    return new Response(JSON.stringify(answer.body), {
-      status: answer.status,
-      headers: { ...answer.headers, 'content-type': PROBLEM_JSON },
-    });
+    return sized(
+      new TextEncoder().encode(JSON.stringify(answer.body)),
+      answer.status,
+      new Headers({ ...answer.headers, 'content-type': PROBLEM_JSON }),
+    );
   };
 
   const route = async (

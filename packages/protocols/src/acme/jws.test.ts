@@ -65,6 +65,44 @@ describe('ACME JWS parsing', () => {
     });
   });
 
+  it('verifies what jose signs with every accepted algorithm, and nothing signed over other bytes', async () => {
+    const keys = {
+      RS256: generateKeyPairSync('rsa', { modulusLength: 2048 }),
+      PS256: generateKeyPairSync('rsa', { modulusLength: 2048 }),
+      ES256: ec,
+      ES384: generateKeyPairSync('ec', { namedCurve: 'P-384' }),
+      EdDSA: ed,
+    };
+    for (const [alg, pair] of Object.entries(keys)) {
+      const jwk = pair.publicKey.export({ format: 'jwk' });
+      const signed = JSON.parse(await sign(request({ alg, jwk }), '{"a":1}', pair.privateKey));
+      const parsed = parseJwsBody(body(JSON.stringify(signed)));
+      await expect(verifyJws(parsed, parsed.header.jwk!), alg).resolves.toBeUndefined();
+      // The same signature over another payload, and a signature one byte short, are refused.
+      const other = parseJwsBody(body(JSON.stringify({ ...signed, payload: b64('{"a":2}') })));
+      await expect(verifyJws(other, other.header.jwk!), alg).rejects.toMatchObject({
+        reason: 'signature_invalid',
+      });
+      const short = Buffer.from(signed.signature, 'base64url').subarray(1).toString('base64url');
+      const truncated = parseJwsBody(body(JSON.stringify({ ...signed, signature: short })));
+      await expect(verifyJws(truncated, truncated.header.jwk!), alg).rejects.toMatchObject({
+        reason: 'signature_invalid',
+      });
+    }
+  });
+
+  it('refuses an ES256 signature in DER form (JWS signatures are R || S)', async () => {
+    const { sign: derSign } = await import('node:crypto');
+    const protectedB64 = b64(request());
+    const der = derSign('sha256', Buffer.from(`${protectedB64}.`), ec.privateKey);
+    const parsed = parseJwsBody(
+      body(JSON.stringify({ protected: protectedB64, payload: '', signature: der.toString('base64url') })),
+    );
+    await expect(verifyJws(parsed, parsed.header.jwk!)).rejects.toMatchObject({
+      reason: 'signature_invalid',
+    });
+  });
+
   it("refuses alg 'none', MAC algorithms and unknown ones as badSignatureAlgorithm", () => {
     for (const alg of ['none', 'HS256', 'RS1', 'ES512x']) {
       expect(refusal(() => parseJwsBody(raw(request({ alg }))))).toBe('badSignatureAlgorithm');

@@ -6,15 +6,19 @@ import type {
   AcmeProblem,
 } from '@certwright/core';
 import type { AcmeLinks } from './links.js';
-import { ACME_ERROR_PREFIX } from './problem.js';
+import { ACME_ERROR_PREFIX, storedProblemStatus } from './problem.js';
 
 /** The JSON of orders, authorizations and challenges (RFC 8555 §7.1.3–7.1.5). */
 
 const rfc3339 = (date: Date): string => date.toISOString();
 
-/** A stored problem as the subproblem-shaped `error` member of an object. */
-export function problemJson(problem: AcmeProblem): { type: string; detail: string } {
-  return { type: `${ACME_ERROR_PREFIX}${problem.type}`, detail: problem.detail };
+/** A stored problem as the `error` member of a challenge or an order (RFC 8555 §7.1.3, §7.1.5). */
+export function problemJson(problem: AcmeProblem): { type: string; detail: string; status: number } {
+  return {
+    type: `${ACME_ERROR_PREFIX}${problem.type}`,
+    detail: problem.detail,
+    status: storedProblemStatus(problem.type),
+  };
 }
 
 export function challengeJson(challenge: AcmeChallenge, links: AcmeLinks): Record<string, unknown> {

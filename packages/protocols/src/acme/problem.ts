@@ -168,6 +168,14 @@ const PROTOCOL_STATUS: Partial<Record<AcmeProblemType, number>> = {
 };
 
 /**
+ * The HTTP status a stored problem (a challenge's or an order's `error`) states in its `status`
+ * member (RFC 7807 §3.1): the protocol's status of that type, 400 for the validation failures.
+ */
+export function storedProblemStatus(type: string): number {
+  return PROTOCOL_STATUS[type as AcmeProblemType] ?? 400;
+}
+
+/**
  * A failure that names its ACME problem type itself (badNonce, accountDoesNotExist …). A
  * {@link CertwrightError} like any other, so `isCertwrightError` and `publicMessage` apply.
  */

@@ -32,17 +32,35 @@ function headersOf(options: AcmeResponseOptions, contentType?: string): Headers 
 
 export const formatLink = (link: AcmeLink): string => `<${link.url}>;rel="${link.rel}"`;
 
-/** A JSON resource (status 200 unless given). */
-export function acmeJson(body: unknown, options: AcmeResponseOptions = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status: options.status ?? 200,
-    headers: headersOf(options, 'application/json'),
-  });
+/**
+ * A body whose length is known is sent with `Content-Length`: the host then writes headers and
+ * body at once, without chunked framing and the separate write of its last chunk.
+ */
+export function sized(bytes: Uint8Array, status: number, headers: Headers): Response {
+  headers.set('content-length', String(bytes.byteLength));
+  return new Response(bytes as Uint8Array<ArrayBuffer>, { status, headers });
 }
 
-/** A bodyless answer (new-nonce, 204s). */
+const utf8 = new TextEncoder();
+
+/** A JSON resource (status 200 unless given). */
+export function acmeJson(body: unknown, options: AcmeResponseOptions = {}): Response {
+  return sized(
+    utf8.encode(JSON.stringify(body)),
+    options.status ?? 200,
+    headersOf(options, 'application/json'),
+  );
+}
+
+/**
+ * A bodyless answer (new-nonce, 204s). Other than a 204 (which never carries a length, RFC 9110
+ * §8.6) it says `Content-Length: 0`: without a length, Node's HTTP client cannot reuse the
+ * connection after a HEAD answer, so every HEAD new-nonce would cost a new TLS handshake.
+ */
 export function acmeEmpty(status: number, options: AcmeResponseOptions = {}): Response {
-  return new Response(null, { status, headers: headersOf(options) });
+  const headers = headersOf(options);
+  if (status !== 204 && status !== 304) headers.set('content-length', '0');
+  return new Response(null, { status, headers });
 }
 
 /** Any other body (the PEM certificate chain of `cert/{id}`). */
@@ -51,6 +69,6 @@ export function acmeBody(
   contentType: string,
   options: AcmeResponseOptions = {},
 ): Response {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body);
-  return new Response(bytes, { status: options.status ?? 200, headers: headersOf(options, contentType) });
+  const bytes = typeof body === 'string' ? utf8.encode(body) : new Uint8Array(body);
+  return sized(bytes, options.status ?? 200, headersOf(options, contentType));
 }

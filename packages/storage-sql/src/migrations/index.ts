@@ -9,6 +9,7 @@ import { auditChain } from './0006_audit_chain.js';
 import { profileIpSans } from './0007_profile_ip_sans.js';
 import { scepProbes } from './0008_scep_probes.js';
 import { webhookSettings } from './0009_webhook_settings.js';
+import { scepRa } from './0010_scep_ra.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   profileIpSans,
   scepProbes,
   webhookSettings,
+  scepRa,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

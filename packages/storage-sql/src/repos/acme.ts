@@ -266,6 +266,15 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
       );
       return require(id);
     },
+    async invalidatePendingOfAccount(accountId) {
+      const res = await ctx.db
+        .updateTable('acme_orders')
+        .set({ status: 'invalid', updated_at: ctx.clock.now() })
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
     async findByCertificate(certificateId) {
       const r = await ctx.db
         .selectFrom('acme_orders')
@@ -325,6 +334,20 @@ function authorizationRepository(ctx: Ctx): AcmeAuthorizationRepository {
       const a = await read(id);
       if (!a) return requireFound('ACME authorization', read)(id);
       return a;
+    },
+    async deactivatePendingOfAccount(accountId) {
+      // Through the account's orders (indexed by account), not a scan of every authorization.
+      const res = await ctx.db
+        .updateTable('acme_authorizations')
+        .set({ status: 'deactivated', updated_at: ctx.clock.now() })
+        .where('status', '=', 'pending')
+        .where(
+          'order_id',
+          'in',
+          ctx.db.selectFrom('acme_orders').select('id').where('account_id', '=', accountId),
+        )
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
     },
   };
 }

@@ -102,7 +102,11 @@ export async function listPage<TB extends keyof Database, O, Item>(
   toItem?: (row: O) => Item,
 ): Promise<PageResult<O | Item>> {
   const { limit, offset } = pageWindow(request);
-  const total = await filtered.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
   const rows = (await select(filtered).limit(limit).offset(offset).execute()) as O[];
-  return { items: toItem ? rows.map(toItem) : rows, total: count(total) };
+  const items = toItem ? rows.map(toItem) : rows;
+  // A short page that starts at or before the last row is the end of the list: the total is
+  // known without counting (most lists the services read whole — rules, policies — end on page 1).
+  if (rows.length < limit && (rows.length > 0 || offset === 0)) return { items, total: offset + rows.length };
+  const total = await filtered.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  return { items, total: count(total) };
 }

@@ -217,7 +217,9 @@ export class AcmeAccountService {
 
   /**
    * valid → deactivated (RFC 8555 §7.3.6). Final: the key can sign nothing afterwards, and
-   * a new account for it is refused. Deactivating a deactivated account changes nothing.
+   * a new account for it is refused. Its pending orders become invalid and their pending
+   * authorizations deactivated in the same transaction. Deactivating a deactivated account
+   * changes nothing.
    */
   async deactivate(id: string): Promise<AcmeAccount> {
     return this.deps.storage.transaction(async (tx) => {
@@ -225,6 +227,11 @@ export class AcmeAccountService {
       if (account.status === 'deactivated') return account;
       if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
       const updated = await tx.acmeAccounts.update(id, { status: 'deactivated' });
+      // RFC 8555 §7.3.6: what the account had in progress ends with it. Orders before
+      // authorizations, the lock order every ACME writer keeps; a validation that is still
+      // running finds its authorization no longer pending and leaves it alone.
+      const orders = await tx.acmeOrders.invalidatePendingOfAccount(id);
+      const authorizations = await tx.acmeAuthorizations.deactivatePendingOfAccount(id);
       await this.audit.record(
         accountActor(id),
         {
@@ -232,7 +239,7 @@ export class AcmeAccountService {
           category: 'auth',
           resource_type: 'acme_account',
           resource_id: id,
-          details: {},
+          details: { pending_orders_invalidated: orders, pending_authorizations_deactivated: authorizations },
         },
         tx,
       );

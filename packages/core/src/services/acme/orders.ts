@@ -123,46 +123,50 @@ export class AcmeOrderService {
   /**
    * RFC 8555 §7.4 finalize. The order must be `ready` (`invalid_state` otherwise, orderNotReady
    * on the wire); the CSR must name exactly the order's identifiers. Issuance is synchronous:
-   * the order becomes `valid` in the transaction that stores the certificate, so a crash leaves
-   * either a `ready`/`processing` order that can be finalized again or a `valid` one that
-   * reports its certificate — never two certificates for one order. A finalize of a `valid`
-   * order answers the order as it is.
+   * the order goes from `ready` to `valid` in the transaction that stores the certificate (the
+   * answer is synchronous, so no client could watch a `processing` state), and a crash leaves
+   * either an order that can be finalized again or a `valid` one that reports its certificate
+   * — never two certificates for one order. A finalize of a `valid` order answers the order as
+   * it is.
    */
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     const { storage, clock } = this.deps;
-    const claimed = await storage.transaction(async (tx) => {
-      const order = ownedBy(await tx.acmeOrders.get(orderId), account, 'ACME order', orderId);
-      const locked = await tx.acmeOrders.lockForUpdate(order.id);
-      const status = effectiveOrderStatus(locked, clock.now());
-      if (status === 'valid') return null;
+    const order = ownedBy(await storage.acmeOrders.get(orderId), account, 'ACME order', orderId);
+    const finalizable = (candidate: AcmeOrder): void => {
+      const status = effectiveOrderStatus(candidate, clock.now());
       // `processing` without a certificate is a finalize that crashed or is still running:
       // both may go on, and the first to store a certificate wins (see the hook below).
       if (status !== 'ready' && status !== 'processing')
-        throw fail('invalid_state', `order '${order.id}' is ${status}, not ready to be finalized`);
-      if (locked.status === 'ready') return tx.acmeOrders.update(order.id, { status: 'processing' });
-      return locked;
-    });
-    if (!claimed) return this.getOrder(account, orderId);
+        throw fail('invalid_state', `order '${candidate.id}' is ${status}, not ready to be finalized`);
+    };
+    if (effectiveOrderStatus(order, clock.now()) === 'valid') return this.#view(order);
+    finalizable(order);
 
-    const renews = await this.#renewedCertificate(claimed, account);
+    const renews = await this.#renewedCertificate(order, account);
+    /** The order as the issuing transaction stored it: the answer needs no second read. */
+    let finalized: AcmeOrder | undefined;
     try {
       await this.enrollment.enroll(
         acmeActor(account),
         {
-          profileId: claimed.profile_id,
+          profileId: order.profile_id,
           csrDer,
           source: 'ACME',
-          names: namesOf(claimed.identifiers),
-          ...(claimed.not_before ? { notBefore: claimed.not_before } : {}),
-          ...(claimed.not_after ? { notAfter: claimed.not_after } : {}),
-          provenance: { acme_account_id: account.id, acme_order_id: claimed.id },
+          names: namesOf(order.identifiers),
+          ...(order.not_before ? { notBefore: order.not_before } : {}),
+          ...(order.not_after ? { notAfter: order.not_after } : {}),
+          provenance: { acme_account_id: account.id, acme_order_id: order.id },
           ...(renews ? { renewsCertificateId: renews } : {}),
         },
         {
+          // The order is claimed where the certificate is stored, under the order's row lock:
+          // whatever happened to it while the CA signed (another finalize won, the account
+          // was deactivated, the order expired) is seen here, and then nothing is stored.
           withinTransaction: async (tx, result) => {
-            const order = await tx.acmeOrders.lockForUpdate(claimed.id);
-            if (order.status === 'valid' || order.version_id !== null) throw new AlreadyFinalized();
-            await tx.acmeOrders.update(claimed.id, {
+            const locked = await tx.acmeOrders.lockForUpdate(order.id);
+            if (locked.status === 'valid' || locked.version_id !== null) throw new AlreadyFinalized();
+            finalizable(locked);
+            finalized = await tx.acmeOrders.update(order.id, {
               status: 'valid',
               certificate_id: result.certificate.id,
               version_id: result.version.id,
@@ -176,10 +180,10 @@ export class AcmeOrderService {
         (isCertwrightError(error) && error.cause instanceof AlreadyFinalized)
       )
         return this.getOrder(account, orderId);
-      await this.#release(claimed.id);
+      if (order.status === 'processing') await this.#release(order.id);
       throw error;
     }
-    return this.getOrder(account, orderId);
+    return finalized ? this.#view(finalized) : this.getOrder(account, orderId);
   }
 
   /**

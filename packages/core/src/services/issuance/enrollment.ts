@@ -171,17 +171,18 @@ export class EnrollmentService {
           profile_id: target.profile.id,
           source: data.source,
           metadata: provenance,
-          status: 'Pending',
+          // Active from the start: the certificate and its first version commit together.
+          status: 'Active',
         });
         certificateId = created.id;
       }
       const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
-      const certificate = await tx.certificates.update(certificateId, {
-        status: 'Active',
-        ...(target.renews ? { last_renewal_at: now } : {}),
-      });
+      const certificate = target.renews
+        ? await tx.certificates.update(certificateId, { status: 'Active', last_renewal_at: now })
+        : await tx.certificates.get(certificateId);
+      if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
-      await this.evaluation.evaluateCertificate(certificateId, tx);
+      await this.evaluation.evaluateCertificate(certificateId, tx, certificate);
       await this.audit.record(
         actor,
         {
