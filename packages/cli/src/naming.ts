@@ -14,6 +14,7 @@ const GROUP_OF_TAG: Record<string, string> = {
   bulk: 'certs',
   'EST administration': 'est',
   'network scan': 'scep',
+  'SCEP administration': 'scep',
   auth: 'system',
 };
 
@@ -27,7 +28,7 @@ const NOUNS: Record<string, string[]> = {
   acme: ['acme'],
   est: ['est', 'admin'],
   dashboard: ['dashboard'],
-  scep: ['scep'],
+  scep: ['scep', 'admin'],
 };
 
 const OVERRIDES: Record<string, CommandName> = {

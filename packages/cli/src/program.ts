@@ -43,7 +43,7 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   est: 'EST server administration',
   dashboard: 'inventory summary',
   webhooks: 'webhook endpoints: management, test sends, deliveries and the private-address allowlist',
-  scep: 'SCEP server probes: what a SCEP server advertises and which CA it enrolls under',
+  scep: 'SCEP: the profiles this server serves (administration) and probes of other SCEP servers',
   system: 'server version, authentication mode and OpenAPI document',
 };
 

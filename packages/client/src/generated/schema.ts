@@ -177,6 +177,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/scep/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per-profile SCEP snapshot: path id, RA certificate, mutual TLS, whether a challenge password is set */
+        get: operations["scepAdminProfiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -2989,6 +3006,91 @@ export interface operations {
                 };
             };
             /** @description the trust file is unreadable or invalid; the previous anchors stay in force */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scepAdminProfiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every SCEP profile (and the default profile) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        generated_at: string;
+                        profile_count: number;
+                        profiles: {
+                            /** @description whether a static challenge password is configured (never the password) */
+                            challenge_password_set: boolean;
+                            enabled: boolean;
+                            /** @description whether the /scep-mtls routes accept clients (a trust bundle is set) */
+                            mtls_enabled: boolean;
+                            mtls_trust_bundle_path: string | null;
+                            name: string;
+                            path_id: string | null;
+                            profile_id: string;
+                            ra_not_after: string | null;
+                            ra_not_before: string | null;
+                            /** @description subject of the RA certificate; null until the first SCEP request */
+                            ra_subject: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description admin only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -10338,6 +10440,21 @@ export interface operations {
                             must_staple: boolean;
                             name: string;
                             required_csr_attributes: string[];
+                            /** @description the SCEP server of this profile (docs/protocols/scep.md) */
+                            scep: {
+                                /** @description whether a static challenge password is configured */
+                                challenge_password_set: boolean;
+                                enabled: boolean;
+                                mdm: {
+                                    audience: string | null;
+                                    enabled: boolean;
+                                    max_lifetime_seconds: number;
+                                    require_compliance: boolean;
+                                    trust_bundle_path: string | null;
+                                };
+                                mtls_trust_bundle_path: string | null;
+                                path_id: string | null;
+                            };
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -10467,6 +10584,19 @@ export interface operations {
                     must_staple?: boolean;
                     name: string;
                     required_csr_attributes?: string[];
+                    scep?: {
+                        challenge_password?: string | null;
+                        enabled?: boolean;
+                        mdm?: {
+                            audience?: string | null;
+                            enabled?: boolean;
+                            max_lifetime_seconds?: number;
+                            require_compliance?: boolean;
+                            trust_bundle_path?: string | null;
+                        };
+                        mtls_trust_bundle_path?: string | null;
+                        path_id?: string | null;
+                    };
                 };
             };
         };
@@ -10535,6 +10665,21 @@ export interface operations {
                         must_staple: boolean;
                         name: string;
                         required_csr_attributes: string[];
+                        /** @description the SCEP server of this profile (docs/protocols/scep.md) */
+                        scep: {
+                            /** @description whether a static challenge password is configured */
+                            challenge_password_set: boolean;
+                            enabled: boolean;
+                            mdm: {
+                                audience: string | null;
+                                enabled: boolean;
+                                max_lifetime_seconds: number;
+                                require_compliance: boolean;
+                                trust_bundle_path: string | null;
+                            };
+                            mtls_trust_bundle_path: string | null;
+                            path_id: string | null;
+                        };
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -10701,6 +10846,21 @@ export interface operations {
                         must_staple: boolean;
                         name: string;
                         required_csr_attributes: string[];
+                        /** @description the SCEP server of this profile (docs/protocols/scep.md) */
+                        scep: {
+                            /** @description whether a static challenge password is configured */
+                            challenge_password_set: boolean;
+                            enabled: boolean;
+                            mdm: {
+                                audience: string | null;
+                                enabled: boolean;
+                                max_lifetime_seconds: number;
+                                require_compliance: boolean;
+                                trust_bundle_path: string | null;
+                            };
+                            mtls_trust_bundle_path: string | null;
+                            path_id: string | null;
+                        };
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -10838,6 +10998,19 @@ export interface operations {
                     must_staple?: boolean;
                     name?: string;
                     required_csr_attributes?: string[];
+                    scep?: {
+                        challenge_password?: string | null;
+                        enabled?: boolean;
+                        mdm?: {
+                            audience?: string | null;
+                            enabled?: boolean;
+                            max_lifetime_seconds?: number;
+                            require_compliance?: boolean;
+                            trust_bundle_path?: string | null;
+                        };
+                        mtls_trust_bundle_path?: string | null;
+                        path_id?: string | null;
+                    };
                 };
             };
         };
@@ -10906,6 +11079,21 @@ export interface operations {
                         must_staple: boolean;
                         name: string;
                         required_csr_attributes: string[];
+                        /** @description the SCEP server of this profile (docs/protocols/scep.md) */
+                        scep: {
+                            /** @description whether a static challenge password is configured */
+                            challenge_password_set: boolean;
+                            enabled: boolean;
+                            mdm: {
+                                audience: string | null;
+                                enabled: boolean;
+                                max_lifetime_seconds: number;
+                                require_compliance: boolean;
+                                trust_bundle_path: string | null;
+                            };
+                            mtls_trust_bundle_path: string | null;
+                            path_id: string | null;
+                        };
                         /** Format: date-time */
                         updated_at: string;
                     };
