@@ -3,7 +3,7 @@
  * Run: node --import tsx bench/pki.ts  (not a test; no thresholds). Figures go to docs/pki.md.
  */
 
-import { sign, webcrypto } from 'node:crypto';
+import { type KeyObject, sign, webcrypto } from 'node:crypto';
 import { cpus } from 'node:os';
 import {
   buildCertId,
@@ -117,9 +117,13 @@ const peculiarCases: [string, IssuingAuthority, EcKeyImportParams & EcdsaParams 
   ['RSA-2048', caRsa, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }],
 ] as never;
 for (const [label, ca, alg] of peculiarCases) {
-  const signingKey = await webcrypto.subtle.importKey('pkcs8', exportPkcs8Der(ca.privateKey), alg, false, [
-    'sign',
-  ]);
+  const signingKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    exportPkcs8Der(ca.privateKey as KeyObject),
+    alg,
+    false,
+    ['sign'],
+  );
   const publicKey = await webcrypto.subtle.importKey(
     'spki',
     exportSpkiDer(leafKey.publicKey),
@@ -153,7 +157,7 @@ for (const [label, ca, alg] of peculiarCases) {
 {
   const signingKey = await webcrypto.subtle.importKey(
     'pkcs8',
-    exportPkcs8Der(caP256.privateKey),
+    exportPkcs8Der(caP256.privateKey as KeyObject),
     { name: 'ECDSA', namedCurve: 'P-256' },
     false,
     ['sign'],

@@ -26,6 +26,7 @@ const BENCHMARKS: Record<string, string[]> = {
   inventory: [rows(1_000_000)],
   template: [],
   webhooks: [],
+  hsm: [],
   discovery: [],
   fuzz: [],
 };

@@ -175,6 +175,28 @@ describe('parseConfig', () => {
     );
   });
 
+  it('configures PKCS#11 key custody only with a module, then requires a token label and a PIN, never echoing the PIN', () => {
+    expect(parseConfig(base).pkcs11).toBeUndefined();
+    const module = { SVC_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so' };
+    expect(
+      parseConfig({ ...base, ...module, SVC_PKCS11_TOKEN_LABEL: 'ca', SVC_PKCS11_PIN_FILE: '/run/pin' })
+        .pkcs11,
+    ).toEqual({ module: module.SVC_PKCS11_MODULE, tokenLabel: 'ca', pinFile: '/run/pin', pin: undefined });
+    expect(failure({ ...base, ...module, SVC_PKCS11_PIN: '1234' })).toMatch(
+      /SVC_PKCS11_TOKEN_LABEL is required/,
+    );
+    const noPin = failure({ ...base, ...module, SVC_PKCS11_TOKEN_LABEL: 'ca' });
+    expect(noPin).toMatch(/SVC_PKCS11_PIN_FILE or SVC_PKCS11_PIN is required/);
+    const badLabel = failure({
+      ...base,
+      ...module,
+      SVC_PKCS11_TOKEN_LABEL: 'x'.repeat(33),
+      SVC_PKCS11_PIN: '97531',
+    });
+    expect(badLabel).toMatch(/SVC_PKCS11_TOKEN_LABEL/);
+    expect(badLabel).not.toContain('97531');
+  });
+
   it('reads the per-client rate limits, 0 switching one off, and refuses a window under 1s', () => {
     expect(parseConfig(base).rateLimits).toEqual({
       windowMs: 10_000,

@@ -37,6 +37,13 @@ export interface ServiceConfig {
         auth: { user: string; pass: string } | undefined;
       }
     | undefined;
+  /**
+   * PKCS#11 key custody for Local CAs with `key_custody: pkcs11`; absent when SVC_PKCS11_MODULE
+   * is unset. The PIN (or its file) is a secret: never logged.
+   */
+  pkcs11:
+    | { module: string; tokenLabel: string; pinFile: string | undefined; pin: string | undefined }
+    | undefined;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
@@ -268,6 +275,18 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
             : undefined,
         }
       : undefined,
+    pkcs11: env.SVC_PKCS11_MODULE
+      ? {
+          module: env.SVC_PKCS11_MODULE,
+          tokenLabel: required(
+            'SVC_PKCS11_TOKEN_LABEL',
+            z.string().min(1).max(32),
+            'SVC_PKCS11_MODULE is set',
+          ) as string,
+          pinFile: env.SVC_PKCS11_PIN_FILE || undefined,
+          pin: env.SVC_PKCS11_PIN || undefined,
+        }
+      : undefined,
     logLevel: read(
       'SVC_LOG_LEVEL',
       z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']),
@@ -345,6 +364,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
+  }
+  if (config.pkcs11 && !config.pkcs11.pin && !config.pkcs11.pinFile) {
+    problems.push('SVC_PKCS11_PIN_FILE or SVC_PKCS11_PIN is required (SVC_PKCS11_MODULE is set)');
   }
   if (problems.length > 0) {
     throw new CertwrightError('config_invalid', `invalid configuration: ${problems.join('; ')}`);

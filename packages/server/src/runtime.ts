@@ -1,11 +1,15 @@
+import { readFileSync } from 'node:fs';
 import {
   type EphemeralStore,
+  fail,
   isCertwrightError,
+  type KeyCustody,
   type Logger,
   MemoryEphemeralStore,
   type Queue,
   type ServiceConfig,
 } from '@certwright/core';
+import { Pkcs11KeyCustody } from '@certwright/key-custody-pkcs11';
 import { connectRedis, RedisEphemeralStore, RedisQueue } from '@certwright/queue-redis';
 import { type OpenedStorage, openStorage } from './storage.js';
 
@@ -16,6 +20,8 @@ export interface Runtime {
   opened: OpenedStorage;
   queue: Queue;
   ephemeral: EphemeralStore;
+  /** The PKCS#11 key custody, with SVC_PKCS11_MODULE. */
+  keyCustody: KeyCustody | undefined;
   /** One check per dependency, for /ready. */
   checks: Record<string, DependencyCheck>;
   close(): Promise<void>;
@@ -35,13 +41,35 @@ export async function openRuntime(
   stopped: () => boolean,
 ): Promise<Runtime> {
   const opened = await retryWhileUnavailable(() => openStorage(config, logger), logger, stopped);
+  let keyCustody: KeyCustody | undefined;
+  try {
+    keyCustody = config.pkcs11
+      ? await retryWhileUnavailable(async () => openPkcs11(config, logger), logger, stopped)
+      : undefined;
+  } catch (error) {
+    await opened.close().catch(() => {});
+    throw error;
+  }
+  const custodyCheck: Record<string, DependencyCheck> = keyCustody
+    ? {
+        key_custody: async () =>
+          (await keyCustody.ready()) ? { ok: true } : { ok: false, detail: 'token unavailable' },
+      }
+    : {};
+  const closeCustody = async () => {
+    await keyCustody?.close().catch(() => {});
+  };
   if (!config.redisUrl) {
     return {
       opened,
       queue: opened.queue,
       ephemeral: new MemoryEphemeralStore(),
-      checks: { storage: () => opened.check() },
-      close: () => opened.close(),
+      keyCustody,
+      checks: { storage: () => opened.check(), ...custodyCheck },
+      async close() {
+        await closeCustody();
+        await opened.close();
+      },
     };
   }
   try {
@@ -54,7 +82,9 @@ export async function openRuntime(
       opened,
       queue: new RedisQueue(client),
       ephemeral: new RedisEphemeralStore(client),
+      keyCustody,
       checks: {
+        ...custodyCheck,
         storage: () => opened.check(),
         redis: async () => {
           try {
@@ -67,13 +97,34 @@ export async function openRuntime(
       },
       async close() {
         await client.close().catch(() => {});
+        await closeCustody();
         await opened.close();
       },
     };
   } catch (error) {
+    await closeCustody();
     await opened.close().catch(() => {});
     throw error;
   }
+}
+
+/** Opens the token custody; the PIN comes from its file at each open (a rotated PIN is picked up). */
+function openPkcs11(config: Readonly<ServiceConfig>, logger: Logger): KeyCustody {
+  const c = config.pkcs11!;
+  let pin = c.pin;
+  if (c.pinFile) {
+    try {
+      pin = readFileSync(c.pinFile, 'utf8').replace(/\r?\n$/, '');
+    } catch {
+      throw fail('config_invalid', 'SVC_PKCS11_PIN_FILE cannot be read');
+    }
+  }
+  const custody = Pkcs11KeyCustody.open(
+    { module: c.module, tokenLabel: c.tokenLabel, pin: pin ?? '' },
+    { logger },
+  );
+  logger.info({ token: c.tokenLabel }, 'PKCS#11 key custody ready');
+  return custody;
 }
 
 async function retryWhileUnavailable<T>(

@@ -137,6 +137,7 @@ export async function startServer(
         agentSettings: config.agents,
         // Shared CRL/OCSP invalidation across instances (Redis with SVC_REDIS_URL).
         ephemeral: runtime.ephemeral,
+        ...(runtime.keyCustody ? { keyCustody: runtime.keyCustody } : {}),
         notifications: {
           channels,
           onDead: () => metrics.notificationDead.inc(),

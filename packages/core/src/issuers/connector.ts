@@ -8,6 +8,7 @@ import type { SubjectAltName } from '../pki/extensions.js';
 import type { DistinguishedName } from '../pki/name.js';
 import type { OcspResponder } from '../pki/ocsp-response.js';
 import type { ExtendedKeyUsage } from '../pki/oids.js';
+import type { KeyCustody } from '../ports/key-custody.js';
 
 /**
  * Issuer connectors: how certwright obtains certificates from a certificate authority. The
@@ -84,6 +85,8 @@ export interface ConnectorContext {
   hasIssued?: () => Promise<boolean>;
   /** A certificate this issuer signed, to check re-imported CA material against; null when none. */
   issuedCertificate?: () => Promise<IssuedCertificateSample | null>;
+  /** The service's hardware key custody (PKCS#11), for issuers whose keys live on a token. */
+  keyCustody?: KeyCustody;
 }
 
 /** A certificate already issued under an issuer (public data only: serial and PEM). */
@@ -101,6 +104,8 @@ export interface ConfigUpdateCheck {
   next: Record<string, unknown>;
   /** A certificate this issuer signed (read inside the update's transaction); null when none. */
   issuedCertificate: () => Promise<IssuedCertificateSample | null>;
+  /** The service's hardware key custody, to check a token-held CA being imported. */
+  keyCustody?: KeyCustody;
 }
 
 export type ConnectorFactory = (context: ConnectorContext) => Promise<IssuerConnector>;

@@ -1,6 +1,7 @@
-import { type KeyObject, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { CertwrightError, fail } from '../errors.js';
+import { SoftwareKeyCustody } from '../key-custody/software.js';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -10,15 +11,11 @@ import {
 } from '../pki/certificate.js';
 import { type CertificateInfo, readCertificate } from '../pki/certificate-info.js';
 import { buildCrl } from '../pki/crl.js';
-import {
-  exportPkcs8Pem,
-  generateKeyPair,
-  importPkcs8Pem,
-  KEY_ALGORITHMS,
-  type KeyAlgorithm,
-} from '../pki/keys.js';
+import { KEY_ALGORITHMS, type KeyAlgorithm } from '../pki/keys.js';
 import { type OcspResponder, prepareOcspResponder } from '../pki/ocsp-response.js';
 import { pemDecodeCertificates } from '../pki/pem.js';
+import type { SigningKey } from '../pki/signing-key.js';
+import type { KeyCustody } from '../ports/key-custody.js';
 import type {
   ConfigUpdateCheck,
   ConnectorContext,
@@ -30,8 +27,11 @@ import type {
 } from './connector.js';
 
 /**
- * The Local CA: a CA the service runs itself. Its material lives in the issuer's config, which
- * storage seals under the service's encryption key (SecretBox) and which no API ever returns:
+ * The Local CA: a CA the service runs itself. Its private keys are held by a key custody
+ * (`key_custody`, see docs/operations/key-custody.md) and it signs only through that port:
+ * `software` (the default) keeps them as PKCS#8 in the issuer's config, `pkcs11` on a token,
+ * with only their labels in the config. The config is sealed by storage under the service's
+ * encryption key (SecretBox) and no API ever returns it:
  *
  * - imported: `certificate_pem` + `private_key_pem` (PKCS#8) [+ `chain_pem` above it] given at
  *   issuer creation; checked with prepareIssuer on first use and moved under `ca`;
@@ -77,6 +77,8 @@ export const LOCAL_CA_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze(['c
  * connector so that issuer updates refuse them then (see {@link localCaIsProvisioned}).
  */
 export const LOCAL_CA_CREATION_ONLY_CONFIG_KEYS: readonly string[] = Object.freeze([
+  'key_custody',
+  'private_key_label',
   'key_algorithm',
   'common_name',
   'certificate_pem',
@@ -94,19 +96,30 @@ export const localCaConfigSchema = z
     private_key_pem: pem.optional(),
     chain_pem: pem.optional(),
     key_algorithm: z.enum(KEY_ALGORITHMS as [KeyAlgorithm, ...KeyAlgorithm[]]).optional(),
+    /** Where the CA's keys live: `software` (sealed in this config) or `pkcs11` (a token). */
+    key_custody: z.enum(['software', 'pkcs11']).optional(),
+    /** Import of a CA whose key is already on the token: the key's label there. */
+    private_key_label: z.string().min(1).max(64).optional(),
     common_name: z.string().min(1).max(64).optional(),
     base_url: z.string().url().startsWith('https://').optional(),
     ca: z
       .object({
         issuing_cert_pem: pem,
-        issuing_key_pem: pem,
+        /** Software custody: the issuing CA's key, PKCS#8 (the config is sealed at rest). */
+        issuing_key_pem: pem.optional(),
+        /** Token custody: the label of the issuing CA's key on the token. */
+        issuing_key_label: z.string().min(1).max(64).optional(),
+        /** Token custody: the root's key stays on the token under this label. */
+        root_key_label: z.string().min(1).max(64).optional(),
         /** Certificates above the issuing CA, nearest first (empty for a root-only CA). */
         upper_chain_pem: z.string().max(256 * 1024),
         /** Written by earlier releases only; removed by withoutRootKey, never read. */
         root_key_pem: pem.optional(),
       })
       .optional(),
-    ocsp_responder: z.object({ cert_pem: pem, key_pem: pem }).optional(),
+    ocsp_responder: z
+      .object({ cert_pem: pem, key_pem: pem.optional(), key_label: z.string().min(1).max(64).optional() })
+      .optional(),
   })
   .passthrough();
 export type LocalCaConfig = z.infer<typeof localCaConfigSchema>;
@@ -122,37 +135,105 @@ function parseConfig(issuerId: string, config: Record<string, unknown>): LocalCa
   return parsed.data;
 }
 
-/** Imported material: the CA certificate must be a CA and the key must match it. */
-function importMaterial(issuerId: string, config: LocalCaConfig): NonNullable<LocalCaConfig['ca']> {
-  if (!config.certificate_pem || !config.private_key_pem) {
-    throw new CertwrightError(
-      'validation_failed',
-      `issuer '${issuerId}': importing a Local CA needs both certificate_pem and private_key_pem`,
+const isImport = (config: LocalCaConfig): boolean =>
+  config.certificate_pem !== undefined ||
+  config.private_key_pem !== undefined ||
+  config.private_key_label !== undefined;
+
+/**
+ * The custody an issuer's keys live in: a fresh in-memory software custody (its keys come from
+ * and go back to the sealed config), or the service's PKCS#11 custody.
+ */
+export function custodyFor(
+  issuerId: string,
+  config: LocalCaConfig,
+  shared: KeyCustody | undefined,
+): KeyCustody {
+  if ((config.key_custody ?? 'software') === 'software') return new SoftwareKeyCustody();
+  if (shared?.kind !== 'pkcs11') {
+    throw fail(
+      'issuer_not_ready',
+      `issuer '${issuerId}' keeps its keys on a PKCS#11 token, but this server has no PKCS#11 key custody configured (SVC_PKCS11_MODULE, SVC_PKCS11_TOKEN_LABEL, SVC_PKCS11_PIN_FILE)`,
     );
   }
-  const key = importPkcs8Pem(config.private_key_pem);
+  return shared;
+}
+
+/** Loads a stored or imported key reference into its custody and returns its signing handle. */
+async function signingKeyOf(
+  custody: KeyCustody,
+  label: string,
+  pem: string | undefined,
+): Promise<SigningKey> {
+  if (custody instanceof SoftwareKeyCustody) {
+    if (pem === undefined)
+      throw fail('issuer_not_ready', `the software key '${label}' is missing from the config`);
+    custody.importPkcs8(label, pem);
+  }
+  return custody.signingKey(label);
+}
+
+/**
+ * Imported material: the CA certificate must be a CA and the key must match it. A software
+ * import brings its key (PKCS#8); a token import names the key already on the token.
+ */
+async function importMaterial(
+  issuerId: string,
+  config: LocalCaConfig,
+  custody: KeyCustody,
+): Promise<NonNullable<LocalCaConfig['ca']>> {
+  const software = custody instanceof SoftwareKeyCustody;
+  const keyField = software ? 'private_key_pem' : 'private_key_label';
+  if (!config.certificate_pem || (software ? !config.private_key_pem : !config.private_key_label)) {
+    throw new CertwrightError(
+      'validation_failed',
+      `issuer '${issuerId}': importing a Local CA needs both certificate_pem and ${keyField}`,
+    );
+  }
+  const label = software ? 'import' : config.private_key_label!;
+  const key = await signingKeyOf(custody, label, config.private_key_pem);
   prepareIssuer(config.certificate_pem, key); // throws with a clear reason when not a CA or not its key
   const upper = config.chain_pem ? pemDecodeCertificates(config.chain_pem) : [];
   return {
     issuing_cert_pem: certificateToPem(pemDecodeCertificates(config.certificate_pem)[0]!),
-    issuing_key_pem: exportPkcs8Pem(key),
+    ...(software
+      ? { issuing_key_pem: (custody as SoftwareKeyCustody).exportPkcs8(label) }
+      : { issuing_key_label: label }),
     upper_chain_pem: upper.map((der) => certificateToPem(der)).join(''),
   };
 }
 
+/** A fresh token label for one of an issuer's keys (unique, so racing creators never collide). */
+const keyLabel = (issuerId: string, role: string, now: Date): string =>
+  `certwright ${issuerId.slice(0, 36)} ${role} ${now.getTime().toString(36)}`;
+
 interface GeneratedCa {
   /** What the issuer's config keeps: the intermediate, its key and the root certificate. */
   ca: NonNullable<LocalCaConfig['ca']>;
-  /** The root's key: handed to the caller or dropped, never stored. */
-  rootKey: KeyObject;
+  /** Software custody: the root's key, handed to the caller or dropped, never stored. */
+  rootKeyPem: string | undefined;
   rootCertificatePem: string;
 }
 
-async function generateMaterial(name: string, config: LocalCaConfig, now: Date): Promise<GeneratedCa> {
+/**
+ * Creates the root and the issuing CA in `custody`. Software keys come out as PKCS#8 for the
+ * sealed config; token keys are created non-extractable and only their labels are kept (the
+ * root's stays on the token, unused, for a later intermediate).
+ */
+async function generateMaterial(
+  issuer: { id: string; name: string },
+  config: LocalCaConfig,
+  now: Date,
+  custody: KeyCustody,
+): Promise<GeneratedCa> {
   const algorithm = config.key_algorithm ?? 'ECDSA-P256';
-  const cn = (config.common_name ?? name).slice(0, 48);
+  const cn = (config.common_name ?? issuer.name).slice(0, 48);
   const notBefore = new Date(now.getTime() - 60_000);
-  const rootKey = await generateKeyPair(algorithm);
+  const software = custody instanceof SoftwareKeyCustody;
+  const rootLabel = software ? 'root' : keyLabel(issuer.id, 'root', now);
+  const issuingLabel = software ? 'issuing' : keyLabel(issuer.id, 'issuing', now);
+  await custody.createKey({ algorithm, label: rootLabel, extractable: software });
+  const rootKey = { privateKey: await custody.signingKey(rootLabel) };
   const root = createSelfSignedCertificate(
     {
       subject: [
@@ -167,27 +248,31 @@ async function generateMaterial(name: string, config: LocalCaConfig, now: Date):
     rootKey.privateKey,
   );
   const rootAuthority = prepareIssuer(root.der, rootKey.privateKey);
-  const issuingKey = await generateKeyPair(algorithm);
+  await custody.createKey({ algorithm, label: issuingLabel, extractable: software });
+  const issuingKey = await custody.signingKey(issuingLabel);
   const issuing = issueCertificate(
     {
       subject: [
         { type: 'O', value: 'certwright' },
         { type: 'CN', value: `${cn} Issuing CA` },
       ],
-      publicKey: issuingKey.publicKey,
+      publicKey: issuingKey.spki,
       notBefore,
       notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.issuingValidityDays * DAY),
       basicConstraints: { ca: true, pathLength: 0 },
     },
     rootAuthority,
   );
+  const soft = software ? (custody as SoftwareKeyCustody) : undefined;
   return {
     ca: {
       issuing_cert_pem: certificateToPem(issuing.der),
-      issuing_key_pem: exportPkcs8Pem(issuingKey.privateKey),
+      ...(soft
+        ? { issuing_key_pem: soft.exportPkcs8(issuingLabel) }
+        : { issuing_key_label: issuingLabel, root_key_label: rootLabel }),
       upper_chain_pem: certificateToPem(root.der),
     },
-    rootKey: rootKey.privateKey,
+    rootKeyPem: soft?.exportPkcs8(rootLabel),
     rootCertificatePem: certificateToPem(root.der),
   };
 }
@@ -246,8 +331,18 @@ function assertIssuedBy(
 export async function checkLocalCaConfigUpdate(check: ConfigUpdateCheck): Promise<void> {
   // With a CA present the import keys are creation-only settings, refused by the service.
   if (!needsProvisioning(check.current)) return;
-  if (!('certificate_pem' in check.next) && !('private_key_pem' in check.next)) return;
-  const material = importMaterial(check.issuerId, parseConfig(check.issuerId, check.next));
+  if (
+    !('certificate_pem' in check.next) &&
+    !('private_key_pem' in check.next) &&
+    !('private_key_label' in check.next)
+  )
+    return;
+  const next = parseConfig(check.issuerId, check.next);
+  const material = await importMaterial(
+    check.issuerId,
+    next,
+    custodyFor(check.issuerId, next, check.keyCustody),
+  );
   const issued = await check.issuedCertificate();
   if (issued) assertIssuedBy(check.issuerId, material, issued);
 }
@@ -260,15 +355,16 @@ export async function provisionLocalCa(
   issuer: { id: string; name: string },
   config: Record<string, unknown>,
   now: Date,
+  sharedCustody?: KeyCustody,
 ): Promise<Record<string, unknown>> {
   const parsed = parseConfig(issuer.id, config);
   if (parsed.ca) return withoutRootKey(config) ?? config;
-  const imported = parsed.certificate_pem !== undefined || parsed.private_key_pem !== undefined;
-  // A generated root's key is dropped here: nobody asked for it (see generateLocalCaWithRootKey).
-  const ca = imported
-    ? importMaterial(issuer.id, parsed)
-    : (await generateMaterial(issuer.name, parsed, now)).ca;
-  const { certificate_pem: _c, private_key_pem: _k, chain_pem: _p, ...rest } = config;
+  const custody = custodyFor(issuer.id, parsed, sharedCustody);
+  // A generated software root's key is dropped here: nobody asked for it (see generateLocalCaWithRootKey).
+  const ca = isImport(parsed)
+    ? await importMaterial(issuer.id, parsed, custody)
+    : (await generateMaterial(issuer, parsed, now, custody)).ca;
+  const { certificate_pem: _c, private_key_pem: _k, private_key_label: _l, chain_pem: _p, ...rest } = config;
   return { ...rest, ca };
 }
 
@@ -284,26 +380,44 @@ export async function generateLocalCaWithRootKey(
   now: Date,
 ): Promise<{ config: Record<string, unknown>; rootPrivateKeyPem: string; rootCertificatePem: string }> {
   const parsed = parseConfig('(new issuer)', config);
-  if (parsed.certificate_pem !== undefined || parsed.private_key_pem !== undefined || parsed.ca) {
+  if ((parsed.key_custody ?? 'software') !== 'software') {
+    const message = 'a root key created on a PKCS#11 token is non-extractable and stays there';
+    throw fail('invalid_input', `cannot return a root private key: ${message}`, {
+      fields: [{ field: 'root_private_key', message }],
+    });
+  }
+  if (isImport(parsed) || parsed.ca) {
     const message =
       'only a CA generated by this request has a root key to return; an imported CA has none here';
     throw fail('invalid_input', `cannot return a root private key: ${message}`, {
       fields: [{ field: 'root_private_key', message }],
     });
   }
-  const generated = await generateMaterial(issuer.name, parsed, now);
+  const generated = await generateMaterial(
+    { id: '(new issuer)', name: issuer.name },
+    parsed,
+    now,
+    new SoftwareKeyCustody(),
+  );
   return {
     config: { ...config, ca: generated.ca },
-    rootPrivateKeyPem: exportPkcs8Pem(generated.rootKey),
+    rootPrivateKeyPem: generated.rootKeyPem!,
     rootCertificatePem: generated.rootCertificatePem,
   };
 }
 
+type ResponderMaterial = NonNullable<LocalCaConfig['ocsp_responder']>;
+
 async function issueResponder(
+  issuerId: string,
   authority: IssuingAuthority,
   now: Date,
-): Promise<{ cert_pem: string; key_pem: string }> {
-  const key = await generateKeyPair('ECDSA-P256');
+  custody: KeyCustody,
+): Promise<{ material: ResponderMaterial; key: SigningKey; label: string }> {
+  const software = custody instanceof SoftwareKeyCustody;
+  const label = software ? `ocsp ${now.getTime()}` : keyLabel(issuerId, 'ocsp', now);
+  await custody.createKey({ algorithm: 'ECDSA-P256', label, extractable: software });
+  const key = await custody.signingKey(label);
   const notAfter = new Date(
     Math.min(
       now.getTime() + LOCAL_CA_DEFAULTS.responderValidityDays * DAY,
@@ -319,7 +433,7 @@ async function issueResponder(
           .map((a) => ({ type: 'O', value: a.value })),
         { type: 'CN', value: 'OCSP Responder' },
       ],
-      publicKey: key.publicKey,
+      publicKey: key.spki,
       notBefore: new Date(now.getTime() - 60_000),
       notAfter,
       keyUsage: ['digitalSignature'],
@@ -328,7 +442,35 @@ async function issueResponder(
     },
     authority,
   );
-  return { cert_pem: certificateToPem(cert.der), key_pem: exportPkcs8Pem(key.privateKey) };
+  const material: ResponderMaterial = software
+    ? { cert_pem: certificateToPem(cert.der), key_pem: (custody as SoftwareKeyCustody).exportPkcs8(label) }
+    : { cert_pem: certificateToPem(cert.der), key_label: label };
+  return { material, key, label };
+}
+
+/** The signing keys a connector works with, resolved from the config by its custody. */
+export interface LocalCaKeys {
+  custody: KeyCustody;
+  issuing: SigningKey;
+  responder?: SigningKey;
+}
+
+async function resolveKeys(
+  issuerId: string,
+  config: LocalCaConfig,
+  shared: KeyCustody | undefined,
+): Promise<LocalCaKeys> {
+  const ca = config.ca!;
+  const custody = custodyFor(issuerId, config, shared);
+  const issuing = await signingKeyOf(custody, ca.issuing_key_label ?? 'issuing', ca.issuing_key_pem);
+  const r = config.ocsp_responder;
+  if (!r) return { custody, issuing };
+  try {
+    return { custody, issuing, responder: await signingKeyOf(custody, r.key_label ?? 'ocsp', r.key_pem) };
+  } catch {
+    // A lost responder key is replaced by a fresh responder on the first OCSP request.
+    return { custody, issuing };
+  }
 }
 
 /** A Local CA connector over provisioned material. */
@@ -343,22 +485,24 @@ export class LocalCaConnector implements IssuerConnector {
   #responder: OcspResponder | undefined;
   #responderPending: Promise<OcspResponder> | undefined;
 
-  constructor(context: ConnectorContext) {
+  readonly #custody: KeyCustody;
+  #responderLabel: string | undefined;
+
+  constructor(context: ConnectorContext, keys: LocalCaKeys) {
     const config = parseConfig(context.issuer.id, context.issuer.config);
     if (!config.ca)
       throw new CertwrightError('internal', `issuer '${context.issuer.id}' has no CA material yet`);
     this.issuerId = context.issuer.id;
     this.#context = context;
-    this.#authority = prepareIssuer(config.ca.issuing_cert_pem, importPkcs8Pem(config.ca.issuing_key_pem));
+    this.#custody = keys.custody;
+    this.#authority = prepareIssuer(config.ca.issuing_cert_pem, keys.issuing);
     this.#chain = [
       certificateToPem(this.#authority.certificate.der),
       ...pemDecodeCertificates(config.ca.upper_chain_pem || '').map((d) => certificateToPem(d)),
     ];
-    if (config.ocsp_responder) {
-      this.#responder = prepareOcspResponder(
-        config.ocsp_responder.cert_pem,
-        importPkcs8Pem(config.ocsp_responder.key_pem),
-      );
+    if (config.ocsp_responder && keys.responder) {
+      this.#responder = prepareOcspResponder(config.ocsp_responder.cert_pem, keys.responder);
+      this.#responderLabel = config.ocsp_responder.key_label ?? 'ocsp';
     }
     const authority = this.#authority;
     this.revocationSigner = {
@@ -434,9 +578,18 @@ export class LocalCaConnector implements IssuerConnector {
     // One re-issue at a time per connector; concurrent OCSP requests wait for it.
     this.#responderPending ??= (async () => {
       try {
-        const material = await issueResponder(this.#authority, now);
+        const { material, key, label } = await issueResponder(
+          this.issuerId,
+          this.#authority,
+          now,
+          this.#custody,
+        );
         await this.#context.persistConfig((config) => ({ ...config, ocsp_responder: material }));
-        this.#responder = prepareOcspResponder(material.cert_pem, importPkcs8Pem(material.key_pem));
+        this.#responder = prepareOcspResponder(material.cert_pem, key);
+        // The replaced responder's key signs nothing any more (on a token it is deleted there).
+        const retired = this.#responderLabel;
+        this.#responderLabel = label;
+        if (retired && retired !== label) await this.#custody.destroy(retired).catch(() => undefined);
         return this.#responder;
       } finally {
         this.#responderPending = undefined;
@@ -450,25 +603,29 @@ export class LocalCaConnector implements IssuerConnector {
 export async function createLocalCaConnector(context: ConnectorContext): Promise<IssuerConnector> {
   if (!needsProvisioning(context.issuer.config)) {
     const cleaned = withoutRootKey(context.issuer.config);
-    if (!cleaned) return new LocalCaConnector(context);
+    if (!cleaned) return buildConnector(context);
     // A root key stored by an earlier release: removed under the issuer's row lock, re-judged
     // on the latest config so that a concurrent writer's changes are kept.
     await context.persistConfig((latest) => withoutRootKey(latest));
-    return new LocalCaConnector({ ...context, issuer: { ...context.issuer, config: cleaned } });
+    return buildConnector({ ...context, issuer: { ...context.issuer, config: cleaned } });
   }
   // Material missing after certificates were issued means the config was replaced below the
   // service (e.g. an old backup restored): a fresh CA would silently orphan every issued
   // certificate, so only an explicit import of the CA that issued them is accepted.
   if (await context.hasIssued?.()) {
     const config = parseConfig(context.issuer.id, context.issuer.config);
-    if (config.certificate_pem === undefined && config.private_key_pem === undefined) {
+    if (!isImport(config)) {
       throw fail(
         'issuer_not_ready',
         `issuer '${context.issuer.id}' has issued certificates but its CA material is missing from its config; refusing to create a new CA (restore the config, or import the CA that issued them: PUT /api/v1/issuers/${context.issuer.id} with config certificate_pem and private_key_pem)`,
       );
     }
     // Checked again here, not only on the update: the config may have been written below the service.
-    const material = importMaterial(context.issuer.id, config);
+    const material = await importMaterial(
+      context.issuer.id,
+      config,
+      custodyFor(context.issuer.id, config, context.keyCustody),
+    );
     const issued = await context.issuedCertificate?.();
     if (!issued) {
       throw fail(
@@ -478,7 +635,12 @@ export async function createLocalCaConnector(context: ConnectorContext): Promise
     }
     assertIssuedBy(context.issuer.id, material, issued);
   }
-  const fresh = await provisionLocalCa(context.issuer, context.issuer.config, context.now());
+  const fresh = await provisionLocalCa(
+    context.issuer,
+    context.issuer.config,
+    context.now(),
+    context.keyCustody,
+  );
   let stored = fresh;
   await context.persistConfig((latest) => {
     // Another instance may have provisioned meanwhile: keep its CA, drop ours.
@@ -489,5 +651,12 @@ export async function createLocalCaConnector(context: ConnectorContext): Promise
     }
     return fresh;
   });
-  return new LocalCaConnector({ ...context, issuer: { ...context.issuer, config: stored } });
+  return buildConnector({ ...context, issuer: { ...context.issuer, config: stored } });
+}
+
+async function buildConnector(context: ConnectorContext): Promise<LocalCaConnector> {
+  const config = parseConfig(context.issuer.id, context.issuer.config);
+  if (!config.ca)
+    throw new CertwrightError('internal', `issuer '${context.issuer.id}' has no CA material yet`);
+  return new LocalCaConnector(context, await resolveKeys(context.issuer.id, config, context.keyCustody));
 }

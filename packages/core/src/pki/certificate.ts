@@ -25,7 +25,13 @@ import { exportSpkiDer } from './keys.js';
 import { type DistinguishedName, encodeName } from './name.js';
 import { type ExtendedKeyUsage, OID } from './oids.js';
 import { pemEncode } from './pem.js';
-import { type SignatureAlgorithm, signatureAlgorithmFor, signData } from './signature.js';
+import {
+  type PrivateSigningKey,
+  type SignatureAlgorithm,
+  signatureAlgorithmFor,
+  signData,
+  signingKeySpki,
+} from './signature.js';
 
 /**
  * X.509 v3 certificate builder (RFC 5280) for leaves and CAs. TBSCertificate is written with
@@ -60,7 +66,7 @@ export interface CertificateTemplate {
 /** A CA ready to sign: parsed once, reused for every issuance. Holds the private key — never log it. */
 export interface IssuingAuthority {
   certificate: CertificateInfo;
-  privateKey: KeyObject;
+  privateKey: PrivateSigningKey;
   signatureAlgorithm: SignatureAlgorithm;
 }
 
@@ -114,7 +120,7 @@ function hexSerial(hex: string): Buffer {
 /** Prepares an issuing CA: checks it is a CA and that the key matches its certificate. */
 export function prepareIssuer(
   certificate: Uint8Array | string | CertificateInfo,
-  privateKey: KeyObject,
+  privateKey: PrivateSigningKey,
   options: { rsaHash?: 'sha256' | 'sha384' | 'sha512' } = {},
 ): IssuingAuthority {
   const info =
@@ -128,7 +134,7 @@ export function prepareIssuer(
       'the issuer certificate is not a CA (basicConstraints cA is not set)',
     );
   }
-  if (!exportSpkiDer(privateKey).equals(Buffer.from(info.spki))) {
+  if (!signingKeySpki(privateKey).equals(Buffer.from(info.spki))) {
     throw new CertwrightError(
       'validation_failed',
       'the issuer private key does not match the issuer certificate',
@@ -166,7 +172,7 @@ const BUILDER_EXTENSIONS = new Set<string>([
 interface SignerContext {
   issuerName: Uint8Array;
   authorityKeyId: Uint8Array;
-  privateKey: KeyObject;
+  privateKey: PrivateSigningKey;
   signatureAlgorithm: SignatureAlgorithm;
 }
 
@@ -290,10 +296,10 @@ export function issueCertificate(template: CertificateTemplate, issuer: IssuingA
 /** Creates a self-signed certificate (a root CA, usually); its key signs its own certificate. */
 export function createSelfSignedCertificate(
   template: Omit<CertificateTemplate, 'publicKey'>,
-  privateKey: KeyObject,
+  privateKey: PrivateSigningKey,
   options: { rsaHash?: 'sha256' | 'sha384' | 'sha512' } = {},
 ): IssuedCertificate {
-  const spki = exportSpkiDer(privateKey);
+  const spki = signingKeySpki(privateKey);
   const subject = encodeName(template.subject);
   const bits = readBitStringBytes(spki, children(spki, readRoot(spki))[1], 'subjectPublicKey');
   return build(

@@ -1,4 +1,4 @@
-import { createSign, type KeyObject } from 'node:crypto';
+import { createSign } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 import { prepareIssuer } from './certificate.js';
 import type { CertificateInfo } from './certificate-info.js';
@@ -19,7 +19,8 @@ import {
 import { authorityKeyIdentifierValue } from './extensions.js';
 import { OID } from './oids.js';
 import { pemEncode } from './pem.js';
-import { type SignatureAlgorithm, signData } from './signature.js';
+import { type PrivateSigningKey, type SignatureAlgorithm, signData } from './signature.js';
+import { isSigningKey } from './signing-key.js';
 
 /**
  * X.509 v2 CRL writer (RFC 5280 §5). Entries are encoded one by one and concatenated once,
@@ -59,7 +60,7 @@ export interface CrlEntry {
 
 export interface BuildCrlOptions {
   issuerCert: Uint8Array | string | CertificateInfo;
-  issuerKey: KeyObject;
+  issuerKey: PrivateSigningKey;
   thisUpdate: Date;
   nextUpdate: Date;
   crlNumber: bigint | number;
@@ -267,9 +268,10 @@ function header(tag: number, length: number): Buffer {
 }
 
 /** Signs the concatenation of `parts` without building it, when the algorithm can stream. */
-function signParts(alg: SignatureAlgorithm, key: KeyObject, parts: readonly Uint8Array[]): Buffer {
-  // EdDSA is one-shot by definition (it hashes the message twice), so it needs the bytes whole.
-  if (alg.hash === null) return signData(alg, key, Buffer.concat(parts));
+function signParts(alg: SignatureAlgorithm, key: PrivateSigningKey, parts: readonly Uint8Array[]): Buffer {
+  // EdDSA is one-shot by definition (it hashes the message twice), so it needs the bytes whole;
+  // a key custody takes the message in one call too.
+  if (alg.hash === null || isSigningKey(key)) return signData(alg, key, Buffer.concat(parts));
   const signer = createSign(alg.hash);
   for (const p of parts) signer.update(p);
   return signer.sign(key);

@@ -25,4 +25,5 @@ export * from './pem.js';
 export * from './pkcs12.js';
 export * from './scep/index.js';
 export * from './signature.js';
+export * from './signing-key.js';
 export * from './trust-bundle.js';

@@ -1,4 +1,4 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 import { type CertificateInfo, readCertificate } from './certificate-info.js';
 import { REVOCATION_REASON_CODES, type RevocationReason } from './crl.js';
@@ -14,10 +14,15 @@ import {
   tlv,
 } from './der.js';
 import { decodeExtKeyUsage } from './extensions.js';
-import { exportSpkiDer } from './keys.js';
 import type { OcspCertId } from './ocsp-request.js';
 import { OID } from './oids.js';
-import { type SignatureAlgorithm, signatureAlgorithmFor, signData } from './signature.js';
+import {
+  type PrivateSigningKey,
+  type SignatureAlgorithm,
+  signatureAlgorithmFor,
+  signData,
+  signingKeySpki,
+} from './signature.js';
 
 /** OCSP responses (RFC 6960 §4.2): BasicOCSPResponse signed by a delegated responder. */
 
@@ -47,7 +52,7 @@ export interface OcspSingleResponse {
 /** A delegated responder, prepared once: signing key, ResponderID and the `certs` field. */
 export interface OcspResponder {
   certificate: CertificateInfo;
-  privateKey: KeyObject;
+  privateKey: PrivateSigningKey;
   signatureAlgorithm: SignatureAlgorithm;
   responderId: Buffer;
   certsField: Buffer;
@@ -60,7 +65,7 @@ export interface OcspResponder {
  */
 export function prepareOcspResponder(
   certificate: Uint8Array | string | CertificateInfo,
-  privateKey: KeyObject,
+  privateKey: PrivateSigningKey,
 ): OcspResponder {
   const info =
     typeof certificate === 'string' || certificate instanceof Uint8Array
@@ -70,7 +75,7 @@ export function prepareOcspResponder(
   if (!eku || !decodeExtKeyUsage(eku.value).includes('OCSPSigning')) {
     throw new CertwrightError('validation_failed', 'the OCSP responder certificate lacks id-kp-OCSPSigning');
   }
-  if (!exportSpkiDer(privateKey).equals(Buffer.from(info.spki))) {
+  if (!signingKeySpki(privateKey).equals(Buffer.from(info.spki))) {
     throw new CertwrightError('validation_failed', 'the OCSP responder key does not match its certificate');
   }
   // ResponderID byKey: [2] EXPLICIT KeyHash (SHA-1 of the subjectPublicKey bits).

@@ -1,8 +1,9 @@
 import { type KeyObject, sign, verify } from 'node:crypto';
 import { fail } from '../errors.js';
 import { algorithmIdentifier, NULL } from './der.js';
-import { describePublicKey, importSpkiDer } from './keys.js';
+import { describePublicKey, exportSpkiDer, importSpkiDer } from './keys.js';
 import { OID } from './oids.js';
+import { isSigningKey, type SigningKey, type SignMechanism } from './signing-key.js';
 
 /**
  * Signature algorithms: choosing one for an issuer key, producing the AlgorithmIdentifier
@@ -19,7 +20,16 @@ export interface SignatureAlgorithm {
   hash: HashName | null;
   /** DER AlgorithmIdentifier as it appears in certificates, CRLs and OCSP responses. */
   identifier: Buffer;
+  /** What a key custody is asked to perform. */
+  mechanism: SignMechanism;
 }
+
+/** A private key in this process, or one held by a key custody. */
+export type PrivateSigningKey = KeyObject | SigningKey;
+
+/** SubjectPublicKeyInfo DER of a signing key's public half. */
+export const signingKeySpki = (key: PrivateSigningKey): Buffer =>
+  isSigningKey(key) ? Buffer.from(key.spki) : exportSpkiDer(key);
 
 const RSA_HASH_OID: Record<Exclude<HashName, 'sha1'>, string> = {
   sha256: OID.sha256WithRSAEncryption,
@@ -32,10 +42,10 @@ const RSA_HASH_OID: Record<Exclude<HashName, 'sha1'>, string> = {
  * SHA-2 when asked), ECDSA with the hash matching the curve size (RFC 5480 §4), Ed25519.
  */
 export function signatureAlgorithmFor(
-  key: KeyObject,
+  key: PrivateSigningKey,
   rsaHash: Exclude<HashName, 'sha1'> = 'sha256',
 ): SignatureAlgorithm {
-  const description = describePublicKey(key);
+  const description = describePublicKey(isSigningKey(key) ? key.spki : key);
   switch (description.type) {
     case 'RSA': {
       const oid = RSA_HASH_OID[rsaHash];
@@ -45,6 +55,7 @@ export function signatureAlgorithmFor(
         oid,
         hash: rsaHash,
         identifier: algorithmIdentifier(oid, NULL),
+        mechanism: `RSA-PKCS1-${rsaHash.toUpperCase()}` as SignMechanism,
       };
     }
     case 'EC': {
@@ -54,7 +65,13 @@ export function signatureAlgorithmFor(
         hash
       ];
       // RFC 5758 §3.2: the ECDSA signature AlgorithmIdentifier has no parameters at all.
-      return { name: `ecdsa-with-${hash.toUpperCase()}`, oid, hash, identifier: algorithmIdentifier(oid) };
+      return {
+        name: `ecdsa-with-${hash.toUpperCase()}`,
+        oid,
+        hash,
+        identifier: algorithmIdentifier(oid),
+        mechanism: `ECDSA-${hash.toUpperCase()}` as SignMechanism,
+      };
     }
     case 'Ed25519':
       return {
@@ -62,6 +79,7 @@ export function signatureAlgorithmFor(
         oid: OID.idEd25519,
         hash: null,
         identifier: algorithmIdentifier(OID.idEd25519),
+        mechanism: 'Ed25519',
       };
     default:
       throw fail('key_rejected', `cannot sign with an ${description.type} key`);
@@ -69,7 +87,8 @@ export function signatureAlgorithmFor(
 }
 
 /** Signs `data`; ECDSA signatures come out DER-encoded (Ecdsa-Sig-Value), as X.509 wants. */
-export function signData(alg: SignatureAlgorithm, key: KeyObject, data: Uint8Array): Buffer {
+export function signData(alg: SignatureAlgorithm, key: PrivateSigningKey, data: Uint8Array): Buffer {
+  if (isSigningKey(key)) return key.sign(alg.mechanism, data);
   return sign(alg.hash, data, key);
 }
 

@@ -3,6 +3,7 @@ import type { NotificationEvent } from '../domain/notification.js';
 import type { NotificationChannelRegistry } from '../notify/channel.js';
 import type { Clock } from '../ports/clock.js';
 import type { EphemeralStore } from '../ports/ephemeral.js';
+import type { KeyCustody } from '../ports/key-custody.js';
 import type { Logger } from '../ports/logger.js';
 import type { Queue } from '../ports/queue.js';
 import type { Storage } from '../ports/storage.js';
@@ -38,6 +39,11 @@ export interface ServiceDeps {
    * drawn from `random` once per service instance.
    */
   workerId?: string;
+  /**
+   * Hardware key custody (PKCS#11) for Local CAs configured with `key_custody: pkcs11`; software
+   * keys need none.
+   */
+  keyCustody?: KeyCustody;
 }
 
 /** A source of random bytes (tests pass a seeded one). */

@@ -153,6 +153,7 @@ export class IssuerService {
           current: current.config,
           next,
           issuedCertificate: () => issuedCertificateOf(tx, id),
+          ...(this.deps.keyCustody ? { keyCustody: this.deps.keyCustody } : {}),
         });
         patch = { ...data, config: next };
       } else {

@@ -3,6 +3,7 @@ export * from './discovery-contract.js';
 export * from './ephemeral-contract.js';
 export * from './fuzz.js';
 export * from './hostile-keys.js';
+export * from './key-custody-contract.js';
 export * from './queue-contract.js';
 export * from './storage-contract.js';
 export * from './tcp-relay.js';

@@ -46,6 +46,7 @@ export class IssuerConnectorCache {
         hasIssued: () => hasIssued(this.deps.storage, issuerId),
         issuedCertificate: () => issuedCertificateOf(this.deps.storage, issuerId),
         ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
+        ...(this.deps.keyCustody ? { keyCustody: this.deps.keyCustody } : {}),
       });
     })();
     this.#entries.set(issuerId, { stamp, checkedAt: nowMs, connector });

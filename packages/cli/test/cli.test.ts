@@ -1,0 +1,354 @@
+/**
+ * `certwright` as an operator runs it: a subprocess against a real certwright-server over TLS 1.3
+ * on 127.0.0.1, its stdout, stderr and exit codes.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from '@certwright/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  API_KEY,
+  startStubServer,
+  startTestServer,
+  type TestServer,
+} from '../../client/test/support/server.js';
+import { EXIT } from '../src/index.js';
+
+const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+
+let server: TestServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  dir = mkdtempSync(join(tmpdir(), 'cw-cli-'));
+  writeFileSync(join(dir, 'key'), `${API_KEY}\n`);
+});
+afterAll(() => server?.stop());
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', BIN, ...args],
+      {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: dir,
+          SVC_SERVER_URL: server.url,
+          SVC_API_KEY_FILE: join(dir, 'key'),
+          SVC_SERVER_CA_BUNDLE_PATH: server.caPath,
+          ...env,
+        },
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, out: stdout, err: stderr });
+      },
+    );
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/** Exactly one line on stderr, prefixed, and nothing that looks like a stack trace. */
+function oneLineError(run: Run): string {
+  const lines = run.err.trimEnd().split('\n');
+  expect(lines, run.err).toHaveLength(1);
+  expect(lines[0]).toMatch(/^certwright: /);
+  expect(run.err).not.toMatch(/\n\s+at /);
+  return lines[0] as string;
+}
+
+const owner = [
+  '--owner-id',
+  'own-default',
+  '--team-id',
+  'team-default',
+  '--renewal-policy-id',
+  'rp-default',
+  '--issuer-id',
+  'iss-local',
+];
+
+describe('certwright against a real server', () => {
+  let tag: string;
+  const ids: string[] = [];
+
+  it('creates certificates and prints them as JSON', async () => {
+    tag = `cli-${process.pid}`;
+    for (const i of [0, 1, 2]) {
+      const run = await cli([
+        'certs',
+        'create',
+        '--name',
+        `${tag}-${i}`,
+        '--common-name',
+        `${tag}-${i}.example.test`,
+        ...owner,
+        '-o',
+        'json',
+      ]);
+      expect(run.code, run.err).toBe(EXIT.ok);
+      const created = JSON.parse(run.out);
+      expect(created).toMatchObject({ name: `${tag}-${i}`, status: 'Pending' });
+      ids.push(created.id);
+    }
+  });
+
+  it('lists with filters as an aligned table, as JSON and as YAML, and fetches every page with --all', async () => {
+    const table = await cli([
+      'certs',
+      'list',
+      '--search',
+      tag,
+      '--status',
+      'Pending,Active,Failed',
+      '--status',
+      'RenewalInProgress',
+    ]);
+    expect(table.code, table.err).toBe(EXIT.ok);
+    const [header, ...rows] = table.out.trimEnd().split('\n');
+    expect(header).toMatch(/^ID\s+NAME\s+COMMON_NAME\s+STATUS/);
+    expect(
+      rows.filter((r) => r.includes(tag)),
+      table.out,
+    ).toHaveLength(3);
+    expect(table.out).toMatch(/page 1 of 1 · 3 total/);
+
+    const json = await cli(['certificates', 'list', '--search', tag, '--per-page', '2', '-o', 'json']);
+    expect(JSON.parse(json.out)).toMatchObject({ total: 3, per_page: 2, page: 1 });
+
+    const all = await cli(['certs', 'list', '--search', tag, '--per-page', '2', '--all', '--output', 'json']);
+    expect(all.err).toBe('');
+    expect((JSON.parse(all.out) as { id: string }[]).map((c) => c.id).sort()).toEqual([...ids].sort());
+
+    const yaml = await cli(['certs', 'get', ids[0] as string, '-o', 'yaml']);
+    expect(yaml.code).toBe(EXIT.ok);
+    expect(yaml.out).toContain(`id: ${ids[0]}`);
+  });
+
+  it('issues, renews with --wait and exports the PEM with --out', async () => {
+    const create = await cli([
+      'certs',
+      'create',
+      '--name',
+      `${tag}-issued`,
+      '--common-name',
+      `${tag}.example.test`,
+      ...owner,
+      '-o',
+      'json',
+    ]);
+    const id = JSON.parse(create.out).id as string;
+    // The server's issuance worker issues Pending certificates itself, so `issue` may find the
+    // certificate issued already (409); either way --wait returns once it is no longer pending.
+    const issued = await cli(['certs', 'issue', id, '--key-algorithm', 'ECDSA-P256', '--wait', '-o', 'json']);
+    if (issued.code === EXIT.ok) expect(JSON.parse(issued.out)).toMatchObject({ id, status: 'Active' });
+    else expect(oneLineError(issued)).toMatch(/409 .*(Active|RenewalInProgress)/);
+    const client = createClient({ baseUrl: server.url, apiKey: API_KEY, caBundlePath: server.caPath });
+    try {
+      while ((await client.getCertificate({ path: { id } })).status !== 'Active') {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    } finally {
+      await client.close();
+    }
+    const renewed = await cli(['certs', 'renew', id, '--wait', '-o', 'json']);
+    expect(renewed.code, renewed.err).toBe(EXIT.ok);
+    expect(JSON.parse(renewed.out)).toMatchObject({ id, status: 'Active' });
+    // Not a terminal: no progress drawn on stderr.
+    expect(renewed.err).toBe('');
+    const out = join(dir, 'issued.pem');
+    const exported = await cli(['certs', 'export', id, '--out', out]);
+    expect(exported.code, exported.err).toBe(EXIT.ok);
+    expect(readFileSync(out, 'utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(exported.err).toMatch(/^wrote \d+ bytes \(application\/x-pem-file\) to /);
+  });
+
+  it('streams the audit export as NDJSON to stdout', async () => {
+    const run = await cli(['audit', 'export', '--limit', '5', '--category', 'cert_lifecycle']);
+    expect(run.code, run.err).toBe(EXIT.ok);
+    const lines = run.out.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBeLessThanOrEqual(5);
+    for (const line of lines) expect(JSON.parse(line)).toHaveProperty('action');
+  });
+
+  it('revokes in batches and sums the results', async () => {
+    const run = await cli([
+      'certs',
+      'bulk-revoke',
+      '--certificate-ids',
+      ids.join(','),
+      '--reason',
+      'superseded',
+      '--batch-size',
+      '2',
+      '-o',
+      'json',
+    ]);
+    expect(run.code, run.err).toBe(EXIT.ok);
+    expect(JSON.parse(run.out)).toMatchObject({ total_matched: 3, total_failed: 0 });
+  });
+
+  it('lists retired agents with agents list --retired', async () => {
+    const run = await cli(['agents', 'list', '--retired', '-o', 'json']);
+    expect(run.code, run.err).toBe(EXIT.ok);
+    expect(JSON.parse(run.out)).toMatchObject({ data: expect.any(Array), page: 1 });
+  });
+
+  it('reads its settings from a config file', async () => {
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      `server: ${server.url}\napi_key_file: ${join(dir, 'key')}\nca_bundle: ${server.caPath}\noutput: json\n`,
+    );
+    const run = await cli(['system', 'version', '--config', config], {
+      SVC_SERVER_URL: '',
+      SVC_API_KEY_FILE: '',
+      SVC_SERVER_CA_BUNDLE_PATH: '',
+    });
+    expect(run.code, run.err).toBe(EXIT.ok);
+    expect(JSON.parse(run.out)).toMatchObject({ version: expect.any(String) });
+  });
+});
+
+describe('failures: one line on stderr and a distinct exit code', () => {
+  it('not found → 4', async () => {
+    const run = await cli(['certs', 'get', 'cert-does-not-exist']);
+    expect(run.code).toBe(EXIT.notFound);
+    expect(oneLineError(run)).toMatch(/404 .*request /);
+  });
+
+  it('wrong API key → 3', async () => {
+    const run = await cli(['certs', 'list'], { SVC_API_KEY_FILE: '', SVC_API_KEY: 'wrong-key-0123456789' });
+    expect(run.code).toBe(EXIT.auth);
+    oneLineError(run);
+  });
+
+  it('conflict → 5', async () => {
+    const name = `rp-cli-${process.pid}`;
+    const body = JSON.stringify({ name });
+    const first = await cli(['renewal-policies', 'create', '--body', body]);
+    expect(first.code, first.err).toBe(EXIT.ok);
+    const again = await cli(['renewal-policies', 'create', '--body-file', '-'], {}, body);
+    expect(again.code).toBe(EXIT.conflict);
+    oneLineError(again);
+  });
+
+  it('invalid input the server refuses → 8, naming the field', async () => {
+    const run = await cli([
+      'certs',
+      'create',
+      '--name',
+      'x',
+      '--common-name',
+      'x.example.test',
+      ...owner,
+      '--owner-id',
+      'own-missing',
+    ]);
+    expect([EXIT.rejected, EXIT.notFound]).toContain(run.code);
+    expect(oneLineError(run)).toMatch(/owner/);
+  });
+
+  it('usage errors → 2 with nothing sent: unknown flag, missing argument, missing required field, malformed JSON file', async () => {
+    const stub = await startStubServer(() => ({ status: 500 }));
+    const toStub = { SVC_SERVER_URL: stub.url, SVC_SERVER_CA_BUNDLE_PATH: stub.caPath };
+    for (const args of [
+      ['certs', 'list', '--no-such-flag'],
+      ['certs', 'get'],
+      ['certs', 'create', '--name', 'only-a-name'],
+      ['certs', 'list', '--per-page', 'many'],
+      ['certs', 'list', '-o', 'xml'],
+    ]) {
+      const run = await cli(args, toStub);
+      expect(run.code, args.join(' ')).toBe(EXIT.usage);
+      oneLineError(run);
+    }
+    writeFileSync(join(dir, 'bad.json'), '{"name": ');
+    const bad = await cli(['certs', 'create', '--body-file', join(dir, 'bad.json')], toStub);
+    expect(bad.code).toBe(EXIT.usage);
+    expect(oneLineError(bad)).toMatch(/bad\.json is not valid JSON/);
+    expect(stub.requests).toHaveLength(0);
+    await stub.close();
+  });
+
+  it('http:// → 2 at start-up, naming the upgrade guide', async () => {
+    const run = await cli(['certs', 'list'], {
+      SVC_SERVER_URL: `http://127.0.0.1:${new URL(server.url).port}`,
+    });
+    expect(run.code).toBe(EXIT.usage);
+    expect(oneLineError(run)).toMatch(/docs\/clients\/https-upgrade\.md/);
+  });
+
+  it('an untrusted server certificate → 6, and the insecure switch works with a warning', async () => {
+    const untrusted = await cli(['system', 'version'], { SVC_SERVER_CA_BUNDLE_PATH: server.otherCaPath });
+    expect(untrusted.code).toBe(EXIT.connection);
+    expect(oneLineError(untrusted)).toMatch(/not trusted.*SVC_SERVER_CA_BUNDLE_PATH/);
+
+    const insecure = await cli(['system', 'version', '-o', 'json'], {
+      SVC_SERVER_CA_BUNDLE_PATH: '',
+      SVC_SERVER_TLS_INSECURE_SKIP_VERIFY: 'true',
+    });
+    expect(insecure.code, insecure.err).toBe(EXIT.ok);
+    expect(insecure.err).toMatch(/^certwright: warning: TLS certificate verification is OFF/);
+  });
+
+  it('a server that is down → 6', async () => {
+    const stub = await startStubServer(() => ({ status: 200 }));
+    await stub.close();
+    const run = await cli(['system', 'version'], {
+      SVC_SERVER_URL: stub.url,
+      SVC_SERVER_CA_BUNDLE_PATH: stub.caPath,
+    });
+    expect(run.code).toBe(EXIT.connection);
+    expect(oneLineError(run)).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('shell completion', () => {
+  it('prints a bash script that bash accepts, completing groups and commands', async () => {
+    const run = await cli(['completion', 'bash']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.out).toContain('complete -F _certwright certwright');
+    expect(run.out).toMatch(/certs\)\n\s+if .*compgen -W "[^"]*bulk-revoke/);
+    const script = join(dir, 'completion.bash');
+    writeFileSync(script, run.out);
+    const check = await new Promise<number>((resolve) =>
+      execFile('bash', ['-n', script], (error) => resolve(error ? 1 : 0)),
+    );
+    expect(check).toBe(0);
+    expect((await cli(['completion', 'fish'])).code).toBe(EXIT.usage);
+  });
+});
+
+describe('agents retire --force without --reason', () => {
+  it('is refused before anything is sent; with a reason the request goes out', async () => {
+    const stub = await startStubServer(() => ({ status: 204 }));
+    try {
+      const env = { SVC_SERVER_URL: stub.url, SVC_SERVER_CA_BUNDLE_PATH: stub.caPath };
+      const refused = await cli(['agents', 'retire', 'agent-1', '--force'], env);
+      expect(refused.code).toBe(EXIT.usage);
+      expect(oneLineError(refused)).toMatch(/--force needs --reason/);
+      expect(stub.requests).toHaveLength(0);
+
+      const sent = await cli(['agents', 'retire', 'agent-1', '--force', '--reason', 'host gone'], env);
+      expect(sent.code, sent.err).toBe(EXIT.ok);
+      expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+        'DELETE /api/v1/agents/agent-1?force=true&reason=host+gone',
+      ]);
+    } finally {
+      await stub.close();
+    }
+  });
+});

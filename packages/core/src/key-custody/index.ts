@@ -1,0 +1,2 @@
+export * from './mechanisms.js';
+export * from './software.js';

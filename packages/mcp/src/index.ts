@@ -1,0 +1,3 @@
+export { main } from './main.js';
+export { buildTools, createMcpServer } from './server.js';
+export { inputOf, type ToolSpec, toolNameOf, toolOf } from './tools.js';

@@ -1,0 +1,25 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
+  test: {
+    name: 'mcp',
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // These tests start a real server process and run the clients as subprocesses: generous
+    // ceilings for a loaded 2-core machine, not timing assertions.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    // eventsource-parser (under the MCP SDK's HTTP client) publishes a `source` export condition
+    // pointing at TypeScript; the workspace resolves `source`, so Vite must compile it.
+    server: {
+      deps: {
+        inline: [
+          /@modelcontextprotocol\/sdk\/dist\/esm\/client\/(streamableHttp|sse)/,
+          'eventsource',
+          'eventsource-parser',
+        ],
+      },
+    },
+  },
+});
