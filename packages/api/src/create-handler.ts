@@ -4,8 +4,10 @@ import {
   type EphemeralStore,
   type Handler,
   isCertwrightError,
+  isPermission,
   type Logger,
   MemoryEphemeralStore,
+  type Permission,
   readBodyBytes,
   type Services,
   silentLogger,
@@ -17,6 +19,7 @@ import {
   type AuthSettings,
   apiKeyAuthenticator,
   bearerToken,
+  holds,
   type Principal,
 } from './auth/principal.js';
 import { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
@@ -121,6 +124,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   });
   if (services) routes.push(...featureRoutes(services));
   routes.push(...(options.routes ?? []));
+  for (const route of routes) checkAccessDeclaration(route);
   const mounts = new ProtocolMounts([
     ...(services
       ? protocolMounts({
@@ -255,11 +259,11 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
       return agentForbidden(requestId);
     }
-    if (spec.admin && principal?.admin !== true) {
+    if (spec.permission !== null && !holds(principal, spec.permission)) {
       return problem({
         status: 403,
         code: 'forbidden',
-        detail: 'this operation requires an admin',
+        detail: `this operation requires the permission ${spec.permission}`,
         requestId,
       });
     }
@@ -332,8 +336,24 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
 function agentKeyAuthenticator(services: Services): Authenticator {
   return async (token) => {
     const agent = await services.agents.authenticate(token);
-    return agent ? { kind: 'agent', id: agent.id, admin: false } : null;
+    return agent ? { kind: 'agent', id: agent.id, permissions: AGENT_PERMISSIONS } : null;
   };
+}
+
+const AGENT_PERMISSIONS: ReadonlySet<Permission> = Object.freeze(new Set<Permission>(['agent.self']));
+
+/**
+ * A route is either public (no principal, so no permission) or names the permission it needs:
+ * a definition that is neither, or both, is a programming error caught at start-up.
+ */
+function checkAccessDeclaration(route: RouteSpec): void {
+  const what = `${route.method} ${route.path}`;
+  if (route.public && route.permission !== null) {
+    throw new TypeError(`${what} is public and cannot also require ${route.permission}`);
+  }
+  if (!route.public && (route.permission === null || !isPermission(route.permission))) {
+    throw new TypeError(`${what} must name a permission of the catalogue (got ${String(route.permission)})`);
+  }
 }
 
 function agentForbidden(requestId: string): Response {

@@ -2,6 +2,7 @@ export {
   type Authenticator,
   type AuthSettings,
   apiKeyAuthenticator,
+  holds,
   type Principal,
 } from './auth/principal.js';
 export {
