@@ -9,6 +9,7 @@ export * from './ports/acme-storage.js';
 export * from './ports/clock.js';
 export * from './ports/ephemeral.js';
 export * from './ports/logger.js';
+export * from './ports/people-storage.js';
 export * from './ports/queue.js';
 export * from './ports/storage.js';
 export * from './services/index.js';

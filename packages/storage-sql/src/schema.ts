@@ -351,7 +351,63 @@ export interface KeyCheckTable {
   created_at: Ts;
 }
 
+export interface AuthUsersTable {
+  id: string;
+  tenant_id: string;
+  subject: string;
+  provider_key: string;
+  email: string | null;
+  display_name: string | null;
+  created_at: Ts;
+  last_login_at: Ts | null;
+  deactivated_at: Ts | null;
+}
+
+export interface AuthRolesTable {
+  tenant_id: string;
+  name: string;
+  description: string;
+  permissions: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AuthUserRolesTable {
+  user_id: string;
+  role: string;
+}
+
+export interface AuthSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  tenant_id: string;
+  auth_method: string;
+  provider_id: string | null;
+  oidc_sid: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  created_at: Ts;
+  last_seen_at: Ts;
+  expires_at: Ts;
+  idle_expires_at: Ts;
+}
+
+export interface AuthOidcGroupMappingsTable {
+  id: string;
+  tenant_id: string;
+  provider_id: string;
+  group_name: string;
+  role: string;
+  created_at: Ts;
+}
+
 export interface Database {
+  auth_users: AuthUsersTable;
+  auth_roles: AuthRolesTable;
+  auth_user_roles: AuthUserRolesTable;
+  auth_sessions: AuthSessionsTable;
+  auth_oidc_group_mappings: AuthOidcGroupMappingsTable;
   owners: OwnersTable;
   teams: TeamsTable;
   issuers: IssuersTable;

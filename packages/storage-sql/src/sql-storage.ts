@@ -9,6 +9,7 @@ import { auditRepository, sealAuditHead } from './repos/audit.js';
 import { certificateRepository } from './repos/certificates.js';
 import { jobRepository } from './repos/jobs.js';
 import { notificationRepository } from './repos/notifications.js';
+import { peopleRepositories } from './repos/people.js';
 import { policyRuleRepository, violationRepository } from './repos/policy.js';
 import {
   issuerRepository,
@@ -63,6 +64,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
     ...acmeRepositories(ctx),
+    ...peopleRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];

@@ -25,6 +25,9 @@ export const ID_PREFIX = {
   acmeAuthorization: 'authz-',
   acmeChallenge: 'chall-',
   acmeEabKey: 'eab-',
+  user: 'usr-',
+  session: 'ses-',
+  oidcGroupMapping: 'ogm-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

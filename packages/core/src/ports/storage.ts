@@ -33,6 +33,7 @@ import type {
 import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
+import type { PeopleStorage } from './people-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -520,7 +521,7 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
-export interface Storage extends AcmeStorage {
+export interface Storage extends AcmeStorage, PeopleStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
   readonly versions: CertificateVersionRepository;
