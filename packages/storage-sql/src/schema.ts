@@ -385,6 +385,7 @@ export interface AuthSessionsTable {
   auth_method: string;
   provider_id: string | null;
   oidc_sid: string | null;
+  groups: string;
   ip_address: string | null;
   user_agent: string | null;
   created_at: Ts;

@@ -39,6 +39,8 @@ export interface Session {
   provider_id: string | null;
   /** The provider's `sid` claim, for back-channel logout (OpenID Connect Back-Channel Logout 1.0). */
   oidc_sid: string | null;
+  /** The provider's group claims at sign-in; group mappings turn them into roles on every request. */
+  groups: string[];
   ip_address: string | null;
   user_agent: string | null;
   created_at: Date;

@@ -17,11 +17,13 @@ import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
 import { OwnerService } from './owners.js';
+import { PeopleService } from './people.js';
 import { createPkiServices, type PkiOptions, type PkiServices } from './pki.js';
 import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './policies.js';
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { SessionService, type SessionSettings } from './sessions.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
@@ -57,11 +59,13 @@ export * from './jobs.js';
 export * from './notifications.js';
 export * from './owners.js';
 export { type ListPage, type Paged, type PageWindow, paged, pageQuerySchema, storagePage } from './paging.js';
+export * from './people.js';
 export * from './pki.js';
 export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './sessions.js';
 export * from './targets.js';
 export * from './teams.js';
 
@@ -92,6 +96,10 @@ export interface Services {
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** Users, roles and OIDC group mappings. */
+  readonly people: PeopleService;
+  /** Server-side sessions of signed-in users. */
+  readonly sessions: SessionService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -104,6 +112,8 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** Session lifetimes and binding (`SVC_SESSION_*`). */
+  sessions?: Partial<SessionSettings>;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -126,6 +136,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     { audit, jobs, notifications, policyEvaluation, revocation },
     pkiOptions,
   );
+  const people = new PeopleService(deps, audit);
   const est = new EstService(
     deps,
     audit,
@@ -163,5 +174,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    people,
+    sessions: new SessionService(deps, audit, people, options.sessions),
   };
 }

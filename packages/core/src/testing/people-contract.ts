@@ -60,6 +60,7 @@ export function describePeopleStorageContract(
         auth_method: 'oidc',
         provider_id: 'oidc-a',
         oidc_sid: null,
+        groups: ['pki', 'ops'],
         ip_address: '192.0.2.1',
         user_agent: 'test agent',
         expires_at: new Date(now + 8 * HOUR),
@@ -156,6 +157,7 @@ export function describePeopleStorageContract(
       const second = await session(user.id, t, { token_hash: 'f'.repeat(64) });
       expect(first.id).toMatch(/^ses-/);
       expect(Object.keys(first)).not.toContain('token_hash');
+      expect((await s.sessions.get(first.id))?.groups).toEqual(['pki', 'ops']);
       expect((await s.sessions.findByTokenHash('f'.repeat(64)))?.id).toBe(second.id);
       expect(await s.sessions.findByTokenHash('0'.repeat(64))).toBeNull();
       expect(await codeOf(session(user.id, t, { token_hash: 'f'.repeat(64) }))).toBe('conflict');

@@ -61,6 +61,7 @@ export const people: Migration = {
       .addColumn('auth_method', 'varchar(16)', (c) => c.notNull())
       .addColumn('provider_id', ID)
       .addColumn('oidc_sid', 'varchar(255)')
+      .addColumn('groups', t.text, (c) => c.notNull())
       .addColumn('ip_address', 'varchar(64)')
       .addColumn('user_agent', 'varchar(512)')
       .addColumn('created_at', t.ts, (c) => c.notNull())

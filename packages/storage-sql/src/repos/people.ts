@@ -54,6 +54,7 @@ const SESSION_COLUMNS = [
   'auth_method',
   'provider_id',
   'oidc_sid',
+  'groups',
   'ip_address',
   'user_agent',
   'created_at',
@@ -69,6 +70,7 @@ const toSession = (r: Pick<Selectable<AuthSessionsTable>, (typeof SESSION_COLUMN
   auth_method: r.auth_method as Session['auth_method'],
   provider_id: r.provider_id,
   oidc_sid: r.oidc_sid,
+  groups: parseJson<string[]>(r.groups, []),
   ip_address: r.ip_address,
   user_agent: r.user_agent,
   created_at: r.created_at,
@@ -245,10 +247,16 @@ function sessionRepository(ctx: Ctx): SessionRepository {
     async create(input) {
       const now = ctx.clock.now();
       const { token_hash, id, ...rest } = input;
-      const session: Session = { ...rest, id: id ?? newId('session'), created_at: now, last_seen_at: now };
+      const session: Session = {
+        ...rest,
+        groups: [...rest.groups],
+        id: id ?? newId('session'),
+        created_at: now,
+        last_seen_at: now,
+      };
       await ctx.db
         .insertInto('auth_sessions')
-        .values({ ...session, token_hash })
+        .values({ ...session, groups: JSON.stringify(session.groups), token_hash })
         .execute();
       return session;
     },
