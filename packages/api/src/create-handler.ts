@@ -22,6 +22,7 @@ import {
   holds,
   type Principal,
 } from './auth/principal.js';
+import { csrfMatches, sessionTokenOf } from './auth/session-cookie.js';
 import { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
 import { problem, problemFromError } from './http/problem.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
@@ -146,11 +147,37 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   );
   const clientAddress = options.clientAddress ?? socketClientAddress;
 
+  /**
+   * The principal of a session cookie (sent only when no Authorization header is): the user's
+   * permissions now, so a role change or deactivation applies to the next request.
+   */
+  const sessionPrincipal = async (request: Request): Promise<Principal | null> => {
+    const token = services ? sessionTokenOf(request) : null;
+    if (!services || token === null) return null;
+    const active = await services.sessions.resolve(token, { user_agent: request.headers.get('user-agent') });
+    if (!active) return null;
+    return {
+      kind: 'session',
+      id: active.user.id,
+      permissions: active.permissions,
+      sessionId: active.session.id,
+      tenantId: active.session.tenant_id,
+      viaCookie: true,
+    };
+  };
+
   /** A principal; null for no or wrong credentials (counted against the client); a number: locked out for that many seconds. */
   const authenticate = async (request: Request, client: string): Promise<Principal | null | number> => {
     if (options.auth.type === 'none') return ANONYMOUS_ADMIN;
     const header = request.headers.get('authorization');
-    if (header === null) return null;
+    if (header === null) {
+      if (sessionTokenOf(request) === null) return null;
+      const locked = await limiter.authLockedOut(client);
+      if (!locked.allowed) return locked.retryAfterSeconds;
+      const principal = await sessionPrincipal(request);
+      if (!principal) await limiter.authFailed(client);
+      return principal;
+    }
     const locked = await limiter.authLockedOut(client);
     if (!locked.allowed) return locked.retryAfterSeconds;
     const token = bearerToken(header);
@@ -255,6 +282,19 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       });
     }
     const spec = match.spec;
+    // A browser sends cookies on cross-site requests too; only the web client can echo the
+    // CSRF cookie back in a header.
+    if (principal?.viaCookie && STATE_CHANGING.has(request.method)) {
+      const token = sessionTokenOf(request);
+      if (token === null || !csrfMatches(request, token)) {
+        return problem({
+          status: 403,
+          code: 'forbidden',
+          detail: 'a cookie-authenticated change needs the X-CSRF-Token header',
+          requestId,
+        });
+      }
+    }
     // An agent key opens only the agent's own routes (heartbeat, work, CSR, job status).
     if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
       return agentForbidden(requestId);

@@ -4,7 +4,17 @@ export {
   apiKeyAuthenticator,
   holds,
   type Principal,
+  tenantOf,
 } from './auth/principal.js';
+export {
+  CSRF_COOKIE,
+  CSRF_HEADER,
+  clearedSessionCookies,
+  csrfTokenFor,
+  SESSION_COOKIE,
+  sessionCookies,
+  sessionTokenOf,
+} from './auth/session-cookie.js';
 export {
   type CertwrightHandler,
   createHandler,

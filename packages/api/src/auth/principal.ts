@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Actor, Permission } from '@certwright/core';
+import { type Actor, DEFAULT_TENANT_ID, type Permission } from '@certwright/core';
 
 /**
  * Who is calling and what it may do. `permissions: 'all'` is the full-admin principal (the API
@@ -13,6 +13,13 @@ export interface Principal {
   sessionId?: string;
   /** The tenant of a `session` principal; mappings and users are scoped to it. */
   tenantId?: string;
+  /** Authenticated by the session cookie: state-changing calls must carry the CSRF header. */
+  viaCookie?: true;
+}
+
+/** The tenant a principal acts in: its own, or the default one for keys and `none`. */
+export function tenantOf(principal: Principal | null): string {
+  return principal?.tenantId ?? DEFAULT_TENANT_ID;
 }
 
 /** Whether the principal may do what the permission names. */
