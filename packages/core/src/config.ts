@@ -93,6 +93,18 @@ export interface ServiceConfig {
     validationResolver: string | undefined;
     allowedRanges: string[];
   };
+  /**
+   * Sessions of signed-in users (docs/auth/sessions.md): SVC_SESSION_IDLE_TIMEOUT (30m),
+   * SVC_SESSION_ABSOLUTE_TIMEOUT (12h), SVC_SESSION_BIND_USER_AGENT (true), and the sweep of
+   * ended sessions every SVC_SESSION_GC_INTERVAL (15m).
+   */
+  sessions: { idleTimeoutMs: number; absoluteTimeoutMs: number; bindUserAgent: boolean; gcIntervalMs: number };
+  /**
+   * The first administrator (docs/auth/bootstrap.md), created once at start-up with the admin
+   * role when SVC_BOOTSTRAP_ADMIN_SUBJECT is set: SVC_BOOTSTRAP_ADMIN_PROVIDER_ID (the OIDC
+   * provider of that subject; unset = a local actor) and SVC_BOOTSTRAP_ADMIN_EMAIL.
+   */
+  bootstrapAdmin: { subject: string; providerId?: string; email?: string } | undefined;
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -308,16 +320,39 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       jobLeaseMs: read('SVC_AGENT_JOB_LEASE', duration, '15m') as number,
       csrTimeoutMs: read('SVC_AGENT_CSR_TIMEOUT', duration, '24h') as number,
     },
+    sessions: {
+      idleTimeoutMs: read('SVC_SESSION_IDLE_TIMEOUT', duration, '30m') as number,
+      absoluteTimeoutMs: read('SVC_SESSION_ABSOLUTE_TIMEOUT', duration, '12h') as number,
+      bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
+      gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
+    },
+    bootstrapAdmin: env.SVC_BOOTSTRAP_ADMIN_SUBJECT
+      ? {
+          subject: read('SVC_BOOTSTRAP_ADMIN_SUBJECT', z.string().min(1).max(255)) as string,
+          ...(env.SVC_BOOTSTRAP_ADMIN_PROVIDER_ID
+            ? { providerId: read('SVC_BOOTSTRAP_ADMIN_PROVIDER_ID', idText) as string }
+            : {}),
+          ...(env.SVC_BOOTSTRAP_ADMIN_EMAIL
+            ? { email: read('SVC_BOOTSTRAP_ADMIN_EMAIL', z.email().max(320)) as string }
+            : {}),
+        }
+      : undefined,
   };
   for (const [name, ms] of [
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
     ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeServer.ariPollIntervalMs],
     ['SVC_EST_RATE_LIMIT_WINDOW', config.est.rateLimit?.windowMs],
+    ['SVC_SESSION_IDLE_TIMEOUT', config.sessions.idleTimeoutMs],
+    ['SVC_SESSION_ABSOLUTE_TIMEOUT', config.sessions.absoluteTimeoutMs],
+    ['SVC_SESSION_GC_INTERVAL', config.sessions.gcIntervalMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
   if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
+  if (config.sessions.absoluteTimeoutMs < config.sessions.idleTimeoutMs) {
+    problems.push('SVC_SESSION_ABSOLUTE_TIMEOUT: must not be shorter than SVC_SESSION_IDLE_TIMEOUT');
+  }
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
   }

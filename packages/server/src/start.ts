@@ -21,6 +21,7 @@ import {
   startJobTimeouts,
   startNotificationRetry,
   startRenewalScan,
+  startSessionGc,
   startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
@@ -121,8 +122,18 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        sessions: config.sessions,
       },
     );
+    if (config.bootstrapAdmin) {
+      const { subject, providerId, email } = config.bootstrapAdmin;
+      const boot = await services.people.bootstrap({
+        subject,
+        ...(providerId ? { provider_id: providerId } : {}),
+        ...(email ? { email } : {}),
+      });
+      if (boot.created) logger.info({ user_id: boot.user.id }, 'created the bootstrap administrator');
+    }
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
     const cleaned = await services.issuers.removeRetiredState();
     if (cleaned.length > 0) {
@@ -153,6 +164,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
       startIssuanceWorker(scheduled),
       startRenewalScan(scheduled),
       startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
+      startSessionGc({ ...scheduled, intervalMs: config.sessions.gcIntervalMs }),
     ];
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },
