@@ -276,11 +276,17 @@ describe('parseConfig', () => {
       bindUserAgent: false,
       gcIntervalMs: 60_000,
     });
-    expect(set.bootstrapAdmin).toEqual({ subject: 'a1b2c3', providerId: 'corp', email: 'admin@example.test' });
+    expect(set.bootstrapAdmin).toEqual({
+      subject: 'a1b2c3',
+      providerId: 'corp',
+      email: 'admin@example.test',
+    });
     expect(failure({ ...base, SVC_SESSION_IDLE_TIMEOUT: '2h', SVC_SESSION_ABSOLUTE_TIMEOUT: '1h' })).toMatch(
       /SVC_SESSION_ABSOLUTE_TIMEOUT/,
     );
-    expect(failure({ ...base, SVC_SESSION_GC_INTERVAL: '10ms' })).toMatch(/SVC_SESSION_GC_INTERVAL: must be at least 1s/);
+    expect(failure({ ...base, SVC_SESSION_GC_INTERVAL: '10ms' })).toMatch(
+      /SVC_SESSION_GC_INTERVAL: must be at least 1s/,
+    );
     expect(failure({ ...base, SVC_SESSION_BIND_USER_AGENT: 'maybe' })).toMatch(/SVC_SESSION_BIND_USER_AGENT/);
     expect(failure({ ...base, SVC_BOOTSTRAP_ADMIN_SUBJECT: 'x', SVC_BOOTSTRAP_ADMIN_EMAIL: 'nope' })).toMatch(
       /SVC_BOOTSTRAP_ADMIN_EMAIL/,

@@ -98,7 +98,12 @@ export interface ServiceConfig {
    * SVC_SESSION_ABSOLUTE_TIMEOUT (12h), SVC_SESSION_BIND_USER_AGENT (true), and the sweep of
    * ended sessions every SVC_SESSION_GC_INTERVAL (15m).
    */
-  sessions: { idleTimeoutMs: number; absoluteTimeoutMs: number; bindUserAgent: boolean; gcIntervalMs: number };
+  sessions: {
+    idleTimeoutMs: number;
+    absoluteTimeoutMs: number;
+    bindUserAgent: boolean;
+    gcIntervalMs: number;
+  };
   /**
    * The first administrator (docs/auth/bootstrap.md), created once at start-up with the admin
    * role when SVC_BOOTSTRAP_ADMIN_SUBJECT is set: SVC_BOOTSTRAP_ADMIN_PROVIDER_ID (the OIDC

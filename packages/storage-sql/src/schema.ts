@@ -403,7 +403,26 @@ export interface AuthOidcGroupMappingsTable {
   created_at: Ts;
 }
 
+export interface AuthOidcProvidersTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: string | null;
+  scopes: string;
+  groups_claim: string;
+  email_claim: string;
+  name_claim: string;
+  redirect_uri: string;
+  post_login_url: string;
+  enabled: Bool;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
 export interface Database {
+  auth_oidc_providers: AuthOidcProvidersTable;
   auth_users: AuthUsersTable;
   auth_roles: AuthRolesTable;
   auth_user_roles: AuthUserRolesTable;

@@ -28,6 +28,7 @@ export const ID_PREFIX = {
   user: 'usr-',
   session: 'ses-',
   oidcGroupMapping: 'ogm-',
+  oidcProvider: 'oidc-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -51,6 +51,30 @@ export interface Session {
   idle_expires_at: Date;
 }
 
+/** An OpenID Provider this service signs users in with, as a relying party. */
+export interface OidcProvider {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The issuer identifier; discovery is read from `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  client_id: string;
+  /** Whether a client secret is stored (it is write-only and sealed at rest). */
+  client_secret_set: boolean;
+  scopes: string[];
+  /** The ID token claim holding the user's groups. */
+  groups_claim: string;
+  email_claim: string;
+  name_claim: string;
+  /** Where the provider sends the browser back (`…/auth/oidc/callback`). */
+  redirect_uri: string;
+  /** Where the browser lands after a successful sign-in. */
+  post_login_url: string;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
 /** Members of `group` at `provider_id` receive `role` in the tenant. */
 export interface OidcGroupMapping {
   id: string;

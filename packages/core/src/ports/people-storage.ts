@@ -1,5 +1,5 @@
 import type { PageRequest, PageResult } from '../domain/common.js';
-import type { AuthUser, OidcGroupMapping, Role, Session } from '../domain/people.js';
+import type { AuthUser, OidcGroupMapping, OidcProvider, Role, Session } from '../domain/people.js';
 
 /*
  * Storage of users, roles, sessions and OIDC group mappings. Same error rules as the rest of
@@ -87,10 +87,31 @@ export interface OidcGroupMappingRepository {
   rolesFor(tenantId: string, providerId: string, groups: readonly string[]): Promise<string[]>;
 }
 
+export type NewOidcProvider = Omit<OidcProvider, 'id' | 'client_secret_set' | 'created_at' | 'updated_at'> & {
+  id?: string;
+  client_secret?: string | null;
+};
+export type OidcProviderPatch = Partial<Omit<NewOidcProvider, 'id' | 'tenant_id'>>;
+
+export interface OidcProviderRepository {
+  /** `conflict` (duplicate) for a taken id or a tenant's second provider with the same name. */
+  create(input: NewOidcProvider): Promise<OidcProvider>;
+  get(id: string): Promise<OidcProvider | null>;
+  /** The provider with its client secret opened (null when none is stored). */
+  getWithSecret(id: string): Promise<(OidcProvider & { client_secret: string | null }) | null>;
+  /** By name. `tenantId` absent: every tenant's (sign-in pages list them all). */
+  list(tenantId?: string): Promise<OidcProvider[]>;
+  /** `not_found` for an unknown id; `client_secret: null` removes the secret, absent keeps it. */
+  update(id: string, patch: OidcProviderPatch): Promise<OidcProvider>;
+  /** `not_found` for an unknown id. */
+  delete(id: string): Promise<void>;
+}
+
 /** The people repositories, part of {@link Storage}. */
 export interface PeopleStorage {
   readonly users: AuthUserRepository;
   readonly roles: RoleRepository;
   readonly sessions: SessionRepository;
   readonly oidcGroupMappings: OidcGroupMappingRepository;
+  readonly oidcProviders: OidcProviderRepository;
 }

@@ -222,6 +222,41 @@ export function describePeopleStorageContract(
       expect(await s.sessions.get(alive.id)).not.toBeNull();
     });
 
+    it('stores OIDC providers with the client secret sealed, write-only and removable', async () => {
+      const t = tenant();
+      const base = {
+        tenant_id: t,
+        name: 'Corp IdP',
+        issuer: 'https://idp.example.test',
+        client_id: 'certwright',
+        scopes: ['openid', 'email'],
+        groups_claim: 'groups',
+        email_claim: 'email',
+        name_claim: 'name',
+        redirect_uri: 'https://cw.example.test/auth/oidc/callback',
+        post_login_url: '/',
+        enabled: true,
+      };
+      const p = await s.oidcProviders.create({ ...base, client_secret: 's3cret-value' });
+      expect(p.id).toMatch(/^oidc-/);
+      expect(p.client_secret_set).toBe(true);
+      expect(Object.keys(p).length).toBe(15);
+      expect(JSON.stringify(p)).not.toContain('s3cret-value');
+      expect((await s.oidcProviders.getWithSecret(p.id))?.client_secret).toBe('s3cret-value');
+      expect(await codeOf(s.oidcProviders.create({ ...base }))).toBe('conflict');
+      const renamed = await s.oidcProviders.update(p.id, { name: 'Corp', scopes: ['openid'] });
+      expect(renamed.scopes).toEqual(['openid']);
+      expect((await s.oidcProviders.getWithSecret(p.id))?.client_secret).toBe('s3cret-value');
+      const cleared = await s.oidcProviders.update(p.id, { client_secret: null, enabled: false });
+      expect(cleared.client_secret_set).toBe(false);
+      expect(cleared.enabled).toBe(false);
+      expect((await s.oidcProviders.list(t)).map((x) => x.id)).toEqual([p.id]);
+      expect(await codeOf(s.oidcProviders.update('oidc-missing', { name: 'x' }))).toBe('not_found');
+      await s.oidcProviders.delete(p.id);
+      expect(await s.oidcProviders.get(p.id)).toBeNull();
+      expect(await codeOf(s.oidcProviders.delete(p.id))).toBe('not_found');
+    });
+
     it('maps groups to roles per tenant and provider; deleting needs the owning tenant', async () => {
       const t = tenant();
       const m1 = await s.oidcGroupMappings.create({

@@ -8,6 +8,7 @@ import { acme } from './0005_acme.js';
 import { auditChain } from './0006_audit_chain.js';
 import { profileIpSans } from './0007_profile_ip_sans.js';
 import { people } from './0011_people.js';
+import { oidcProviders } from './0013_oidc_providers.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   auditChain,
   profileIpSans,
   people,
+  oidcProviders,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

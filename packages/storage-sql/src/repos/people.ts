@@ -6,6 +6,8 @@ import {
   notFound,
   type OidcGroupMapping,
   type OidcGroupMappingRepository,
+  type OidcProvider,
+  type OidcProviderRepository,
   type PeopleStorage,
   type Permission,
   type Role,
@@ -14,9 +16,10 @@ import {
   type SessionRepository,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { atomic, type Ctx, defined, parseJson } from '../context.js';
+import { atomic, type Ctx, defined, parseJson, toBool } from '../context.js';
 import type {
   AuthOidcGroupMappingsTable,
+  AuthOidcProvidersTable,
   AuthRolesTable,
   AuthSessionsTable,
   AuthUsersTable,
@@ -377,5 +380,90 @@ export function peopleRepositories(ctx: Ctx): PeopleStorage {
     roles: roleRepository(ctx),
     sessions: sessionRepository(ctx),
     oidcGroupMappings: groupMappingRepository(ctx),
+    oidcProviders: oidcProviderRepository(ctx),
+  };
+}
+
+const secretContext = (id: string) => `oidc-provider:${id}:client-secret`;
+
+const toProvider = (r: Selectable<AuthOidcProvidersTable>): OidcProvider => ({
+  id: r.id,
+  tenant_id: r.tenant_id,
+  name: r.name,
+  issuer: r.issuer,
+  client_id: r.client_id,
+  client_secret_set: r.client_secret_sealed !== null,
+  scopes: parseJson<string[]>(r.scopes, []),
+  groups_claim: r.groups_claim,
+  email_claim: r.email_claim,
+  name_claim: r.name_claim,
+  redirect_uri: r.redirect_uri,
+  post_login_url: r.post_login_url,
+  enabled: toBool(r.enabled),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+export function oidcProviderRepository(ctx: Ctx): OidcProviderRepository {
+  const row = (id: string) =>
+    ctx.db.selectFrom('auth_oidc_providers').selectAll().where('id', '=', id).executeTakeFirst();
+  const get = async (id: string) => {
+    const r = await row(id);
+    return r ? toProvider(r) : null;
+  };
+  const seal = (id: string, secret: string | null | undefined) =>
+    secret === null || secret === undefined ? Promise.resolve(null) : ctx.box.seal(secret, secretContext(id));
+  return {
+    get,
+    async getWithSecret(id) {
+      const r = await row(id);
+      if (!r) return null;
+      const secret =
+        r.client_secret_sealed === null
+          ? null
+          : await ctx.box.open(r.client_secret_sealed, secretContext(id));
+      return { ...toProvider(r), client_secret: secret };
+    },
+    async create(input) {
+      const now = ctx.clock.now();
+      const id = input.id ?? newId('oidcProvider');
+      const { client_secret, ...rest } = input;
+      await ctx.db
+        .insertInto('auth_oidc_providers')
+        .values({
+          ...rest,
+          id,
+          scopes: JSON.stringify(rest.scopes),
+          client_secret_sealed: await seal(id, client_secret),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      return (await get(id)) as OidcProvider;
+    },
+    async list(tenantId) {
+      let q = ctx.db.selectFrom('auth_oidc_providers').selectAll();
+      if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
+      return (await q.orderBy('name').orderBy('id').execute()).map(toProvider);
+    },
+    async update(id, patch) {
+      if (!(await row(id))) throw notFound('OIDC provider', id);
+      const { client_secret, scopes, ...rest } = patch;
+      await ctx.db
+        .updateTable('auth_oidc_providers')
+        .set({
+          ...defined(rest),
+          ...(scopes !== undefined ? { scopes: JSON.stringify(scopes) } : {}),
+          ...(client_secret !== undefined ? { client_secret_sealed: await seal(id, client_secret) } : {}),
+          updated_at: ctx.clock.now(),
+        })
+        .where('id', '=', id)
+        .execute();
+      return (await get(id)) as OidcProvider;
+    },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('auth_oidc_providers').where('id', '=', id).executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('OIDC provider', id);
+    },
   };
 }
