@@ -13,6 +13,8 @@ import {
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
+import { createOutboundClient, type OutboundClient } from '@certwright/core/net';
+import { OidcRelyingParty, type OidcSettings } from './auth/oidc.js';
 import {
   ANONYMOUS_ADMIN,
   type Authenticator,
@@ -34,6 +36,7 @@ import type { AcmeMountOptions } from './protocols/acme.js';
 import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
+import { authOidcRoutes } from './routes/auth-oidc.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
@@ -69,6 +72,8 @@ export interface HandlerOptions {
   ephemeral?: EphemeralStore;
   /** Who a request comes from, for per-client limits; default: the socket's peer address. */
   clientAddress?: ClientAddressResolver;
+  /** OIDC sign-in: identity-provider connections, their trust anchors and the flow's settings. */
+  oidc?: { outbound?: OutboundClient; ca?: string | readonly string[]; settings?: Partial<OidcSettings> };
   /** Called once per request, after the response is built (metrics, access logs). */
   onResponse?: (event: ResponseEvent) => void;
 }
@@ -123,7 +128,19 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     metrics: options.metrics,
     openapi: () => openapi,
   });
-  if (services) routes.push(...featureRoutes(services));
+  const clientAddress = options.clientAddress ?? socketClientAddress;
+  if (services) {
+    routes.push(...featureRoutes(services));
+    const rp = new OidcRelyingParty({
+      services,
+      // Identity providers are destinations administrators chose, often on private networks.
+      outbound: options.oidc?.outbound ?? createOutboundClient({ operatorConfigured: true }),
+      ...(options.oidc?.ca ? { ca: options.oidc.ca } : {}),
+      ...(options.oidc?.settings ? { settings: options.oidc.settings } : {}),
+      logger,
+    });
+    routes.push(...authOidcRoutes(services, rp, clientAddress));
+  }
   routes.push(...(options.routes ?? []));
   for (const route of routes) checkAccessDeclaration(route);
   const mounts = new ProtocolMounts([
@@ -145,7 +162,6 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
     logger,
   );
-  const clientAddress = options.clientAddress ?? socketClientAddress;
 
   /**
    * The principal of a session cookie (sent only when no Authorization header is): the user's
@@ -308,7 +324,16 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       });
     }
     const contentType = request.headers.get('content-type');
-    if (STATE_CHANGING.has(spec.method) && contentType !== null && !isJsonMediaType(contentType)) {
+    const ownMediaType =
+      spec.readsBody !== undefined &&
+      contentType !== null &&
+      spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase());
+    if (
+      STATE_CHANGING.has(spec.method) &&
+      contentType !== null &&
+      !ownMediaType &&
+      !isJsonMediaType(contentType)
+    ) {
       return unsupportedMediaType(requestId);
     }
     const params = spec.params ? parsePart(spec.params, match.params, 'path') : match.params;

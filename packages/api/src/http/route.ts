@@ -65,6 +65,11 @@ export interface RouteSpec<
   permission: Permission | null;
   /** Present: served without authentication, under a per-client rate limit. */
   public?: PublicAccess;
+  /**
+   * A state-changing route whose handler reads a non-JSON body itself names its media types
+   * here (e.g. `application/x-www-form-urlencoded`); others are 415 before the handler.
+   */
+  readsBody?: readonly string[];
   /** GET routes answer HEAD too (RFC 9110 §9.3.2) unless this is `false`. */
   head?: false;
   params?: P;

@@ -1,4 +1,10 @@
-import { type AuthUser, DEFAULT_TENANT_ID, type OidcGroupMapping, type Role } from '../domain/people.js';
+import {
+  type AuthUser,
+  DEFAULT_TENANT_ID,
+  type OidcGroupMapping,
+  type OidcProvider,
+  type Role,
+} from '../domain/people.js';
 import {
   BUILT_IN_ROLE_NAMES,
   BUILT_IN_ROLES,
@@ -7,6 +13,7 @@ import {
   permissionsOf,
 } from '../domain/permissions.js';
 import { fail, notFound, validationError } from '../errors.js';
+import type { NewOidcProvider, OidcProviderPatch } from '../ports/people-storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type ListPage, type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
@@ -249,6 +256,96 @@ export class PeopleService {
         tx,
       );
     });
+  }
+
+  listProviders(tenantId: string): Promise<OidcProvider[]> {
+    return this.storage.oidcProviders.list(tenantId);
+  }
+
+  async getProvider(tenantId: string, id: string): Promise<OidcProvider> {
+    const provider = await this.storage.oidcProviders.get(id);
+    if (!provider || provider.tenant_id !== tenantId) throw notFound('OIDC provider', id);
+    return provider;
+  }
+
+  async createProvider(
+    actor: Actor,
+    tenantId: string,
+    input: Omit<NewOidcProvider, 'tenant_id'>,
+  ): Promise<OidcProvider> {
+    return this.storage.transaction(async (tx) => {
+      const provider = await tx.oidcProviders.create({ ...input, tenant_id: tenantId });
+      await this.audit.record(
+        actor,
+        {
+          action: 'oidc_provider_create',
+          category: 'auth',
+          resource_type: 'oidc_provider',
+          resource_id: provider.id,
+          details: { issuer: provider.issuer },
+        },
+        tx,
+      );
+      return provider;
+    });
+  }
+
+  async updateProvider(
+    actor: Actor,
+    tenantId: string,
+    id: string,
+    patch: OidcProviderPatch,
+  ): Promise<OidcProvider> {
+    await this.getProvider(tenantId, id);
+    return this.storage.transaction(async (tx) => {
+      const provider = await tx.oidcProviders.update(id, patch);
+      await this.audit.record(
+        actor,
+        {
+          action: 'oidc_provider_update',
+          category: 'auth',
+          resource_type: 'oidc_provider',
+          resource_id: id,
+          details: { fields: Object.keys(patch).sort() },
+        },
+        tx,
+      );
+      return provider;
+    });
+  }
+
+  async deleteProvider(actor: Actor, tenantId: string, id: string): Promise<void> {
+    await this.getProvider(tenantId, id);
+    await this.storage.transaction(async (tx) => {
+      await tx.oidcProviders.delete(id);
+      await this.audit.record(
+        actor,
+        { action: 'oidc_provider_delete', category: 'auth', resource_type: 'oidc_provider', resource_id: id },
+        tx,
+      );
+    });
+  }
+
+  /**
+   * The user an OIDC sign-in names, created on first sign-in; email and name follow the
+   * provider. A deactivated user is answered as is: the caller refuses the sign-in.
+   */
+  async userForSignIn(
+    provider: OidcProvider,
+    claims: { subject: string; email: string | null; display_name: string | null },
+  ): Promise<AuthUser> {
+    const existing = await this.storage.users.findBySubject(provider.tenant_id, provider.id, claims.subject);
+    if (!existing) {
+      return this.storage.users.create({
+        tenant_id: provider.tenant_id,
+        provider_id: provider.id,
+        subject: claims.subject,
+        email: claims.email,
+        display_name: claims.display_name,
+      });
+    }
+    if (existing.email === claims.email && existing.display_name === claims.display_name) return existing;
+    return this.storage.users.update(existing.id, { email: claims.email, display_name: claims.display_name });
   }
 
   /**
