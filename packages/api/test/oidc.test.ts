@@ -1,16 +1,17 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { generateKeyPairSync } from 'node:crypto';
-import { DEFAULT_TENANT_ID, MemoryEphemeralStore } from '@certwright/core';
+import { DEFAULT_TENANT_ID, MemoryEphemeralStore, systemClock } from '@certwright/core';
 import {
   certificateToPem,
   createSelfSignedCertificate,
   exportPkcs8Pem,
   generateKeyPair,
 } from '@certwright/core/pki';
-import { createRequestListener } from '../../server/src/request-listener.js';
+import { importJWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestListener } from '../../server/src/request-listener.js';
 import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from '../src/index.js';
 import { CookieBrowser, httpsCall } from './support/https-browser.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -34,12 +35,19 @@ async function tlsMaterial() {
 }
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
 }
 
 function signingKey(kid: string) {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid, use: 'sig', alg: 'RS256' };
+  return {
+    ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>),
+    kid,
+    use: 'sig',
+    alg: 'RS256',
+  };
 }
 
 /** Who the identity provider signs in next, and with which groups. */
@@ -82,15 +90,23 @@ async function startIdp(port: number | undefined, tls: { cert: string; key: stri
     features: {
       devInteractions: { enabled: false },
       backchannelLogout: { enabled: true },
-      rpInitiatedLogout: { enabled: true, logoutSource: async (ctx: { body: string }, form: string) => {
-        ctx.body = `<html><body>${form}</body></html>`;
-      } },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx: { body: string }, form: string) => {
+          ctx.body = `<html><body>${form}</body></html>`;
+        },
+      },
     },
     pkce: { required: () => true },
     cookies: { keys: ['idp-cookie-key-0123456789'] },
     findAccount: async (_ctx: unknown, id: string) => ({
       accountId: id,
-      claims: async () => ({ sub: id, email: `${id}@example.test`, name: id.toUpperCase(), groups: people[id]?.groups ?? [] }),
+      claims: async () => ({
+        sub: id,
+        email: `${id}@example.test`,
+        name: id.toUpperCase(),
+        groups: people[id]?.groups ?? [],
+      }),
     }),
     // The provider delivers back-channel logout tokens over TLS to the RP's loopback listener.
     fetch: async (url: string | URL, init: RequestInit) => {
@@ -106,12 +122,22 @@ async function startIdp(port: number | undefined, tls: { cert: string; key: stri
     if (req.url?.startsWith('/interaction/')) {
       const details = await idp.interactionDetails(req, res);
       if (details.prompt.name === 'login') {
-        await idp.interactionFinished(req, res, { login: { accountId: nextLogin } }, { mergeWithLastSubmission: false });
+        await idp.interactionFinished(
+          req,
+          res,
+          { login: { accountId: nextLogin } },
+          { mergeWithLastSubmission: false },
+        );
         return;
       }
       const grant = new idp.Grant({ accountId: details.session!.accountId, clientId: CLIENT_ID });
       grant.addOIDCScope('openid email profile groups');
-      await idp.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      await idp.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
       return;
     }
     idp.callback()(req, res);
@@ -129,7 +155,9 @@ beforeAll(async () => {
   rpServer = createHttpsServer({ ...rpTls, minVersion: 'TLSv1.3' });
   rpBase = `https://127.0.0.1:${await listen(rpServer)}`;
   idpServer = await startIdp(undefined, idpTls, rpTls.cert);
+  // Tokens carry the provider's real time; the logout-token age check reads the service clock.
   app = await createTestApp({
+    clock: systemClock,
     handler: {
       oidc: { ca: idpTls.cert },
       ephemeral: new MemoryEphemeralStore(),
@@ -150,7 +178,11 @@ beforeAll(async () => {
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   expect(created.body.client_secret_set).toBe(true);
   expect(JSON.stringify(created.body)).not.toContain(CLIENT_SECRET);
-  await app.call('POST', '/api/v1/auth/oidc/group-mappings', { provider_id: 'corp', group: 'pki-admins', role: 'operator' });
+  await app.call('POST', '/api/v1/auth/oidc/group-mappings', {
+    provider_id: 'corp',
+    group: 'pki-admins',
+    role: 'operator',
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -257,6 +289,58 @@ describe('OIDC sign-in against oidc-provider on loopback', { timeout: 120_000 },
       expect(answer.body).toBe('{"error":"invalid_request"}');
       expect(answer.headers['cache-control']).toBe('no-store');
     }
+  });
+
+  it('accepts a provider-signed logout token once, and refuses replay, nonce, wrong audience, age and missing event', async () => {
+    const key = await importJWK(idpKeys[0] as never, 'RS256');
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (claims: Record<string, unknown>, iat = now) =>
+      new SignJWT({
+        events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+        sub: 'alice',
+        jti: randomUUID(),
+        ...claims,
+      })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'logout+jwt' })
+        .setIssuer(issuer)
+        .setAudience(CLIENT_ID)
+        .setIssuedAt(iat)
+        .sign(key);
+    const post = (token: string) =>
+      httpsCall(ca, `${rpBase}/auth/oidc/back-channel-logout`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ logout_token: token }).toString(),
+      });
+    const browser = new CookieBrowser(ca);
+    await signIn(browser, 'alice');
+    expect((await browser.request(`${rpBase}/api/v1/certificates`)).status).toBe(200);
+    const refused = [
+      await sign({ nonce: 'n' }),
+      await new SignJWT({
+        events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+        sub: 'alice',
+        jti: randomUUID(),
+      })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience('someone-else')
+        .setIssuedAt(now)
+        .sign(key),
+      await sign({}, now - 3600),
+      await sign({ events: {} }),
+      await sign({ sub: undefined }),
+    ];
+    for (const token of refused) {
+      const answer = await post(token);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toBe('{"error":"invalid_request"}');
+    }
+    expect((await browser.request(`${rpBase}/api/v1/certificates`)).status).toBe(200);
+    const good = await sign({});
+    expect((await post(good)).status).toBe(200);
+    expect((await browser.request(`${rpBase}/api/v1/certificates`)).status).toBe(401);
+    expect((await post(good)).status).toBe(400);
   });
 
   it('reports the key set, and picks up a rotated key on refresh', async () => {

@@ -14,14 +14,23 @@ export function httpsCall(
   init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<SimpleResponse> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method: init.method ?? 'GET', headers: init.headers, ca, minVersion: 'TLSv1.2' }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), url }),
-      );
-      res.on('error', reject);
-    });
+    const req = httpsRequest(
+      url,
+      { method: init.method ?? 'GET', headers: init.headers, ca, minVersion: 'TLSv1.2' },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            url,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (init.body !== undefined) req.write(init.body);
     req.end();
@@ -55,7 +64,9 @@ export class CookieBrowser {
     let headers = init.headers ?? {};
     for (let hop = 0; hop < 20; hop += 1) {
       const origin = new URL(current).origin;
-      const cookies = [...(this.jar.get(origin) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join('; ');
+      const cookies = [...(this.jar.get(origin) ?? new Map()).entries()]
+        .map(([k, v]) => `${k}=${v}`)
+        .join('; ');
       const res = await httpsCall(this.ca, current, {
         method,
         headers: { 'user-agent': this.userAgent, ...(cookies ? { cookie: cookies } : {}), ...headers },
@@ -83,7 +94,9 @@ export class CookieBrowser {
       const eq = pair!.indexOf('=');
       const name = pair!.slice(0, eq).trim();
       const value = pair!.slice(eq + 1).trim();
-      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a) || /^\s*expires=Thu, 01 Jan 1970/i.test(a));
+      const expired = attributes.some(
+        (a) => /^\s*max-age=0\s*$/i.test(a) || /^\s*expires=Thu, 01 Jan 1970/i.test(a),
+      );
       if (expired || value === '') jar.delete(name);
       else jar.set(name, value);
     }
