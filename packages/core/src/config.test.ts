@@ -260,6 +260,11 @@ describe('parseConfig', () => {
       gcIntervalMs: 15 * 60_000,
     });
     expect(defaults.bootstrapAdmin).toBeUndefined();
+    expect(defaults.oidc).toEqual({ preloginRequireUa: true, preloginRequireIp: false, bclMaxAgeSeconds: 300 });
+    expect(
+      parseConfig({ ...base, SVC_OIDC_PRELOGIN_REQUIRE_IP: 'true', SVC_OIDC_BCL_MAX_AGE_SECONDS: '60' }).oidc,
+    ).toEqual({ preloginRequireUa: true, preloginRequireIp: true, bclMaxAgeSeconds: 60 });
+    expect(failure({ ...base, SVC_OIDC_BCL_MAX_AGE_SECONDS: '0' })).toMatch(/SVC_OIDC_BCL_MAX_AGE_SECONDS/);
     const set = parseConfig({
       ...base,
       SVC_SESSION_IDLE_TIMEOUT: '10m',

@@ -110,6 +110,12 @@ export interface ServiceConfig {
    * provider of that subject; unset = a local actor) and SVC_BOOTSTRAP_ADMIN_EMAIL.
    */
   bootstrapAdmin: { subject: string; providerId?: string; email?: string } | undefined;
+  /**
+   * OIDC sign-in (docs/auth/oidc.md): SVC_OIDC_PRELOGIN_REQUIRE_UA (true) and
+   * SVC_OIDC_PRELOGIN_REQUIRE_IP (false) bind the callback to the browser that started it;
+   * SVC_OIDC_BCL_MAX_AGE_SECONDS (300) bounds the age of back-channel logout tokens.
+   */
+  oidc: { preloginRequireUa: boolean; preloginRequireIp: boolean; bclMaxAgeSeconds: number };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -330,6 +336,15 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       absoluteTimeoutMs: read('SVC_SESSION_ABSOLUTE_TIMEOUT', duration, '12h') as number,
       bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
       gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
+    },
+    oidc: {
+      preloginRequireUa: read('SVC_OIDC_PRELOGIN_REQUIRE_UA', bool, 'true') as boolean,
+      preloginRequireIp: read('SVC_OIDC_PRELOGIN_REQUIRE_IP', bool, 'false') as boolean,
+      bclMaxAgeSeconds: read(
+        'SVC_OIDC_BCL_MAX_AGE_SECONDS',
+        z.coerce.number().int().min(10).max(86_400),
+        '300',
+      ) as number,
     },
     bootstrapAdmin: env.SVC_BOOTSTRAP_ADMIN_SUBJECT
       ? {

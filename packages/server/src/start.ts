@@ -59,6 +59,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
+    oidc: { settings: config.oidc },
     acme: {
       defaultProfileId: config.acmeServer.defaultProfileId,
       ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
