@@ -36,6 +36,7 @@ import type { AcmeMountOptions } from './protocols/acme.js';
 import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
+import { authBreakglassRoutes } from './routes/auth-breakglass.js';
 import { authOidcRoutes } from './routes/auth-oidc.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
@@ -140,6 +141,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       logger,
     });
     routes.push(...authOidcRoutes(services, rp, clientAddress));
+    routes.push(...authBreakglassRoutes(services, clientAddress));
   }
   routes.push(...(options.routes ?? []));
   for (const route of routes) checkAccessDeclaration(route);

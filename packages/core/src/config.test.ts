@@ -260,7 +260,16 @@ describe('parseConfig', () => {
       gcIntervalMs: 15 * 60_000,
     });
     expect(defaults.bootstrapAdmin).toBeUndefined();
-    expect(defaults.oidc).toEqual({ preloginRequireUa: true, preloginRequireIp: false, bclMaxAgeSeconds: 300 });
+    expect(defaults.breakglass).toEqual({ enabled: false, lockoutThreshold: 5, lockoutMs: 15 * 60_000 });
+    expect(
+      parseConfig({ ...base, SVC_BREAKGLASS_ENABLED: 'true', SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3' }).breakglass,
+    ).toEqual({ enabled: true, lockoutThreshold: 3, lockoutMs: 15 * 60_000 });
+    expect(failure({ ...base, SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '0' })).toMatch(/SVC_BREAKGLASS_LOCKOUT_THRESHOLD/);
+    expect(defaults.oidc).toEqual({
+      preloginRequireUa: true,
+      preloginRequireIp: false,
+      bclMaxAgeSeconds: 300,
+    });
     expect(
       parseConfig({ ...base, SVC_OIDC_PRELOGIN_REQUIRE_IP: 'true', SVC_OIDC_BCL_MAX_AGE_SECONDS: '60' }).oidc,
     ).toEqual({ preloginRequireUa: true, preloginRequireIp: true, bclMaxAgeSeconds: 60 });

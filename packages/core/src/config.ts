@@ -116,6 +116,12 @@ export interface ServiceConfig {
    * SVC_OIDC_BCL_MAX_AGE_SECONDS (300) bounds the age of back-channel logout tokens.
    */
   oidc: { preloginRequireUa: boolean; preloginRequireIp: boolean; bclMaxAgeSeconds: number };
+  /**
+   * Break-glass credentials (docs/auth/breakglass.md): SVC_BREAKGLASS_ENABLED (false; otherwise
+   * their routes and login are 404), SVC_BREAKGLASS_LOCKOUT_THRESHOLD (5 failures) and
+   * SVC_BREAKGLASS_LOCKOUT_DURATION (15m).
+   */
+  breakglass: { enabled: boolean; lockoutThreshold: number; lockoutMs: number };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -337,6 +343,15 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
       gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
     },
+    breakglass: {
+      enabled: read('SVC_BREAKGLASS_ENABLED', bool, 'false') as boolean,
+      lockoutThreshold: read(
+        'SVC_BREAKGLASS_LOCKOUT_THRESHOLD',
+        z.coerce.number().int().min(1).max(100),
+        '5',
+      ) as number,
+      lockoutMs: read('SVC_BREAKGLASS_LOCKOUT_DURATION', duration, '15m') as number,
+    },
     oidc: {
       preloginRequireUa: read('SVC_OIDC_PRELOGIN_REQUIRE_UA', bool, 'true') as boolean,
       preloginRequireIp: read('SVC_OIDC_PRELOGIN_REQUIRE_IP', bool, 'false') as boolean,
@@ -366,6 +381,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ['SVC_SESSION_IDLE_TIMEOUT', config.sessions.idleTimeoutMs],
     ['SVC_SESSION_ABSOLUTE_TIMEOUT', config.sessions.absoluteTimeoutMs],
     ['SVC_SESSION_GC_INTERVAL', config.sessions.gcIntervalMs],
+    ['SVC_BREAKGLASS_LOCKOUT_DURATION', config.breakglass.lockoutMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }

@@ -124,6 +124,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         sessions: config.sessions,
+        breakglass: config.breakglass,
       },
     );
     if (config.bootstrapAdmin) {

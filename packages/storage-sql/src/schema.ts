@@ -421,7 +421,17 @@ export interface AuthOidcProvidersTable {
   updated_at: Ts;
 }
 
+export interface AuthBreakglassCredentialsTable {
+  actor_id: string;
+  user_id: string;
+  password_hash: string;
+  created_at: Ts;
+  updated_at: Ts;
+  last_used_at: Ts | null;
+}
+
 export interface Database {
+  auth_breakglass_credentials: AuthBreakglassCredentialsTable;
   auth_oidc_providers: AuthOidcProvidersTable;
   auth_users: AuthUsersTable;
   auth_roles: AuthRolesTable;

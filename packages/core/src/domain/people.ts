@@ -75,6 +75,15 @@ export interface OidcProvider {
   updated_at: Date;
 }
 
+/** A local password for signing in while the identity provider is down; the hash never leaves storage. */
+export interface BreakglassCredential {
+  actor_id: string;
+  user_id: string;
+  created_at: Date;
+  updated_at: Date;
+  last_used_at: Date | null;
+}
+
 /** Members of `group` at `provider_id` receive `role` in the tenant. */
 export interface OidcGroupMapping {
   id: string;

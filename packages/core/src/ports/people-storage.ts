@@ -1,5 +1,12 @@
 import type { PageRequest, PageResult } from '../domain/common.js';
-import type { AuthUser, OidcGroupMapping, OidcProvider, Role, Session } from '../domain/people.js';
+import type {
+  AuthUser,
+  BreakglassCredential,
+  OidcGroupMapping,
+  OidcProvider,
+  Role,
+  Session,
+} from '../domain/people.js';
 
 /*
  * Storage of users, roles, sessions and OIDC group mappings. Same error rules as the rest of
@@ -107,6 +114,17 @@ export interface OidcProviderRepository {
   delete(id: string): Promise<void>;
 }
 
+export interface BreakglassCredentialRepository {
+  /** Creates or replaces the actor's password hash; `invalid_reference` for an unknown user. */
+  set(actorId: string, userId: string, passwordHash: string): Promise<BreakglassCredential>;
+  get(actorId: string): Promise<(BreakglassCredential & { password_hash: string }) | null>;
+  /** By actor id. */
+  list(): Promise<BreakglassCredential[]>;
+  /** `not_found` for an unknown actor. */
+  delete(actorId: string): Promise<void>;
+  markUsed(actorId: string, at: Date): Promise<void>;
+}
+
 /** The people repositories, part of {@link Storage}. */
 export interface PeopleStorage {
   readonly users: AuthUserRepository;
@@ -114,4 +132,5 @@ export interface PeopleStorage {
   readonly sessions: SessionRepository;
   readonly oidcGroupMappings: OidcGroupMappingRepository;
   readonly oidcProviders: OidcProviderRepository;
+  readonly breakglass: BreakglassCredentialRepository;
 }

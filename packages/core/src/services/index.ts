@@ -9,6 +9,7 @@ import {
 } from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
+import { BreakglassService, type BreakglassSettings } from './breakglass.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
@@ -40,6 +41,7 @@ export {
   type AuditHeadReport,
   AuditService,
 } from './audit.js';
+export * from './breakglass.js';
 export * from './bulk.js';
 export * from './certificates.js';
 export {
@@ -100,6 +102,8 @@ export interface Services {
   readonly people: PeopleService;
   /** Server-side sessions of signed-in users. */
   readonly sessions: SessionService;
+  /** Break-glass local credentials (off unless enabled). */
+  readonly breakglass: BreakglassService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -114,6 +118,8 @@ export interface ServiceOptions {
   acme?: AcmeOrderOptions;
   /** Session lifetimes and binding (`SVC_SESSION_*`). */
   sessions?: Partial<SessionSettings>;
+  /** Break-glass credentials (`SVC_BREAKGLASS_*`); disabled by default. */
+  breakglass?: Partial<BreakglassSettings>;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -137,6 +143,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     pkiOptions,
   );
   const people = new PeopleService(deps, audit);
+  const sessions = new SessionService(deps, audit, people, options.sessions);
   const est = new EstService(
     deps,
     audit,
@@ -175,6 +182,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     ),
     acme: createAcmeServices(deps, audit),
     people,
-    sessions: new SessionService(deps, audit, people, options.sessions),
+    sessions,
+    breakglass: new BreakglassService(deps, audit, sessions, options.breakglass),
   };
 }

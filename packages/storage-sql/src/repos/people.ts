@@ -1,6 +1,8 @@
 import {
   type AuthUser,
   type AuthUserRepository,
+  type BreakglassCredential,
+  type BreakglassCredentialRepository,
   CertwrightError,
   newId,
   notFound,
@@ -381,6 +383,7 @@ export function peopleRepositories(ctx: Ctx): PeopleStorage {
     sessions: sessionRepository(ctx),
     oidcGroupMappings: groupMappingRepository(ctx),
     oidcProviders: oidcProviderRepository(ctx),
+    breakglass: breakglassRepository(ctx),
   };
 }
 
@@ -464,6 +467,88 @@ export function oidcProviderRepository(ctx: Ctx): OidcProviderRepository {
     async delete(id) {
       const res = await ctx.db.deleteFrom('auth_oidc_providers').where('id', '=', id).executeTakeFirst();
       if (Number(res.numDeletedRows) === 0) throw notFound('OIDC provider', id);
+    },
+  };
+}
+
+const CREDENTIAL_COLUMNS = ['actor_id', 'user_id', 'created_at', 'updated_at', 'last_used_at'] as const;
+
+function breakglassRepository(ctx: Ctx): BreakglassCredentialRepository {
+  const get = async (actorId: string) => {
+    const r = await ctx.db
+      .selectFrom('auth_breakglass_credentials')
+      .selectAll()
+      .where('actor_id', '=', actorId)
+      .executeTakeFirst();
+    return r ?? null;
+  };
+  const view = (
+    r: Pick<BreakglassCredential, (typeof CREDENTIAL_COLUMNS)[number]>,
+  ): BreakglassCredential => ({
+    actor_id: r.actor_id,
+    user_id: r.user_id,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    last_used_at: r.last_used_at,
+  });
+  return {
+    get,
+    set: (actorId, userId, passwordHash) =>
+      atomic(ctx, async (tx) => {
+        const now = ctx.clock.now();
+        const existing = await tx.db
+          .selectFrom('auth_breakglass_credentials')
+          .select('actor_id')
+          .where('actor_id', '=', actorId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (existing) {
+          await tx.db
+            .updateTable('auth_breakglass_credentials')
+            .set({ user_id: userId, password_hash: passwordHash, updated_at: now })
+            .where('actor_id', '=', actorId)
+            .execute();
+        } else {
+          await tx.db
+            .insertInto('auth_breakglass_credentials')
+            .values({
+              actor_id: actorId,
+              user_id: userId,
+              password_hash: passwordHash,
+              created_at: now,
+              updated_at: now,
+              last_used_at: null,
+            })
+            .execute();
+        }
+        const row = await tx.db
+          .selectFrom('auth_breakglass_credentials')
+          .select(CREDENTIAL_COLUMNS)
+          .where('actor_id', '=', actorId)
+          .executeTakeFirstOrThrow();
+        return view(row);
+      }),
+    async list() {
+      const rows = await ctx.db
+        .selectFrom('auth_breakglass_credentials')
+        .select(CREDENTIAL_COLUMNS)
+        .orderBy('actor_id')
+        .execute();
+      return rows.map(view);
+    },
+    async delete(actorId) {
+      const res = await ctx.db
+        .deleteFrom('auth_breakglass_credentials')
+        .where('actor_id', '=', actorId)
+        .executeTakeFirst();
+      if (Number(res.numDeletedRows) === 0) throw notFound('break-glass credential', actorId);
+    },
+    async markUsed(actorId, at) {
+      await ctx.db
+        .updateTable('auth_breakglass_credentials')
+        .set({ last_used_at: at })
+        .where('actor_id', '=', actorId)
+        .execute();
     },
   };
 }
