@@ -262,9 +262,12 @@ describe('parseConfig', () => {
     expect(defaults.bootstrapAdmin).toBeUndefined();
     expect(defaults.breakglass).toEqual({ enabled: false, lockoutThreshold: 5, lockoutMs: 15 * 60_000 });
     expect(
-      parseConfig({ ...base, SVC_BREAKGLASS_ENABLED: 'true', SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3' }).breakglass,
+      parseConfig({ ...base, SVC_BREAKGLASS_ENABLED: 'true', SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3' })
+        .breakglass,
     ).toEqual({ enabled: true, lockoutThreshold: 3, lockoutMs: 15 * 60_000 });
-    expect(failure({ ...base, SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '0' })).toMatch(/SVC_BREAKGLASS_LOCKOUT_THRESHOLD/);
+    expect(failure({ ...base, SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '0' })).toMatch(
+      /SVC_BREAKGLASS_LOCKOUT_THRESHOLD/,
+    );
     expect(defaults.oidc).toEqual({
       preloginRequireUa: true,
       preloginRequireIp: false,

@@ -257,6 +257,35 @@ export function describePeopleStorageContract(
       expect(await codeOf(s.oidcProviders.delete(p.id))).toBe('not_found');
     });
 
+    it('keeps one break-glass hash per actor, replaced on set, gone with its user', async () => {
+      const user = await s.users.create({
+        tenant_id: tenant(),
+        subject: `bg-${randomUUID()}`,
+        provider_id: null,
+      });
+      const actor = `ops-${randomUUID().slice(0, 8)}`;
+      const first = await s.breakglass.set(actor, user.id, 'scrypt$hash-1');
+      expect(Object.keys(first).sort()).toEqual([
+        'actor_id',
+        'created_at',
+        'last_used_at',
+        'updated_at',
+        'user_id',
+      ]);
+      expect((await s.breakglass.get(actor))?.password_hash).toBe('scrypt$hash-1');
+      const second = await s.breakglass.set(actor, user.id, 'scrypt$hash-2');
+      expect(second.created_at.getTime()).toBe(first.created_at.getTime());
+      expect((await s.breakglass.get(actor))?.password_hash).toBe('scrypt$hash-2');
+      expect(JSON.stringify(await s.breakglass.list())).not.toContain('scrypt$');
+      const used = new Date(Math.floor(Date.now() / 1000) * 1000);
+      await s.breakglass.markUsed(actor, used);
+      expect((await s.breakglass.get(actor))?.last_used_at?.getTime()).toBe(used.getTime());
+      expect(await codeOf(s.breakglass.set('nobody', 'usr-missing', 'h'))).toBe('invalid_reference');
+      await s.breakglass.delete(actor);
+      expect(await s.breakglass.get(actor)).toBeNull();
+      expect(await codeOf(s.breakglass.delete(actor))).toBe('not_found');
+    });
+
     it('maps groups to roles per tenant and provider; deleting needs the owning tenant', async () => {
       const t = tenant();
       const m1 = await s.oidcGroupMappings.create({
