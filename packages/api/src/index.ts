@@ -21,7 +21,12 @@ export {
   type HandlerOptions,
   type ResponseEvent,
 } from './create-handler.js';
-export { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
+export {
+  type ClientAddressResolver,
+  clientKey,
+  socketClientAddress,
+  trustedProxyClientAddress,
+} from './http/client-address.js';
 export { problem, STATUS_BY_CODE } from './http/problem.js';
 export {
   DEFAULT_RATE_LIMITS,

@@ -122,6 +122,11 @@ export interface ServiceConfig {
    * SVC_BREAKGLASS_LOCKOUT_DURATION (15m).
    */
   breakglass: { enabled: boolean; lockoutThreshold: number; lockoutMs: number };
+  /**
+   * SVC_TRUSTED_PROXIES: addresses and CIDR ranges of reverse proxies whose X-Forwarded-For is
+   * believed for the client address (rate limits, audit, session binding); empty = none.
+   */
+  trustedProxies: string[];
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -343,6 +348,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
       gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
     },
+    trustedProxies: read('SVC_TRUSTED_PROXIES', rangeList, '') as string[],
     breakglass: {
       enabled: read('SVC_BREAKGLASS_ENABLED', bool, 'false') as boolean,
       lockoutThreshold: read(

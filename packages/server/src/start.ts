@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type CertwrightHandler, createHandler, type HandlerOptions, problem } from '@certwright/api';
+import {
+  type CertwrightHandler,
+  createHandler,
+  type HandlerOptions,
+  problem,
+  trustedProxyClientAddress,
+} from '@certwright/api';
 import {
   createServices,
   type Handler,
@@ -9,6 +15,7 @@ import {
   type ServiceConfig,
   systemClock,
 } from '@certwright/core';
+import { parseAllowlist } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -60,6 +67,13 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
     oidc: { settings: config.oidc },
+    ...(config.trustedProxies.length > 0
+      ? {
+          clientAddress: trustedProxyClientAddress(
+            parseAllowlist(config.trustedProxies, 'SVC_TRUSTED_PROXIES'),
+          ),
+        }
+      : {}),
     acme: {
       defaultProfileId: config.acmeServer.defaultProfileId,
       ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
