@@ -38,6 +38,7 @@ import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { authBreakglassRoutes } from './routes/auth-breakglass.js';
 import { authOidcRoutes } from './routes/auth-oidc.js';
+import { authRuntimeRoutes } from './routes/auth-runtime.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
@@ -75,6 +76,8 @@ export interface HandlerOptions {
   clientAddress?: ClientAddressResolver;
   /** OIDC sign-in: identity-provider connections, their trust anchors and the flow's settings. */
   oidc?: { outbound?: OutboundClient; ca?: string | readonly string[]; settings?: Partial<OidcSettings> };
+  /** Facts the auth runtime-config route reports that only the host knows. */
+  runtime?: { trustedProxies?: readonly string[]; demoSeeded?: boolean; demoModeAck?: boolean };
   /** Called once per request, after the response is built (metrics, access logs). */
   onResponse?: (event: ResponseEvent) => void;
 }
@@ -142,6 +145,17 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     });
     routes.push(...authOidcRoutes(services, rp, clientAddress));
     routes.push(...authBreakglassRoutes(services, clientAddress));
+    routes.push(
+      ...authRuntimeRoutes(services, {
+        authType: options.auth.type,
+        oidc: rp.settings,
+        trustedProxies: options.runtime?.trustedProxies ?? [],
+        demo: {
+          seeded: options.runtime?.demoSeeded ?? false,
+          modeAcknowledged: options.runtime?.demoModeAck ?? false,
+        },
+      }),
+    );
   }
   routes.push(...(options.routes ?? []));
   for (const route of routes) checkAccessDeclaration(route);

@@ -260,6 +260,12 @@ describe('parseConfig', () => {
       gcIntervalMs: 15 * 60_000,
     });
     expect(defaults.bootstrapAdmin).toBeUndefined();
+    expect(defaults.demo).toEqual({ seed: false, modeAck: false });
+    expect(failure({ ...base, SVC_DEMO_SEED: 'true' })).toMatch(/SVC_DEMO_MODE_ACK/);
+    expect(parseConfig({ ...base, SVC_DEMO_SEED: 'true', SVC_DEMO_MODE_ACK: 'true' }).demo).toEqual({
+      seed: true,
+      modeAck: true,
+    });
     expect(defaults.breakglass).toEqual({ enabled: false, lockoutThreshold: 5, lockoutMs: 15 * 60_000 });
     expect(
       parseConfig({ ...base, SVC_BREAKGLASS_ENABLED: 'true', SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3' })

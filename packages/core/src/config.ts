@@ -127,6 +127,11 @@ export interface ServiceConfig {
    * believed for the client address (rate limits, audit, session binding); empty = none.
    */
   trustedProxies: string[];
+  /**
+   * SVC_DEMO_SEED (false) seeds demo users at start-up — demo mode — and needs
+   * SVC_DEMO_MODE_ACK=true to acknowledge it (docs/auth/demo.md).
+   */
+  demo: { seed: boolean; modeAck: boolean };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -348,6 +353,10 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
       gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
     },
+    demo: {
+      seed: read('SVC_DEMO_SEED', bool, 'false') as boolean,
+      modeAck: read('SVC_DEMO_MODE_ACK', bool, 'false') as boolean,
+    },
     trustedProxies: read('SVC_TRUSTED_PROXIES', rangeList, '') as string[],
     breakglass: {
       enabled: read('SVC_BREAKGLASS_ENABLED', bool, 'false') as boolean,
@@ -392,6 +401,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
   if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
+  if (config.demo.seed && !config.demo.modeAck) {
+    problems.push('SVC_DEMO_SEED: demo mode seeds demo users; set SVC_DEMO_MODE_ACK=true to acknowledge it');
+  }
   if (config.sessions.absoluteTimeoutMs < config.sessions.idleTimeoutMs) {
     problems.push('SVC_SESSION_ABSOLUTE_TIMEOUT: must not be shorter than SVC_SESSION_IDLE_TIMEOUT');
   }

@@ -67,6 +67,11 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
     oidc: { settings: config.oidc },
+    runtime: {
+      trustedProxies: config.trustedProxies,
+      demoSeeded: config.demo.seed,
+      demoModeAck: config.demo.modeAck,
+    },
     ...(config.trustedProxies.length > 0
       ? {
           clientAddress: trustedProxyClientAddress(
@@ -141,6 +146,10 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
         breakglass: config.breakglass,
       },
     );
+    if (config.demo.seed) {
+      const seeded = await services.people.seedDemo();
+      logger.warn({ seeded: seeded.length }, 'demo mode: demo users are present (SVC_DEMO_SEED)');
+    }
     if (config.bootstrapAdmin) {
       const { subject, providerId, email } = config.bootstrapAdmin;
       const boot = await services.people.bootstrap({

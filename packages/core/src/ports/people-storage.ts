@@ -29,6 +29,8 @@ export interface AuthUserRepository {
   list(query?: PageRequest & { tenant_id?: string }): Promise<PageResult<AuthUser>>;
   /** `not_found` for an unknown id. */
   update(id: string, patch: AuthUserPatch): Promise<AuthUser>;
+  /** Removes the user with their sessions, role assignments and break-glass credential; whether one existed. */
+  delete(id: string): Promise<boolean>;
 }
 
 export type NewRole = Pick<Role, 'tenant_id' | 'name' | 'description' | 'permissions'>;

@@ -34,6 +34,9 @@ export interface BootstrapAdmin {
   email?: string;
 }
 
+/** Local users a demo seeds; nothing else uses this subject prefix. */
+export const DEMO_SUBJECT_PREFIX = 'demo:';
+
 const ROLE_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
 
 /**
@@ -366,6 +369,58 @@ export class PeopleService {
       this.storage.roles.list(user.tenant_id),
     ]);
     return permissionsOf([...direct, ...mapped], custom);
+  }
+
+  /**
+   * `SVC_DEMO_SEED`: demo users (local, subject `demo:<role>`) with the built-in roles, created
+   * when missing. They have no credential of their own; a demo deployment signs them in
+   * through break-glass or an embedder's own authenticator.
+   */
+  async seedDemo(): Promise<AuthUser[]> {
+    const seeded: AuthUser[] = [];
+    for (const role of ['admin', 'operator', 'viewer', 'auditor']) {
+      const subject = `${DEMO_SUBJECT_PREFIX}${role}`;
+      const existing = await this.storage.users.findBySubject(DEFAULT_TENANT_ID, null, subject);
+      if (existing) continue;
+      await this.storage.transaction(async (tx) => {
+        const user = await tx.users.create({
+          tenant_id: DEFAULT_TENANT_ID,
+          provider_id: null,
+          subject,
+          display_name: `Demo ${role}`,
+        });
+        await tx.roles.setRolesOf(user.id, [role]);
+        seeded.push(user);
+      });
+    }
+    return seeded;
+  }
+
+  /**
+   * Removes what a demo left behind — the demo users with their sessions, roles and
+   * break-glass credentials — and answers how many users went. Refused while demo mode is on.
+   */
+  async cleanupDemoResidue(actor: Actor, demoMode: boolean): Promise<number> {
+    if (demoMode)
+      throw fail('unavailable', 'demo mode is on (SVC_DEMO_SEED); restart without it to clean up');
+    const demo: string[] = [];
+    for (let page = 1; ; page += 1) {
+      const batch = await this.storage.users.list({ tenant_id: DEFAULT_TENANT_ID, page, perPage: 500 });
+      for (const user of batch.items) {
+        if (user.provider_id === null && user.subject.startsWith(DEMO_SUBJECT_PREFIX)) demo.push(user.id);
+      }
+      if (batch.items.length < 500) break;
+    }
+    let removed = 0;
+    for (const id of demo) if (await this.storage.users.delete(id)) removed += 1;
+    await this.audit.record(actor, {
+      action: 'demo_residue_cleanup',
+      category: 'auth',
+      resource_type: 'user',
+      resource_id: 'demo',
+      details: { removed },
+    });
+    return removed;
   }
 
   /**

@@ -186,6 +186,12 @@ export function describePeopleStorageContract(
       expect(await s.sessions.get(c.id)).toBeNull();
       expect((await s.sessions.get(b.id))?.id).toBe(b.id);
       expect(await s.sessions.deleteForUser(user.id)).toBe(1);
+      const gone = await session(user.id, t);
+      await s.roles.setRolesOf(user.id, ['viewer']);
+      expect(await s.users.delete(user.id)).toBe(true);
+      expect(await s.sessions.get(gone.id)).toBeNull();
+      expect(await s.roles.rolesOf(user.id)).toEqual([]);
+      expect(await s.users.delete(user.id)).toBe(false);
     });
 
     it('deletes for back-channel logout exactly the sessions of the sid or subject at the provider', async () => {

@@ -134,6 +134,10 @@ function userRepository(ctx: Ctx): AuthUserRepository {
       if (query.tenant_id !== undefined) q = q.where('tenant_id', '=', query.tenant_id);
       return listPage(q, query, (s) => s.selectAll().orderBy('created_at').orderBy('id'), toUser);
     },
+    async delete(id) {
+      const res = await ctx.db.deleteFrom('auth_users').where('id', '=', id).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    },
     async update(id, patch) {
       const values = defined(patch);
       if (Object.keys(values).length > 0) {
