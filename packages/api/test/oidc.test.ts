@@ -366,6 +366,20 @@ describe('OIDC sign-in against oidc-provider on loopback', { timeout: 120_000 },
     expect(tested.body.ok).toBe(true);
     expect(tested.body.backchannel_logout_supported).toBe(true);
   });
+
+  it("refuses a deactivated user's sign-in with user_deactivated, and lets them in again once reactivated", async () => {
+    const users = await app.storage.users.list({ tenant_id: DEFAULT_TENANT_ID, perPage: 500 });
+    const bob = users.items.find((u) => u.subject === 'bob' && u.provider_id === 'corp')!;
+    expect((await app.call('DELETE', `/api/v1/auth/users/${bob.id}`)).status).toBe(200);
+    const browser = new CookieBrowser(ca);
+    const refused = await signIn(browser, 'bob');
+    expect(refused.trail.at(-1)).toMatch(/\/login\?error=oidc_failed&reason=user_deactivated$/);
+    expect(browser.cookie(rpBase, SESSION_COOKIE)).toBeUndefined();
+    await app.call('POST', `/api/v1/auth/users/${bob.id}/reactivate`);
+    const again = new CookieBrowser(ca);
+    await signIn(again, 'bob');
+    expect(again.cookie(rpBase, SESSION_COOKIE)).toBeDefined();
+  });
 });
 
 let idpTlsCache: { cert: string; key: string } | undefined;
