@@ -4,21 +4,27 @@ import {
   type EphemeralStore,
   type Handler,
   isCertwrightError,
+  isPermission,
   type Logger,
   MemoryEphemeralStore,
+  type Permission,
   readBodyBytes,
   type Services,
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
+import { createOutboundClient, type OutboundClient } from '@certwright/core/net';
+import { OidcRelyingParty, type OidcSettings } from './auth/oidc.js';
 import {
   ANONYMOUS_ADMIN,
   type Authenticator,
   type AuthSettings,
   apiKeyAuthenticator,
   bearerToken,
+  holds,
   type Principal,
 } from './auth/principal.js';
+import { csrfMatches, sessionTokenOf } from './auth/session-cookie.js';
 import { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
 import { problem, problemFromError } from './http/problem.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter, type RateLimitSettings } from './http/rate-limit.js';
@@ -30,6 +36,9 @@ import type { AcmeMountOptions } from './protocols/acme.js';
 import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
+import { authBreakglassRoutes } from './routes/auth-breakglass.js';
+import { authOidcRoutes } from './routes/auth-oidc.js';
+import { authRuntimeRoutes } from './routes/auth-runtime.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
@@ -65,6 +74,10 @@ export interface HandlerOptions {
   ephemeral?: EphemeralStore;
   /** Who a request comes from, for per-client limits; default: the socket's peer address. */
   clientAddress?: ClientAddressResolver;
+  /** OIDC sign-in: identity-provider connections, their trust anchors and the flow's settings. */
+  oidc?: { outbound?: OutboundClient; ca?: string | readonly string[]; settings?: Partial<OidcSettings> };
+  /** Facts the auth runtime-config route reports that only the host knows. */
+  runtime?: { trustedProxies?: readonly string[]; demoSeeded?: boolean; demoModeAck?: boolean };
   /** Called once per request, after the response is built (metrics, access logs). */
   onResponse?: (event: ResponseEvent) => void;
 }
@@ -119,8 +132,33 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     metrics: options.metrics,
     openapi: () => openapi,
   });
-  if (services) routes.push(...featureRoutes(services));
+  const clientAddress = options.clientAddress ?? socketClientAddress;
+  if (services) {
+    routes.push(...featureRoutes(services));
+    const rp = new OidcRelyingParty({
+      services,
+      // Identity providers are destinations administrators chose, often on private networks.
+      outbound: options.oidc?.outbound ?? createOutboundClient({ operatorConfigured: true }),
+      ...(options.oidc?.ca ? { ca: options.oidc.ca } : {}),
+      ...(options.oidc?.settings ? { settings: options.oidc.settings } : {}),
+      logger,
+    });
+    routes.push(...authOidcRoutes(services, rp, clientAddress));
+    routes.push(...authBreakglassRoutes(services, clientAddress));
+    routes.push(
+      ...authRuntimeRoutes(services, {
+        authType: options.auth.type,
+        oidc: rp.settings,
+        trustedProxies: options.runtime?.trustedProxies ?? [],
+        demo: {
+          seeded: options.runtime?.demoSeeded ?? false,
+          modeAcknowledged: options.runtime?.demoModeAck ?? false,
+        },
+      }),
+    );
+  }
   routes.push(...(options.routes ?? []));
+  for (const route of routes) checkAccessDeclaration(route);
   const mounts = new ProtocolMounts([
     ...(services
       ? protocolMounts({
@@ -140,13 +178,38 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
     logger,
   );
-  const clientAddress = options.clientAddress ?? socketClientAddress;
+
+  /**
+   * The principal of a session cookie (sent only when no Authorization header is): the user's
+   * permissions now, so a role change or deactivation applies to the next request.
+   */
+  const sessionPrincipal = async (request: Request): Promise<Principal | null> => {
+    const token = services ? sessionTokenOf(request) : null;
+    if (!services || token === null) return null;
+    const active = await services.sessions.resolve(token, { user_agent: request.headers.get('user-agent') });
+    if (!active) return null;
+    return {
+      kind: 'session',
+      id: active.user.id,
+      permissions: active.permissions,
+      sessionId: active.session.id,
+      tenantId: active.session.tenant_id,
+      viaCookie: true,
+    };
+  };
 
   /** A principal; null for no or wrong credentials (counted against the client); a number: locked out for that many seconds. */
   const authenticate = async (request: Request, client: string): Promise<Principal | null | number> => {
     if (options.auth.type === 'none') return ANONYMOUS_ADMIN;
     const header = request.headers.get('authorization');
-    if (header === null) return null;
+    if (header === null) {
+      if (sessionTokenOf(request) === null) return null;
+      const locked = await limiter.authLockedOut(client);
+      if (!locked.allowed) return locked.retryAfterSeconds;
+      const principal = await sessionPrincipal(request);
+      if (!principal) await limiter.authFailed(client);
+      return principal;
+    }
     const locked = await limiter.authLockedOut(client);
     if (!locked.allowed) return locked.retryAfterSeconds;
     const token = bearerToken(header);
@@ -251,20 +314,42 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       });
     }
     const spec = match.spec;
+    // A browser sends cookies on cross-site requests too; only the web client can echo the
+    // CSRF cookie back in a header.
+    if (principal?.viaCookie && STATE_CHANGING.has(request.method)) {
+      const token = sessionTokenOf(request);
+      if (token === null || !csrfMatches(request, token)) {
+        return problem({
+          status: 403,
+          code: 'forbidden',
+          detail: 'a cookie-authenticated change needs the X-CSRF-Token header',
+          requestId,
+        });
+      }
+    }
     // An agent key opens only the agent's own routes (heartbeat, work, CSR, job status).
     if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
       return agentForbidden(requestId);
     }
-    if (spec.admin && principal?.admin !== true) {
+    if (spec.permission !== null && !holds(principal, spec.permission)) {
       return problem({
         status: 403,
         code: 'forbidden',
-        detail: 'this operation requires an admin',
+        detail: `this operation requires the permission ${spec.permission}`,
         requestId,
       });
     }
     const contentType = request.headers.get('content-type');
-    if (STATE_CHANGING.has(spec.method) && contentType !== null && !isJsonMediaType(contentType)) {
+    const ownMediaType =
+      spec.readsBody !== undefined &&
+      contentType !== null &&
+      spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase());
+    if (
+      STATE_CHANGING.has(spec.method) &&
+      contentType !== null &&
+      !ownMediaType &&
+      !isJsonMediaType(contentType)
+    ) {
       return unsupportedMediaType(requestId);
     }
     const params = spec.params ? parsePart(spec.params, match.params, 'path') : match.params;
@@ -332,8 +417,24 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
 function agentKeyAuthenticator(services: Services): Authenticator {
   return async (token) => {
     const agent = await services.agents.authenticate(token);
-    return agent ? { kind: 'agent', id: agent.id, admin: false } : null;
+    return agent ? { kind: 'agent', id: agent.id, permissions: AGENT_PERMISSIONS } : null;
   };
+}
+
+const AGENT_PERMISSIONS: ReadonlySet<Permission> = Object.freeze(new Set<Permission>(['agent.self']));
+
+/**
+ * A route is either public (no principal, so no permission) or names the permission it needs:
+ * a definition that is neither, or both, is a programming error caught at start-up.
+ */
+function checkAccessDeclaration(route: RouteSpec): void {
+  const what = `${route.method} ${route.path}`;
+  if (route.public && route.permission !== null) {
+    throw new TypeError(`${what} is public and cannot also require ${route.permission}`);
+  }
+  if (!route.public && (route.permission === null || !isPermission(route.permission))) {
+    throw new TypeError(`${what} must name a permission of the catalogue (got ${String(route.permission)})`);
+  }
 }
 
 function agentForbidden(requestId: string): Response {

@@ -2,15 +2,31 @@ export {
   type Authenticator,
   type AuthSettings,
   apiKeyAuthenticator,
+  holds,
   type Principal,
+  tenantOf,
 } from './auth/principal.js';
+export {
+  CSRF_COOKIE,
+  CSRF_HEADER,
+  clearedSessionCookies,
+  csrfTokenFor,
+  SESSION_COOKIE,
+  sessionCookies,
+  sessionTokenOf,
+} from './auth/session-cookie.js';
 export {
   type CertwrightHandler,
   createHandler,
   type HandlerOptions,
   type ResponseEvent,
 } from './create-handler.js';
-export { type ClientAddressResolver, clientKey, socketClientAddress } from './http/client-address.js';
+export {
+  type ClientAddressResolver,
+  clientKey,
+  socketClientAddress,
+  trustedProxyClientAddress,
+} from './http/client-address.js';
 export { problem, STATUS_BY_CODE } from './http/problem.js';
 export {
   DEFAULT_RATE_LIMITS,

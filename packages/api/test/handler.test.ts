@@ -1,7 +1,13 @@
 import { CertwrightError, type TransportContext } from '@certwright/core';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createHandler, defineRoute, type HandlerOptions, type Principal } from '../src/index.js';
+import {
+  createHandler,
+  defineRoute,
+  type HandlerOptions,
+  type Principal,
+  type RouteSpec,
+} from '../src/index.js';
 import { conformance } from './support/openapi-conformance.js';
 
 const SECRET = 'test-secret-0123456789abcdef';
@@ -110,6 +116,7 @@ describe('routes contributed by features', () => {
           method: 'POST',
           path: '/api/v1/widgets',
           operationId: 'createWidget',
+          permission: 'system.read',
           summary: 'create',
           tags: ['test'],
           body: widget,
@@ -122,7 +129,7 @@ describe('routes contributed by features', () => {
           operationId: 'deleteWidget',
           summary: 'delete',
           tags: ['test'],
-          admin: true,
+          permission: 'issuer.write',
           params: z.object({ id: z.string() }),
           responses: { 204: { description: 'deleted' } },
           handle: async ({ params }) => {
@@ -134,6 +141,7 @@ describe('routes contributed by features', () => {
           method: 'GET',
           path: '/api/v1/boom',
           operationId: 'boom',
+          permission: 'system.read',
           summary: 'fails',
           tags: ['test'],
           responses: {},
@@ -145,6 +153,7 @@ describe('routes contributed by features', () => {
           method: 'GET',
           path: '/api/v1/taken',
           operationId: 'taken',
+          permission: 'system.read',
           summary: 'conflicts',
           tags: ['test'],
           responses: { 409: { description: 'taken' } },
@@ -198,16 +207,58 @@ describe('routes contributed by features', () => {
     expect(service).not.toHaveBeenCalled();
   });
 
-  it('answers 403 to a non-admin principal without calling the service', async () => {
-    const { handler, service } = withRoutes({ kind: 'agent', id: 'ag-1', admin: false });
+  it("answers 403 to a principal without the route's permission, naming it, without calling the service", async () => {
+    const { handler, service } = withRoutes({
+      kind: 'session',
+      id: 'u-1',
+      permissions: new Set(['system.read']),
+    });
     const res = await call(handler, '/api/v1/widgets/w1', {
       method: 'DELETE',
       headers: { authorization: 'Bearer other' },
     });
     expect(res.status).toBe(403);
+    expect((await res.json()).detail).toBe('this operation requires the permission issuer.write');
     expect(service).not.toHaveBeenCalled();
     expect((await call(handler, '/api/v1/widgets/w1', { method: 'DELETE', headers: auth })).status).toBe(204);
     expect(service).toHaveBeenCalledWith('w1');
+  });
+
+  it('refuses at start-up a route that is neither public nor names a catalogue permission', () => {
+    const route = (extra: Record<string, unknown>) =>
+      ({
+        method: 'GET',
+        path: '/api/v1/odd',
+        operationId: 'odd',
+        summary: 'odd',
+        tags: ['test'],
+        responses: {},
+        handle: async () => ({ status: 204 }),
+        ...extra,
+      }) as unknown as RouteSpec;
+    expect(() => make({ routes: [route({ permission: null })] })).toThrow(/must name a permission/);
+    expect(() => make({ routes: [route({ permission: 'cert.everything' })] })).toThrow(/cert\.everything/);
+    expect(() =>
+      make({ routes: [route({ permission: 'cert.read', public: { why: 'x', rateLimit: 'public' } })] }),
+    ).toThrow(/public and cannot also require cert\.read/);
+    expect(() => make({ routes: [route({ permission: 'cert.read' })] })).not.toThrow();
+  });
+
+  it('denies a principal whose permissions are missing or malformed', async () => {
+    for (const principal of [
+      { kind: 'session', id: 'u-2' },
+      { kind: 'session', id: 'u-3', permissions: ['issuer.write'] },
+      { kind: 'session', id: 'u-4', permissions: 'ALL' },
+      Object.create({ permissions: 'all', kind: 'session', id: 'u-5' }),
+    ] as unknown as Principal[]) {
+      const { handler, service } = withRoutes(principal);
+      const res = await call(handler, '/api/v1/widgets/w1', {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer other' },
+      });
+      expect(res.status).toBe(403);
+      expect(service).not.toHaveBeenCalled();
+    }
   });
 
   it('never leaks internals of an unexpected error', async () => {
@@ -241,7 +292,7 @@ describe('routes contributed by features', () => {
     const create = doc.paths['/api/v1/widgets'].post;
     expect(create.requestBody.content['application/json'].schema.required).toEqual(['name']);
     expect(doc.paths['/health'].get.security).toEqual([]);
-    expect(doc.paths['/api/v1/widgets/{id}'].delete['x-admin-only']).toBe(true);
+    expect(doc.paths['/api/v1/widgets/{id}'].delete['x-permission']).toBe('issuer.write');
     const page = await call(handler, '/docs/api');
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(await page.text()).toContain('/api/v1/widgets/{id}');

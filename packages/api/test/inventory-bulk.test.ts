@@ -1,11 +1,11 @@
 import type { Principal } from '@certwright/api';
-import type { RevocationEvent } from '@certwright/core';
+import { permissionsOf, type RevocationEvent } from '@certwright/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCertificate, type References, seedReferences } from './support/inventory-fixtures.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
-const OPERATOR: Principal = { kind: 'session', id: 'operator', admin: false };
-// A principal whose context carries no admin flag at all.
+const OPERATOR: Principal = { kind: 'session', id: 'operator', permissions: permissionsOf(['operator']) };
+// A principal whose context carries no permissions at all.
 const FLAGLESS = { kind: 'session', id: 'flagless' } as unknown as Principal;
 
 let app: TestApp;

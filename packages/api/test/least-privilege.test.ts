@@ -1,67 +1,76 @@
 import { readFileSync } from 'node:fs';
-import { MemoryEphemeralStore, type Services } from '@certwright/core';
+import {
+  MemoryEphemeralStore,
+  PERMISSION_NAMES,
+  type Permission,
+  permissionsOf,
+  type Services,
+} from '@certwright/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderPermissionDoc } from '../src/auth/permission-docs.js';
 import { type CertwrightHandler, createHandler, type Principal, type RouteSpec } from '../src/index.js';
 import { conformance } from './support/openapi-conformance.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
- * Until a permission model exists, a principal without the admin flag (an embedder's own
- * users, say) may not release private keys, import CA keys, change issuers, profiles or
- * targets, or revoke — singly or in bulk. Bulk renew and bulk reassign stay open (spec §4.3).
+ * Routes that a principal without any admin-family permission (the built-in `operator` role)
+ * must never reach: private keys, CA and profile changes, revocation, the audit trail, ACME
+ * EAB keys and protocol administration. Bulk renew and bulk reassign stay open to operators.
  */
-const ADMIN_ONLY = [
-  'registerAgent',
-  'retireAgent',
-  'createNotification',
-  // Webhooks send data to an address their author chooses and hold credentials: every route.
-  'listWebhooks',
-  'createWebhook',
-  'testWebhook',
-  'getWebhook',
-  'updateWebhook',
-  'deleteWebhook',
-  'listWebhookDeliveries',
-  'redeliverWebhook',
-  'getWebhookSecurity',
-  'updateWebhookSecurity',
-  'exportAudit',
-  'verifyAuditChain',
-  'getAuditHead',
-  'listAudit',
-  'bulkRevokeCertificates',
-  'estBulkRevokeCertificates',
-  'revokeCertificate',
-  'exportCertificatePkcs12',
-  'createIssuer',
-  'updateIssuer',
-  'deleteIssuer',
-  'createProfile',
-  'updateProfile',
-  'deleteProfile',
-  'createTarget',
-  'updateTarget',
-  'deleteTarget',
-  // ACME external account binding keys are credentials: every route, reads included.
-  'listAcmeEabKeys',
-  'createAcmeEabKey',
-  'getAcmeEabKey',
-  'deleteAcmeEabKey',
-  'estAdminProfiles',
-  'estAdminReloadTrust',
-  'scepAdminProfiles',
+const ADMIN_FAMILY: readonly Permission[] = [
+  'agent.register',
+  'agent.retire',
+  'notification.create',
+  'audit.read',
+  'audit.export',
+  'cert.revoke',
+  'cert.export_key',
+  'issuer.write',
+  'profile.write',
+  'acme.eab.read',
+  'acme.eab.write',
+  'admin.est.read',
+  'admin.est.reload',
+  'admin.scep.read',
+  'admin.scep.reload',
+  // Webhooks send data to an address their author chooses and may carry tokens: reads included.
+  'webhook.read',
+  'webhook.write',
   // Scan targets and health checks name destinations inside the network the server connects to.
-  'createScanTarget',
-  'updateScanTarget',
-  'deleteScanTarget',
-  'runScanTarget',
-  'createHealthCheck',
-  'updateHealthCheck',
-  'deleteHealthCheck',
+  'scan.write',
+  'healthcheck.write',
+  'auth.breakglass.admin',
+  'auth.oidc.create',
+  'auth.oidc.edit',
+  'auth.oidc.delete',
+  'auth.user.deactivate',
+  'auth.role.assign',
+  'system.metrics',
 ];
 
-const MEMBER_TOKEN = 'member-session-token';
-const member: Principal = Object.freeze({ kind: 'session', id: 'user-7', admin: false });
+/** `lack:<permission>` is a principal holding every permission but that one. */
+const LACKING = 'lack:';
+/** `only:<permission>` holds exactly that one. */
+const ONLY = 'only:';
+const OPERATOR_TOKEN = 'operator-session-token';
+
+function principalFor(token: string): Principal | null {
+  if (token === OPERATOR_TOKEN) {
+    return { kind: 'session', id: 'user-7', permissions: permissionsOf(['operator']) };
+  }
+  if (token.startsWith(LACKING)) {
+    const missing = token.slice(LACKING.length);
+    return {
+      kind: 'session',
+      id: 'user-8',
+      permissions: new Set(PERMISSION_NAMES.filter((p) => p !== missing)),
+    };
+  }
+  if (token.startsWith(ONLY)) {
+    return { kind: 'session', id: 'user-9', permissions: new Set([token.slice(ONLY.length) as Permission]) };
+  }
+  return null;
+}
 
 /** Services whose every method call, at any depth, is recorded in `calls`. */
 function recorded(services: Services): { services: Services; calls: string[] } {
@@ -93,7 +102,7 @@ function recorded(services: Services): { services: Services; calls: string[] } {
 
 const concretePath = (route: RouteSpec) => route.path.replace(/\{([a-z_]+)\}/g, (_, name) => `walk-${name}`);
 
-describe('a non-admin principal, walked over every route', { timeout: 60_000 }, () => {
+describe('principals lacking a permission, walked over every route', { timeout: 60_000 }, () => {
   let app: TestApp;
   let handler: CertwrightHandler;
   let calls: string[];
@@ -105,7 +114,8 @@ describe('a non-admin principal, walked over every route', { timeout: 60_000 }, 
     handler = createHandler({
       auth: { type: 'api-key', secret: 'walk-admin-key-0123456789' },
       services: spied.services,
-      authenticators: [async (token) => (token === MEMBER_TOKEN ? member : null)],
+      authenticators: [async (token) => principalFor(token)],
+      metrics: async () => ({ contentType: 'text/plain', body: '' }),
       // The edge's own rate-limit counters, kept apart so every recorded call is the services'.
       ephemeral: new MemoryEphemeralStore(),
       ...conformance.options(),
@@ -113,14 +123,14 @@ describe('a non-admin principal, walked over every route', { timeout: 60_000 }, 
   }, 180_000);
   afterAll(() => app.close());
 
-  const callAsMember = (route: RouteSpec) => {
+  const callAs = (token: string, route: RouteSpec) => {
     const hasBody = route.body !== undefined;
     return conformance.call(
       handler,
       new Request(`https://localhost:8443${concretePath(route)}`, {
         method: route.method,
         headers: {
-          authorization: `Bearer ${MEMBER_TOKEN}`,
+          authorization: `Bearer ${token}`,
           ...(hasBody ? { 'content-type': 'application/json' } : {}),
         },
         ...(hasBody ? { body: '{}' } : {}),
@@ -129,26 +139,58 @@ describe('a non-admin principal, walked over every route', { timeout: 60_000 }, 
     );
   };
 
-  it('is refused with 403 on every admin route before any service runs, and never elsewhere', async () => {
-    const refused: string[] = [];
+  const authenticated = () => handler.routes.filter((route) => route.permission !== null);
+
+  it('names a permission on every route that is not public', () => {
     for (const route of handler.routes) {
+      expect(route.public === undefined, `${route.method} ${route.path}`).toBe(route.permission !== null);
+    }
+    expect(authenticated().length).toBeGreaterThan(80);
+  });
+
+  it('refuses each route with 403 to a principal holding everything but its permission, before any service runs', async () => {
+    for (const route of authenticated()) {
       calls.length = 0;
-      const res = await callAsMember(route);
+      const res = await callAs(`${LACKING}${route.permission}`, route);
       const what = `${route.method} ${route.path} (${route.operationId})`;
-      if (route.admin) {
+      expect(res.status, what).toBe(403);
+      expect(await res.json(), what).toMatchObject({
+        error: 'forbidden',
+        detail: `this operation requires the permission ${route.permission}`,
+      });
+      expect(calls, what).toEqual([]);
+    }
+  });
+
+  it('lets a principal holding only the permission past the gate', async () => {
+    for (const route of authenticated()) {
+      const res = await callAs(`${ONLY}${route.permission}`, route);
+      const what = `${route.method} ${route.path} (${route.operationId})`;
+      if (res.status === 403) {
+        // Only the agent routes refuse past the gate: they take the agent's own key.
+        expect(route.permission, what).toBe('agent.self');
+      }
+    }
+  });
+
+  it('keeps the operator role off every admin-family route, and on bulk renew and reassign', async () => {
+    const operator = permissionsOf(['operator']);
+    expect(ADMIN_FAMILY.filter((p) => operator.has(p))).toEqual([]);
+    const refused: string[] = [];
+    for (const route of authenticated()) {
+      calls.length = 0;
+      const res = await callAs(OPERATOR_TOKEN, route);
+      const what = `${route.method} ${route.path} (${route.operationId})`;
+      if (!operator.has(route.permission as Permission)) {
         expect(res.status, what).toBe(403);
-        expect(await res.json(), what).toMatchObject({ error: 'forbidden' });
         expect(calls, what).toEqual([]);
         refused.push(route.operationId);
       } else {
         expect(res.status, what).not.toBe(403);
       }
     }
-    expect(refused.sort()).toEqual([...ADMIN_ONLY].sort());
-  });
-
-  it('keeps bulk renew and bulk reassign open, as the spec requires', () => {
-    const open = handler.routes.filter((r) => !r.admin).map((r) => r.operationId);
+    expect(refused).toEqual(expect.arrayContaining(['bulkRevokeCertificates', 'estBulkRevokeCertificates']));
+    const open = handler.routes.filter((r) => r.permission === 'cert.write').map((r) => r.operationId);
     expect(open).toEqual(expect.arrayContaining(['bulkRenewCertificates', 'bulkReassignCertificates']));
   });
 
@@ -172,11 +214,9 @@ describe('a non-admin principal, walked over every route', { timeout: 60_000 }, 
       return match![1]!.trim();
     };
 
-    it('lists exactly the admin-only routes of the route table', () => {
-      const rows = handler.routes
-        .filter((r) => r.admin)
-        .map((r) => `| \`${r.method} ${r.path}\` | ${r.operationId} |`);
-      expect(between('admin-routes')).toBe(['| route | operation |', '|---|---|', ...rows].join('\n'));
+    it('docs/auth/permissions.md is what `pnpm docs:auth` generates from the route table', () => {
+      const page = readFileSync(new URL('../../../docs/auth/permissions.md', import.meta.url), 'utf8');
+      expect(renderPermissionDoc(page, handler.routes)).toBe(page);
     });
 
     it('lists exactly the public routes and protocol mounts, with their reasons and rate-limit classes', () => {

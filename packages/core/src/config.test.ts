@@ -296,6 +296,71 @@ describe('parseConfig', () => {
     );
   });
 
+  it('reads the session lifetimes, binding and sweep, and the bootstrap administrator', () => {
+    const defaults = parseConfig(base);
+    expect(defaults.sessions).toEqual({
+      idleTimeoutMs: 30 * 60_000,
+      absoluteTimeoutMs: 12 * 3_600_000,
+      bindUserAgent: true,
+      gcIntervalMs: 15 * 60_000,
+    });
+    expect(defaults.bootstrapAdmin).toBeUndefined();
+    expect(defaults.demo).toEqual({ seed: false, modeAck: false });
+    expect(failure({ ...base, SVC_DEMO_SEED: 'true' })).toMatch(/SVC_DEMO_MODE_ACK/);
+    expect(parseConfig({ ...base, SVC_DEMO_SEED: 'true', SVC_DEMO_MODE_ACK: 'true' }).demo).toEqual({
+      seed: true,
+      modeAck: true,
+    });
+    expect(defaults.breakglass).toEqual({ enabled: false, lockoutThreshold: 5, lockoutMs: 15 * 60_000 });
+    expect(
+      parseConfig({ ...base, SVC_BREAKGLASS_ENABLED: 'true', SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3' })
+        .breakglass,
+    ).toEqual({ enabled: true, lockoutThreshold: 3, lockoutMs: 15 * 60_000 });
+    expect(failure({ ...base, SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '0' })).toMatch(
+      /SVC_BREAKGLASS_LOCKOUT_THRESHOLD/,
+    );
+    expect(defaults.oidc).toEqual({
+      preloginRequireUa: true,
+      preloginRequireIp: false,
+      bclMaxAgeSeconds: 300,
+    });
+    expect(
+      parseConfig({ ...base, SVC_OIDC_PRELOGIN_REQUIRE_IP: 'true', SVC_OIDC_BCL_MAX_AGE_SECONDS: '60' }).oidc,
+    ).toEqual({ preloginRequireUa: true, preloginRequireIp: true, bclMaxAgeSeconds: 60 });
+    expect(failure({ ...base, SVC_OIDC_BCL_MAX_AGE_SECONDS: '0' })).toMatch(/SVC_OIDC_BCL_MAX_AGE_SECONDS/);
+    const set = parseConfig({
+      ...base,
+      SVC_SESSION_IDLE_TIMEOUT: '10m',
+      SVC_SESSION_ABSOLUTE_TIMEOUT: '1h',
+      SVC_SESSION_BIND_USER_AGENT: 'false',
+      SVC_SESSION_GC_INTERVAL: '1m',
+      SVC_BOOTSTRAP_ADMIN_SUBJECT: 'a1b2c3',
+      SVC_BOOTSTRAP_ADMIN_PROVIDER_ID: 'corp',
+      SVC_BOOTSTRAP_ADMIN_EMAIL: 'admin@example.test',
+    });
+    expect(set.sessions).toEqual({
+      idleTimeoutMs: 600_000,
+      absoluteTimeoutMs: 3_600_000,
+      bindUserAgent: false,
+      gcIntervalMs: 60_000,
+    });
+    expect(set.bootstrapAdmin).toEqual({
+      subject: 'a1b2c3',
+      providerId: 'corp',
+      email: 'admin@example.test',
+    });
+    expect(failure({ ...base, SVC_SESSION_IDLE_TIMEOUT: '2h', SVC_SESSION_ABSOLUTE_TIMEOUT: '1h' })).toMatch(
+      /SVC_SESSION_ABSOLUTE_TIMEOUT/,
+    );
+    expect(failure({ ...base, SVC_SESSION_GC_INTERVAL: '10ms' })).toMatch(
+      /SVC_SESSION_GC_INTERVAL: must be at least 1s/,
+    );
+    expect(failure({ ...base, SVC_SESSION_BIND_USER_AGENT: 'maybe' })).toMatch(/SVC_SESSION_BIND_USER_AGENT/);
+    expect(failure({ ...base, SVC_BOOTSTRAP_ADMIN_SUBJECT: 'x', SVC_BOOTSTRAP_ADMIN_EMAIL: 'nope' })).toMatch(
+      /SVC_BOOTSTRAP_ADMIN_EMAIL/,
+    );
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

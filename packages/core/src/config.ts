@@ -108,6 +108,45 @@ export interface ServiceConfig {
    * refused: no setting lets the probe reach the server's own host.
    */
   scepProbe: { allowedRanges: string[] };
+  /**
+   * Sessions of signed-in users (docs/auth/sessions.md): SVC_SESSION_IDLE_TIMEOUT (30m),
+   * SVC_SESSION_ABSOLUTE_TIMEOUT (12h), SVC_SESSION_BIND_USER_AGENT (true), and the sweep of
+   * ended sessions every SVC_SESSION_GC_INTERVAL (15m).
+   */
+  sessions: {
+    idleTimeoutMs: number;
+    absoluteTimeoutMs: number;
+    bindUserAgent: boolean;
+    gcIntervalMs: number;
+  };
+  /**
+   * The first administrator (docs/auth/bootstrap.md), created once at start-up with the admin
+   * role when SVC_BOOTSTRAP_ADMIN_SUBJECT is set: SVC_BOOTSTRAP_ADMIN_PROVIDER_ID (the OIDC
+   * provider of that subject; unset = a local actor) and SVC_BOOTSTRAP_ADMIN_EMAIL.
+   */
+  bootstrapAdmin: { subject: string; providerId?: string; email?: string } | undefined;
+  /**
+   * OIDC sign-in (docs/auth/oidc.md): SVC_OIDC_PRELOGIN_REQUIRE_UA (true) and
+   * SVC_OIDC_PRELOGIN_REQUIRE_IP (false) bind the callback to the browser that started it;
+   * SVC_OIDC_BCL_MAX_AGE_SECONDS (300) bounds the age of back-channel logout tokens.
+   */
+  oidc: { preloginRequireUa: boolean; preloginRequireIp: boolean; bclMaxAgeSeconds: number };
+  /**
+   * Break-glass credentials (docs/auth/breakglass.md): SVC_BREAKGLASS_ENABLED (false; otherwise
+   * their routes and login are 404), SVC_BREAKGLASS_LOCKOUT_THRESHOLD (5 failures) and
+   * SVC_BREAKGLASS_LOCKOUT_DURATION (15m).
+   */
+  breakglass: { enabled: boolean; lockoutThreshold: number; lockoutMs: number };
+  /**
+   * SVC_TRUSTED_PROXIES: addresses and CIDR ranges of reverse proxies whose X-Forwarded-For is
+   * believed for the client address (rate limits, audit, session binding); empty = none.
+   */
+  trustedProxies: string[];
+  /**
+   * SVC_DEMO_SEED (false) seeds demo users at start-up — demo mode — and needs
+   * SVC_DEMO_MODE_ACK=true to acknowledge it (docs/auth/demo.md).
+   */
+  demo: { seed: boolean; modeAck: boolean };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -352,16 +391,66 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       jobLeaseMs: read('SVC_AGENT_JOB_LEASE', duration, '15m') as number,
       csrTimeoutMs: read('SVC_AGENT_CSR_TIMEOUT', duration, '24h') as number,
     },
+    sessions: {
+      idleTimeoutMs: read('SVC_SESSION_IDLE_TIMEOUT', duration, '30m') as number,
+      absoluteTimeoutMs: read('SVC_SESSION_ABSOLUTE_TIMEOUT', duration, '12h') as number,
+      bindUserAgent: read('SVC_SESSION_BIND_USER_AGENT', bool, 'true') as boolean,
+      gcIntervalMs: read('SVC_SESSION_GC_INTERVAL', duration, '15m') as number,
+    },
+    demo: {
+      seed: read('SVC_DEMO_SEED', bool, 'false') as boolean,
+      modeAck: read('SVC_DEMO_MODE_ACK', bool, 'false') as boolean,
+    },
+    trustedProxies: read('SVC_TRUSTED_PROXIES', rangeList, '') as string[],
+    breakglass: {
+      enabled: read('SVC_BREAKGLASS_ENABLED', bool, 'false') as boolean,
+      lockoutThreshold: read(
+        'SVC_BREAKGLASS_LOCKOUT_THRESHOLD',
+        z.coerce.number().int().min(1).max(100),
+        '5',
+      ) as number,
+      lockoutMs: read('SVC_BREAKGLASS_LOCKOUT_DURATION', duration, '15m') as number,
+    },
+    oidc: {
+      preloginRequireUa: read('SVC_OIDC_PRELOGIN_REQUIRE_UA', bool, 'true') as boolean,
+      preloginRequireIp: read('SVC_OIDC_PRELOGIN_REQUIRE_IP', bool, 'false') as boolean,
+      bclMaxAgeSeconds: read(
+        'SVC_OIDC_BCL_MAX_AGE_SECONDS',
+        z.coerce.number().int().min(10).max(86_400),
+        '300',
+      ) as number,
+    },
+    bootstrapAdmin: env.SVC_BOOTSTRAP_ADMIN_SUBJECT
+      ? {
+          subject: read('SVC_BOOTSTRAP_ADMIN_SUBJECT', z.string().min(1).max(255)) as string,
+          ...(env.SVC_BOOTSTRAP_ADMIN_PROVIDER_ID
+            ? { providerId: read('SVC_BOOTSTRAP_ADMIN_PROVIDER_ID', idText) as string }
+            : {}),
+          ...(env.SVC_BOOTSTRAP_ADMIN_EMAIL
+            ? { email: read('SVC_BOOTSTRAP_ADMIN_EMAIL', z.email().max(320)) as string }
+            : {}),
+        }
+      : undefined,
   };
   for (const [name, ms] of [
     ['SVC_RATE_LIMIT_WINDOW', config.rateLimits.windowMs],
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
     ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeServer.ariPollIntervalMs],
     ['SVC_EST_RATE_LIMIT_WINDOW', config.est.rateLimit?.windowMs],
+    ['SVC_SESSION_IDLE_TIMEOUT', config.sessions.idleTimeoutMs],
+    ['SVC_SESSION_ABSOLUTE_TIMEOUT', config.sessions.absoluteTimeoutMs],
+    ['SVC_SESSION_GC_INTERVAL', config.sessions.gcIntervalMs],
+    ['SVC_BREAKGLASS_LOCKOUT_DURATION', config.breakglass.lockoutMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
   if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
+  if (config.demo.seed && !config.demo.modeAck) {
+    problems.push('SVC_DEMO_SEED: demo mode seeds demo users; set SVC_DEMO_MODE_ACK=true to acknowledge it');
+  }
+  if (config.sessions.absoluteTimeoutMs < config.sessions.idleTimeoutMs) {
+    problems.push('SVC_SESSION_ABSOLUTE_TIMEOUT: must not be shorter than SVC_SESSION_IDLE_TIMEOUT');
+  }
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
   }

@@ -13,6 +13,7 @@ export * from './ports/discovery-storage.js';
 export * from './ports/ephemeral.js';
 export * from './ports/key-custody.js';
 export * from './ports/logger.js';
+export * from './ports/people-storage.js';
 export * from './ports/queue.js';
 export * from './ports/scep-storage.js';
 export * from './ports/storage.js';

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type CertwrightHandler, createHandler, type HandlerOptions, problem } from '@certwright/api';
+import {
+  type CertwrightHandler,
+  createHandler,
+  type HandlerOptions,
+  problem,
+  trustedProxyClientAddress,
+} from '@certwright/api';
 import {
   createServices,
   DEFAULT_SCAN_CONCURRENCY,
@@ -10,7 +16,12 @@ import {
   type ServiceConfig,
   systemClock,
 } from '@certwright/core';
-import { createOutboundClient, createWebhookClient, type WebhookClientOptions } from '@certwright/core/net';
+import {
+  createOutboundClient,
+  createWebhookClient,
+  parseAllowlist,
+  type WebhookClientOptions,
+} from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
@@ -25,6 +36,7 @@ import {
   startJobTimeouts,
   startNotificationRetry,
   startRenewalScan,
+  startSessionGc,
   startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
@@ -84,6 +96,19 @@ export async function startServer(
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
+    oidc: { settings: config.oidc },
+    runtime: {
+      trustedProxies: config.trustedProxies,
+      demoSeeded: config.demo.seed,
+      demoModeAck: config.demo.modeAck,
+    },
+    ...(config.trustedProxies.length > 0
+      ? {
+          clientAddress: trustedProxyClientAddress(
+            parseAllowlist(config.trustedProxies, 'SVC_TRUSTED_PROXIES'),
+          ),
+        }
+      : {}),
     acme: {
       defaultProfileId: config.acmeServer.defaultProfileId,
       ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
@@ -172,8 +197,23 @@ export async function startServer(
         // refused on top unless a test embeds the server (docs/api/discovery.md).
         discovery: { client: scanClient, concurrency: DEFAULT_SCAN_CONCURRENCY, ...discoveryPolicy },
         healthChecks: { client: scanClient, ...discoveryPolicy },
+        sessions: config.sessions,
+        breakglass: config.breakglass,
       },
     );
+    if (config.demo.seed) {
+      const seeded = await services.people.seedDemo();
+      logger.warn({ seeded: seeded.length }, 'demo mode: demo users are present (SVC_DEMO_SEED)');
+    }
+    if (config.bootstrapAdmin) {
+      const { subject, providerId, email } = config.bootstrapAdmin;
+      const boot = await services.people.bootstrap({
+        subject,
+        ...(providerId ? { provider_id: providerId } : {}),
+        ...(email ? { email } : {}),
+      });
+      if (boot.created) logger.info({ user_id: boot.user.id }, 'created the bootstrap administrator');
+    }
     // Root CA keys that earlier releases stored go before anything is served (docs/operations/ca-rotation.md).
     const cleaned = await services.issuers.removeRetiredState();
     if (cleaned.length > 0) {
@@ -210,6 +250,7 @@ export async function startServer(
       startStorageMaintenance({ ...scheduled, maintain: opened.maintain }),
       startEndpointHealth({ ...scheduled, ...tick }),
       startDiscoveryScans({ ...scheduled, ...tick }),
+      startSessionGc({ ...scheduled, intervalMs: config.sessions.gcIntervalMs }),
     ];
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },

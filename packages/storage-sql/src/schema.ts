@@ -495,6 +495,27 @@ export interface HealthChecksTable {
   updated_at: Ts;
 }
 
+export interface AuthUsersTable {
+  id: string;
+  tenant_id: string;
+  subject: string;
+  provider_key: string;
+  email: string | null;
+  display_name: string | null;
+  created_at: Ts;
+  last_login_at: Ts | null;
+  deactivated_at: Ts | null;
+}
+
+export interface AuthRolesTable {
+  tenant_id: string;
+  name: string;
+  description: string;
+  permissions: string;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
 export interface HealthCheckResultsTable {
   id: string;
   check_id: string;
@@ -508,6 +529,65 @@ export interface HealthCheckResultsTable {
   error: string | null;
 }
 
+export interface AuthUserRolesTable {
+  user_id: string;
+  role: string;
+}
+
+export interface AuthSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  tenant_id: string;
+  auth_method: string;
+  provider_id: string | null;
+  oidc_sid: string | null;
+  groups: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  created_at: Ts;
+  last_seen_at: Ts;
+  expires_at: Ts;
+  idle_expires_at: Ts;
+}
+
+export interface AuthOidcGroupMappingsTable {
+  id: string;
+  tenant_id: string;
+  provider_id: string;
+  group_name: string;
+  role: string;
+  created_at: Ts;
+}
+
+export interface AuthOidcProvidersTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: string | null;
+  scopes: string;
+  groups_claim: string;
+  email_claim: string;
+  name_claim: string;
+  redirect_uri: string;
+  post_login_url: string;
+  enabled: Bool;
+  created_at: Ts;
+  updated_at: Ts;
+}
+
+export interface AuthBreakglassCredentialsTable {
+  actor_id: string;
+  user_id: string;
+  password_hash: string;
+  created_at: Ts;
+  updated_at: Ts;
+  last_used_at: Ts | null;
+}
+
+
 export interface Database {
   scan_targets: ScanTargetsTable;
   discovery_scans: DiscoveryScansTable;
@@ -515,6 +595,13 @@ export interface Database {
   discovery_sightings: DiscoverySightingsTable;
   health_checks: HealthChecksTable;
   health_check_results: HealthCheckResultsTable;
+  auth_breakglass_credentials: AuthBreakglassCredentialsTable;
+  auth_oidc_providers: AuthOidcProvidersTable;
+  auth_users: AuthUsersTable;
+  auth_roles: AuthRolesTable;
+  auth_user_roles: AuthUserRolesTable;
+  auth_sessions: AuthSessionsTable;
+  auth_oidc_group_mappings: AuthOidcGroupMappingsTable;
   owners: OwnersTable;
   teams: TeamsTable;
   issuers: IssuersTable;

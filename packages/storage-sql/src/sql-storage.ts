@@ -15,6 +15,7 @@ import {
 import { healthCheckRepository } from './repos/health-checks.js';
 import { jobRepository } from './repos/jobs.js';
 import { notificationRepository } from './repos/notifications.js';
+import { peopleRepositories } from './repos/people.js';
 import { policyRuleRepository, violationRepository } from './repos/policy.js';
 import {
   issuerRepository,
@@ -79,6 +80,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     discoveryScans: discoveryScanRepository(ctx),
     discovered: discoveredCertificateRepository(ctx),
     healthChecks: healthCheckRepository(ctx),
+    ...peopleRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];

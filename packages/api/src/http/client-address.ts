@@ -1,5 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { TransportContext } from '@certwright/core';
+import { type AddressAllowlist, parseAddress } from '@certwright/core/net';
 
 /**
  * Who a request comes from, for per-client rate limits and the failed-key throttle. The
@@ -10,6 +11,33 @@ import type { TransportContext } from '@certwright/core';
 export type ClientAddressResolver = (request: Request, transport: TransportContext) => string;
 
 export const socketClientAddress: ClientAddressResolver = (_request, transport) => transport.remoteAddress;
+
+/**
+ * `SVC_TRUSTED_PROXIES`: when the socket peer is one of `proxies`, the client is the rightmost
+ * `X-Forwarded-For` address that is not itself a trusted proxy (each proxy appends the peer it
+ * saw, so entries left of an untrusted hop may be forged). Otherwise, and for any malformed
+ * entry, the socket address stands: a client cannot choose its own address by sending the
+ * header. Used for rate limits, audit, session and pre-login binding.
+ */
+export function trustedProxyClientAddress(proxies: AddressAllowlist): ClientAddressResolver {
+  const trusted = (text: string) => {
+    const address = parseAddress(text.trim().replace(/^\[|\]$/g, ''));
+    return address !== undefined && proxies.contains(address);
+  };
+  return (request, transport) => {
+    const peer = transport.remoteAddress;
+    if (!trusted(peer)) return peer;
+    const header = request.headers.get('x-forwarded-for');
+    if (!header || header.length > 4096) return peer;
+    const hops = header.split(',').map((h) => h.trim());
+    for (let i = hops.length - 1; i >= 0; i -= 1) {
+      const hop = hops[i] as string;
+      if (parseAddress(hop.replace(/^\[|\]$/g, '')) === undefined) return peer;
+      if (!trusted(hop)) return hop;
+    }
+    return peer;
+  };
+}
 
 /**
  * The key one client's limits are counted under. IPv4 addresses (also IPv4-mapped IPv6) count

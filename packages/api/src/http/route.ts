@@ -1,4 +1,4 @@
-import type { Logger, TransportContext } from '@certwright/core';
+import type { Logger, Permission, TransportContext } from '@certwright/core';
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimitClass } from './rate-limit.js';
@@ -58,10 +58,18 @@ export interface RouteSpec<
   operationId: string;
   summary: string;
   tags: string[];
-  /** Answered with 403 before the handler runs when the principal is not admin. */
-  admin?: boolean;
+  /**
+   * What the caller must hold; without it the answer is 403 before validation and before any
+   * service runs. `null` only together with `public` (no principal exists to check).
+   */
+  permission: Permission | null;
   /** Present: served without authentication, under a per-client rate limit. */
   public?: PublicAccess;
+  /**
+   * A state-changing route whose handler reads a non-JSON body itself names its media types
+   * here (e.g. `application/x-www-form-urlencoded`); others are 415 before the handler.
+   */
+  readsBody?: readonly string[];
   /** GET routes answer HEAD too (RFC 9110 §9.3.2) unless this is `false`. */
   head?: false;
   params?: P;

@@ -47,7 +47,7 @@ export function buildOpenApiDocument(
       responses: responses(route),
       ...access(route.public),
     };
-    if (route.admin) operation['x-admin-only'] = true;
+    if (route.permission) operation['x-permission'] = route.permission;
     if (route.body) {
       operation.requestBody = {
         required: !route.body.safeParse(undefined).success,
@@ -110,10 +110,12 @@ const problem = (description: string) => ({
   content: { [PROBLEM]: { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-function authenticationErrors(admin = false): Record<string, unknown> {
+function authenticationErrors(permission?: string): Record<string, unknown> {
   return {
     401: problem('missing or wrong API key'),
-    403: problem(admin ? 'admin only' : 'an agent key outside the agent routes'),
+    403: problem(
+      permission ? `the caller lacks the permission ${permission}` : 'an agent key outside the agent routes',
+    ),
     429: { ...problem('too many failed API keys from this client'), headers: retryAfterHeader },
   };
 }
@@ -148,7 +150,7 @@ function responses(route: RouteSpec): Record<string, unknown> {
   if (route.public) {
     out[429] ??= { ...problem('too many requests from this client'), headers: retryAfterHeader };
   } else {
-    Object.assign(out, { ...authenticationErrors(route.admin), ...out });
+    Object.assign(out, { ...authenticationErrors(route.permission ?? undefined), ...out });
   }
   if (route.path.includes('{')) add(404, 'no record with that id');
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method)) {

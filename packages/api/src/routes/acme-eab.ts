@@ -39,9 +39,9 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: PATH,
       operationId: 'listAcmeEabKeys',
+      permission: 'acme.eab.read',
       summary: 'List ACME external account binding keys (never their secrets)',
       tags: [TAG],
-      admin: true,
       query: eabKeyListSchema,
       responses: { 200: { description: 'one page of EAB keys', schema: envelope(eabKeyJson) } },
       handle: async ({ query }) => ({ status: 200, body: pageOf(await accounts.listEabKeys(query), view) }),
@@ -50,9 +50,9 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: PATH,
       operationId: 'createAcmeEabKey',
+      permission: 'acme.eab.write',
       summary: 'Create an ACME external account binding key; its HMAC key is shown only in this answer',
       tags: [TAG],
-      admin: true,
       body: eabKeyCreateSchema,
       responses: {
         201: {
@@ -71,9 +71,9 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: `${PATH}/{id}`,
       operationId: 'getAcmeEabKey',
+      permission: 'acme.eab.read',
       summary: 'Get one ACME external account binding key (without its secret)',
       tags: [TAG],
-      admin: true,
       params: idParams,
       responses: {
         200: { description: 'the key', schema: eabKeyJson },
@@ -85,9 +85,9 @@ export function acmeEabRoutes(services: Services): RouteSpec[] {
       method: 'DELETE',
       path: `${PATH}/{id}`,
       operationId: 'deleteAcmeEabKey',
+      permission: 'acme.eab.write',
       summary: 'Delete an ACME external account binding key; an account it bound stays',
       tags: [TAG],
-      admin: true,
       params: idParams,
       responses: {
         204: { description: 'deleted' },

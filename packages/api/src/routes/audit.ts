@@ -46,8 +46,8 @@ const anchorQuery = z
   });
 
 /**
- * The audit trail. All admin-only: the export's permission
- * `audit.export` is held by the API key (the admin principal); agents never see the trail.
+ * The audit trail: `audit.read` for the trail, `audit.export` for the export; agents never see
+ * the trail.
  */
 export function auditRoutes(services: Services): RouteSpec[] {
   const audit = services.audit;
@@ -56,9 +56,9 @@ export function auditRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/audit/export',
       operationId: 'exportAudit',
+      permission: 'audit.export',
       summary: 'NDJSON export, one event per line, streamed in chain order',
       tags: ['audit'],
-      admin: true,
       query: exportQuery,
       responses: {
         200: { description: 'one JSON audit event per line', contentType: 'application/x-ndjson' },
@@ -80,9 +80,9 @@ export function auditRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/audit/verify',
       operationId: 'verifyAuditChain',
+      permission: 'audit.read',
       summary: 'Check every event and the stored head under the chain key, optionally against an anchor',
       tags: ['audit'],
-      admin: true,
       query: anchorQuery,
       responses: {
         200: {
@@ -109,9 +109,9 @@ export function auditRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/audit/head',
       operationId: 'getAuditHead',
+      permission: 'audit.read',
       summary: 'The stored head of the chain (seq and HMAC of the newest event), to anchor elsewhere',
       tags: ['audit'],
-      admin: true,
       responses: {
         200: {
           description: 'the chain head',
@@ -128,9 +128,9 @@ export function auditRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/audit',
       operationId: 'listAudit',
+      permission: 'audit.read',
       summary: 'Audit events, paged',
       tags: ['audit'],
-      admin: true,
       query: pageQuerySchema.extend({
         action: z.string().min(1).max(128).optional(),
         resource_id: z.string().min(1).max(255).optional(),

@@ -38,7 +38,7 @@ const invalid = {
 
 /**
  * Bulk operations. Registered before `/certificates/{id}`. Both bulk
- * revocations are admin-only; bulk renew and reassign stay open to every principal.
+ * revocations need `cert.revoke`; bulk renew and reassign need only `cert.write`.
  */
 export function bulkRoutes(services: Services): RouteSpec[] {
   return [
@@ -46,7 +46,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/certificates/bulk-revoke',
       operationId: 'bulkRevokeCertificates',
-      admin: true,
+      permission: 'cert.revoke',
       summary: 'Revoke every certificate the criteria select (criteria combine with AND)',
       tags: [TAG],
       body: bulkRevokeSchema,
@@ -60,6 +60,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/certificates/bulk-renew',
       operationId: 'bulkRenewCertificates',
+      permission: 'cert.write',
       summary:
         'Start renewal of every selected certificate not Archived, Revoked, Expired or RenewalInProgress',
       tags: [TAG],
@@ -74,6 +75,7 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/certificates/bulk-reassign',
       operationId: 'bulkReassignCertificates',
+      permission: 'cert.write',
       summary: 'Move listed certificates to another owner (and team)',
       tags: [TAG],
       body: bulkReassignSchema,
@@ -87,9 +89,9 @@ export function bulkRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/est/certificates/bulk-revoke',
       operationId: 'estBulkRevokeCertificates',
+      permission: 'cert.revoke',
       summary: 'Bulk revoke restricted to EST-enrolled certificates (source forced to EST)',
       tags: [TAG],
-      admin: true,
       body: bulkRevokeSchema,
       responses: { 200: { description: 'bulk result', schema: revokeResult }, ...invalid },
       handle: async ({ body, principal }) => ({

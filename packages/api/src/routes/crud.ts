@@ -1,4 +1,4 @@
-import type { Actor, Paged } from '@certwright/core';
+import type { Actor, Paged, Permission } from '@certwright/core';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
@@ -49,8 +49,8 @@ export interface CrudOptions<T> {
   before?: RouteSpec[];
   /** Extra notes for the DELETE summary. */
   deleteNote?: string;
-  /** Create, update and delete require an admin; reads stay open. */
-  adminWrites?: boolean;
+  /** What list and get require, and what create, update and delete require. */
+  permissions: { read: Permission; write: Permission };
 }
 
 /** The five routes of a reference-data resource: list, create, get, update (PUT), delete. */
@@ -69,6 +69,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'GET',
       path: o.path,
       operationId: `list${o.name}s`,
+      permission: o.permissions.read,
       summary: `List ${o.noun}s`,
       tags: [o.tag],
       query: o.listQuery,
@@ -79,7 +80,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'POST',
       path: o.path,
       operationId: `create${o.name}`,
-      admin: o.adminWrites,
+      permission: o.permissions.write,
       summary: `Create a ${o.noun}`,
       tags: [o.tag],
       body: o.createBody,
@@ -97,6 +98,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'GET',
       path: item,
       operationId: `get${o.name}`,
+      permission: o.permissions.read,
       summary: `Get one ${o.noun}`,
       tags: [o.tag],
       params: idParams,
@@ -110,7 +112,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'PUT',
       path: item,
       operationId: `update${o.name}`,
-      admin: o.adminWrites,
+      permission: o.permissions.write,
       summary: `Update a ${o.noun}; omitted fields keep their values`,
       tags: [o.tag],
       params: idParams,
@@ -129,7 +131,7 @@ export function crudRoutes<T>(o: CrudOptions<T>): RouteSpec[] {
       method: 'DELETE',
       path: item,
       operationId: `delete${o.name}`,
-      admin: o.adminWrites,
+      permission: o.permissions.write,
       summary: `Delete a ${o.noun}${o.deleteNote ? `; ${o.deleteNote}` : ''}`,
       tags: [o.tag],
       params: idParams,

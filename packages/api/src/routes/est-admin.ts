@@ -45,7 +45,7 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/admin/est/profiles',
       operationId: 'estAdminProfiles',
-      admin: true,
+      permission: 'admin.est.read',
       summary: 'Per-profile EST statistics: twelve named counters',
       tags: [TAG],
       responses: {
@@ -74,7 +74,7 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: '/api/v1/admin/est/reload-trust',
       operationId: 'estAdminReloadTrust',
-      admin: true,
+      permission: 'admin.est.reload',
       summary: 'Re-read EST mutual-TLS trust bundles; a bad file keeps the previous anchors',
       tags: [TAG],
       body: reloadBody,

@@ -3,6 +3,9 @@ import type { RouteSpec } from '../http/route.js';
 import { acmeEabRoutes } from './acme-eab.js';
 import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
+import { authGroupMappingRoutes } from './auth-group-mappings.js';
+import { authPeopleRoutes } from './auth-people.js';
+import { authSessionRoutes } from './auth-sessions.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateRoutes } from './certificates.js';
 import { discoveryRoutes } from './discovery.js';
@@ -50,6 +53,9 @@ export function featureRoutes(services: Services): RouteSpec[] {
     scepAdminRoutes,
     discoveryRoutes,
     healthCheckRoutes,
+    authPeopleRoutes,
+    authSessionRoutes,
+    authGroupMappingRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -68,14 +68,14 @@ export function issuerRoutes(services: Services): RouteSpec[] {
     view: issuerView,
     deleteNote: '409 while certificates or versions reference it',
     // Issuer config carries credentials and CA keys (a CA import is an issuer write).
-    adminWrites: true,
+    permissions: { read: 'issuer.read', write: 'issuer.write' },
   });
   // The create answer alone may carry the root key handed over for offline storage.
   const create = defineRoute({
     method: 'POST',
     path: '/api/v1/issuers',
     operationId: 'createIssuer',
-    admin: true,
+    permission: 'issuer.write',
     summary:
       "Create an issuer; with root_private_key 'return' a Local CA is generated now and its root key answered once",
     tags: ['issuers'],

@@ -14,6 +14,7 @@ export const ownerJson = z.object({
 /** /api/v1/owners. */
 export function ownerRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
+    permissions: { read: 'owner.read', write: 'owner.write' },
     path: '/api/v1/owners',
     tag: 'owners',
     name: 'Owner',

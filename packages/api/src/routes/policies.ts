@@ -45,6 +45,7 @@ export function policyRoutes(services: Services): RouteSpec[] {
     method: 'POST',
     path: '/api/v1/policies/evaluate',
     operationId: 'evaluatePolicies',
+    permission: 'policy.write',
     summary: 'Evaluate every enabled rule against every certificate and replace the stored violations',
     tags: ['policies'],
     responses: { 200: { description: 'counts of the run', schema: evaluationJson } },
@@ -52,6 +53,7 @@ export function policyRoutes(services: Services): RouteSpec[] {
   });
   return [
     ...crudRoutes({
+      permissions: { read: 'policy.read', write: 'policy.write' },
       path: '/api/v1/policies',
       tag: 'policies',
       name: 'PolicyRule',
@@ -68,6 +70,7 @@ export function policyRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/violations',
       operationId: 'listViolations',
+      permission: 'policy.read',
       summary: 'List policy violations',
       tags: ['policies'],
       query: violationListSchema,
@@ -81,6 +84,7 @@ export function policyRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/violations/{id}',
       operationId: 'getViolation',
+      permission: 'policy.read',
       summary: 'Get one policy violation',
       tags: ['policies'],
       params: idParams,

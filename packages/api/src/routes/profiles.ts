@@ -86,6 +86,6 @@ export function profileRoutes(services: Services): RouteSpec[] {
     service: services.profiles,
     view: profileView,
     deleteNote: '409 while certificates reference it',
-    adminWrites: true,
+    permissions: { read: 'profile.read', write: 'profile.write' },
   });
 }

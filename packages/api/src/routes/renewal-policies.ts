@@ -22,6 +22,7 @@ export const renewalPolicyJson = z.object({
 /** /api/v1/renewal-policies. */
 export function renewalPolicyRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
+    permissions: { read: 'renewal_policy.read', write: 'renewal_policy.write' },
     path: '/api/v1/renewal-policies',
     tag: 'renewal-policies',
     name: 'RenewalPolicy',

@@ -29,7 +29,7 @@ export function scepAdminRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: '/api/v1/admin/scep/profiles',
       operationId: 'scepAdminProfiles',
-      admin: true,
+      permission: 'admin.scep.read',
       summary:
         'Per-profile SCEP snapshot: path id, RA certificate, mutual TLS, whether a challenge password is set',
       tags: [TAG],

@@ -14,6 +14,7 @@ export const teamJson = z.object({
 /** /api/v1/teams. */
 export function teamRoutes(services: Services): RouteSpec[] {
   return crudRoutes({
+    permissions: { read: 'team.read', write: 'team.write' },
     path: '/api/v1/teams',
     tag: 'teams',
     name: 'Team',

@@ -36,9 +36,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: WEBHOOKS,
       operationId: 'listWebhooks',
+      permission: 'webhook.read',
       summary: 'Webhooks, by name; header values are masked',
       tags,
-      admin: true,
       query: webhookListSchema,
       responses: { 200: { description: 'one page of webhooks', schema: envelope(webhookJson) } },
       handle: async ({ query }) => ({ status: 200, body: await webhooks.list(query) }),
@@ -47,9 +47,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: WEBHOOKS,
       operationId: 'createWebhook',
+      permission: 'webhook.write',
       summary: 'Create a webhook; templates, kind rules and the URL’s destination are checked first',
       tags,
-      admin: true,
       body: webhookCreateSchema,
       responses: { 201: { description: 'the webhook created', schema: webhookJson } },
       handle: async ({ body, principal }) => ({
@@ -61,10 +61,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: `${WEBHOOKS}/test`,
       operationId: 'testWebhook',
+      permission: 'webhook.write',
       summary:
         'Send a sample alert once through the delivery path of live alerts; answers the target’s status, a response excerpt, the duration and, on failure, the meaning',
       tags,
-      admin: true,
       body: webhookTestSchema,
       responses: { 200: { description: 'what the target answered', schema: webhookTestResultSchema } },
       handle: async ({ body, principal }) => ({
@@ -76,9 +76,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: ITEM,
       operationId: 'getWebhook',
+      permission: 'webhook.read',
       summary: 'One webhook; header values are masked',
       tags,
-      admin: true,
       params: idParams,
       responses: {
         200: { description: 'the webhook', schema: webhookJson },
@@ -90,9 +90,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'PUT',
       path: ITEM,
       operationId: 'updateWebhook',
+      permission: 'webhook.write',
       summary: 'Update the fields given; a header whose value is masked keeps its stored value',
       tags,
-      admin: true,
       params: idParams,
       body: webhookUpdateSchema,
       responses: {
@@ -108,9 +108,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'DELETE',
       path: ITEM,
       operationId: 'deleteWebhook',
+      permission: 'webhook.write',
       summary: 'Delete a webhook; its pending deliveries resolve without being sent',
       tags,
-      admin: true,
       params: idParams,
       responses: { 204: { description: 'deleted' }, 404: { description: 'unknown id' } },
       handle: async ({ params, principal }) => {
@@ -122,10 +122,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: `${ITEM}/deliveries`,
       operationId: 'listWebhookDeliveries',
+      permission: 'webhook.read',
       summary:
         'A webhook’s deliveries (notification events with their status, retries and last error), newest first',
       tags,
-      admin: true,
       params: idParams,
       query: webhookDeliveryListSchema,
       responses: {
@@ -141,10 +141,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'POST',
       path: `${ITEM}/redeliver`,
       operationId: 'redeliverWebhook',
+      permission: 'webhook.write',
       summary:
         'Requeue every dead delivery of a webhook (its receiver is back): pending again with a fresh retry budget and the same idempotency key',
       tags,
-      admin: true,
       params: idParams,
       responses: {
         200: { description: 'how many were requeued', schema: webhookRedeliverResultSchema },
@@ -159,9 +159,9 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'GET',
       path: WEBHOOK_SECURITY_PATH,
       operationId: 'getWebhookSecurity',
+      permission: 'webhook.read',
       summary: 'The private ranges webhooks may reach (empty: none)',
       tags,
-      admin: true,
       responses: { 200: { description: 'the setting', schema: webhookSecuritySchema } },
       handle: async () => ({ status: 200, body: await webhooks.getSecurity() }),
     }),
@@ -169,10 +169,10 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       method: 'PUT',
       path: WEBHOOK_SECURITY_PATH,
       operationId: 'updateWebhookSecurity',
+      permission: 'webhook.write',
       summary:
         'Replace the private-range allowlist (comma-separated CIDRs or IPs; one bad entry refuses it all); applies to the next delivery',
       tags,
-      admin: true,
       body: webhookSecuritySchema,
       responses: { 200: { description: 'the setting as stored (canonical)', schema: webhookSecuritySchema } },
       handle: async ({ body, principal }) => ({

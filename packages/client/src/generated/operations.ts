@@ -519,7 +519,7 @@ export const operationSpecs = [
     "tags": [
       "bulk"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -719,6 +719,28 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "cleanupDemoResidue",
+    "method": "POST",
+    "path": "/api/v1/auth/demo-residual/cleanup",
+    "summary": "Remove the users a demo seeded (with their sessions and credentials); 503 while in demo mode",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "createAcmeEabKey",
     "method": "POST",
     "path": "/api/v1/acme/eab-keys",
@@ -726,7 +748,7 @@ export const operationSpecs = [
     "tags": [
       "acme"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -751,6 +773,115 @@ export const operationSpecs = [
           "profile_id",
           "name"
         ]
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "createAuthRole",
+    "method": "POST",
+    "path": "/api/v1/auth/roles",
+    "summary": "Define a custom role",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 1024
+          },
+          "permissions": {
+            "maxItems": 57,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "system.read",
+                "system.metrics",
+                "cert.read",
+                "cert.write",
+                "cert.revoke",
+                "cert.export_key",
+                "issuer.read",
+                "issuer.write",
+                "profile.read",
+                "profile.write",
+                "owner.read",
+                "owner.write",
+                "team.read",
+                "team.write",
+                "renewal_policy.read",
+                "renewal_policy.write",
+                "policy.read",
+                "policy.write",
+                "agent.read",
+                "agent.register",
+                "agent.retire",
+                "agent.self",
+                "target.read",
+                "target.write",
+                "job.read",
+                "job.write",
+                "notification.read",
+                "notification.write",
+                "notification.create",
+                "webhook.read",
+                "webhook.write",
+                "audit.read",
+                "audit.export",
+                "acme.eab.read",
+                "acme.eab.write",
+                "scan.read",
+                "scan.write",
+                "scan.probe",
+                "scan.triage",
+                "healthcheck.read",
+                "healthcheck.write",
+                "healthcheck.acknowledge",
+                "admin.est.read",
+                "admin.est.reload",
+                "admin.scep.read",
+                "admin.scep.reload",
+                "auth.session.list",
+                "auth.session.list.all",
+                "auth.session.revoke",
+                "auth.oidc.list",
+                "auth.oidc.create",
+                "auth.oidc.edit",
+                "auth.oidc.delete",
+                "auth.breakglass.admin",
+                "auth.user.read",
+                "auth.user.deactivate",
+                "auth.role.assign"
+              ]
+            }
+          }
+        },
+        "required": [
+          "name",
+          "permissions"
+        ],
+        "additionalProperties": false
       }
     },
     "success": [
@@ -908,7 +1039,7 @@ export const operationSpecs = [
     "tags": [
       "health-checks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -1002,7 +1133,7 @@ export const operationSpecs = [
     "tags": [
       "issuers"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -1072,7 +1203,7 @@ export const operationSpecs = [
     "tags": [
       "notifications"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -1142,6 +1273,172 @@ export const operationSpecs = [
           "subject",
           "message"
         ]
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "createOidcGroupMapping",
+    "method": "POST",
+    "path": "/api/v1/auth/oidc/group-mappings",
+    "summary": "Map a group of a provider to a role in your tenant",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "provider_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
+          },
+          "group": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "a value of the provider’s groups claim"
+          },
+          "role": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64,
+            "description": "a built-in or custom role"
+          }
+        },
+        "required": [
+          "provider_id",
+          "group",
+          "role"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "createOidcProvider",
+    "method": "POST",
+    "path": "/api/v1/auth/oidc/providers",
+    "summary": "Add an OIDC provider; client_secret is write-only and sealed at rest",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "description": "chosen id; default oidc-<uuid>",
+            "type": "string",
+            "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "issuer": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          },
+          "client_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          },
+          "client_secret": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "write-only; null removes it"
+          },
+          "scopes": {
+            "default": [
+              "openid",
+              "email",
+              "profile"
+            ],
+            "maxItems": 32,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "pattern": "^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,128}$"
+            }
+          },
+          "groups_claim": {
+            "default": "groups",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "email_claim": {
+            "default": "email",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "name_claim": {
+            "default": "name",
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "redirect_uri": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          },
+          "post_login_url": {
+            "default": "/",
+            "type": "string",
+            "maxLength": 2048
+          },
+          "enabled": {
+            "default": true,
+            "type": "boolean"
+          }
+        },
+        "required": [
+          "name",
+          "issuer",
+          "client_id",
+          "redirect_uri"
+        ],
+        "additionalProperties": false
       }
     },
     "success": [
@@ -1297,7 +1594,7 @@ export const operationSpecs = [
     "tags": [
       "profiles"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -1836,7 +2133,7 @@ export const operationSpecs = [
     "tags": [
       "discovery"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -1923,7 +2220,7 @@ export const operationSpecs = [
     "tags": [
       "targets"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -2030,7 +2327,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -2192,14 +2489,14 @@ export const operationSpecs = [
     ]
   },
   {
-    "operationId": "deleteAcmeEabKey",
+    "operationId": "deactivateAuthUser",
     "method": "DELETE",
-    "path": "/api/v1/acme/eab-keys/{id}",
-    "summary": "Delete an ACME external account binding key; an account it bound stays",
+    "path": "/api/v1/auth/users/{id}",
+    "summary": "Deactivate a user; their sessions end at once. Your own user is 409",
     "tags": [
-      "acme"
+      "auth"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2211,6 +2508,102 @@ export const operationSpecs = [
           "minLength": 1,
           "maxLength": 128,
           "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "deleteAcmeEabKey",
+    "method": "DELETE",
+    "path": "/api/v1/acme/eab-keys/{id}",
+    "summary": "Delete an ACME external account binding key; an account it bound stays",
+    "tags": [
+      "acme"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "deleteAuthRole",
+    "method": "DELETE",
+    "path": "/api/v1/auth/roles/{name}",
+    "summary": "Remove a custom role, its assignments and its group mappings",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "name",
+        "required": true,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "deleteBreakglassCredential",
+    "method": "DELETE",
+    "path": "/api/v1/auth/breakglass/credentials/{actor_id}",
+    "summary": "Remove a break-glass credential",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "actor_id",
+        "required": true,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
         }
       }
     ],
@@ -2263,7 +2656,7 @@ export const operationSpecs = [
     "tags": [
       "health-checks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2295,7 +2688,71 @@ export const operationSpecs = [
     "tags": [
       "issuers"
     ],
-    "admin": true,
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "deleteOidcGroupMapping",
+    "method": "DELETE",
+    "path": "/api/v1/auth/oidc/group-mappings/{id}",
+    "summary": "Remove a group mapping",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "deleteOidcProvider",
+    "method": "DELETE",
+    "path": "/api/v1/auth/oidc/providers/{id}",
+    "summary": "Remove an OIDC provider (its users and sessions stay until they end)",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2391,7 +2848,7 @@ export const operationSpecs = [
     "tags": [
       "profiles"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2455,7 +2912,7 @@ export const operationSpecs = [
     "tags": [
       "discovery"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2487,7 +2944,7 @@ export const operationSpecs = [
     "tags": [
       "targets"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2551,7 +3008,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2639,7 +3096,7 @@ export const operationSpecs = [
     "tags": [
       "EST administration"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -2661,7 +3118,7 @@ export const operationSpecs = [
     "tags": [
       "EST administration"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -2703,7 +3160,7 @@ export const operationSpecs = [
     "tags": [
       "bulk"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -2822,7 +3279,7 @@ export const operationSpecs = [
     "tags": [
       "audit"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [
@@ -2939,7 +3396,7 @@ export const operationSpecs = [
     "tags": [
       "certificates"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -2994,7 +3451,7 @@ export const operationSpecs = [
     "tags": [
       "acme"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -3062,7 +3519,7 @@ export const operationSpecs = [
     "tags": [
       "audit"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -3087,6 +3544,62 @@ export const operationSpecs = [
     "admin": false,
     "public": true,
     "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getAuthRuntimeConfig",
+    "method": "GET",
+    "path": "/api/v1/auth/runtime-config",
+    "summary": "The authentication settings in force (read-only; secrets are never included)",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getAuthUserRoles",
+    "method": "GET",
+    "path": "/api/v1/auth/users/{id}/roles",
+    "summary": "A user's directly assigned roles (group-mapped roles come from the sign-in)",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
     "queryParams": [],
     "body": null,
     "success": [
@@ -3461,6 +3974,40 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getOidcJwksStatus",
+    "method": "GET",
+    "path": "/api/v1/auth/oidc/providers/{id}/jwks-status",
+    "summary": "The provider's signing keys as cached",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getOpenApi",
     "method": "GET",
     "path": "/api/v1/openapi.json",
@@ -3784,7 +4331,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -3818,7 +4365,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -3990,7 +4537,7 @@ export const operationSpecs = [
     "tags": [
       "acme"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [
@@ -4091,7 +4638,7 @@ export const operationSpecs = [
     "tags": [
       "audit"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [
@@ -4151,6 +4698,153 @@ export const operationSpecs = [
         }
       }
     ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listAuthRoles",
+    "method": "GET",
+    "path": "/api/v1/auth/roles",
+    "summary": "The built-in roles and the tenant's own",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listAuthSessions",
+    "method": "GET",
+    "path": "/api/v1/auth/sessions",
+    "summary": "Your sessions; with all=true every user's (auth.session.list.all)",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "page number, from 1; below 1 reads as 1",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "per_page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "items per page, default 50; below 1 reads as 50, above 500 as 500",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "all",
+        "required": false,
+        "description": "every user's sessions of the tenant (needs auth.session.list.all)",
+        "schema": {
+          "description": "every user's sessions of the tenant (needs auth.session.list.all)",
+          "type": "string",
+          "enum": [
+            "true",
+            "false"
+          ]
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listAuthUsers",
+    "method": "GET",
+    "path": "/api/v1/auth/users",
+    "summary": "List the users of the caller's tenant, oldest first",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "page number, from 1; below 1 reads as 1",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "per_page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "items per page, default 50; below 1 reads as 50, above 500 as 500",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listBreakglassCredentials",
+    "method": "GET",
+    "path": "/api/v1/auth/breakglass/credentials",
+    "summary": "Break-glass credentials (never their hashes)",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
     "body": null,
     "success": [
       {
@@ -5109,6 +5803,50 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "listOidcGroupMappings",
+    "method": "GET",
+    "path": "/api/v1/auth/oidc/group-mappings",
+    "summary": "The tenant's group → role mappings, oldest first",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "listOidcProviders",
+    "method": "GET",
+    "path": "/api/v1/auth/oidc/providers",
+    "summary": "The tenant's OIDC providers",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "listOwners",
     "method": "GET",
     "path": "/api/v1/owners",
@@ -5736,7 +6474,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -5793,7 +6531,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [
@@ -5870,6 +6608,40 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "reactivateAuthUser",
+    "method": "POST",
+    "path": "/api/v1/auth/users/{id}/reactivate",
+    "summary": "Reactivate a deactivated user",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "readNotification",
     "method": "POST",
     "path": "/api/v1/notifications/{id}/read",
@@ -5911,7 +6683,41 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "refreshOidcProvider",
+    "method": "POST",
+    "path": "/api/v1/auth/oidc/providers/{id}/refresh",
+    "summary": "Fetch the provider's discovery document and keys again",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -5945,7 +6751,7 @@ export const operationSpecs = [
     "tags": [
       "agents"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -6109,7 +6915,7 @@ export const operationSpecs = [
     "tags": [
       "agents"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -6171,6 +6977,38 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "revokeAuthSession",
+    "method": "DELETE",
+    "path": "/api/v1/auth/sessions/{id}",
+    "summary": "End one session: yours, or anyone's in the tenant with auth.session.list.all",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
     "operationId": "revokeCertificate",
     "method": "POST",
     "path": "/api/v1/certificates/{id}/revoke",
@@ -6178,7 +7016,7 @@ export const operationSpecs = [
     "tags": [
       "certificates"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -6227,6 +7065,28 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "revokeOtherAuthSessions",
+    "method": "DELETE",
+    "path": "/api/v1/auth/sessions",
+    "summary": "End every session of yours except the current one",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "runScanTarget",
     "method": "POST",
     "path": "/api/v1/network-scan/targets/{id}/scan",
@@ -6234,7 +7094,7 @@ export const operationSpecs = [
     "tags": [
       "discovery"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -6268,11 +7128,165 @@ export const operationSpecs = [
     "tags": [
       "SCEP administration"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
     "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "setAuthUserRoles",
+    "method": "PUT",
+    "path": "/api/v1/auth/users/{id}/roles",
+    "summary": "Replace a user's directly assigned roles",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "roles": {
+            "maxItems": 64,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        },
+        "required": [
+          "roles"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "setBreakglassPassword",
+    "method": "POST",
+    "path": "/api/v1/auth/breakglass/credentials",
+    "summary": "Set an actor's break-glass password; a new actor becomes a local user with the admin role",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "actor_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "password": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "description": "write-only; stored as a scrypt hash"
+          }
+        },
+        "required": [
+          "actor_id",
+          "password"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "testOidcDiscovery",
+    "method": "POST",
+    "path": "/api/v1/auth/oidc/test",
+    "summary": "Dry-run discovery of a provider before saving it; failures are in the result",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "issuer": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          },
+          "client_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          },
+          "client_secret": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 1024
+          },
+          "redirect_uri": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          }
+        },
+        "required": [
+          "issuer",
+          "client_id",
+          "redirect_uri"
+        ],
+        "additionalProperties": false
+      }
+    },
     "success": [
       {
         "status": 200,
@@ -6324,7 +7338,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -6483,6 +7497,148 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "unlockBreakglassCredential",
+    "method": "POST",
+    "path": "/api/v1/auth/breakglass/credentials/{actor_id}/unlock",
+    "summary": "Lift a lockout after too many failed passwords",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "actor_id",
+        "required": true,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 204,
+        "contentTypes": []
+      }
+    ]
+  },
+  {
+    "operationId": "updateAuthRole",
+    "method": "PUT",
+    "path": "/api/v1/auth/roles/{name}",
+    "summary": "Change a custom role; omitted fields keep their values",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "name",
+        "required": true,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 64
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "description": {
+            "type": "string",
+            "maxLength": 1024
+          },
+          "permissions": {
+            "maxItems": 57,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "system.read",
+                "system.metrics",
+                "cert.read",
+                "cert.write",
+                "cert.revoke",
+                "cert.export_key",
+                "issuer.read",
+                "issuer.write",
+                "profile.read",
+                "profile.write",
+                "owner.read",
+                "owner.write",
+                "team.read",
+                "team.write",
+                "renewal_policy.read",
+                "renewal_policy.write",
+                "policy.read",
+                "policy.write",
+                "agent.read",
+                "agent.register",
+                "agent.retire",
+                "agent.self",
+                "target.read",
+                "target.write",
+                "job.read",
+                "job.write",
+                "notification.read",
+                "notification.write",
+                "notification.create",
+                "webhook.read",
+                "webhook.write",
+                "audit.read",
+                "audit.export",
+                "acme.eab.read",
+                "acme.eab.write",
+                "scan.read",
+                "scan.write",
+                "scan.probe",
+                "scan.triage",
+                "healthcheck.read",
+                "healthcheck.write",
+                "healthcheck.acknowledge",
+                "admin.est.read",
+                "admin.est.reload",
+                "admin.scep.read",
+                "admin.scep.reload",
+                "auth.session.list",
+                "auth.session.list.all",
+                "auth.session.revoke",
+                "auth.oidc.list",
+                "auth.oidc.create",
+                "auth.oidc.edit",
+                "auth.oidc.delete",
+                "auth.breakglass.admin",
+                "auth.user.read",
+                "auth.user.deactivate",
+                "auth.role.assign"
+              ]
+            }
+          }
+        },
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "updateCertificate",
     "method": "PUT",
     "path": "/api/v1/certificates/{id}",
@@ -6620,7 +7776,7 @@ export const operationSpecs = [
     "tags": [
       "health-checks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -6721,7 +7877,7 @@ export const operationSpecs = [
     "tags": [
       "issuers"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -6773,6 +7929,111 @@ export const operationSpecs = [
             "type": "boolean"
           }
         }
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "updateOidcProvider",
+    "method": "PUT",
+    "path": "/api/v1/auth/oidc/providers/{id}",
+    "summary": "Change an OIDC provider; omitted fields keep their values",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "issuer": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          },
+          "client_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          },
+          "client_secret": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "write-only; null removes it"
+          },
+          "scopes": {
+            "maxItems": 32,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "pattern": "^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,128}$"
+            }
+          },
+          "groups_claim": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "email_claim": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "name_claim": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255
+          },
+          "redirect_uri": {
+            "type": "string",
+            "maxLength": 2048,
+            "format": "uri"
+          },
+          "post_login_url": {
+            "type": "string",
+            "maxLength": 2048
+          },
+          "enabled": {
+            "type": "boolean"
+          }
+        },
+        "additionalProperties": false
       }
     },
     "success": [
@@ -6945,7 +8206,7 @@ export const operationSpecs = [
     "tags": [
       "profiles"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -7495,7 +8756,7 @@ export const operationSpecs = [
     "tags": [
       "discovery"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -7590,7 +8851,7 @@ export const operationSpecs = [
     "tags": [
       "targets"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -7725,7 +8986,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [
       {
@@ -7896,7 +9157,7 @@ export const operationSpecs = [
     "tags": [
       "webhooks"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [],
@@ -7934,7 +9195,7 @@ export const operationSpecs = [
     "tags": [
       "audit"
     ],
-    "admin": true,
+    "admin": false,
     "public": false,
     "pathParams": [],
     "queryParams": [

@@ -400,6 +400,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/breakglass/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Break-glass credentials (never their hashes) */
+        get: operations["listBreakglassCredentials"];
+        put?: never;
+        /** Set an actor's break-glass password; a new actor becomes a local user with the admin role */
+        post: operations["setBreakglassPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/breakglass/credentials/{actor_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a break-glass credential */
+        delete: operations["deleteBreakglassCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/breakglass/credentials/{actor_id}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lift a lockout after too many failed passwords */
+        post: operations["unlockBreakglassCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/demo-residual/cleanup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove the users a demo seeded (with their sessions and credentials); 503 while in demo mode */
+        post: operations["cleanupDemoResidue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/info": {
         parameters: {
             query?: never;
@@ -410,6 +479,285 @@ export interface paths {
         /** Which authentication the API expects */
         get: operations["getAuthInfo"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/group-mappings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's group → role mappings, oldest first */
+        get: operations["listOidcGroupMappings"];
+        put?: never;
+        /** Map a group of a provider to a role in your tenant */
+        post: operations["createOidcGroupMapping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/group-mappings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a group mapping */
+        delete: operations["deleteOidcGroupMapping"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's OIDC providers */
+        get: operations["listOidcProviders"];
+        put?: never;
+        /** Add an OIDC provider; client_secret is write-only and sealed at rest */
+        post: operations["createOidcProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Change an OIDC provider; omitted fields keep their values */
+        put: operations["updateOidcProvider"];
+        post?: never;
+        /** Remove an OIDC provider (its users and sessions stay until they end) */
+        delete: operations["deleteOidcProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/providers/{id}/jwks-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's signing keys as cached */
+        get: operations["getOidcJwksStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/providers/{id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch the provider's discovery document and keys again */
+        post: operations["refreshOidcProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oidc/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dry-run discovery of a provider before saving it; failures are in the result */
+        post: operations["testOidcDiscovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built-in roles and the tenant's own */
+        get: operations["listAuthRoles"];
+        put?: never;
+        /** Define a custom role */
+        post: operations["createAuthRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/roles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Change a custom role; omitted fields keep their values */
+        put: operations["updateAuthRole"];
+        post?: never;
+        /** Remove a custom role, its assignments and its group mappings */
+        delete: operations["deleteAuthRole"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/runtime-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The authentication settings in force (read-only; secrets are never included) */
+        get: operations["getAuthRuntimeConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your sessions; with all=true every user's (auth.session.list.all) */
+        get: operations["listAuthSessions"];
+        put?: never;
+        post?: never;
+        /** End every session of yours except the current one */
+        delete: operations["revokeOtherAuthSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End one session: yours, or anyone's in the tenant with auth.session.list.all */
+        delete: operations["revokeAuthSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the users of the caller's tenant, oldest first */
+        get: operations["listAuthUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Deactivate a user; their sessions end at once. Your own user is 409 */
+        delete: operations["deactivateAuthUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/users/{id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reactivate a deactivated user */
+        post: operations["reactivateAuthUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/users/{id}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's directly assigned roles (group-mapped roles come from the sign-in) */
+        get: operations["getAuthUserRoles"];
+        /** Replace a user's directly assigned roles */
+        put: operations["setAuthUserRoles"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1581,7 +1929,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1725,7 +2073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1845,7 +2193,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1989,7 +2337,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2093,7 +2441,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2215,7 +2563,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2307,7 +2655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2444,7 +2792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2532,7 +2880,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2618,7 +2966,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission webhook.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2733,7 +3081,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission acme.eab.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2830,7 +3178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission acme.eab.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2939,7 +3287,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission acme.eab.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3025,7 +3373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission acme.eab.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3138,7 +3486,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission admin.est.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3227,7 +3575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission admin.est.reload */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3348,7 +3696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission admin.scep.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3446,7 +3794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission agent.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3549,7 +3897,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission agent.register */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3660,7 +4008,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission agent.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4192,7 +4540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission agent.self */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4665,7 +5013,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission agent.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4769,7 +5117,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission audit.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4853,7 +5201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission audit.export */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4924,7 +5272,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission audit.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5012,7 +5360,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission audit.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5052,6 +5400,475 @@ export interface operations {
             };
         };
     };
+    listBreakglassCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every credential */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            actor_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                            /** @description locked out after too many failed passwords */
+                            locked: boolean;
+                            /** Format: date-time */
+                            updated_at: string;
+                            user_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.breakglass.admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description break-glass is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setBreakglassPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    actor_id: string;
+                    /** @description write-only; stored as a scrypt hash */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the credential */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        actor_id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.breakglass.admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description break-glass is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteBreakglassCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                actor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.breakglass.admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown actor, or disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unlockBreakglassCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                actor_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description unlocked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.breakglass.admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown actor, or disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cleanupDemoResidue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description how many demo users were removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        removed: number;
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description demo mode is on */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getAuthInfo: {
         parameters: {
             query?: never;
@@ -5074,6 +5891,2441 @@ export interface operations {
                 };
             };
             /** @description too many requests from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOidcGroupMappings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every mapping */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            group: string;
+                            id: string;
+                            provider_id: string;
+                            role: string;
+                            /** @description the caller's tenant; never taken from a request */
+                            tenant_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.list */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOidcGroupMapping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a value of the provider’s groups claim */
+                    group: string;
+                    provider_id: string;
+                    /** @description a built-in or custom role */
+                    role: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the mapping */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        group: string;
+                        id: string;
+                        provider_id: string;
+                        role: string;
+                        /** @description the caller's tenant; never taken from a request */
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the same mapping exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteOidcGroupMapping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such mapping in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOidcProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description providers by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            client_id: string;
+                            /** @description the secret itself is write-only */
+                            client_secret_set: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            email_claim: string;
+                            enabled: boolean;
+                            groups_claim: string;
+                            id: string;
+                            issuer: string;
+                            name: string;
+                            name_claim: string;
+                            post_login_url: string;
+                            redirect_uri: string;
+                            scopes: string[];
+                            tenant_id: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.list */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createOidcProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id: string;
+                    /** @description write-only; null removes it */
+                    client_secret?: string | null;
+                    /** @default email */
+                    email_claim?: string;
+                    /** @default true */
+                    enabled?: boolean;
+                    /** @default groups */
+                    groups_claim?: string;
+                    /** @description chosen id; default oidc-<uuid> */
+                    id?: string;
+                    /** Format: uri */
+                    issuer: string;
+                    name: string;
+                    /** @default name */
+                    name_claim?: string;
+                    /** @default / */
+                    post_login_url?: string;
+                    /** Format: uri */
+                    redirect_uri: string;
+                    /**
+                     * @default [
+                     *       "openid",
+                     *       "email",
+                     *       "profile"
+                     *     ]
+                     */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the provider */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        /** @description the secret itself is write-only */
+                        client_secret_set: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        email_claim: string;
+                        enabled: boolean;
+                        groups_claim: string;
+                        id: string;
+                        issuer: string;
+                        name: string;
+                        name_claim: string;
+                        post_login_url: string;
+                        redirect_uri: string;
+                        scopes: string[];
+                        tenant_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.create */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the id or name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateOidcProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id?: string;
+                    /** @description write-only; null removes it */
+                    client_secret?: string | null;
+                    email_claim?: string;
+                    enabled?: boolean;
+                    groups_claim?: string;
+                    /** Format: uri */
+                    issuer?: string;
+                    name?: string;
+                    name_claim?: string;
+                    post_login_url?: string;
+                    /** Format: uri */
+                    redirect_uri?: string;
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the provider */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        /** @description the secret itself is write-only */
+                        client_secret_set: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                        email_claim: string;
+                        enabled: boolean;
+                        groups_claim: string;
+                        id: string;
+                        issuer: string;
+                        name: string;
+                        name_claim: string;
+                        post_login_url: string;
+                        redirect_uri: string;
+                        scopes: string[];
+                        tenant_id: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.edit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such provider in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteOidcProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.delete */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such provider in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOidcJwksStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the key set status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fetched_at: string | null;
+                        issuer: string;
+                        jwks_uri: string | null;
+                        key_count: number;
+                        key_ids: string[];
+                        last_error: string | null;
+                        provider_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.list */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such provider in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    refreshOidcProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the key set status after the refresh */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fetched_at: string | null;
+                        issuer: string;
+                        jwks_uri: string | null;
+                        key_count: number;
+                        key_ids: string[];
+                        last_error: string | null;
+                        provider_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.edit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such provider in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testOidcDiscovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id: string;
+                    client_secret?: string;
+                    /** Format: uri */
+                    issuer: string;
+                    /** Format: uri */
+                    redirect_uri: string;
+                };
+            };
+        };
+        responses: {
+            /** @description what discovery found */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorization_endpoint: string | null;
+                        backchannel_logout_session_supported: boolean;
+                        backchannel_logout_supported: boolean;
+                        end_session_endpoint: string | null;
+                        error: string | null;
+                        issuer: string | null;
+                        jwks_uri: string | null;
+                        ok: boolean;
+                        scopes_supported: string[];
+                        token_endpoint: string | null;
+                        userinfo_endpoint: string | null;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.oidc.create */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuthRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description built-in roles cannot be changed or removed */
+                            built_in: boolean;
+                            description: string;
+                            name: string;
+                            permissions: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.user.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAuthRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    name: string;
+                    permissions: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                };
+            };
+        };
+        responses: {
+            /** @description the role */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description built-in roles cannot be changed or removed */
+                        built_in: boolean;
+                        description: string;
+                        name: string;
+                        permissions: string[];
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the name is taken or built in */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateAuthRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    permissions?: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                };
+            };
+        };
+        responses: {
+            /** @description the role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description built-in roles cannot be changed or removed */
+                        built_in: boolean;
+                        description: string;
+                        name: string;
+                        permissions: string[];
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such custom role */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a built-in role */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteAuthRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such custom role */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a built-in role */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthRuntimeConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        auth_type: "api-key" | "none";
+                        breakglass: {
+                            enabled: boolean;
+                            lockout_duration_seconds: number;
+                            lockout_threshold: number;
+                        };
+                        demo: {
+                            mode_acknowledged: boolean;
+                            seeded: boolean;
+                        };
+                        oidc: {
+                            bcl_max_age_seconds: number;
+                            prelogin_require_ip: boolean;
+                            prelogin_require_ua: boolean;
+                            /** @description enabled providers of the caller's tenant */
+                            providers: number;
+                        };
+                        sessions: {
+                            absolute_timeout_seconds: number;
+                            bind_user_agent: boolean;
+                            idle_timeout_seconds: number;
+                        };
+                        trusted_proxies: string[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuthSessions: {
+        parameters: {
+            query?: {
+                /** @description every user's sessions of the tenant (needs auth.session.list.all) */
+                all?: "true" | "false";
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of sessions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            auth_method: "oidc" | "breakglass" | "bootstrap";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the session making this request */
+                            current: boolean;
+                            /**
+                             * Format: date-time
+                             * @description absolute end, fixed at sign-in
+                             */
+                            expires_at: string;
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description ends earlier when unused until then
+                             */
+                            idle_expires_at: string;
+                            ip_address: string | null;
+                            /** Format: date-time */
+                            last_seen_at: string;
+                            user_agent: string | null;
+                            user_id: string;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description all=true without auth.session.list.all */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeOtherAuthSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description how many ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        revoked: number;
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.session.revoke */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller is not a signed-in user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.session.revoke */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such session that you may end */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuthUsers: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of users */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description set while deactivated: no session of theirs works */
+                            deactivated_at: string | null;
+                            display_name: string | null;
+                            email: string | null;
+                            id: string;
+                            last_login_at: string | null;
+                            /** @description the OIDC provider; null for a local user */
+                            provider_id: string | null;
+                            /** @description the identity provider's `sub`, or the local actor id */
+                            subject: string;
+                            tenant_id: string;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.user.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deactivateAuthUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the user, deactivated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description set while deactivated: no session of theirs works */
+                        deactivated_at: string | null;
+                        display_name: string | null;
+                        email: string | null;
+                        id: string;
+                        last_login_at: string | null;
+                        /** @description the OIDC provider; null for a local user */
+                        provider_id: string | null;
+                        /** @description the identity provider's `sub`, or the local actor id */
+                        subject: string;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.user.deactivate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such user in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description your own user */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reactivateAuthUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the user, active */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description set while deactivated: no session of theirs works */
+                        deactivated_at: string | null;
+                        display_name: string | null;
+                        email: string | null;
+                        id: string;
+                        last_login_at: string | null;
+                        /** @description the OIDC provider; null for a local user */
+                        provider_id: string | null;
+                        /** @description the identity provider's `sub`, or the local actor id */
+                        subject: string;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.user.deactivate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such user in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthUserRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the roles */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roles: string[];
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.user.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such user in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setAuthUserRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    roles: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the roles now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roles: string[];
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such user in your tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
             429: {
                 headers: {
                     /** @description seconds until the client may retry */
@@ -5200,7 +8452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5329,7 +8581,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5456,7 +8708,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5592,7 +8844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5696,7 +8948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5832,7 +9084,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5932,7 +9184,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6029,7 +9281,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission cert.export_key */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6211,7 +9463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6340,7 +9592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6495,7 +9747,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6650,7 +9902,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission cert.revoke */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6803,7 +10055,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6906,7 +10158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7033,7 +10285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7161,7 +10413,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission cert.revoke */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7257,7 +10509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission cert.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7387,7 +10639,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7498,7 +10750,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7630,7 +10882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.triage */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7768,7 +11020,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.triage */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7904,7 +11156,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8005,7 +11257,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8101,7 +11353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8211,7 +11463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission cert.revoke */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8351,7 +11603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission healthcheck.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8477,7 +11729,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission healthcheck.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8608,7 +11860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission healthcheck.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8746,7 +11998,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission healthcheck.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8850,7 +12102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission healthcheck.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8981,7 +12233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission healthcheck.acknowledge */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9098,7 +12350,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission healthcheck.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9180,7 +12432,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission healthcheck.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9276,7 +12528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission issuer.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9380,7 +12632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission issuer.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9496,7 +12748,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission issuer.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9606,7 +12858,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission issuer.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9719,7 +12971,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission issuer.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9825,7 +13077,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission issuer.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9953,7 +13205,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission job.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10061,7 +13313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission job.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10178,7 +13430,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission job.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10291,7 +13543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission job.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10386,7 +13638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission job.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10532,7 +13784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.probe */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10668,7 +13920,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10766,7 +14018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10872,7 +14124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission scan.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10982,7 +14234,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission scan.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11100,7 +14352,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission scan.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11204,7 +14456,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission scan.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11323,7 +14575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission scan.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11447,7 +14699,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission notification.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11554,7 +14806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission notification.create */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11668,7 +14920,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission notification.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11773,7 +15025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission notification.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11896,7 +15148,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission notification.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11990,7 +15242,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission system.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12084,7 +15336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission owner.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12175,7 +15427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission owner.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12289,7 +15541,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission owner.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12392,7 +15644,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission owner.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12505,7 +15757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission owner.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12633,7 +15885,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12742,7 +15994,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12863,7 +16115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12984,7 +16236,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13097,7 +16349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13198,7 +16450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13366,7 +16618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission profile.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13587,7 +16839,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission profile.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13768,7 +17020,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission profile.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14001,7 +17253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission profile.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14114,7 +17366,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission profile.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14238,7 +17490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission renewal_policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14340,7 +17592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission renewal_policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14459,7 +17711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission renewal_policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14571,7 +17823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission renewal_policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14684,7 +17936,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission renewal_policy.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14809,7 +18061,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission target.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14910,7 +18162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission target.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15018,7 +18270,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission target.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15129,7 +18381,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission target.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15233,7 +18485,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description admin only */
+            /** @description the caller lacks the permission target.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15368,7 +18620,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission target.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15480,7 +18732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission team.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15571,7 +18823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission team.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15685,7 +18937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission team.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15788,7 +19040,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission team.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15901,7 +19153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission team.write */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16084,7 +19336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16174,7 +19426,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an agent key outside the agent routes */
+            /** @description the caller lacks the permission policy.read */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -31,6 +31,10 @@ export const ID_PREFIX = {
   discoveredCertificate: 'dc-',
   healthCheck: 'hc-',
   healthCheckResult: 'hcr-',
+  user: 'usr-',
+  session: 'ses-',
+  oidcGroupMapping: 'ogm-',
+  oidcProvider: 'oidc-',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

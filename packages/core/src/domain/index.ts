@@ -8,6 +8,8 @@ export * from './issuer.js';
 export * from './job.js';
 export * from './notification.js';
 export * from './owner.js';
+export * from './people.js';
+export * from './permissions.js';
 export * from './policy.js';
 export * from './profile.js';
 export * from './renewal-policy.js';

@@ -4,7 +4,7 @@
  * docs/operations/outbound-connections.md, docs/protocols/acme-validation.md.
  */
 export * from './acme-challenges/index.js';
-export type { AddressCategory, AddressClass } from './address-ranges.js';
+export { type AddressCategory, type AddressClass, parseAddress } from './address-ranges.js';
 export { type AddressAllowlist, EMPTY_ALLOWLIST, parseAllowlist } from './allowlist.js';
 export { createOutboundClient, type OutboundClient, type OutboundClientOptions } from './client.js';
 export type { TrustAnchors } from './connect.js';

@@ -36,6 +36,7 @@ import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webh
 import type { AcmeStorage } from './acme-storage.js';
 import type { DiscoveryStorage } from './discovery-storage.js';
 import type { ScepStorage } from './scep-storage.js';
+import type { PeopleStorage } from './people-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -548,7 +549,7 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
-export interface Storage extends AcmeStorage, ScepStorage, DiscoveryStorage {
+export interface Storage extends AcmeStorage, ScepStorage, DiscoveryStorage, PeopleStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
   readonly versions: CertificateVersionRepository;

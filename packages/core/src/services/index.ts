@@ -9,6 +9,7 @@ import {
 } from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
+import { BreakglassService, type BreakglassSettings } from './breakglass.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
@@ -19,6 +20,7 @@ import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
 import { NotificationService } from './notifications.js';
 import { OwnerService } from './owners.js';
+import { PeopleService } from './people.js';
 import { createPkiServices, type PkiOptions, type PkiServices } from './pki.js';
 import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './policies.js';
 import { ProfileService } from './profiles.js';
@@ -26,6 +28,7 @@ import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
+import { SessionService, type SessionSettings } from './sessions.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
@@ -43,6 +46,7 @@ export {
   type AuditHeadReport,
   AuditService,
 } from './audit.js';
+export * from './breakglass.js';
 export * from './bulk.js';
 export * from './certificates.js';
 export {
@@ -64,6 +68,7 @@ export * from './jobs.js';
 export * from './notifications.js';
 export * from './owners.js';
 export { type ListPage, type Paged, type PageWindow, paged, pageQuerySchema, storagePage } from './paging.js';
+export * from './people.js';
 export * from './pki.js';
 export * from './policies.js';
 export * from './profiles.js';
@@ -71,6 +76,7 @@ export * from './renewal-policies.js';
 export * from './revocation.js';
 export * from './scep/index.js';
 export * from './scep-probe/index.js';
+export * from './sessions.js';
 export * from './targets.js';
 export * from './teams.js';
 export * from './webhooks.js';
@@ -112,6 +118,12 @@ export interface Services {
   readonly discovery: DiscoveryService;
   /** TLS endpoint health checks. */
   readonly healthChecks: HealthCheckService;
+  /** Users, roles and OIDC group mappings. */
+  readonly people: PeopleService;
+  /** Server-side sessions of signed-in users. */
+  readonly sessions: SessionService;
+  /** Break-glass local credentials (off unless enabled). */
+  readonly breakglass: BreakglassService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -134,6 +146,10 @@ export interface ServiceOptions {
   discovery?: DiscoveryOptions;
   /** Endpoint health checks: the guarded client, timeout, concurrency, history retention. */
   healthChecks?: HealthCheckOptions;
+  /** Session lifetimes and binding (`SVC_SESSION_*`). */
+  sessions?: Partial<SessionSettings>;
+  /** Break-glass credentials (`SVC_BREAKGLASS_*`); disabled by default. */
+  breakglass?: Partial<BreakglassSettings>;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -156,6 +172,8 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     { audit, jobs, notifications, policyEvaluation, revocation },
     pkiOptions,
   );
+  const people = new PeopleService(deps, audit);
+  const sessions = new SessionService(deps, audit, people, options.sessions);
   const est = new EstService(
     deps,
     audit,
@@ -206,5 +224,8 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     scepProbes: new ScepProbeService(deps, options.scepProbe),
     discovery: new DiscoveryService(deps, audit, options.discovery),
     healthChecks: new HealthCheckService(deps, audit, notifications, options.healthChecks),
+    people,
+    sessions,
+    breakglass: new BreakglassService(deps, audit, sessions, options.breakglass),
   };
 }

@@ -4,6 +4,7 @@ export * from './ephemeral-contract.js';
 export * from './fuzz.js';
 export * from './hostile-keys.js';
 export * from './key-custody-contract.js';
+export * from './people-contract.js';
 export * from './queue-contract.js';
 export * from './storage-contract.js';
 export * from './tcp-relay.js';

@@ -14,4 +14,5 @@ export {
   startIssuanceWorker,
   startRenewalScan,
 } from './renewal.js';
+export { startSessionGc } from './session-gc.js';
 export { STORAGE_MAINTENANCE_INTERVAL_MS, startStorageMaintenance } from './storage-maintenance.js';

@@ -10,7 +10,9 @@ import { profileIpSans } from './0007_profile_ip_sans.js';
 import { scepProbes } from './0008_scep_probes.js';
 import { webhookSettings } from './0009_webhook_settings.js';
 import { scepRa } from './0010_scep_ra.js';
+import { people } from './0011_people.js';
 import { discovery } from './0012_discovery.js';
+import { oidcProviders } from './0013_oidc_providers.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -26,7 +28,9 @@ export const MIGRATIONS: readonly Migration[] = [
   scepProbes,
   webhookSettings,
   scepRa,
+  people,
   discovery,
+  oidcProviders,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
