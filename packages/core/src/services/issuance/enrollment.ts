@@ -142,7 +142,14 @@ export class EnrollmentService {
       csrPem: pemEncode('CERTIFICATE REQUEST', csr.der),
       key: csr.publicKey,
     };
-    const issued = await this.signer.sign(target.issuerId, material, target.renews ? 'renew' : 'issue');
+    // Read once: the signer's AllowedDomains check and the evaluation after storing both use them.
+    const rules = await this.evaluation.enabledRules();
+    const issued = await this.signer.sign(
+      target.issuerId,
+      material,
+      target.renews ? 'renew' : 'issue',
+      rules,
+    );
     const provenance = data.provenance ?? {};
     const names = { common_name: commonName ?? sans[0]!.value, sans: sans.map((s) => s.value) };
     return this.deps.storage.transaction(async (tx) => {
@@ -182,7 +189,10 @@ export class EnrollmentService {
         : await tx.certificates.get(certificateId);
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
-      await this.evaluation.evaluateCertificate(certificateId, tx, certificate);
+      await this.evaluation.evaluateCertificate(certificateId, tx, certificate, {
+        rules,
+        created: !target.renews,
+      });
       await this.audit.record(
         actor,
         {
