@@ -155,17 +155,14 @@ export class EnrollmentService {
     return this.deps.storage.transaction(async (tx) => {
       const now = this.deps.clock.now();
       let certificateId: string;
+      /** A re-enrollment's certificate as re-read in the transaction, updated once the version is stored. */
+      let renewed: ManagedCertificate | undefined;
       if (target.renews) {
         // Re-read in the transaction: it may have been revoked or archived while the CA signed.
-        const current = await tx.certificates.get(target.renews.id);
-        if (!current) throw notFound('certificate', target.renews.id);
-        assertRenewable(current);
-        const metadata = { ...current.metadata, ...provenance };
-        await tx.certificates.update(current.id, {
-          ...names,
-          ...(Object.keys(metadata).length <= MAX_METADATA_KEYS ? { metadata } : {}),
-        });
-        certificateId = current.id;
+        renewed = (await tx.certificates.get(target.renews.id)) ?? undefined;
+        if (!renewed) throw notFound('certificate', target.renews.id);
+        assertRenewable(renewed);
+        certificateId = renewed.id;
       } else {
         const { enrollment } = target.profile;
         const created = await tx.certificates.create({
@@ -184,9 +181,19 @@ export class EnrollmentService {
         certificateId = created.id;
       }
       const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
-      const certificate = target.renews
-        ? await tx.certificates.update(certificateId, { status: 'Active', last_renewal_at: now })
-        : await tx.certificates.get(certificateId);
+      let certificate: ManagedCertificate | null;
+      if (renewed) {
+        const metadata = { ...renewed.metadata, ...provenance };
+        // One update after the version: the new names, the provenance, Active again. The name is
+        // unchanged, given so that the storage derives the search text without a read.
+        certificate = await tx.certificates.update(certificateId, {
+          name: renewed.name,
+          ...names,
+          ...(Object.keys(metadata).length <= MAX_METADATA_KEYS ? { metadata } : {}),
+          status: 'Active',
+          last_renewal_at: now,
+        });
+      } else certificate = await tx.certificates.get(certificateId);
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
       await this.evaluation.evaluateCertificate(certificateId, tx, certificate, {
