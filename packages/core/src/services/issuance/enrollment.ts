@@ -85,6 +85,11 @@ export interface EnrollHooks {
    * ACME order) commits atomically with it; if it throws, nothing is stored.
    */
   withinTransaction?: (tx: Storage, result: EnrollResult) => Promise<void>;
+  /**
+   * The profile as the caller read it for this same request (outside any transaction, as
+   * `enroll` would): not read a second time. Ignored unless its id is `profileId`.
+   */
+  profile?: CertificateProfile;
 }
 
 interface Subject {
@@ -105,7 +110,7 @@ export class EnrollmentService {
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
     const data = parseInput(enrollInputSchema, input);
-    const target = await this.#subject(data.profileId, data.renewsCertificateId);
+    const target = await this.#subject(data.profileId, data.renewsCertificateId, hooks.profile);
     const csr = parseCertificationRequest(data.csrDer); // bounded, signature verified
     const ekus = checkCsrAgainstProfile(target.profile, csr);
     const commonName = csr.subject.rdns.flat().find((a) => a.type === 'CN')?.value ?? null;
@@ -231,8 +236,12 @@ export class EnrollmentService {
   }
 
   /** The profile, and the certificate being re-enrolled or the settings a new one gets. */
-  async #subject(profileId: string, renewsId: string | undefined): Promise<Subject> {
-    const profile = await this.deps.storage.profiles.get(profileId);
+  async #subject(
+    profileId: string,
+    renewsId: string | undefined,
+    known: CertificateProfile | undefined,
+  ): Promise<Subject> {
+    const profile = known?.id === profileId ? known : await this.deps.storage.profiles.get(profileId);
     if (!profile) throw notFound('profile', profileId);
     if (renewsId !== undefined) {
       const renews = await this.deps.storage.certificates.get(renewsId);
