@@ -206,7 +206,9 @@ export class PolicyEvaluationService {
     const certificate = current?.id === certificateId ? current : await tx.certificates.get(certificateId);
     if (!certificate) throw notFound('certificate', certificateId);
     const rules = known.rules ?? (await loadRules(tx));
-    const renewalPolicy = await tx.renewalPolicies.get(certificate.renewal_policy_id);
+    // Only RenewalLeadTime reads the renewal policy; skip the read when no such rule is active.
+    const needsPolicy = rules.some((r) => r.enabled && r.type === 'RenewalLeadTime');
+    const renewalPolicy = needsPolicy ? await tx.renewalPolicies.get(certificate.renewal_policy_id) : null;
     return this.apply(tx, rules, certificate, renewalPolicy, known.created === true);
   }
 
