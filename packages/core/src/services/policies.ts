@@ -193,17 +193,28 @@ export class PolicyEvaluationService {
   /**
    * Evaluates one certificate (after create, update or issuance). Pass the caller's transaction,
    * and the certificate when the caller has just written it in that transaction (no re-read).
+   * `known.rules` are the enabled rules when the caller already read them (`enabledRules`) for
+   * the same operation; `known.created` says the certificate was created in this transaction,
+   * so it has no stored violations to replace.
    */
   async evaluateCertificate(
     certificateId: string,
     tx: Storage = this.deps.storage,
     current?: ManagedCertificate,
+    known: { rules?: readonly PolicyRule[]; created?: boolean } = {},
   ): Promise<CertificateEvaluation> {
     const certificate = current?.id === certificateId ? current : await tx.certificates.get(certificateId);
     if (!certificate) throw notFound('certificate', certificateId);
-    const rules = await loadRules(tx);
-    const renewalPolicy = await tx.renewalPolicies.get(certificate.renewal_policy_id);
-    return this.apply(tx, rules, certificate, renewalPolicy);
+    const rules = known.rules ?? (await loadRules(tx));
+    // Only RenewalLeadTime reads the renewal policy; skip the read when no such rule is active.
+    const needsPolicy = rules.some((r) => r.enabled && r.type === 'RenewalLeadTime');
+    const renewalPolicy = needsPolicy ? await tx.renewalPolicies.get(certificate.renewal_policy_id) : null;
+    return this.apply(tx, rules, certificate, renewalPolicy, known.created === true);
+  }
+
+  /** Every enabled rule, read once for an operation that both checks names and evaluates. */
+  enabledRules(storage: Storage = this.deps.storage): Promise<PolicyRule[]> {
+    return loadRules(storage);
   }
 
   /**
@@ -247,9 +258,10 @@ export class PolicyEvaluationService {
 
   private async apply(
     tx: Storage,
-    rules: PolicyRule[],
+    rules: readonly PolicyRule[],
     certificate: ManagedCertificate,
     renewalPolicy: RenewalPolicy | null,
+    created = false,
   ): Promise<CertificateEvaluation> {
     // Only CertificateLifetime reads version data; skip the read when no such rule is active.
     const needsVersion = rules.some((r) => r.enabled && r.type === 'CertificateLifetime');
@@ -264,10 +276,10 @@ export class PolicyEvaluationService {
         'policy rule skipped',
       );
     }
-    await tx.violations.replaceForCertificate(
-      certificate.id,
-      evaluation.violations.map((v) => ({ ...v, certificate_id: certificate.id })),
-    );
+    const found = evaluation.violations.map((v) => ({ ...v, certificate_id: certificate.id }));
+    if (!created) await tx.violations.replaceForCertificate(certificate.id, found);
+    // Created in the caller's transaction: nothing stored yet to replace.
+    else for (const v of found) await tx.violations.create(v);
     return { certificate_id: certificate.id, ...evaluation };
   }
 }

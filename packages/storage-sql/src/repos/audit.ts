@@ -106,19 +106,21 @@ export function auditRepository(ctx: Ctx): AuditRepository {
         // A head that does not verify (rewritten in the database) is extended unsealed: sealing
         // it here would bless the rewrite, so verification keeps reporting it.
         const sealed = head.mac !== null && (await key.verify(auditHeadMessage(head), head.mac));
-        await c.db
-          .insertInto('audit_events')
-          .values({ ...event, details: JSON.stringify(details) })
-          .execute();
-        await c.db
-          .updateTable('audit_head')
-          .set({
-            last_seq: next.seq,
-            last_hash: next.hash,
-            head_mac: sealed ? await computeAuditHeadMac(next, key) : null,
-          })
-          .where('id', '=', 1)
-          .execute();
+        const row = { ...event, details: JSON.stringify(details) };
+        const head_mac = sealed ? await computeAuditHeadMac(next, key) : null;
+        const moved = { last_seq: next.seq, last_hash: next.hash, head_mac };
+        if (c.flavor === 'postgres') {
+          // One statement: the event and the head it becomes, through a data-modifying WITH.
+          await c.db
+            .with('appended', (db) => db.insertInto('audit_events').values(row))
+            .updateTable('audit_head')
+            .set(moved)
+            .where('id', '=', 1)
+            .execute();
+        } else {
+          await c.db.insertInto('audit_events').values(row).execute();
+          await c.db.updateTable('audit_head').set(moved).where('id', '=', 1).execute();
+        }
         return event;
       });
     },

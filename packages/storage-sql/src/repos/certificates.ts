@@ -166,17 +166,31 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
 
     async update(id: string, patch: CertificatePatch) {
       return atomic(ctx, async (c) => {
-        const current = await certificateRepository(c).require(id);
-        const next = { ...current, ...defined(patch) };
-        await c.db
+        const named = [patch.name, patch.common_name, patch.sans].filter((v) => v !== undefined).length;
+        // search_text derives from name, common_name and sans only: a patch that sets none of
+        // them leaves it as it is, one that sets all three needs nothing else, and one that
+        // sets some needs the others from the row.
+        let search: string | undefined;
+        if (named === 3) search = searchText(patch.name!, patch.common_name!, patch.sans!);
+        else if (named > 0) {
+          const next = { ...(await certificateRepository(c).require(id)), ...defined(patch) };
+          search = searchText(next.name, next.common_name, next.sans);
+        }
+        const update = c.db
           .updateTable('certificates')
           .set({
             ...patchColumns(patch),
-            search_text: searchText(next.name, next.common_name, next.sans),
+            ...(search === undefined ? {} : { search_text: search }),
             updated_at: c.clock.now(),
           })
-          .where('id', '=', id)
-          .execute();
+          .where('id', '=', id);
+        if (c.flavor === 'postgres') {
+          const row = await update.returningAll().executeTakeFirst();
+          if (!row) throw notFound('certificate', id);
+          return toCertificate(row);
+        }
+        // MariaDB has no UPDATE … RETURNING: read the row back (also the not_found check).
+        await update.execute();
         return certificateRepository(c).require(id);
       });
     },

@@ -514,13 +514,17 @@ export class EstService {
   ): Promise<EstEnrollResult> {
     const issuance = this.issuance();
     if (!issuance) throw fail('issuer_not_ready', 'no enrollment pipeline is configured');
-    const issued = await issuance.enroll(actor, {
-      profileId: profile.id,
-      csrDer,
-      source: 'EST',
-      ...(renewsCertificateId ? { renewsCertificateId } : {}),
-      provenance: { est_principal: String(details.principal), est_route: String(details.route) },
-    });
+    const issued = await issuance.enroll(
+      actor,
+      {
+        profileId: profile.id,
+        csrDer,
+        source: 'EST',
+        ...(renewsCertificateId ? { renewsCertificateId } : {}),
+        provenance: { est_principal: String(details.principal), est_route: String(details.route) },
+      },
+      { profile },
+    );
     const [certificate] = pemDecodeCertificates(issued.certificatePem);
     return {
       certificate: certificate!,

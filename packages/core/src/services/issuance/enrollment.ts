@@ -85,6 +85,11 @@ export interface EnrollHooks {
    * ACME order) commits atomically with it; if it throws, nothing is stored.
    */
   withinTransaction?: (tx: Storage, result: EnrollResult) => Promise<void>;
+  /**
+   * The profile as the caller read it for this same request (outside any transaction, as
+   * `enroll` would): not read a second time. Ignored unless its id is `profileId`.
+   */
+  profile?: CertificateProfile;
 }
 
 interface Subject {
@@ -105,7 +110,7 @@ export class EnrollmentService {
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
     const data = parseInput(enrollInputSchema, input);
-    const target = await this.#subject(data.profileId, data.renewsCertificateId);
+    const target = await this.#subject(data.profileId, data.renewsCertificateId, hooks.profile);
     const csr = parseCertificationRequest(data.csrDer); // bounded, signature verified
     const ekus = checkCsrAgainstProfile(target.profile, csr);
     const commonName = csr.subject.rdns.flat().find((a) => a.type === 'CN')?.value ?? null;
@@ -142,23 +147,27 @@ export class EnrollmentService {
       csrPem: pemEncode('CERTIFICATE REQUEST', csr.der),
       key: csr.publicKey,
     };
-    const issued = await this.signer.sign(target.issuerId, material, target.renews ? 'renew' : 'issue');
+    // Read once: the signer's AllowedDomains check and the evaluation after storing both use them.
+    const rules = await this.evaluation.enabledRules();
+    const issued = await this.signer.sign(
+      target.issuerId,
+      material,
+      target.renews ? 'renew' : 'issue',
+      rules,
+    );
     const provenance = data.provenance ?? {};
     const names = { common_name: commonName ?? sans[0]!.value, sans: sans.map((s) => s.value) };
     return this.deps.storage.transaction(async (tx) => {
       const now = this.deps.clock.now();
       let certificateId: string;
+      /** A re-enrollment's certificate as re-read in the transaction, updated once the version is stored. */
+      let renewed: ManagedCertificate | undefined;
       if (target.renews) {
         // Re-read in the transaction: it may have been revoked or archived while the CA signed.
-        const current = await tx.certificates.get(target.renews.id);
-        if (!current) throw notFound('certificate', target.renews.id);
-        assertRenewable(current);
-        const metadata = { ...current.metadata, ...provenance };
-        await tx.certificates.update(current.id, {
-          ...names,
-          ...(Object.keys(metadata).length <= MAX_METADATA_KEYS ? { metadata } : {}),
-        });
-        certificateId = current.id;
+        renewed = (await tx.certificates.get(target.renews.id)) ?? undefined;
+        if (!renewed) throw notFound('certificate', target.renews.id);
+        assertRenewable(renewed);
+        certificateId = renewed.id;
       } else {
         const { enrollment } = target.profile;
         const created = await tx.certificates.create({
@@ -177,12 +186,25 @@ export class EnrollmentService {
         certificateId = created.id;
       }
       const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
-      const certificate = target.renews
-        ? await tx.certificates.update(certificateId, { status: 'Active', last_renewal_at: now })
-        : await tx.certificates.get(certificateId);
+      let certificate: ManagedCertificate | null;
+      if (renewed) {
+        const metadata = { ...renewed.metadata, ...provenance };
+        // One update after the version: the new names, the provenance, Active again. The name is
+        // unchanged, given so that the storage derives the search text without a read.
+        certificate = await tx.certificates.update(certificateId, {
+          name: renewed.name,
+          ...names,
+          ...(Object.keys(metadata).length <= MAX_METADATA_KEYS ? { metadata } : {}),
+          status: 'Active',
+          last_renewal_at: now,
+        });
+      } else certificate = await tx.certificates.get(certificateId);
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
-      await this.evaluation.evaluateCertificate(certificateId, tx, certificate);
+      await this.evaluation.evaluateCertificate(certificateId, tx, certificate, {
+        rules,
+        created: !target.renews,
+      });
       await this.audit.record(
         actor,
         {
@@ -214,8 +236,12 @@ export class EnrollmentService {
   }
 
   /** The profile, and the certificate being re-enrolled or the settings a new one gets. */
-  async #subject(profileId: string, renewsId: string | undefined): Promise<Subject> {
-    const profile = await this.deps.storage.profiles.get(profileId);
+  async #subject(
+    profileId: string,
+    renewsId: string | undefined,
+    known: CertificateProfile | undefined,
+  ): Promise<Subject> {
+    const profile = known?.id === profileId ? known : await this.deps.storage.profiles.get(profileId);
     if (!profile) throw notFound('profile', profileId);
     if (renewsId !== undefined) {
       const renews = await this.deps.storage.certificates.get(renewsId);

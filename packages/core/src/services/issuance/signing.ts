@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CertificateVersion } from '../../domain/certificate.js';
+import type { PolicyRule } from '../../domain/policy.js';
 import { fail, notFound } from '../../errors.js';
 import type { IssueRequest, IssueResult } from '../../issuers/connector.js';
 import { certificateToPem } from '../../pki/certificate.js';
@@ -70,10 +71,18 @@ export class CertificateSigner {
    * passes the lint (certificate-names.ts), and AllowedDomains rules of severity Error or
    * Critical allow every name. Runs outside any transaction.
    */
-  async sign(issuerId: string, material: SigningMaterial, kind: 'issue' | 'renew'): Promise<IssueResult> {
+  async sign(
+    issuerId: string,
+    material: SigningMaterial,
+    kind: 'issue' | 'renew',
+    enabledRules?: readonly PolicyRule[],
+  ): Promise<IssueResult> {
     await this.assertIssuerEnabled(issuerId);
     const subjectAltNames = namesToSign(material.commonName, material.request.subjectAltNames);
-    await this.assertAllowedDomains(subjectAltNames.map((s) => s.value));
+    await this.assertAllowedDomains(
+      subjectAltNames.map((s) => s.value),
+      enabledRules?.filter((r) => r.type === 'AllowedDomains' && r.enabled),
+    );
     const request: IssueRequest = { ...material.request, subjectAltNames };
     const connector = await this.connectors.require(issuerId);
     const issued = kind === 'renew' ? await connector.renew(request) : await connector.issue(request);
@@ -81,16 +90,21 @@ export class CertificateSigner {
     return issued;
   }
 
-  /** Refuses (`name_not_allowed`) names outside an enabled AllowedDomains rule of severity Error or Critical. */
-  async assertAllowedDomains(names: readonly string[]): Promise<void> {
+  /**
+   * Refuses (`name_not_allowed`) names outside an enabled AllowedDomains rule of severity Error
+   * or Critical. `rules`: those enabled AllowedDomains rules when the caller already read them.
+   */
+  async assertAllowedDomains(names: readonly string[], rules?: readonly PolicyRule[]): Promise<void> {
     const problems: string[] = [];
     for (let page = 1; ; page += 1) {
-      const result = await this.deps.storage.policyRules.list({
-        type: 'AllowedDomains',
-        enabled: true,
-        page,
-        perPage: 500,
-      });
+      const result = rules
+        ? { items: rules }
+        : await this.deps.storage.policyRules.list({
+            type: 'AllowedDomains',
+            enabled: true,
+            page,
+            perPage: 500,
+          });
       for (const rule of result.items) {
         if (!BLOCKING.has(rule.severity)) continue;
         const config = readRuleConfig('AllowedDomains', rule.config);
@@ -101,7 +115,7 @@ export class CertificateSigner {
         if (outside.length > 0)
           problems.push(`${outside.join(', ')} outside the allowed domains of rule '${rule.name}'`);
       }
-      if (result.items.length < 500) break;
+      if (rules || result.items.length < 500) break;
     }
     if (problems.length > 0) {
       throw fail('name_not_allowed', `certificate request refused: ${problems.join('; ')}`, {

@@ -383,17 +383,21 @@ export class ScepService {
     );
     const issuance = this.issuance();
     if (!issuance) throw fail('issuer_not_ready', 'no enrollment pipeline is configured');
-    const issued = await issuance.enroll(actor, {
-      profileId: profile.id,
-      csrDer: csr.der,
-      source: 'SCEP',
-      ...(renews ? { renewsCertificateId: renews } : {}),
-      provenance: {
-        scep_transaction_id: request.transactionId,
-        scep_route: String(details.route),
-        scep_challenge: verdict.method,
+    const issued = await issuance.enroll(
+      actor,
+      {
+        profileId: profile.id,
+        csrDer: csr.der,
+        source: 'SCEP',
+        ...(renews ? { renewsCertificateId: renews } : {}),
+        provenance: {
+          scep_transaction_id: request.transactionId,
+          scep_route: String(details.route),
+          scep_challenge: verdict.method,
+        },
       },
-    });
+      { profile },
+    );
     const [certificate] = pemDecodeCertificates(issued.certificatePem);
     await this.#remember(profile, request, { status: 'SUCCESS', certificates: [certificate!] });
     await this.#audit(actor, type, verdict, profile, {
