@@ -3,7 +3,9 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import {
   assertCounterStep,
   assertPositiveMs,
-  type EphemeralStore, type SlidingWindowResult } from '../ports/ephemeral.js';
+  type EphemeralStore,
+  type SlidingWindowResult,
+} from '../ports/ephemeral.js';
 
 export interface MemoryEphemeralStoreOptions {
   clock?: Clock;

@@ -50,6 +50,7 @@ export {
   SYSTEM_ACTOR,
 } from './context.js';
 export * from './est/index.js';
+export * from './scep/mdm/index.js';
 export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
 export * from './job-kinds.js';
