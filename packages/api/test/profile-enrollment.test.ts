@@ -128,4 +128,52 @@ describe('enrollment settings on profiles', () => {
       scep: { challenge_password: 'hunter2' },
     });
   });
+
+  it('keeps the scep block: defaults, nested mdm updates, challenge password hashed and write-only', async () => {
+    const created = await app.call('POST', '/api/v1/profiles', { name: 'SCEP block' });
+    expect(created.body.scep).toEqual({
+      enabled: false,
+      path_id: null,
+      mtls_trust_bundle_path: null,
+      mdm: {
+        enabled: false,
+        trust_bundle_path: null,
+        audience: null,
+        max_lifetime_seconds: 3600,
+        require_compliance: true,
+      },
+      challenge_password_set: false,
+    });
+    const id = created.body.id as string;
+    const set = await app.call('PUT', `/api/v1/profiles/${id}`, {
+      scep: {
+        path_id: 'devices',
+        challenge_password: 'correct horse battery',
+        mdm: { audience: 'certwright' },
+      },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body.scep).toMatchObject({
+      path_id: 'devices',
+      challenge_password_set: true,
+      mdm: { audience: 'certwright', max_lifetime_seconds: 3600, require_compliance: true },
+    });
+    expect(JSON.stringify(set.body)).not.toContain('correct horse');
+    const secrets = (await app.services.deps.storage.profiles.getWithSecrets(id))?.secrets.scep;
+    expect(secrets?.challenge_password).toMatch(/^\$?scrypt/);
+    expect((await app.services.deps.storage.profiles.findByPathId('scep', 'devices'))?.id).toBe(id);
+    const nested = await app.call('PUT', `/api/v1/profiles/${id}`, {
+      scep: { mdm: { max_lifetime_seconds: 600 } },
+    });
+    expect(nested.body.scep.mdm).toMatchObject({ audience: 'certwright', max_lifetime_seconds: 600 });
+    expect(nested.body.scep.challenge_password_set).toBe(true);
+    const tooLong = await app.call('PUT', `/api/v1/profiles/${id}`, {
+      scep: { mdm: { max_lifetime_seconds: 86_401 } },
+    });
+    expect(tooLong.status).toBe(400);
+    const audit = await app.call('GET', `/api/v1/audit?per_page=100`);
+    expect(JSON.stringify(audit.body)).not.toContain('correct horse');
+    const cleared = await app.call('PUT', `/api/v1/profiles/${id}`, { scep: { challenge_password: null } });
+    expect(cleared.body.scep.challenge_password_set).toBe(false);
+  });
 });

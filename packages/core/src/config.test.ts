@@ -216,6 +216,14 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_ACME_SERVER_ARI_ENABLED: 'yes' })).toContain('SVC_ACME_SERVER_ARI_ENABLED');
   });
 
+  it('reads the SCEP default profile: prof-default unless SVC_SCEP_DEFAULT_PROFILE_ID names another', () => {
+    expect(parseConfig(base).scep).toEqual({ defaultProfileId: 'prof-default' });
+    expect(parseConfig({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'prof-mdm' }).scep).toEqual({
+      defaultProfileId: 'prof-mdm',
+    });
+    expect(failure({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'a/b' })).toContain('SVC_SCEP_DEFAULT_PROFILE_ID');
+  });
+
   it('reads the ACME validation pools, ports, resolvers and ranges', () => {
     expect(parseConfig(base)).toMatchObject({
       acmeValidation: {

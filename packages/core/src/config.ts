@@ -77,6 +77,8 @@ export interface ServiceConfig {
    * SVC_EST_RATE_LIMIT_WINDOW (1m).
    */
   est: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
+  /** SCEP (docs/protocols/scep.md): SVC_SCEP_DEFAULT_PROFILE_ID (prof-default) serves the root routes. */
+  scep: { defaultProfileId: string };
   /**
    * ACME challenge validation (docs/protocols/acme.md): worker pool per challenge type
    * (SVC_ACME_SERVER_{HTTP01,DNS01,TLSALPN01}_CONCURRENCY, default 10 each), the ports the
@@ -301,6 +303,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
         limit: read('SVC_EST_RATE_LIMIT', count, '60') as number,
         windowMs: read('SVC_EST_RATE_LIMIT_WINDOW', duration, '1m') as number,
       },
+    },
+    scep: {
+      defaultProfileId: read('SVC_SCEP_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
     },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,

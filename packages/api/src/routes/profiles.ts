@@ -11,6 +11,7 @@ import {
   profileListSchema,
   profileUpdateSchema,
   type Services,
+  scepSettingsSchema,
 } from '@certwright/core';
 import { z } from 'zod';
 import type { RouteSpec } from '../http/route.js';
@@ -34,6 +35,11 @@ export const profileJson = z.object({
   est: estSettingsSchema
     .extend({ basic_credentials_set: z.boolean().describe('whether HTTP Basic credentials are configured') })
     .describe('the EST server of this profile (docs/protocols/est.md)'),
+  scep: scepSettingsSchema
+    .extend({
+      challenge_password_set: z.boolean().describe('whether a static challenge password is configured'),
+    })
+    .describe('the SCEP server of this profile (docs/protocols/scep.md)'),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -61,6 +67,7 @@ const profileView = (p: CertificateProfile) => ({
   enrollment: p.enrollment,
   acme: block(p, 'acme', p.acme),
   est: block(p, 'est', p.est),
+  scep: block(p, 'scep', p.scep),
   created_at: p.created_at,
   updated_at: p.updated_at,
 });

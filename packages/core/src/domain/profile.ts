@@ -143,8 +143,39 @@ export const estBasicCredentialSchema = z.object({
 });
 export type EstBasicCredential = z.infer<typeof estBasicCredentialSchema>;
 
+/**
+ * Device-management (MDM) signed challenges for SCEP: the challengePassword is a token signed
+ * by the MDM's key instead of a shared password. docs/protocols/scep.md.
+ */
+export const scepMdmSettingsSchema = z.object({
+  enabled: z.boolean(),
+  /** PEM file of the MDM's signing certificate(s). */
+  trust_bundle_path: z.string().min(1).max(4096).nullable(),
+  /** Expected `aud` of the signed challenge. */
+  audience: z.string().min(1).max(1024).nullable(),
+  /** The longest `exp - iat` accepted. */
+  max_lifetime_seconds: z.number().int().min(60).max(86_400),
+  /** The challenge must state that the device is compliant. */
+  require_compliance: z.boolean(),
+});
+export type ScepMdmSettings = z.infer<typeof scepMdmSettingsSchema>;
+
+/**
+ * SCEP (RFC 8894). Clients prove themselves with the challengePassword of their CSR: a static
+ * password (`challenge_password`, write-only, kept as an scrypt hash) or, with `mdm.enabled`,
+ * a challenge signed by the device manager; on the `/scep-mtls/…` routes also with a TLS
+ * client certificate chaining to the PEM bundle at `mtls_trust_bundle_path`.
+ * docs/protocols/scep.md.
+ */
+export const scepSettingsSchema = protocolBlockSchema.extend({
+  /** PEM bundle of CA certificates for the `/scep-mtls/…` routes; null: those routes refuse every client. */
+  mtls_trust_bundle_path: z.string().min(1).max(4096).nullable(),
+  mdm: scepMdmSettingsSchema,
+});
+export type ScepSettings = z.infer<typeof scepSettingsSchema>;
+
 /** The protocols with a block on profiles. */
-export const ENROLLMENT_PROTOCOLS = ['acme', 'est'] as const;
+export const ENROLLMENT_PROTOCOLS = ['acme', 'est', 'scep'] as const;
 export type EnrollmentProtocol = (typeof ENROLLMENT_PROTOCOLS)[number];
 
 /**
@@ -156,6 +187,8 @@ export const ENROLLMENT_SECRET_FIELDS: Readonly<Record<EnrollmentProtocol, reado
   acme: [],
   // JSON of [{username, password_hash}] (scrypt, see crypto/password-hash.ts).
   est: ['basic_credentials'],
+  // scrypt hash of the static SCEP challenge password (see crypto/password-hash.ts).
+  scep: ['challenge_password'],
 };
 
 /** Secret values by protocol and field, as storage seals them. */
@@ -187,11 +220,25 @@ export const DEFAULT_EST_SETTINGS: Readonly<EstSettings> = Object.freeze({
   require_channel_binding: false,
 });
 
+export const DEFAULT_SCEP_SETTINGS: Readonly<ScepSettings> = Object.freeze({
+  enabled: false,
+  path_id: null,
+  mtls_trust_bundle_path: null,
+  mdm: Object.freeze({
+    enabled: false,
+    trust_bundle_path: null,
+    audience: null,
+    max_lifetime_seconds: 3600,
+    require_compliance: true,
+  }),
+});
+
 /** The enrollment part of a profile record. */
 export interface ProfileEnrollment {
   enrollment: EnrollmentDefaults;
   acme: AcmeSettings;
   est: EstSettings;
+  scep: ScepSettings;
   /** Names of the secret fields that hold a value, by protocol (never the values). */
   enrollment_secrets_set: Partial<Record<EnrollmentProtocol, string[]>>;
 }

@@ -258,6 +258,7 @@ export type NewProfile = Omit<
     | 'enrollment'
     | 'acme'
     | 'est'
+    | 'scep'
   >,
   'enrollment_secrets_set'
 > & {

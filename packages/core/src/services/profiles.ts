@@ -7,12 +7,14 @@ import {
   DEFAULT_ACME_SETTINGS,
   DEFAULT_ENROLLMENT_DEFAULTS,
   DEFAULT_EST_SETTINGS,
+  DEFAULT_SCEP_SETTINGS,
   type EnrollmentSecrets,
   enrollmentDefaultsSchema,
   estBasicCredentialSchema,
   estSettingsSchema,
   extendedKeyUsageSchema,
   keyGenerationModeSchema,
+  scepSettingsSchema,
 } from '../domain/profile.js';
 import { conflict, type FieldIssue, notFound, validationError } from '../errors.js';
 import type { Storage } from '../ports/storage.js';
@@ -58,6 +60,18 @@ export const profileCreateSchema = z.object({
     })
     .strict()
     .optional(),
+  scep: scepSettingsSchema
+    .extend({ mdm: scepSettingsSchema.shape.mdm.partial().strict() })
+    .partial()
+    .extend({
+      /**
+       * The static challenge password clients put in their CSR's challengePassword; write-only,
+       * kept as an scrypt hash. `null` removes it.
+       */
+      challenge_password: z.string().min(8).max(255).nullable().optional(),
+    })
+    .strict()
+    .optional(),
 });
 export const profileUpdateSchema = profileCreateSchema.partial();
 export const profileListSchema = pageQuerySchema;
@@ -77,13 +91,13 @@ export class ProfileService {
 
   async create(actor: Actor, input: ProfileCreate): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
-    const credentials = await hashedCredentials(data);
+    const secrets = await hashedSecrets(data);
     return this.deps.storage.transaction(async (tx) => {
       const settings = await enrollmentSettings(tx, null, data);
       const profile = await tx.profiles
         .create({
           ...(settings.enrollment ? settings : {}),
-          ...(credentials ? { enrollment_secrets: withCredentials({}, credentials) } : {}),
+          ...(secrets ? { enrollment_secrets: withSecrets({}, secrets) } : {}),
           name: data.name,
           description: data.description ?? null,
           allowed_key_algorithms: data.allowed_key_algorithms ?? [],
@@ -118,17 +132,17 @@ export class ProfileService {
 
   async update(actor: Actor, id: string, input: ProfileUpdate): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
-    const credentials = await hashedCredentials(data);
+    const secrets = await hashedSecrets(data);
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.profiles.getWithSecrets(id);
       if (!current) throw notFound('profile', id);
       const settings = await enrollmentSettings(tx, current.profile, data);
-      const { enrollment: _enrollment, acme: _acme, est: _est, ...fields } = data;
+      const { enrollment: _enrollment, acme: _acme, est: _est, scep: _scep, ...fields } = data;
       const profile = await tx.profiles
         .update(id, {
           ...fields,
           ...settings,
-          ...(credentials ? { enrollment_secrets: withCredentials(current.secrets, credentials) } : {}),
+          ...(secrets ? { enrollment_secrets: withSecrets(current.secrets, secrets) } : {}),
         })
         .catch(nameTaken(data.name, 'profile'));
       await this.audit.record(actor, configEvent('profile_updated', 'profile', id, redacted(data)), tx);
@@ -157,16 +171,23 @@ async function enrollmentSettings(
   tx: Storage,
   current: CertificateProfile | null,
   data: z.output<typeof profileUpdateSchema>,
-): Promise<Partial<Pick<CertificateProfile, 'enrollment' | 'acme' | 'est'>>> {
-  if (!data.enrollment && !data.acme && !data.est) return {};
+): Promise<Partial<Pick<CertificateProfile, 'enrollment' | 'acme' | 'est' | 'scep'>>> {
+  if (!data.enrollment && !data.acme && !data.est && !data.scep) return {};
   const base = current ?? {
     enrollment: DEFAULT_ENROLLMENT_DEFAULTS,
     acme: DEFAULT_ACME_SETTINGS,
     est: DEFAULT_EST_SETTINGS,
+    scep: DEFAULT_SCEP_SETTINGS,
   };
   const enrollment = { ...base.enrollment, ...data.enrollment };
   const { basic_credentials: _credentials, ...estPatch } = data.est ?? {};
   const est = parseInput(estSettingsSchema, { ...base.est, ...estPatch });
+  const { challenge_password: _password, ...scepPatch } = data.scep ?? {};
+  const scep = parseInput(scepSettingsSchema, {
+    ...base.scep,
+    ...scepPatch,
+    mdm: { ...base.scep.mdm, ...scepPatch.mdm },
+  });
   const acme = parseInput(acmeSettingsSchema, {
     ...base.acme,
     ...data.acme,
@@ -188,6 +209,7 @@ async function enrollmentSettings(
   for (const [protocol, block] of [
     ['acme', acme],
     ['est', est],
+    ['scep', scep],
   ] as const) {
     if (block.enabled) {
       const unset = lookups.filter(([, id]) => id === null);
@@ -213,34 +235,66 @@ async function enrollmentSettings(
       }
     }
   }
-  return { enrollment, acme, est };
+  return { enrollment, acme, est, scep };
 }
 
 type StoredCredential = { username: string; password_hash: string };
 
-/** The EST Basic credentials of an input, passwords hashed (before any transaction opens). */
-async function hashedCredentials(
-  data: z.output<typeof profileUpdateSchema>,
-): Promise<StoredCredential[] | undefined> {
-  const given = data.est?.basic_credentials;
-  if (!given) return undefined;
-  return Promise.all(
-    given.map(async (c) => ({ username: c.username, password_hash: await hashPassword(c.password) })),
-  );
+/** The write-only secrets an input replaces, hashed (before any transaction opens). */
+interface HashedSecrets {
+  /** EST Basic credentials; `[]` removes them. */
+  credentials?: StoredCredential[];
+  /** scrypt hash of the SCEP challenge password; null removes it. */
+  scepChallenge?: string | null;
 }
 
-/** The profile's secrets with the EST credentials replaced (an empty list removes the field). */
-function withCredentials(secrets: EnrollmentSecrets, credentials: StoredCredential[]): EnrollmentSecrets {
-  const { basic_credentials: _old, ...rest } = secrets.est ?? {};
-  const est = credentials.length > 0 ? { ...rest, basic_credentials: JSON.stringify(credentials) } : rest;
-  return { ...secrets, est };
+async function hashedSecrets(data: z.output<typeof profileUpdateSchema>): Promise<HashedSecrets | undefined> {
+  const given = data.est?.basic_credentials;
+  const challenge = data.scep?.challenge_password;
+  if (!given && challenge === undefined) return undefined;
+  return {
+    ...(given
+      ? {
+          credentials: await Promise.all(
+            given.map(async (c) => ({ username: c.username, password_hash: await hashPassword(c.password) })),
+          ),
+        }
+      : {}),
+    ...(challenge === undefined
+      ? {}
+      : { scepChallenge: challenge === null ? null : await hashPassword(challenge) }),
+  };
+}
+
+/** The profile's secrets with the given ones replaced (an empty value removes the field). */
+function withSecrets(secrets: EnrollmentSecrets, given: HashedSecrets): EnrollmentSecrets {
+  let next = secrets;
+  if (given.credentials) {
+    const { basic_credentials: _old, ...rest } = next.est ?? {};
+    const est =
+      given.credentials.length > 0 ? { ...rest, basic_credentials: JSON.stringify(given.credentials) } : rest;
+    next = { ...next, est };
+  }
+  if (given.scepChallenge !== undefined) {
+    const { challenge_password: _old, ...rest } = next.scep ?? {};
+    const scep = given.scepChallenge === null ? rest : { ...rest, challenge_password: given.scepChallenge };
+    next = { ...next, scep };
+  }
+  return next;
 }
 
 /** The input as audit events may show it: credential usernames, never passwords. */
 function redacted(data: z.output<typeof profileUpdateSchema>): object {
-  if (!data.est?.basic_credentials) return data;
-  return {
-    ...data,
-    est: { ...data.est, basic_credentials: data.est.basic_credentials.map((c) => c.username) },
-  };
+  let out: z.output<typeof profileUpdateSchema> | object = data;
+  if (data.est?.basic_credentials) {
+    out = {
+      ...out,
+      est: { ...data.est, basic_credentials: data.est.basic_credentials.map((c) => c.username) },
+    };
+  }
+  if (data.scep?.challenge_password !== undefined) {
+    const { challenge_password, ...scep } = data.scep;
+    out = { ...out, scep: { ...scep, challenge_password_set: challenge_password !== null } };
+  }
+  return out;
 }

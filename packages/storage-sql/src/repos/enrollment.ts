@@ -3,12 +3,14 @@ import {
   DEFAULT_ACME_SETTINGS,
   DEFAULT_ENROLLMENT_DEFAULTS,
   DEFAULT_EST_SETTINGS,
+  DEFAULT_SCEP_SETTINGS,
   ENROLLMENT_PROTOCOLS,
   type EnrollmentDefaults,
   type EnrollmentProtocol,
   type EnrollmentSecrets,
   type EstSettings,
   type ProfileEnrollment,
+  type ScepSettings,
 } from '@certwright/core';
 import type { Ctx } from '../context.js';
 
@@ -23,6 +25,7 @@ interface StoredSettings {
   enrollment?: Partial<EnrollmentDefaults>;
   acme?: Partial<AcmeSettings>;
   est?: Partial<EstSettings>;
+  scep?: Partial<ScepSettings>;
   /** Names of the secret fields holding a value, by protocol. */
   secrets_set?: Partial<Record<EnrollmentProtocol, string[]>>;
 }
@@ -40,6 +43,11 @@ export function readEnrollment(text: string | null): ProfileEnrollment {
       rate_limits: { ...DEFAULT_ACME_SETTINGS.rate_limits, ...stored.acme?.rate_limits },
     },
     est: { ...DEFAULT_EST_SETTINGS, ...stored.est },
+    scep: {
+      ...DEFAULT_SCEP_SETTINGS,
+      ...stored.scep,
+      mdm: { ...DEFAULT_SCEP_SETTINGS.mdm, ...stored.scep?.mdm },
+    },
     enrollment_secrets_set: stored.secrets_set ?? {},
   };
 }
@@ -53,6 +61,7 @@ export async function writeEnrollment(
     enrollment?: EnrollmentDefaults;
     acme?: AcmeSettings;
     est?: EstSettings;
+    scep?: ScepSettings;
     enrollment_secrets?: EnrollmentSecrets;
   },
 ): Promise<{ enrollment_settings: string; enrollment_secrets_sealed?: string }> {
@@ -60,6 +69,7 @@ export async function writeEnrollment(
     enrollment: patch.enrollment ?? current.enrollment,
     acme: patch.acme ?? current.acme,
     est: patch.est ?? current.est,
+    scep: patch.scep ?? current.scep,
     enrollment_secrets_set: current.enrollment_secrets_set,
   };
   let sealed: string | undefined;
@@ -77,6 +87,7 @@ export async function writeEnrollment(
     enrollment: next.enrollment,
     acme: next.acme,
     est: next.est,
+    scep: next.scep,
     secrets_set: next.enrollment_secrets_set,
   };
   return {

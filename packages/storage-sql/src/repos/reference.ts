@@ -283,11 +283,19 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
           enrollment: input.enrollment ?? base.enrollment,
           acme: input.acme ?? base.acme,
           est: input.est ?? base.est,
+          scep: input.scep ?? base.scep,
           enrollment_secrets_set: {},
           created_at: now,
           updated_at: now,
         };
-        const { enrollment_secrets_set: _names, enrollment: _e, acme: _a, est: _est, ...columns } = profile;
+        const {
+          enrollment_secrets_set: _names,
+          enrollment: _e,
+          acme: _a,
+          est: _est,
+          scep: _scep,
+          ...columns
+        } = profile;
         await ctx.db
           .insertInto('certificate_profiles')
           .values({
@@ -309,11 +317,12 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
       atomic(ctx, async (ctx) => {
         const current = await profileRepository(ctx).require(id);
         const enrollment =
-          patch.enrollment || patch.acme || patch.est || patch.enrollment_secrets
+          patch.enrollment || patch.acme || patch.est || patch.scep || patch.enrollment_secrets
             ? await writeEnrollment(ctx, id, current, {
                 ...(patch.enrollment ? { enrollment: patch.enrollment } : {}),
                 ...(patch.acme ? { acme: patch.acme } : {}),
                 ...(patch.est ? { est: patch.est } : {}),
+                ...(patch.scep ? { scep: patch.scep } : {}),
                 ...(patch.enrollment_secrets ? { enrollment_secrets: patch.enrollment_secrets } : {}),
               })
             : {};
