@@ -38,6 +38,8 @@ const ADMIN_ONLY = [
   'deleteAcmeEabKey',
   'estAdminProfiles',
   'estAdminReloadTrust',
+  'scepMdmStats',
+  'scepMdmReloadTrust',
 ];
 
 const MEMBER_TOKEN = 'member-session-token';

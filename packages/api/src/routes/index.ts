@@ -14,6 +14,7 @@ import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
 import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
+import { scepMdmAdminRoutes } from './scep-mdm-admin.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
 
@@ -40,6 +41,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    scepMdmAdminRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

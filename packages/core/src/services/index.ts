@@ -22,6 +22,7 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 
@@ -50,7 +51,6 @@ export {
   SYSTEM_ACTOR,
 } from './context.js';
 export * from './est/index.js';
-export * from './scep/mdm/index.js';
 export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
 export * from './issuers.js';
 export * from './job-kinds.js';
@@ -63,6 +63,7 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './scep/mdm/index.js';
 export * from './targets.js';
 export * from './teams.js';
 
@@ -93,6 +94,8 @@ export interface Services {
   readonly acme: AcmeServices;
   /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
   readonly acmeOrders: AcmeOrderServices;
+  /** SCEP device-management signed challenges: checks, counters, trust anchors (docs/protocols/scep-mdm.md). */
+  readonly scepMdm: ScepMdmService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -105,6 +108,8 @@ export interface ServiceOptions {
   est?: EstOptions & { issuance?: EstIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
+  /** SCEP device-management challenges: root profile, clock skew, per-device failure limit. */
+  scepMdm?: ScepMdmOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -164,5 +169,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
+    scepMdm: new ScepMdmService(deps, audit, options.scepMdm),
   };
 }

@@ -2,6 +2,16 @@ export { type CsrNames, claimMismatch } from './claim-match.js';
 export { algorithmFitsKey, defaultAlgorithmFor } from './jws-signature.js';
 export { type MintScepChallengeInput, mintScepChallenge } from './mint.js';
 export {
+  csrNames,
+  type MdmTrustAnchorView,
+  SCEP_MDM_TRUST_RELOADED,
+  type ScepMdmOptions,
+  type ScepMdmProfileStats,
+  type ScepMdmReloaded,
+  ScepMdmService,
+  type ScepMdmSnapshot,
+} from './service.js';
+export {
   MDM_CHALLENGE_STATUSES,
   type MdmChallengeFailure,
   type MdmChallengeStatus,
