@@ -10,6 +10,7 @@ export * from './ports/clock.js';
 export * from './ports/ephemeral.js';
 export * from './ports/logger.js';
 export * from './ports/queue.js';
+export * from './ports/scep-storage.js';
 export * from './ports/storage.js';
 export * from './services/index.js';
 export * from './transport.js';

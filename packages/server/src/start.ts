@@ -119,7 +119,7 @@ export async function startServer(config: Readonly<ServiceConfig>, logger: Logge
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
-        scepMdm: { defaultProfileId: config.scep.defaultProfileId },
+        scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
       },

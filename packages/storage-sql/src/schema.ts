@@ -351,6 +351,20 @@ export interface KeyCheckTable {
   created_at: Ts;
 }
 
+/** The SCEP RA of a profile (migration 0010). */
+export interface ScepRaCertificatesTable {
+  profile_id: string;
+  issuer_id: string;
+  certificate_pem: string;
+  fingerprint_sha256: string;
+  private_key_sealed: string;
+  not_before: Ts;
+  not_after: Ts;
+  previous_certificate_pem: string | null;
+  previous_private_key_sealed: string | null;
+  updated_at: Ts;
+}
+
 export interface Database {
   owners: OwnersTable;
   teams: TeamsTable;
@@ -362,6 +376,7 @@ export interface Database {
   acme_orders: AcmeOrdersTable;
   acme_authorizations: AcmeAuthorizationsTable;
   acme_challenges: AcmeChallengesTable;
+  scep_ra_certificates: ScepRaCertificatesTable;
   renewal_policies: RenewalPoliciesTable;
   policy_rules: PolicyRulesTable;
   policy_violations: PolicyViolationsTable;

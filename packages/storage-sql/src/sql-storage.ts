@@ -17,6 +17,7 @@ import {
   renewalPolicyRepository,
   teamRepository,
 } from './repos/reference.js';
+import { scepRepositories } from './repos/scep.js';
 import { versionRepository } from './repos/versions.js';
 import { webhookRepository } from './repos/webhooks.js';
 import type { Database, Flavor } from './schema.js';
@@ -63,6 +64,7 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     webhooks: webhookRepository(ctx),
     audit: auditRepository(ctx),
     ...acmeRepositories(ctx),
+    ...scepRepositories(ctx),
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];

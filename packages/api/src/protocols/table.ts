@@ -2,17 +2,22 @@ import { acmeMount } from './acme.js';
 import { estMounts } from './est.js';
 import type { ProtocolMount } from './mount.js';
 import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
+import { scepMounts } from './scep.js';
 
 /**
  * Every wire protocol the composed handler serves, one entry per path prefix. A protocol
  * plugs in by adding its mounts here: the prefix, the route template for metrics, the
  * handler from `@certwright/protocols/<protocol>`, its public declaration with its rate-limit
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
- *
- * Coming: SCEP (`/scep`, `/scep-mtls`, `enrollment`).
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
-  return [crlMount(context), ocspMount(context), acmeMount(context), ...estMounts(context)];
+  return [
+    crlMount(context),
+    ocspMount(context),
+    acmeMount(context),
+    ...estMounts(context),
+    ...scepMounts(context),
+  ];
 }
 
 export type { MountContext };

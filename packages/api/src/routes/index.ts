@@ -14,6 +14,7 @@ import { ownerRoutes } from './owners.js';
 import { policyRoutes } from './policies.js';
 import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
+import { scepAdminRoutes } from './scep-admin.js';
 import { scepMdmAdminRoutes } from './scep-mdm-admin.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
@@ -41,6 +42,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     policyRoutes,
     acmeEabRoutes,
     estAdminRoutes,
+    scepAdminRoutes,
     scepMdmAdminRoutes,
   ];
   return modules.flatMap((module) => module(services));

@@ -23,5 +23,6 @@ export * from './ocsp-response.js';
 export * from './oids.js';
 export * from './pem.js';
 export * from './pkcs12.js';
+export * from './scep/index.js';
 export * from './signature.js';
 export * from './trust-bundle.js';

@@ -33,6 +33,7 @@ import type {
 import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -521,7 +522,7 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
-export interface Storage extends AcmeStorage {
+export interface Storage extends AcmeStorage, ScepStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
   readonly versions: CertificateVersionRepository;

@@ -22,6 +22,7 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
+import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
 import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
@@ -63,6 +64,7 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './scep/index.js';
 export * from './scep/mdm/index.js';
 export * from './targets.js';
 export * from './teams.js';
@@ -88,6 +90,8 @@ export interface Services {
   readonly bulk: BulkService;
   /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
   readonly est: EstService;
+  /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
+  readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
@@ -106,6 +110,8 @@ export interface ServiceOptions {
   pki?: PkiOptions;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: EstOptions & { issuance?: EstIssuance };
+  /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
+  scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
   /** SCEP device-management challenges: root profile, clock skew, per-device failure limit. */
@@ -139,6 +145,20 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
+  const scep = new ScepService(
+    deps,
+    audit,
+    (issuerId) => pki.lifecycle.caChain(issuerId),
+    (issuerId) => pki.lifecycle.connectors.require(issuerId),
+    () => options.scep?.issuance ?? pki.enrollment,
+    options.scep,
+  );
+  const scepMdm = new ScepMdmService(deps, audit, {
+    ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
+    ...options.scepMdm,
+  });
+  // Profiles with scep.mdm.enabled check their challenges here unless the embedder brings its own.
+  if (!options.scep?.mdmVerifier) scep.setMdmVerifier(scepMdm.scepVerifier());
   return {
     deps,
     audit,
@@ -158,6 +178,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     est,
+    scep,
     pki,
     acmeOrders: createAcmeOrderServices(
       deps,
@@ -169,6 +190,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       options.acme,
     ),
     acme: createAcmeServices(deps, audit),
-    scepMdm: new ScepMdmService(deps, audit, options.scepMdm),
+    scepMdm,
   };
 }

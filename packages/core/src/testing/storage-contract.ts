@@ -284,6 +284,39 @@ export function describeStorageContract(
       });
     });
 
+    describe('SCEP RA', () => {
+      const ra = (profile_id: string, fp: string, previous: string | null = null) => ({
+        profile_id,
+        issuer_id: 'iss-ra',
+        certificate_pem: `-----BEGIN CERTIFICATE-----\n${fp}\n-----END CERTIFICATE-----\n`,
+        fingerprint_sha256: fp.padEnd(64, '0'),
+        private_key_pem: `key-${fp}`,
+        not_before: new Date('2026-01-01T00:00:00.000Z'),
+        not_after: new Date('2027-01-01T00:00:00.000Z'),
+        previous_certificate_pem: previous,
+        previous_private_key_pem: previous === null ? null : `key-${previous}`,
+      });
+
+      it('creates once, rotates only from the RA in force, seals the keys and goes with its profile', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const profile = await s.profiles.create({ name: `scep ${tag}`, max_validity_days: 90 });
+        expect(await s.scepRa.get(profile.id)).toBeNull();
+        const first = await s.scepRa.replace(ra(profile.id, 'aa'), null);
+        expect(first).toMatchObject({ fingerprint_sha256: 'aa'.padEnd(64, '0'), private_key_pem: 'key-aa' });
+        expect(first.not_after.toISOString()).toBe('2027-01-01T00:00:00.000Z');
+        // A second creator loses to the first; a rotation from a stale RA changes nothing.
+        expect((await s.scepRa.replace(ra(profile.id, 'bb'), null)).private_key_pem).toBe('key-aa');
+        expect((await s.scepRa.replace(ra(profile.id, 'cc'), 'ff'.padEnd(64, '0'))).private_key_pem).toBe(
+          'key-aa',
+        );
+        const rotated = await s.scepRa.replace(ra(profile.id, 'dd', 'aa'), 'aa'.padEnd(64, '0'));
+        expect(rotated).toMatchObject({ private_key_pem: 'key-dd', previous_private_key_pem: 'key-aa' });
+        expect(await s.scepRa.get(profile.id)).toMatchObject({ previous_certificate_pem: 'aa' });
+        await s.profiles.delete(profile.id);
+        expect(await s.scepRa.get(profile.id)).toBeNull();
+      });
+    });
+
     describe('certificates and versions', () => {
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();

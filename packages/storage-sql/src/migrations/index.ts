@@ -7,12 +7,21 @@ import { keyCheck } from './0004_key_check.js';
 import { acme } from './0005_acme.js';
 import { auditChain } from './0006_audit_chain.js';
 import { profileIpSans } from './0007_profile_ip_sans.js';
+import { scepRa } from './0010_scep_ra.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
 
 /** Every migration, in order. Appending is the only allowed change. */
-export const MIGRATIONS: readonly Migration[] = [inventory, queue, keyCheck, acme, auditChain, profileIpSans];
+export const MIGRATIONS: readonly Migration[] = [
+  inventory,
+  queue,
+  keyCheck,
+  acme,
+  auditChain,
+  profileIpSans,
+  scepRa,
+];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
 const PG_LOCK_KEY = 7_326_040_211_001n;

@@ -3,6 +3,7 @@ import { fail, isCertwrightError, publicMessage } from '../../../errors.js';
 import type { CertificationRequest } from '../../../pki/csr.js';
 import type { AuditService } from '../../audit.js';
 import type { Actor, ServiceDeps } from '../../context.js';
+import type { ScepMdmVerifier } from '../challenge.js';
 import type { CsrNames } from './claim-match.js';
 import { type MdmChallengeFailure, type MdmChallengeStatus, mdmFailure } from './status.js';
 import type { MdmAnchorSet } from './trust-anchors.js';
@@ -131,8 +132,7 @@ export class ScepMdmService {
 
   /**
    * `check`, refusing every status but success with a typed error whose `extra.mdm_status`
-   * names the label (and `scep_fail_info: 'badRequest'`: the CertRep failInfo of a refused
-   * challenge).
+   * names the label; its reason is one SCEP answers with failInfo badRequest.
    */
   async require(
     profile: CertificateProfile,
@@ -141,9 +141,34 @@ export class ScepMdmService {
   ): Promise<MdmChallengeResult> {
     const result = await this.check(profile, csr, remoteAddress);
     if (result.status === 'success') return result;
-    const error = mdmFailure(result.status as MdmChallengeFailure, `challenge refused: ${result.message}`);
-    error.extra.scep_fail_info = 'badRequest';
-    throw error;
+    throw mdmFailure(
+      result.status as MdmChallengeFailure,
+      `challenge refused (${result.status}): ${result.message}`,
+    );
+  }
+
+  /**
+   * The verifier the SCEP service calls for a profile with `scep.mdm.enabled` (PKCSReq and
+   * RenewalReq alike: a renewal needs a fresh challenge too, so the MDM still vouches for the
+   * device). A refusal throws the typed failure of {@link ScepMdmService.require}, which the
+   * SCEP layer answers with CertRep FAILURE badRequest; the audit details of a success name the
+   * challenge (issuer, jti, signer), never the token.
+   */
+  scepVerifier(): ScepMdmVerifier {
+    return async (request) => {
+      const result = await this.require(request.profile, request.csr, request.remoteAddress);
+      const claims = result.claims!;
+      return {
+        method: 'mdm',
+        details: {
+          mdm_status: result.status,
+          mdm_issuer: claims.iss,
+          mdm_jti: claims.jti,
+          ...(claims.sub ? { mdm_subject: claims.sub } : {}),
+          ...(result.signer ? { mdm_signer: result.signer } : {}),
+        },
+      };
+    };
   }
 
   /** Per-status counters of every profile with the integration enabled. */

@@ -32,13 +32,17 @@ export function mdmFailure(status: MdmChallengeFailure, message: string, cause?:
   });
 }
 
-/** The domain reason of each failure, for callers that map reasons to a wire format. */
+/**
+ * The domain reason of each failure. A refused challenge is the client's bad request, whatever
+ * the cause: every reason here is one the SCEP failInfo table answers with `badRequest`
+ * (a bad signature on the challenge is not a bad signature on the PKIMessage).
+ */
 const REASONS = {
-  signature_invalid: 'signature_invalid',
-  expired: 'time_invalid',
-  not_yet_valid: 'time_invalid',
-  wrong_audience: 'not_permitted',
-  replay: 'not_permitted',
+  signature_invalid: 'unauthenticated',
+  expired: 'unauthenticated',
+  not_yet_valid: 'unauthenticated',
+  wrong_audience: 'unauthenticated',
+  replay: 'unauthenticated',
   rate_limited: 'rate_limited',
   claim_mismatch: 'names_mismatch',
   compliance_failed: 'not_permitted',

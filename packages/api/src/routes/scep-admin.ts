@@ -1,0 +1,71 @@
+import type { Services } from '@certwright/core';
+import { z } from 'zod';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { mdmSnapshotSchema } from './scep-mdm-admin.js';
+
+const TAG = 'SCEP administration';
+
+const profileSnapshot = z.object({
+  profile_id: z.string(),
+  name: z.string(),
+  path_id: z.string().nullable(),
+  enabled: z.boolean(),
+  ra_subject: z
+    .string()
+    .nullable()
+    .describe('subject of the RA certificate; null until the first SCEP request'),
+  ra_not_before: z.string().nullable(),
+  ra_not_after: z.string().nullable(),
+  mtls_enabled: z.boolean().describe('whether the /scep-mtls routes accept clients (a trust bundle is set)'),
+  mtls_trust_bundle_path: z.string().nullable(),
+  challenge_password_set: z
+    .boolean()
+    .describe('whether a static challenge password is configured (never the password)'),
+  mdm: mdmSnapshotSchema
+    .optional()
+    .describe(
+      'device-management challenges: present only when scep.mdm.enabled (docs/protocols/scep-mdm.md)',
+    ),
+});
+
+/** SCEP profile snapshots, admin only (docs/protocols/scep.md). */
+export function scepAdminRoutes(services: Services): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/admin/scep/profiles',
+      operationId: 'scepAdminProfiles',
+      admin: true,
+      summary:
+        'Per-profile SCEP snapshot: path id, RA certificate, mutual TLS, whether a challenge password is set',
+      tags: [TAG],
+      responses: {
+        200: {
+          description: 'every SCEP profile (and the default profile)',
+          schema: z.object({
+            profiles: z.array(profileSnapshot),
+            profile_count: z.number().int(),
+            generated_at: z.string(),
+          }),
+        },
+      },
+      handle: async () => {
+        const profiles = await Promise.all(
+          (await services.scep.profileSnapshots()).map(async (snapshot) => {
+            const profile = await services.deps.storage.profiles.get(snapshot.profile_id);
+            const mdm = profile ? await services.scepMdm.snapshot(profile) : undefined;
+            return mdm ? { ...snapshot, mdm } : snapshot;
+          }),
+        );
+        return {
+          status: 200,
+          body: {
+            profiles,
+            profile_count: profiles.length,
+            generated_at: services.deps.clock.now().toISOString(),
+          },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,510 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { CertificateProfile } from '../../domain/profile.js';
+import { type FailureReason, fail, isCertwrightError, publicMessage } from '../../errors.js';
+import type { IssuerConnector } from '../../issuers/connector.js';
+import { readCertificate } from '../../pki/certificate-info.js';
+import { openEnvelopedData } from '../../pki/cms/enveloped-data.js';
+import { type CmsDigest, verifySignerInfo } from '../../pki/cms/signed-data.js';
+import { parseCertificationRequest } from '../../pki/csr.js';
+import { pemDecodeCertificates } from '../../pki/pem.js';
+import { assertAnswerable, parseScepRequest, type ScepRequest } from '../../pki/scep/message.js';
+import type { AuditService } from '../audit.js';
+import type { Actor, ServiceDeps } from '../context.js';
+import { EstTrustBundles } from '../est/trust.js';
+import type { EnrollmentService } from '../issuance/enrollment.js';
+import { checkScepChallenge, type ScepChallengeVerdict, type ScepMdmVerifier } from './challenge.js';
+import { type ScepRa, type ScepRaKey, ScepRaKeys } from './ra.js';
+
+/**
+ * The SCEP server (RFC 8894) as a library: which profile a route serves, its RA, and one
+ * PKIOperation — parse, verify, decrypt, authenticate (challenge, renewal certificate, mutual
+ * TLS), issue through the one enrollment path, remember the transaction for polls, audit.
+ * `@certwright/protocols/scep` puts HTTP around it and writes the CertRep. docs/protocols/scep.md.
+ */
+
+export const SCEP_AUDIT_ACTIONS = [
+  'scep_pkcsreq',
+  'scep_renewalreq',
+  'scep_pkcsreq_mdm',
+  'scep_renewalreq_mdm',
+] as const;
+export type ScepAuditAction = (typeof SCEP_AUDIT_ACTIONS)[number];
+
+/** GetCACaps (RFC 8894 §3.5.2): what this server implements, one per line. */
+export const SCEP_CAPABILITIES = [
+  'AES',
+  'POSTPKIOperation',
+  'Renewal',
+  'SCEPStandard',
+  'SHA-256',
+  'SHA-512',
+] as const;
+
+/** What SCEP needs from the issuance pipeline. */
+export type ScepIssuance = Pick<EnrollmentService, 'enroll'>;
+
+export interface ScepOptions {
+  /** The profile of the root routes (`/scep`, `/scep-mtls`); default `prof-default`. */
+  defaultProfileId?: string;
+  /** Device-management challenge verifier (see challenge.ts). */
+  mdmVerifier?: ScepMdmVerifier;
+  /** Reads a trust bundle file; default `fs.readFile(path, 'utf8')`. */
+  readTrustBundle?: (path: string) => Promise<string>;
+  /** How long a transaction's result is kept for polls and a senderNonce for replay checks; default 7 days. */
+  transactionTtlMs?: number;
+  /** Largest accepted distance of a request's signingTime from now; default 24 h. */
+  maxClockSkewMs?: number;
+}
+
+/** What only the connection knows about a SCEP client. */
+export interface ScepClient {
+  remoteAddress: string;
+  /** The request came on a mutual-TLS route (`/scep-mtls/…`). */
+  mtls: boolean;
+  /** The TLS client certificate chain, DER, leaf first; empty when none was presented. */
+  clientCertificateChain: readonly Uint8Array[];
+}
+
+/** What a CertRep answers; the protocol layer signs it with the RA. */
+export type ScepOutcome =
+  | { status: 'SUCCESS'; certificates: Buffer[] }
+  | { status: 'FAILURE'; reason: FailureReason; message: string };
+
+/**
+ * One answered PKIOperation: what the CertRep needs. `outcome` FAILURE carries the typed
+ * reason (the protocol maps it to a failInfo); nothing was issued then.
+ */
+export interface ScepOperationResult {
+  ra: ScepRaKey;
+  transactionId: string;
+  /** The request's senderNonce (the reply's recipientNonce). */
+  recipientNonce: Uint8Array;
+  /** Fresh, for the reply's senderNonce. */
+  senderNonce: Uint8Array;
+  digest: CmsDigest;
+  /** The requester's signing certificate: the SUCCESS envelope's recipient. */
+  requester: Uint8Array;
+  outcome: ScepOutcome;
+}
+
+export interface ScepProfileSnapshot {
+  profile_id: string;
+  name: string;
+  path_id: string | null;
+  enabled: boolean;
+  ra_subject: string | null;
+  ra_not_before: string | null;
+  ra_not_after: string | null;
+  mtls_enabled: boolean;
+  mtls_trust_bundle_path: string | null;
+  challenge_password_set: boolean;
+}
+
+const DAY = 86_400_000;
+const SERVER_SIDE = new Set(['internal', 'unavailable', 'config_invalid']);
+
+/** A transaction as remembered for polls. */
+interface StoredTransaction {
+  status: 'SUCCESS' | 'FAILURE';
+  certificate?: string;
+  reason?: FailureReason;
+  message?: string;
+  /** SHA-256 of the requester's signing certificate: only it may poll. */
+  requester: string;
+}
+
+export class ScepService {
+  readonly #ra: ScepRaKeys;
+  readonly #trust: EstTrustBundles;
+  readonly #defaultProfileId: string;
+  readonly #ttlMs: number;
+  readonly #skewMs: number;
+  readonly #challengeCache = new Map<string, number>();
+  readonly #memoryNonces = new Map<string, number>();
+  #mdm: ScepMdmVerifier | undefined;
+
+  constructor(
+    private readonly deps: ServiceDeps,
+    private readonly audit: AuditService,
+    private readonly caChain: (issuerId: string) => Promise<string[]>,
+    connector: (issuerId: string) => Promise<IssuerConnector>,
+    private readonly issuance: () => ScepIssuance | undefined,
+    options: ScepOptions = {},
+  ) {
+    this.#ra = new ScepRaKeys(deps, connector);
+    this.#trust = new EstTrustBundles(options.readTrustBundle);
+    this.#defaultProfileId = options.defaultProfileId ?? 'prof-default';
+    this.#ttlMs = options.transactionTtlMs ?? 7 * DAY;
+    this.#skewMs = options.maxClockSkewMs ?? DAY;
+    this.#mdm = options.mdmVerifier;
+  }
+
+  get defaultProfileId(): string {
+    return this.#defaultProfileId;
+  }
+
+  /** Plugs in the device-management challenge verifier. */
+  setMdmVerifier(verifier: ScepMdmVerifier | undefined): void {
+    this.#mdm = verifier;
+  }
+
+  /**
+   * The profile a route serves: the default profile for the root routes, otherwise the one
+   * whose `scep.path_id` is `pathId` (or, for a profile without one, its id). A profile with
+   * SCEP disabled is as absent as an unknown one: `not_found`.
+   */
+  async profile(pathId: string | null): Promise<CertificateProfile> {
+    const storage = this.deps.storage;
+    let profile: CertificateProfile | null;
+    if (pathId === null) profile = await storage.profiles.get(this.#defaultProfileId);
+    else {
+      profile = await storage.profiles.findByPathId('scep', pathId);
+      if (!profile) {
+        const byId = await storage.profiles.get(pathId);
+        profile = byId && byId.scep.path_id === null ? byId : null;
+      }
+    }
+    if (!profile?.scep.enabled) {
+      throw fail('not_found', pathId === null ? 'SCEP is not enabled' : `no SCEP profile '${pathId}'`);
+    }
+    return profile;
+  }
+
+  /** GetCACaps. */
+  async capabilities(pathId: string | null): Promise<readonly string[]> {
+    await this.profile(pathId);
+    return SCEP_CAPABILITIES;
+  }
+
+  /** GetCACert: the issuing CA, the CAs above it, then the RA certificate, DER. */
+  async caCertificates(pathId: string | null): Promise<{ ca: Buffer[]; ra: Buffer }> {
+    const profile = await this.profile(pathId);
+    const issuerId = issuerOf(profile);
+    const ca = pemDecodeCertificates((await this.caChain(issuerId)).join(''));
+    const ra = await this.#ra.get(profile, issuerId);
+    return { ca, ra: ra.current.certificate };
+  }
+
+  /**
+   * One PKIOperation. Throws (no CertRep can be formed) for an unknown profile (`not_found`),
+   * a refused client certificate on the mutual-TLS route (`not_permitted`) and a body that is
+   * not a PKIMessage (`malformed`, `too_large`); every other failure is a FAILURE outcome.
+   */
+  async pkiOperation(
+    pathId: string | null,
+    client: ScepClient,
+    body: Uint8Array,
+  ): Promise<ScepOperationResult> {
+    const profile = await this.profile(pathId);
+    if (client.mtls) await this.#checkClientCertificate(profile, client);
+    const request = parseScepRequest(body);
+    const issuerId = issuerOf(profile);
+    const ra = await this.#ra.get(profile, issuerId);
+    const actor: Actor = { type: 'anonymous', id: `scep:${client.remoteAddress}` };
+    const base = {
+      transactionId: request.transactionId,
+      recipientNonce: request.senderNonce,
+      senderNonce: Buffer.from(this.#random(16)),
+      requester: request.signerCertificate,
+    };
+    let digest: CmsDigest = 'sha256';
+    const details: Record<string, unknown> = {
+      message_type: request.messageType,
+      transaction_id: request.transactionId,
+      route: client.mtls ? 'scep-mtls' : 'scep',
+      remote_address: client.remoteAddress,
+    };
+    try {
+      const verified = verifySignerInfo(request.signedData, request.signer, request.signerCertificate);
+      digest = verified.digest;
+      this.#checkTime(verified.signingTime);
+      assertAnswerable(request.messageType);
+      await this.#assertFresh(profile, request);
+      const inner = this.#open(ra, request);
+      if (request.messageType === 'CertPoll') {
+        const outcome = await this.#poll(profile, request);
+        return { ...base, ra: ra.current, digest, outcome };
+      }
+      const certificates = await this.#enroll(profile, issuerId, request, inner, client, actor, details);
+      return { ...base, ra: ra.current, digest, outcome: { status: 'SUCCESS', certificates } };
+    } catch (error) {
+      // An outage or a bug is the server's, not the request's: HTTP 5xx, no CertRep.
+      if (!isCertwrightError(error) || SERVER_SIDE.has(error.code)) throw error;
+      const outcome: ScepOutcome = { status: 'FAILURE', reason: error.reason, message: publicMessage(error) };
+      if (request.messageType === 'PKCSReq' || request.messageType === 'RenewalReq') {
+        await this.#remember(profile, request, outcome);
+        await this.#audit(actor, request.messageType, null, profile, {
+          ...details,
+          outcome: 'failure',
+          reason: error.reason,
+          error: outcome.message,
+        });
+      }
+      return { ...base, ra: ra.current, digest, outcome };
+    }
+  }
+
+  /** Per-profile snapshots for the admin API (the challenge secret never, only whether it is set). */
+  async profileSnapshots(): Promise<ScepProfileSnapshot[]> {
+    const out: ScepProfileSnapshot[] = [];
+    for (let page = 1; ; page++) {
+      const { items, total } = await this.deps.storage.profiles.list({ page, perPage: 200 });
+      for (const p of items) {
+        if (!p.scep.enabled && p.id !== this.#defaultProfileId) continue;
+        const ra = await this.#ra.stored(p.id);
+        const info = ra ? readCertificate(pemDecodeCertificates(ra.certificate_pem)[0]!) : null;
+        out.push({
+          profile_id: p.id,
+          name: p.name,
+          path_id: p.scep.path_id,
+          enabled: p.scep.enabled,
+          ra_subject: info?.subject.text ?? null,
+          ra_not_before: info?.notBefore.toISOString() ?? null,
+          ra_not_after: info?.notAfter.toISOString() ?? null,
+          mtls_enabled: p.scep.mtls_trust_bundle_path !== null,
+          mtls_trust_bundle_path: p.scep.mtls_trust_bundle_path,
+          challenge_password_set: (p.enrollment_secrets_set.scep ?? []).includes('challenge_password'),
+        });
+      }
+      if (page * 200 >= total) break;
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #random(length: number): Uint8Array {
+    return this.deps.random ? this.deps.random.bytes(length) : cryptoRandom(length);
+  }
+
+  async #checkClientCertificate(profile: CertificateProfile, client: ScepClient): Promise<void> {
+    const path = profile.scep.mtls_trust_bundle_path;
+    if (!path)
+      throw fail('not_permitted', 'this SCEP profile accepts no client certificates (no trust bundle)');
+    if (client.clientCertificateChain.length === 0) {
+      throw fail('not_permitted', 'a TLS client certificate is required on this route');
+    }
+    let bundle: Awaited<ReturnType<EstTrustBundles['get']>>;
+    try {
+      bundle = await this.#trust.get(profile.id, path, this.deps.clock.now());
+    } catch (cause) {
+      this.deps.logger.error({ err: cause, profile_id: profile.id }, 'SCEP trust bundle cannot be loaded');
+      throw fail('not_permitted', 'client certificates cannot be checked now (no trust anchors loaded)', {
+        cause,
+      });
+    }
+    try {
+      bundle.verify(client.clientCertificateChain, { now: this.deps.clock.now() });
+    } catch (error) {
+      if (!isCertwrightError(error) || error.code === 'internal') throw error;
+      throw fail('not_permitted', error.message, { cause: error });
+    }
+  }
+
+  #checkTime(signingTime: Date | undefined): void {
+    if (!signingTime) return;
+    const skew = Math.abs(signingTime.getTime() - this.deps.clock.now().getTime());
+    if (skew > this.#skewMs) {
+      throw fail('time_invalid', 'the signingTime of the request is too far from the server time');
+    }
+  }
+
+  /** A senderNonce is used once per profile (RFC 8894 §3.2.1.5): a replayed message is refused. */
+  async #assertFresh(profile: CertificateProfile, request: ScepRequest): Promise<void> {
+    const key = `scep:nonce:${profile.id}:${Buffer.from(request.senderNonce).toString('hex')}`;
+    const store = this.deps.ephemeral;
+    let fresh: boolean;
+    if (store) fresh = await store.putIfAbsent(key, '1', this.#ttlMs);
+    else {
+      const now = this.deps.clock.now().getTime();
+      const seen = this.#memoryNonces.get(key);
+      fresh = seen === undefined || seen < now;
+      if (fresh) {
+        if (this.#memoryNonces.size > 100_000) this.#memoryNonces.clear();
+        this.#memoryNonces.set(key, now + this.#ttlMs);
+      }
+    }
+    if (!fresh) throw fail('duplicate', 'this message was seen before (replayed senderNonce)');
+  }
+
+  /** The request content, decrypted with the RA key it names (current, else the one before). */
+  #open(ra: ScepRa, request: ScepRequest): Buffer {
+    for (const key of [ra.current, ra.previous]) {
+      if (!key) continue;
+      try {
+        return openEnvelopedData(request.envelope, {
+          privateKey: key.privateKey,
+          certificate: key.certificate,
+          limits: { maxBytes: 256 * 1024 },
+        });
+      } catch (error) {
+        if (isCertwrightError(error) && error.reason === 'not_found') continue;
+        throw error;
+      }
+    }
+    throw fail('signature_invalid', "the request is not encrypted to this server's RA certificate");
+  }
+
+  async #enroll(
+    profile: CertificateProfile,
+    issuerId: string,
+    request: ScepRequest,
+    inner: Buffer,
+    client: ScepClient,
+    actor: Actor,
+    details: Record<string, unknown>,
+  ): Promise<Buffer[]> {
+    const type = request.messageType as 'PKCSReq' | 'RenewalReq';
+    const csr = parseCertificationRequest(inner);
+    const renews = type === 'RenewalReq' ? await this.#certificateToRenew(issuerId, request) : undefined;
+    const secrets = (await this.deps.storage.profiles.getWithSecrets(profile.id))?.secrets ?? {};
+    const verdict = await checkScepChallenge(
+      this.deps,
+      {
+        profile,
+        secrets,
+        messageType: type,
+        csr,
+        transactionId: request.transactionId,
+        remoteAddress: client.remoteAddress,
+      },
+      { ...(this.#mdm ? { mdm: this.#mdm } : {}), cache: this.#challengeCache },
+    );
+    const issuance = this.issuance();
+    if (!issuance) throw fail('issuer_not_ready', 'no enrollment pipeline is configured');
+    const issued = await issuance.enroll(actor, {
+      profileId: profile.id,
+      csrDer: csr.der,
+      source: 'SCEP',
+      ...(renews ? { renewsCertificateId: renews } : {}),
+      provenance: {
+        scep_transaction_id: request.transactionId,
+        scep_route: String(details.route),
+        scep_challenge: verdict.method,
+      },
+    });
+    const [certificate] = pemDecodeCertificates(issued.certificatePem);
+    await this.#remember(profile, request, { status: 'SUCCESS', certificates: [certificate!] });
+    await this.#audit(actor, type, verdict, profile, {
+      ...details,
+      ...verdict.details,
+      outcome: 'success',
+      challenge: verdict.method,
+      certificate_id: issued.certificate.id,
+      version_id: issued.version.id,
+      serial_number: readCertificate(certificate!).serialNumber,
+    });
+    return [certificate!];
+  }
+
+  /**
+   * RFC 8894 §3.3.1.2: a RenewalReq is signed by the certificate being renewed. It must be one
+   * this service issued under the profile's issuer (the exact certificate of an inventory
+   * version), valid now and unrevoked; the new certificate is a new version of it.
+   */
+  async #certificateToRenew(issuerId: string, request: ScepRequest): Promise<string> {
+    const signer = readCertificate(request.signerCertificate);
+    const version = await this.deps.storage.versions.findBySerial(issuerId, signer.serialNumber);
+    const refuse = (why: string) => fail('not_found', `renewal refused: ${why}`);
+    if (!version) throw refuse('the signing certificate was not issued under this profile');
+    const stored = pemDecodeCertificates(version.cert_pem)[0];
+    if (
+      !stored ||
+      stored.length !== request.signerCertificate.length ||
+      !timingSafeEqual(stored, Buffer.from(request.signerCertificate))
+    ) {
+      throw refuse('the signing certificate is not the one in the inventory');
+    }
+    if (version.revoked_at) throw refuse('the signing certificate is revoked');
+    const now = this.deps.clock.now().getTime();
+    if (signer.notBefore.getTime() > now || signer.notAfter.getTime() < now) {
+      throw fail('time_invalid', 'renewal refused: the signing certificate is not valid now');
+    }
+    return version.certificate_id;
+  }
+
+  async #poll(profile: CertificateProfile, request: ScepRequest): Promise<ScepOutcome> {
+    const stored = await this.#recall(profile, request.transactionId);
+    if (!stored || stored.requester !== fingerprint(request.signerCertificate)) {
+      throw fail('not_found', `no transaction '${request.transactionId}' of this requester is known`);
+    }
+    if (stored.status === 'SUCCESS') {
+      return { status: 'SUCCESS', certificates: [Buffer.from(stored.certificate ?? '', 'base64')] };
+    }
+    return { status: 'FAILURE', reason: stored.reason ?? 'invalid_input', message: stored.message ?? '' };
+  }
+
+  #transactionKey(profile: CertificateProfile, transactionId: string): string {
+    return `scep:tx:${profile.id}:${createHash('sha256').update(transactionId).digest('hex')}`;
+  }
+
+  async #remember(profile: CertificateProfile, request: ScepRequest, outcome: ScepOutcome): Promise<void> {
+    const store = this.deps.ephemeral;
+    if (!store) return;
+    const record: StoredTransaction =
+      outcome.status === 'SUCCESS'
+        ? {
+            status: 'SUCCESS',
+            certificate: outcome.certificates[0]!.toString('base64'),
+            requester: fingerprint(request.signerCertificate),
+          }
+        : {
+            status: 'FAILURE',
+            reason: outcome.reason,
+            message: outcome.message,
+            requester: fingerprint(request.signerCertificate),
+          };
+    const key = this.#transactionKey(profile, request.transactionId);
+    try {
+      // The latest request of a transaction is what a poll answers.
+      await store.delete(key);
+      await store.putIfAbsent(key, JSON.stringify(record), this.#ttlMs);
+    } catch (cause) {
+      this.deps.logger.warn({ err: cause }, 'SCEP transaction not remembered: the ephemeral store failed');
+    }
+  }
+
+  async #recall(profile: CertificateProfile, transactionId: string): Promise<StoredTransaction | null> {
+    const text = await this.deps.ephemeral?.get(this.#transactionKey(profile, transactionId));
+    return text ? (JSON.parse(text) as StoredTransaction) : null;
+  }
+
+  async #audit(
+    actor: Actor,
+    type: 'PKCSReq' | 'RenewalReq',
+    verdict: ScepChallengeVerdict | null,
+    profile: CertificateProfile,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    const mdm = verdict?.method === 'mdm' || (verdict === null && profile.scep.mdm.enabled);
+    const action: ScepAuditAction =
+      type === 'PKCSReq'
+        ? mdm
+          ? 'scep_pkcsreq_mdm'
+          : 'scep_pkcsreq'
+        : mdm
+          ? 'scep_renewalreq_mdm'
+          : 'scep_renewalreq';
+    try {
+      await this.audit.record(actor, {
+        action,
+        category: 'cert_lifecycle',
+        resource_type: 'profile',
+        resource_id: profile.id,
+        details,
+      });
+    } catch (cause) {
+      this.deps.logger.error({ err: cause }, 'SCEP request could not be audited');
+    }
+  }
+}
+
+function issuerOf(profile: CertificateProfile): string {
+  const issuerId = profile.enrollment.issuer_id;
+  if (!issuerId) throw fail('issuer_not_ready', `SCEP profile '${profile.id}' names no issuer`);
+  return issuerId;
+}
+
+const fingerprint = (der: Uint8Array) => createHash('sha256').update(der).digest('hex');
+
+const cryptoRandom = (length: number): Uint8Array => randomBytes(length);
