@@ -38,6 +38,7 @@ const ADMIN_ONLY = [
   'deleteAcmeEabKey',
   'estAdminProfiles',
   'estAdminReloadTrust',
+  'scepAdminProfiles',
   'scepMdmStats',
   'scepMdmReloadTrust',
 ];
