@@ -7,13 +7,13 @@ import {
   type ScepOperationResult,
   type TransportContext,
 } from '@certwright/core';
-import { buildCertRep, buildCertsOnly } from '@certwright/core/pki';
+import { buildCertRep, buildCertsOnly, type ScepFailInfo } from '@certwright/core/pki';
 import { binaryResponse, segmentsAfter, textResponse } from '../shared/http.js';
 import type { ScepAuthority } from './authority.js';
 import { scepFailInfo } from './fail-info.js';
 
 export type { ScepAuthority } from './authority.js';
-export { scepFailInfo } from './fail-info.js';
+export { type ScepHttpFailure, scepFailInfo } from './fail-info.js';
 
 /**
  * The SCEP server (RFC 8894) as one Web-standard handler:
@@ -124,17 +124,29 @@ export function createScepHandler(options: ScepHandlerOptions): Handler {
       clientCertificateChain: transport.tls?.clientCertificateChain ?? [],
     };
     const result = await authority.pkiOperation(pathId, client, body);
-    if (result.outcome.status === 'FAILURE') options.onRefused?.(result);
+    let answer:
+      | { status: 'SUCCESS'; certificates: Uint8Array[]; recipient: Uint8Array }
+      | { status: 'FAILURE'; failInfo: ScepFailInfo };
+    if (result.outcome.status === 'SUCCESS') {
+      answer = { status: 'SUCCESS', certificates: result.outcome.certificates, recipient: result.requester };
+    } else {
+      options.onRefused?.(result);
+      const mapped = scepFailInfo(result.outcome.reason);
+      if (typeof mapped !== 'string') {
+        return textResponse(mapped.http, mapped.http === 500 ? 'internal error' : result.outcome.message, {
+          'cache-control': 'no-store',
+          ...(mapped.http === 503 ? { 'retry-after': '30' } : {}),
+        });
+      }
+      answer = { status: 'FAILURE', failInfo: mapped };
+    }
     const certRep = buildCertRep({
       ra: { certificate: result.ra.certificate, privateKey: result.ra.privateKey },
       transactionId: result.transactionId,
       recipientNonce: result.recipientNonce,
       senderNonce: result.senderNonce,
       digest: result.digest,
-      result:
-        result.outcome.status === 'SUCCESS'
-          ? { status: 'SUCCESS', certificates: result.outcome.certificates, recipient: result.requester }
-          : { status: 'FAILURE', failInfo: scepFailInfo(result.outcome.reason) },
+      result: answer,
     });
     return binaryResponse(200, certRep, SCEP_PKI_MESSAGE, { 'cache-control': 'no-store' });
   };

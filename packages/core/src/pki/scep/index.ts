@@ -1,5 +1,7 @@
 /** SCEP (RFC 8894) messages: reading PKIMessages, writing CertReps. See docs/protocols/scep.md. */
+
 export { buildCertRep, type CertRepOptions } from './cert-rep.js';
+export { buildScepRequest, type CertRep, readCertRep, type ScepRequestOptions } from './client.js';
 export { assertAnswerable, parseScepRequest, SCEP_MESSAGE_LIMITS, type ScepRequest } from './message.js';
 export {
   SCEP_FAIL_INFO,

@@ -54,6 +54,11 @@ export interface ScepOptions {
   transactionTtlMs?: number;
   /** Largest accepted distance of a request's signingTime from now; default 24 h. */
   maxClockSkewMs?: number;
+  /**
+   * Accept requests whose content is encrypted with single DES (micromdm scepclient ≤ 2.1 and
+   * other old clients use it whatever GetCACaps says); default true. Replies are always AES.
+   */
+  acceptSingleDes?: boolean;
 }
 
 /** What only the connection knows about a SCEP client. */
@@ -119,6 +124,7 @@ export class ScepService {
   readonly #defaultProfileId: string;
   readonly #ttlMs: number;
   readonly #skewMs: number;
+  readonly #acceptSingleDes: boolean;
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
   #mdm: ScepMdmVerifier | undefined;
@@ -136,6 +142,7 @@ export class ScepService {
     this.#defaultProfileId = options.defaultProfileId ?? 'prof-default';
     this.#ttlMs = options.transactionTtlMs ?? 7 * DAY;
     this.#skewMs = options.maxClockSkewMs ?? DAY;
+    this.#acceptSingleDes = options.acceptSingleDes ?? true;
     this.#mdm = options.mdmVerifier;
   }
 
@@ -335,6 +342,7 @@ export class ScepService {
         return openEnvelopedData(request.envelope, {
           privateKey: key.privateKey,
           certificate: key.certificate,
+          allowSingleDes: this.#acceptSingleDes,
           limits: { maxBytes: 256 * 1024 },
         });
       } catch (error) {
