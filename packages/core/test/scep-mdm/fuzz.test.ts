@@ -6,6 +6,7 @@ import {
   mdmStatusOf,
   mintScepChallenge,
   parseMdmChallenge,
+  parseMdmSigners,
 } from '../../src/services/scep/mdm/index.js';
 import { fuzzTarget, mutatedText } from '../../src/testing/fuzz.js';
 import {
@@ -171,6 +172,35 @@ describe('MDM challenge reader fuzzing', () => {
       }
       expect(mdmStatusOf(error)).toBe('malformed');
     }
+  });
+
+  it('refuses mutated trust files only with typed errors', async () => {
+    const rsa = await signingIdentity('RSA-2048', 'rsa signer');
+    const report = fuzzTarget(
+      {
+        name: 'mdm-trust-file',
+        covers: 'parseMdmSigners on mutations of PEM trust files',
+        inputs: mutatedText(
+          [signer.pem, signer.pem + rsa.pem],
+          [
+            '-----BEGIN CERTIFICATE-----\n',
+            '-----END CERTIFICATE-----\n',
+            '-----BEGIN PUBLIC KEY-----',
+            'A',
+            '=',
+            '\n',
+            'MII',
+            ':',
+          ],
+        ),
+        run: (text) => parseMdmSigners(text as string),
+        size: (t) => (t as string).length,
+        show: (t) => JSON.stringify(t),
+      },
+      1500,
+      0x7e57,
+    );
+    expect(report.untyped).toEqual([]);
   });
 
   it('answers every mutated challenge with a status label, never an exception', async () => {

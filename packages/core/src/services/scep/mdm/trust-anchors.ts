@@ -61,11 +61,15 @@ export function parseMdmSigners(pem: string): MdmSigner[] {
     if (ku && !decodeKeyUsage(ku.value).includes('digitalSignature')) {
       throw fail('invalid_input', `${position} (${info.subject.text}) does not allow digitalSignature`);
     }
-    return {
-      info,
-      thumbprint: createHash('sha256').update(block.der).digest(),
-      key: createPublicKey({ key: Buffer.from(info.spki), format: 'der', type: 'spki' }),
-    };
+    let key: KeyObject;
+    try {
+      key = createPublicKey({ key: Buffer.from(info.spki), format: 'der', type: 'spki' });
+    } catch (cause) {
+      throw fail('key_rejected', `${position} (${info.subject.text}) has a key that is not usable`, {
+        cause,
+      });
+    }
+    return { info, thumbprint: createHash('sha256').update(block.der).digest(), key };
   });
 }
 
