@@ -204,6 +204,54 @@ describe('SCEP PKCSReq with device-management challenges', () => {
     expect(await inventory('mdm-device-3')).toBe(0);
   });
 
+  it('refuses an expired challenge, one for another audience and one signed by an untrusted key', async () => {
+    const before = await counters();
+    const expired = mintScepChallenge({
+      key: mdm.key,
+      certificate: mdm.der,
+      audience: AUDIENCE,
+      claims: { cn: 'mdm-device-7', compliant: true },
+      lifetimeSeconds: 600,
+      now: new Date(app.clock.now().getTime() - 3_600_000),
+    });
+    const elsewhere = mintScepChallenge({
+      key: mdm.key,
+      certificate: mdm.der,
+      audience: 'urn:certwright:scep:another-profile',
+      claims: { cn: 'mdm-device-8', compliant: true },
+      now: app.clock.now(),
+    });
+    const { privateKey } = await generateKeyPair('ECDSA-P256');
+    const rogue = createSelfSignedCertificate(
+      {
+        subject: 'CN=rogue mdm',
+        notBefore: new Date('2025-06-01T00:00:00Z'),
+        notAfter: new Date('2027-06-01T00:00:00Z'),
+        keyUsage: ['digitalSignature'],
+      },
+      privateKey,
+    );
+    const forged = mintScepChallenge({
+      key: privateKey,
+      certificate: rogue.der,
+      audience: AUDIENCE,
+      claims: { cn: 'mdm-device-9', compliant: true },
+      now: app.clock.now(),
+    });
+    for (const [cn, token] of [
+      ['mdm-device-7', expired],
+      ['mdm-device-8', elsewhere],
+      ['mdm-device-9', forged],
+    ] as const) {
+      expect(await enroll(await pkcsReq(cn, token)), cn).toEqual({ pkiStatus: '2', failInfo: '2' });
+      expect(await inventory(cn)).toBe(0);
+    }
+    const after = await counters();
+    expect(after.expired).toBe(before.expired + 1);
+    expect(after.wrong_audience).toBe(before.wrong_audience + 1);
+    expect(after.signature_invalid).toBe(before.signature_invalid + 1);
+  });
+
   it('renews with a RenewalReq signed by the issued certificate and a fresh challenge (scep_renewalreq_mdm)', async () => {
     const device = await newDevice('mdm-device-6');
     const first = await enroll(await pkcsReq('mdm-device-6', challenge('mdm-device-6'), device), device);
