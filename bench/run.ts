@@ -20,6 +20,7 @@ const BENCHMARKS: Record<string, string[]> = {
   pki: [],
   'pki-server': [],
   est: [],
+  scep: [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],

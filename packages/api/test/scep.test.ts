@@ -369,6 +369,50 @@ describe('SCEP mutual TLS and administration', () => {
     expect(reply(trusted.body, ra, d).status).toBe('SUCCESS');
   });
 
+  it('a device-management profile routes the challenge to the plugged-in verifier (HTTP 503 without one)', async () => {
+    const created = await app.call('POST', '/api/v1/profiles', {
+      name: 'SCEP MDM seam',
+      enrollment: {
+        issuer_id: 'iss-local',
+        owner_id: 'own-default',
+        team_id: 'team-default',
+        renewal_policy_id: 'rp-default',
+      },
+      scep: { enabled: true, path_id: 'mdm-seam', mdm: { enabled: true, audience: 'certwright' } },
+    });
+    expect(created.status).toBe(201);
+    const ra = await raCertificate('/scep/mdm-seam');
+    const d = await device('mdm.scep.test', 'signed-challenge-token');
+    expect((await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).status).toBe(
+      503,
+    );
+    const seen: string[] = [];
+    app.services.scep.setMdmVerifier(async (request) => {
+      seen.push(request.csr.challengePassword ?? '');
+      if (request.csr.challengePassword !== 'signed-challenge-token') {
+        throw new Error('unreachable in this test');
+      }
+      return { method: 'mdm', details: { mdm_subject: 'device-42' } };
+    });
+    try {
+      const rep = reply(
+        (await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).body,
+        ra,
+        d,
+      );
+      expect(rep.status).toBe('SUCCESS');
+    } finally {
+      app.services.scep.setMdmVerifier(undefined);
+    }
+    expect(seen).toEqual(['signed-challenge-token']);
+    const audit = await app.storage.audit.list({ action: 'scep_pkcsreq_mdm', page: 1, perPage: 10 });
+    expect(audit.items[0]?.details).toMatchObject({
+      outcome: 'success',
+      challenge: 'mdm',
+      mdm_subject: 'device-42',
+    });
+  });
+
   it('GET /api/v1/admin/scep/profiles: one snapshot per SCEP profile, the challenge never shown; POST is 405', async () => {
     const res = await app.call('GET', '/api/v1/admin/scep/profiles');
     expect(res.status).toBe(200);

@@ -1,0 +1,207 @@
+/**
+ * SCEP benchmark (not a test; no thresholds): micromdm scepserver (Debian `scep`) and certwright
+ * side by side, driven by the same client — micromdm scepclient, one PKCSReq per run — with the
+ * same pre-generated RSA-2048 keys, a static challenge, plain HTTP on 127.0.0.1 (scepserver
+ * speaks no TLS), `CONCURRENCY` clients at a time.
+ *
+ *   pnpm bench scep            (or node --conditions=source --import tsx bench/scep.ts [n=100] [engine=pglite])
+ *
+ * Server CPU per enrollment is the server process's user+system time (/proc/<pid>/stat) over
+ * the measured enrollments; the clients run in their own processes and are not counted.
+ * scepserver binds every interface, so it runs in a network namespace of its own (loopback
+ * only), reached through socat over a UNIX socket; socat's time is not counted. Its CA is
+ * RSA-2048 (`scepserver ca -init -keySize 2048`); certwright's is the Local CA (ECDSA P-256)
+ * with its RSA-2048 RA. Figures go to docs/protocols/scep.md.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const n = Number(process.argv[2] ?? '100');
+const engine = process.argv[3] ?? 'pglite';
+const CONCURRENCY = 2;
+const WARMUP = 5;
+const CHALLENGE = 'bench-challenge';
+const TICK_MS = 1000 / 100; // USER_HZ
+
+const dir = mkdtempSync(join(tmpdir(), 'cw-bench-scep-'));
+const children: ChildProcess[] = [];
+
+function exec(cmd: string, args: string[], cwd = dir): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { cwd, encoding: 'utf8', timeout: 120_000 }, (error, out, err) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out, err });
+    });
+  });
+}
+
+/** utime + stime of a process, in ms. */
+function cpuOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+/** One pre-generated key per enrollment, shared by both servers. */
+async function keys(): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n + WARMUP; i++) {
+    const file = join(dir, `key-${i}.pem`);
+    const r = await exec('openssl', ['genrsa', '-traditional', '-out', file, '2048']);
+    if (r.code !== 0) throw new Error(`openssl genrsa failed: ${r.err}`);
+    out.push(file);
+  }
+  return out;
+}
+
+async function enrollAll(
+  label: string,
+  url: string,
+  pid: number,
+  keyFiles: string[],
+  extra: string[],
+): Promise<{ perSecond: number; cpuMs: number }> {
+  const once = async (i: number) => {
+    const work = join(dir, `${label}-${i}`);
+    mkdirSync(work);
+    copyFileSync(keyFiles[i]!, join(work, 'key.pem'));
+    const r = await exec(
+      'scepclient',
+      [
+        '-server-url',
+        url,
+        '-private-key',
+        'key.pem',
+        '-certificate',
+        'cert.pem',
+        '-challenge',
+        CHALLENGE,
+        '-cn',
+        `device-${i}.scep.bench.test`,
+        ...extra,
+      ],
+      work,
+    );
+    if (r.code !== 0) throw new Error(`${label}: scepclient failed: ${r.err.slice(-500)}`);
+  };
+  for (let i = 0; i < WARMUP; i++) await once(i);
+  let next = WARMUP;
+  const cpu0 = cpuOf(pid);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n + WARMUP) await once(next++);
+    }),
+  );
+  const ms = performance.now() - t0;
+  return { perSecond: (n / ms) * 1000, cpuMs: (cpuOf(pid) - cpu0) / n };
+}
+
+function waitForLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const nl = buffer.indexOf('\n');
+      if (nl >= 0) resolve(buffer.slice(0, nl));
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+async function certwright(keyFiles: string[]) {
+  const script = fileURLToPath(new URL('./support/scep-server.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SCEP_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SCEP_PROFILE}`]
+        : []),
+      '--conditions=source',
+      '--import',
+      'tsx',
+      script,
+      engine,
+      CHALLENGE,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  const { port, raFingerprint } = JSON.parse(await waitForLine(child)) as {
+    port: number;
+    raFingerprint: string;
+  };
+  // The Local CA is ECDSA: scepclient 2.1 must be told which certificate of GetCACert is the RA.
+  const result = await enrollAll('certwright', `http://127.0.0.1:${port}/scep`, child.pid!, keyFiles, [
+    '-ca-fingerprint',
+    raFingerprint,
+  ]);
+  child.kill('SIGTERM');
+  return result;
+}
+
+async function scepserver(keyFiles: string[]) {
+  const depot = join(dir, 'depot');
+  const init = await exec('scepserver', ['ca', '-init', '-depot', depot, '-keySize', '2048']);
+  if (init.code !== 0) throw new Error(`scepserver ca -init failed: ${init.err}`);
+  const sock = join(dir, 'scepserver.sock');
+  const pidFile = join(dir, 'scepserver.pid');
+  // Loopback-only network namespace; socat carries the port out over a UNIX socket.
+  const inner = spawn(
+    'unshare',
+    [
+      '-n',
+      'sh',
+      '-c',
+      `ip link set lo up && (scepserver -depot '${depot}' -port 18080 -challenge '${CHALLENGE}' -allowrenew 0 >/dev/null 2>&1 & echo $! > '${pidFile}'; wait) & ` +
+        `sleep 0.5; exec socat UNIX-LISTEN:'${sock}',fork TCP:127.0.0.1:18080`,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  children.push(inner);
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const outer = spawn('socat', [`TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`], {
+    stdio: 'ignore',
+  });
+  children.push(outer);
+  await new Promise((r) => setTimeout(r, 1500));
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  const result = await enrollAll('scepserver', `http://127.0.0.1:${port}/scep`, pid, keyFiles, []);
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {}
+  outer.kill('SIGTERM');
+  try {
+    process.kill(-inner.pid!, 'SIGTERM');
+  } catch {}
+  return result;
+}
+
+try {
+  const keyFiles = await keys();
+  const cw = await certwright(keyFiles);
+  const ms = await scepserver(keyFiles);
+  const rows: [string, string][] = [
+    [
+      'micromdm scepserver 2.1 (Go, file depot)',
+      `${ms.perSecond.toFixed(1)} /s, ${ms.cpuMs.toFixed(2)} ms server CPU each`,
+    ],
+    [`certwright (${engine})`, `${cw.perSecond.toFixed(1)} /s, ${cw.cpuMs.toFixed(2)} ms server CPU each`],
+    ['CPU per enrollment, certwright / scepserver', (cw.cpuMs / ms.cpuMs).toFixed(2)],
+  ];
+  console.log(
+    `\n| PKCSReq with scepclient, n = ${n}, ${CONCURRENCY} clients at a time | result |\n|---|---|`,
+  );
+  for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+} finally {
+  for (const child of children) {
+    try {
+      child.kill('SIGTERM');
+    } catch {}
+  }
+  rmSync(dir, { recursive: true, force: true });
+}

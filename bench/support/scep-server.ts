@@ -1,0 +1,46 @@
+/**
+ * The certwright side of `pnpm bench scep`, in its own process so that its CPU time is the
+ * server's alone: SCEP on the default profile (static challenge) behind the server's request
+ * listener on 127.0.0.1, plain HTTP like micromdm scepserver. Prints `{port, raFingerprint}`
+ * as one JSON line once it answers, then serves until killed.
+ *
+ *   node --conditions=source --import tsx bench/support/scep-server.ts <engine> <challenge>
+ */
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHandler } from '../../packages/api/src/index.js';
+import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../../packages/core/src/index.js';
+import { createRequestListener } from '../../packages/server/src/index.js';
+import { openBenchStorage } from './engines.js';
+
+const engine = process.argv[2] ?? 'pglite';
+const challenge = process.argv[3] ?? 'bench challenge';
+
+const { s: storage, cleanup } = await openBenchStorage(engine, 'cw-bench-scep');
+await storage.migrate();
+const services = createServices({ storage, clock: systemClock, logger: silentLogger });
+await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+  scep: { enabled: true, challenge_password: challenge },
+});
+const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
+const server = createServer(createRequestListener(handler));
+server.keepAliveTimeout = 60_000;
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+// The CA and the RA exist before the measurement starts.
+const { ra } = await services.scep.caCertificates(null);
+process.stdout.write(
+  `${JSON.stringify({
+    port: (server.address() as AddressInfo).port,
+    raFingerprint: createHash('sha256').update(ra).digest('hex'),
+  })}\n`,
+);
+const stop = async () => {
+  server.closeAllConnections();
+  server.close();
+  await storage.close();
+  await cleanup();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
