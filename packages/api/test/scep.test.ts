@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TransportContext } from '@certwright/core';
+import type { ManualClock, TransportContext } from '@certwright/core';
 import {
   buildScepRequest,
-  certificateToPem,
   createCertificationRequest,
   createSelfSignedCertificate,
   generateKeyPair,
@@ -224,6 +223,15 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
     const replay = reply((await scep('POST', '/scep?operation=PKIOperation', m.der)).body, ra, d);
     expect(replay).toMatchObject({ status: 'FAILURE', failInfo: 'badRequest' });
     expect(await scepCount()).toBe(before + 1);
+    // The replay left the transaction's result alone: a poll still answers the certificate.
+    const poll = message(d, ra, {
+      messageType: 'CertPoll',
+      transactionId: m.transactionId,
+      content: issuerAndSerialOf(d.self),
+    });
+    expect(reply((await scep('POST', '/scep?operation=PKIOperation', poll.der)).body, ra, d).status).toBe(
+      'SUCCESS',
+    );
 
     const other = await device('other-recipient.scep.test');
     const wrong = await device('wrong-recipient.scep.test');
@@ -441,5 +449,40 @@ describe('SCEP mutual TLS and administration', () => {
     expect((await app.call('GET', '/api/v1/admin/scep/profiles', undefined, { token: null })).status).toBe(
       401,
     );
+  });
+});
+
+describe('SCEP RA rotation', () => {
+  it('re-issues the RA with a third of its life left; requests to the replaced RA still decrypt', async () => {
+    const old = await raCertificate();
+    const oldInfo = readCertificate(old);
+    const life = oldInfo.notAfter.getTime() - oldInfo.notBefore.getTime();
+    const d = await device('rotation.scep.test');
+    // Made before the rotation, sent after it.
+    const early = message(d, old);
+    (app.clock as ManualClock).advance(Math.ceil((life * 2) / 3) + 86_400_000);
+    const fresh = await raCertificate();
+    expect(fresh.equals(old)).toBe(false);
+    const freshInfo = readCertificate(fresh);
+    expect(freshInfo.notAfter.getTime()).toBeGreaterThan(oldInfo.notAfter.getTime());
+    const d2 = await device('rotation-new.scep.test');
+    const viaNew = readCertRep(
+      (await scep('POST', '/scep?operation=PKIOperation', message(d2, fresh).der)).body,
+      {
+        ra: fresh,
+        requester: { certificate: d2.self, privateKey: d2.key.privateKey },
+      },
+    );
+    expect(viaNew.status).toBe('SUCCESS');
+    const res = await scep('POST', '/scep?operation=PKIOperation', early.der);
+    const viaOld = readCertRep(res.body, {
+      ra: fresh,
+      requester: { certificate: d.self, privateKey: d.key.privateKey },
+    });
+    expect(viaOld.status).toBe('SUCCESS');
+    const snapshot = (await app.call('GET', '/api/v1/admin/scep/profiles')).body.profiles.find(
+      (p: { profile_id: string }) => p.profile_id === 'prof-default',
+    );
+    expect(snapshot.ra_not_after).toBe(freshInfo.notAfter.toISOString());
   });
 });

@@ -106,6 +106,19 @@ describe('SCEP requests', () => {
     expect(reasonOf(() => parseScepRequest(noCert))).toBe('malformed');
     expect(reasonOf(() => parseScepRequest(Buffer.alloc(300 * 1024, 0x30)))).toBe('too_large');
   });
+
+  it('refuses deep nesting (DER and BER) and too many values without exhausting the stack', () => {
+    let deep: Buffer = Buffer.from([0x05, 0x00]);
+    for (let i = 0; i < 200; i++) deep = der.sequence(deep);
+    expect(reasonOf(() => parseScepRequest(deep))).toBe('malformed');
+    const indefinite = Buffer.concat([
+      Buffer.alloc(100_000 * 2).map((_, i) => (i % 2 === 0 ? 0x30 : 0x80)),
+      Buffer.alloc(100_000 * 2),
+    ]);
+    expect(['malformed', 'too_large']).toContain(reasonOf(() => parseScepRequest(indefinite)));
+    const many = der.sequence(...Array.from({ length: 20_000 }, () => Buffer.from([0x05, 0x00])));
+    expect(reasonOf(() => parseScepRequest(many))).toBe('malformed');
+  });
 });
 
 describe('CertRep', () => {

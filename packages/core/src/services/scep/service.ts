@@ -221,12 +221,15 @@ export class ScepService {
       route: client.mtls ? 'scep-mtls' : 'scep',
       remote_address: client.remoteAddress,
     };
+    // Only a request whose signature verified may leave a result for polls, and never a replay.
+    let remember = false;
     try {
       const verified = verifySignerInfo(request.signedData, request.signer, request.signerCertificate);
       digest = verified.digest;
       this.#checkTime(verified.signingTime);
       assertAnswerable(request.messageType);
       await this.#assertFresh(profile, request);
+      remember = true;
       const inner = this.#open(ra, request);
       if (request.messageType === 'CertPoll') {
         const outcome = await this.#poll(profile, request);
@@ -239,7 +242,7 @@ export class ScepService {
       if (!isCertwrightError(error) || SERVER_SIDE.has(error.code)) throw error;
       const outcome: ScepOutcome = { status: 'FAILURE', reason: error.reason, message: publicMessage(error) };
       if (request.messageType === 'PKCSReq' || request.messageType === 'RenewalReq') {
-        await this.#remember(profile, request, outcome);
+        if (remember) await this.#remember(profile, request, outcome);
         await this.#audit(actor, request.messageType, null, profile, {
           ...details,
           outcome: 'failure',
@@ -432,7 +435,7 @@ export class ScepService {
   }
 
   async #poll(profile: CertificateProfile, request: ScepRequest): Promise<ScepOutcome> {
-    const stored = await this.#recall(profile, request.transactionId);
+    const stored = await this.#recall(profile, request);
     if (!stored || stored.requester !== fingerprint(request.signerCertificate)) {
       throw fail('not_found', `no transaction '${request.transactionId}' of this requester is known`);
     }
@@ -442,8 +445,14 @@ export class ScepService {
     return { status: 'FAILURE', reason: stored.reason ?? 'invalid_input', message: stored.message ?? '' };
   }
 
-  #transactionKey(profile: CertificateProfile, transactionId: string): string {
-    return `scep:tx:${profile.id}:${createHash('sha256').update(transactionId).digest('hex')}`;
+  /** A transaction is its id and its requester: another signer cannot overwrite or read it. */
+  #transactionKey(profile: CertificateProfile, request: ScepRequest): string {
+    const id = createHash('sha256')
+      .update(request.transactionId)
+      .update('\0')
+      .update(request.signerCertificate)
+      .digest('hex');
+    return `scep:tx:${profile.id}:${id}`;
   }
 
   async #remember(profile: CertificateProfile, request: ScepRequest, outcome: ScepOutcome): Promise<void> {
@@ -462,7 +471,7 @@ export class ScepService {
             message: outcome.message,
             requester: fingerprint(request.signerCertificate),
           };
-    const key = this.#transactionKey(profile, request.transactionId);
+    const key = this.#transactionKey(profile, request);
     try {
       // The latest request of a transaction is what a poll answers.
       await store.delete(key);
@@ -472,8 +481,8 @@ export class ScepService {
     }
   }
 
-  async #recall(profile: CertificateProfile, transactionId: string): Promise<StoredTransaction | null> {
-    const text = await this.deps.ephemeral?.get(this.#transactionKey(profile, transactionId));
+  async #recall(profile: CertificateProfile, request: ScepRequest): Promise<StoredTransaction | null> {
+    const text = await this.deps.ephemeral?.get(this.#transactionKey(profile, request));
     return text ? (JSON.parse(text) as StoredTransaction) : null;
   }
 

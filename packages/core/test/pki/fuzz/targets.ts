@@ -285,6 +285,23 @@ export function pkiTargets(): FuzzTarget<unknown>[] {
       (b) => pki.readCertificate(b),
     ),
     bytesTarget(
+      'scep-request',
+      'parseScepRequest (SCEP attributes, signer certificate) and the signer verification',
+      fc.oneof(
+        {
+          weight: 6,
+          arbitrary: mutated([
+            readFileSync(new URL('../cms/fixtures/scepclient-2.1-pkcsreq.der', import.meta.url)),
+          ]),
+        },
+        { weight: 1, arbitrary: randomDer },
+      ),
+      (b) => {
+        const request = pki.parseScepRequest(b);
+        return pki.verifySignerInfo(request.signedData, request.signer, request.signerCertificate);
+      },
+    ),
+    bytesTarget(
       'ocsp-request',
       'parseOcspRequest (CertIDs, nonce, signed requests)',
       fc.oneof({ weight: 6, arbitrary: mutated(seeds.ocsp) }, { weight: 1, arbitrary: randomDer }),
