@@ -312,6 +312,7 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
       expect(res.body.toString()).not.toMatch(/at .*\.ts|stack/);
     }
     expect((await scep('GET', '/scep?operation=PKIOperation&message=***')).status).toBe(400);
+    expect((await scep('POST', '/scep?operation=PKIOperation', Buffer.alloc(300 * 1024, 0x30))).status).toBe(413);
     expect(await scepCount()).toBe(before);
   });
 

@@ -5,7 +5,7 @@ import type { PublicAccess } from '../http/route.js';
 export type OpenApiOperation = Record<string, unknown> & { operationId: string };
 
 /**
- * A wire protocol (CRL, OCSP; ACME, EST, SCEP next) served under a path prefix by its own
+ * A wire protocol (CRL, OCSP, ACME, EST, SCEP) served under a path prefix by its own
  * handler, in its own formats. createHandler dispatches to a mount before REST routing.
  */
 export interface ProtocolMount {

@@ -47,6 +47,7 @@ const errors = {
   400: text('unknown operation, or a body that is no PKIMessage (no CertRep can be formed)'),
   403: text('mutual-TLS route: no client certificate, or one the profile does not trust'),
   404: text('no such SCEP profile, or SCEP disabled on it'),
+  413: text('the PKIMessage is larger than 256 KiB'),
   500: text('internal error'),
   503: text('storage or the issuer is unavailable'),
 };

@@ -164,23 +164,24 @@ export function createScepHandler(options: ScepHandlerOptions): Handler {
   };
 }
 
-/** Errors before a CertRep can be formed: HTTP statuses by the error's family. */
+/**
+ * Errors before a CertRep can be formed: the HTTP status of the reason's SCEP mapping where it
+ * has one (413, 503, 500), else by the error's family — 400 for a body that is no PKIMessage,
+ * 403 for a refused client certificate, 404 for an unknown profile.
+ */
 function failure(error: unknown, onError?: (error: unknown) => void): Response {
+  const mapped = isCertwrightError(error) ? scepFailInfo(error.reason) : { http: 500 as const };
   const code = isCertwrightError(error) ? error.code : 'internal';
   const status =
-    code === 'bad_request' || code === 'validation_failed' || code === 'payload_too_large'
-      ? 400
+    typeof mapped !== 'string'
+      ? mapped.http
       : code === 'not_found'
         ? 404
         : code === 'forbidden' || code === 'unauthorized'
           ? 403
-          : code === 'unavailable' || code === 'rate_limited'
-            ? 503
-            : code === 'conflict'
-              ? 409
-              : 500;
+          : 400;
   if (status >= 500) onError?.(error);
-  return textResponse(status, status >= 500 && status !== 503 ? 'internal error' : publicMessage(error), {
+  return textResponse(status, status === 500 ? 'internal error' : publicMessage(error), {
     'cache-control': 'no-store',
     ...(status === 503 ? { 'retry-after': '30' } : {}),
   });
