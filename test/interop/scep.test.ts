@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SecretBox, type Services, SYSTEM_ACTOR, silentLogger, systemClock } from '@certwright/core';
 import { createRequestListener } from '@certwright/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,5 +231,106 @@ describe('SCEP with micromdm scepclient over TLS 1.3', () => {
         .update(readFileSync(join(work, 'old.pem')))
         .digest('hex'),
     );
+  });
+});
+
+/**
+ * Device-management challenges (docs/protocols/scep-mdm.md): the root profile switches to
+ * signed challenges minted by `certwright-mint-scep-challenge` (run from source) with an MDM
+ * key and certificate made by the openssl CLI; scepclient sends each as its -challenge.
+ */
+describe('SCEP with device-management challenges and micromdm scepclient', () => {
+  const AUDIENCE = 'urn:certwright:scep:prof-default';
+  const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+  /** A challenge from the command, as an operator would mint one. */
+  async function mint(cn: string, extra: string[] = []): Promise<string> {
+    const result = await run(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        join(REPO, 'packages/server/src/mint-scep-challenge.ts'),
+        '--key',
+        path('mdm.key'),
+        '--cert',
+        path('mdm.pem'),
+        '--audience',
+        AUDIENCE,
+        '--issuer',
+        'interop-mdm',
+        '--cn',
+        cn,
+        ...extra,
+      ],
+      REPO,
+    );
+    expect(result.code, result.err).toBe(0);
+    return result.out.trim();
+  }
+
+  const counters = () => services.scepMdm.verifier.counters('prof-default');
+
+  beforeAll(async () => {
+    await ok('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', path('mdm.key')]);
+    await ok('openssl', [
+      'req',
+      '-new',
+      '-x509',
+      '-key',
+      path('mdm.key'),
+      '-subj',
+      '/CN=interop mdm signer',
+      '-days',
+      '30',
+      '-addext',
+      'keyUsage=digitalSignature',
+      '-out',
+      path('mdm.pem'),
+    ]);
+    await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+      scep: { mdm: { enabled: true, trust_bundle_path: path('mdm.pem') } },
+    });
+  });
+
+  it('PKCSReq with a minted challenge: a certificate openssl verifies for the CN the challenge names, audited scep_pkcsreq_mdm', async () => {
+    const work = freshDir('mdm-enroll');
+    const token = await mint('mdm-1.scep.test');
+    const result = await scepclient(work, ['-challenge', token, '-cn', 'mdm-1.scep.test']);
+    expect(result.code, `${result.err}${result.out}`).toBe(0);
+    const cert = join(work, 'cert.pem');
+    await ok('openssl', ['verify', '-CAfile', path('ca-root.pem'), '-untrusted', path('ca-chain.pem'), cert]);
+    expect((await ok('openssl', ['x509', '-in', cert, '-noout', '-subject'])).trim()).toBe(
+      'subject=CN = mdm-1.scep.test',
+    );
+    expect((await counters()).success).toBe(1);
+    const audit = await storage.audit.list({ action: 'scep_pkcsreq_mdm', page: 1, perPage: 10 });
+    expect(audit.items.some((e) => (e.details as { outcome?: string }).outcome === 'success')).toBe(true);
+
+    // The same challenge from another device: single use, a FAILURE, nothing issued.
+    const again = freshDir('mdm-again');
+    const replay = await scepclient(again, ['-challenge', token, '-cn', 'mdm-1.scep.test']);
+    expect(replay.code).not.toBe(0);
+    expect(existsSync(join(again, 'cert.pem'))).toBe(false);
+    expect((await counters()).replay).toBe(1);
+  });
+
+  it('refuses the static password, a CN the challenge does not name and a non-compliant device', async () => {
+    const before = (await services.certificates.list({ source: 'SCEP', per_page: 1 })).total;
+    const cases: [string, string, keyof Awaited<ReturnType<typeof counters>>][] = [
+      ['mdm-static', CHALLENGE, 'malformed'],
+      ['mdm-name', await mint('someone-else.scep.test'), 'claim_mismatch'],
+      ['mdm-noncompliant', await mint('mdm-2.scep.test', ['--compliant', 'false']), 'compliance_failed'],
+    ];
+    for (const [name, challenge, status] of cases) {
+      const work = freshDir(name);
+      const start = (await counters())[status];
+      const result = await scepclient(work, ['-challenge', challenge, '-cn', 'mdm-2.scep.test']);
+      expect(result.code, name).not.toBe(0);
+      expect(existsSync(join(work, 'cert.pem'))).toBe(false);
+      expect((await counters())[status], name).toBe(start + 1);
+    }
+    expect((await services.certificates.list({ source: 'SCEP', per_page: 1 })).total).toBe(before);
   });
 });

@@ -378,7 +378,7 @@ describe('SCEP mutual TLS and administration', () => {
     expect(reply(trusted.body, ra, d).status).toBe('SUCCESS');
   });
 
-  it('a device-management profile routes the challenge to the plugged-in verifier (HTTP 503 without one)', async () => {
+  it('a device-management profile routes the challenge to the plugged-in verifier (services.scepMdm by default, HTTP 503 without one)', async () => {
     const created = await app.call('POST', '/api/v1/profiles', {
       name: 'SCEP MDM seam',
       enrollment: {
@@ -392,6 +392,14 @@ describe('SCEP mutual TLS and administration', () => {
     expect(created.status).toBe(201);
     const ra = await raCertificate('/scep/mdm-seam');
     const d = await device('mdm.scep.test', 'signed-challenge-token');
+    // createServices plugs in services.scepMdm: a token that is not a signed challenge is refused.
+    const refused = reply(
+      (await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).body,
+      ra,
+      d,
+    );
+    expect(refused).toMatchObject({ status: 'FAILURE', failInfo: 'badRequest' });
+    app.services.scep.setMdmVerifier(undefined);
     expect((await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).status).toBe(
       503,
     );
@@ -411,7 +419,7 @@ describe('SCEP mutual TLS and administration', () => {
       );
       expect(rep.status).toBe('SUCCESS');
     } finally {
-      app.services.scep.setMdmVerifier(undefined);
+      app.services.scep.setMdmVerifier(app.services.scepMdm.scepVerifier());
     }
     expect(seen).toEqual(['signed-challenge-token']);
     const audit = await app.storage.audit.list({ action: 'scep_pkcsreq_mdm', page: 1, perPage: 10 });

@@ -176,7 +176,15 @@ describe('certificates through the typed client', () => {
           op.success.some((s) => s.contentTypes.includes('application/json')),
       );
       expect(reads.length).toBeGreaterThan(15);
+      // Break-glass routes exist only where SVC_BREAKGLASS_ENABLED is set; elsewhere they are a
+      // typed 404 (docs/auth/breakglass.md), which is what this server shows.
+      const disabled = new Set(['listBreakglassCredentials']);
       for (const op of reads) {
+        if (disabled.has(op.operationId)) {
+          const refused = await c.callRaw(op.operationId).catch((e: unknown) => e);
+          expect(refused, op.operationId).toMatchObject({ status: 404 });
+          continue;
+        }
         const answer = await c.callRaw(op.operationId);
         expect(answer, op.operationId).toBeTypeOf('object');
       }

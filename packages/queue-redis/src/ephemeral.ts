@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  assertCounterStep,
   assertPositiveMs,
   CertwrightError,
   type EphemeralStore,
@@ -147,7 +148,21 @@ export class RedisEphemeralStore implements EphemeralStore {
     return reply === 1;
   }
 
-  #key(namespace: 'v' | 'fw' | 'sw' | 'lease', key: string): string {
+  async incrementCounter(key: string, by = 1): Promise<number> {
+    assertCounterStep(by);
+    const reply = await guarded('incrementCounter', () => this.#client.incrBy(this.#key('n', key), by));
+    return Number(reply);
+  }
+
+  async readCounters(keys: readonly string[]): Promise<number[]> {
+    if (keys.length === 0) return [];
+    const replies = await guarded('readCounters', () =>
+      this.#client.mGet(keys.map((key) => this.#key('n', key))),
+    );
+    return replies.map((reply) => (reply === null ? 0 : Number(reply)));
+  }
+
+  #key(namespace: 'v' | 'fw' | 'sw' | 'lease' | 'n', key: string): string {
     return `${this.#prefix}eph:${namespace}:${key}`;
   }
 }

@@ -21,6 +21,7 @@ import { policyRoutes } from './policies.js';
 import { profileRoutes } from './profiles.js';
 import { renewalPolicyRoutes } from './renewal-policies.js';
 import { scepAdminRoutes } from './scep-admin.js';
+import { scepMdmAdminRoutes } from './scep-mdm-admin.js';
 import { targetRoutes } from './targets.js';
 import { teamRoutes } from './teams.js';
 import { webhookRoutes } from './webhooks.js';
@@ -56,6 +57,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     authPeopleRoutes,
     authSessionRoutes,
     authGroupMappingRoutes,
+    scepMdmAdminRoutes,
   ];
   return modules.flatMap((module) => module(services));
 }

@@ -1,6 +1,7 @@
 import type { Services } from '@certwright/core';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import { mdmSnapshotSchema } from './scep-mdm-admin.js';
 
 const TAG = 'SCEP administration';
 
@@ -20,6 +21,11 @@ const profileSnapshot = z.object({
   challenge_password_set: z
     .boolean()
     .describe('whether a static challenge password is configured (never the password)'),
+  mdm: mdmSnapshotSchema
+    .optional()
+    .describe(
+      'device-management challenges: present only when scep.mdm.enabled (docs/protocols/scep-mdm.md)',
+    ),
 });
 
 /** SCEP profile snapshots, admin only (docs/protocols/scep.md). */
@@ -44,7 +50,13 @@ export function scepAdminRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async () => {
-        const profiles = await services.scep.profileSnapshots();
+        const profiles = await Promise.all(
+          (await services.scep.profileSnapshots()).map(async (snapshot) => {
+            const profile = await services.deps.storage.profiles.get(snapshot.profile_id);
+            const mdm = profile ? await services.scepMdm.snapshot(profile) : undefined;
+            return mdm ? { ...snapshot, mdm } : snapshot;
+          }),
+        );
         return {
           status: 200,
           body: {

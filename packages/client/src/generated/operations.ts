@@ -7143,6 +7143,70 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "scepMdmReloadTrust",
+    "method": "POST",
+    "path": "/api/v1/admin/scep/mdm/reload-trust",
+    "summary": "Re-read a profile's MDM signing certificates; a bad file keeps the previous anchors",
+    "tags": [
+      "SCEP administration"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": false,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "path_id": {
+            "description": "the profile by its SCEP path id; absent or null: the root profile",
+            "anyOf": [
+              {
+                "type": "string",
+                "maxLength": 64
+              },
+              {
+                "type": "null"
+              }
+            ]
+          }
+        },
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "scepMdmStats",
+    "method": "GET",
+    "path": "/api/v1/admin/scep/mdm/stats",
+    "summary": "Per-profile counters of device-management challenges, one per status label",
+    "tags": [
+      "SCEP administration"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "setAuthUserRoles",
     "method": "PUT",
     "path": "/api/v1/auth/users/{id}/roles",

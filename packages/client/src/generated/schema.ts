@@ -177,6 +177,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/scep/mdm/reload-trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-read a profile's MDM signing certificates; a bad file keeps the previous anchors */
+        post: operations["scepMdmReloadTrust"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/scep/mdm/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per-profile counters of device-management challenges, one per status label */
+        get: operations["scepMdmStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/scep/profiles": {
         parameters: {
             query?: never;
@@ -3651,6 +3685,224 @@ export interface operations {
             };
         };
     };
+    scepMdmReloadTrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description the profile by its SCEP path id; absent or null: the root profile */
+                    path_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the anchors now in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        anchors: {
+                            not_after: string;
+                            /** @description the x5t#S256 a challenge names this certificate by */
+                            sha256: string;
+                            subject: string;
+                        }[];
+                        path: string;
+                        profile_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission admin.scep.reload */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no SCEP profile with that path id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the device-management integration is not enabled on the profile (or names no file) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the trust file is unreadable or invalid; the previous anchors stay in force */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scepMdmStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every profile with the device-management integration enabled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        generated_at: string;
+                        profile_count: number;
+                        profiles: {
+                            /** @description challenges checked per outcome, shared by every instance on one ephemeral store */
+                            counters: {
+                                claim_mismatch: number;
+                                compliance_failed: number;
+                                expired: number;
+                                malformed: number;
+                                not_yet_valid: number;
+                                rate_limited: number;
+                                replay: number;
+                                signature_invalid: number;
+                                success: number;
+                                unknown_version: number;
+                                wrong_audience: number;
+                            };
+                            name: string;
+                            path_id: string | null;
+                            profile_id: string;
+                            scep_enabled: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission admin.scep.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     scepAdminProfiles: {
         parameters: {
             query?: never;
@@ -3673,6 +3925,39 @@ export interface operations {
                             /** @description whether a static challenge password is configured (never the password) */
                             challenge_password_set: boolean;
                             enabled: boolean;
+                            /** @description device-management challenges: present only when scep.mdm.enabled (docs/protocols/scep-mdm.md) */
+                            mdm?: {
+                                /** @description the audience a challenge must name */
+                                audience: string;
+                                /** @description challenges checked per outcome, shared by every instance on one ephemeral store */
+                                counters: {
+                                    claim_mismatch: number;
+                                    compliance_failed: number;
+                                    expired: number;
+                                    malformed: number;
+                                    not_yet_valid: number;
+                                    rate_limited: number;
+                                    replay: number;
+                                    signature_invalid: number;
+                                    success: number;
+                                    unknown_version: number;
+                                    wrong_audience: number;
+                                };
+                                max_lifetime_seconds: number;
+                                require_compliance: boolean;
+                                trust_anchor_not_after: string | null;
+                                /** @description the signing certificate that expires first */
+                                trust_anchor_subject: string | null;
+                                trust_anchors: {
+                                    not_after: string;
+                                    /** @description the x5t#S256 a challenge names this certificate by */
+                                    sha256: string;
+                                    subject: string;
+                                }[];
+                                /** @description when the anchors in force were read; null: none */
+                                trust_anchors_loaded_at: string | null;
+                                trust_bundle_path: string | null;
+                            };
                             /** @description whether the /scep-mtls routes accept clients (a trust bundle is set) */
                             mtls_enabled: boolean;
                             mtls_trust_bundle_path: string | null;

@@ -153,7 +153,7 @@ export const scepMdmSettingsSchema = z.object({
   trust_bundle_path: z.string().min(1).max(4096).nullable(),
   /** Expected `aud` of the signed challenge. */
   audience: z.string().min(1).max(1024).nullable(),
-  /** The longest `exp - iat` accepted. */
+  /** How long after its `iat` a challenge is accepted, whatever its `exp` says (docs/protocols/scep-mdm.md). */
   max_lifetime_seconds: z.number().int().min(60).max(86_400),
   /** The challenge must state that the device is compliant. */
   require_compliance: z.boolean(),

@@ -1,6 +1,11 @@
 import { CertwrightError } from '../errors.js';
 import { type Clock, systemClock } from '../ports/clock.js';
-import { assertPositiveMs, type EphemeralStore, type SlidingWindowResult } from '../ports/ephemeral.js';
+import {
+  assertCounterStep,
+  assertPositiveMs,
+  type EphemeralStore,
+  type SlidingWindowResult,
+} from '../ports/ephemeral.js';
 
 export interface MemoryEphemeralStoreOptions {
   clock?: Clock;
@@ -48,6 +53,7 @@ export class MemoryEphemeralStore implements EphemeralStore {
   readonly #fixed = new Map<string, FixedWindowEntry>();
   readonly #sliding = new Map<string, SlidingEntry>();
   readonly #leases = new Map<string, LeaseEntry>();
+  readonly #counters = new Map<string, number>();
   #lastSweep: number;
 
   constructor(options: MemoryEphemeralStoreOptions = {}) {
@@ -59,7 +65,9 @@ export class MemoryEphemeralStore implements EphemeralStore {
 
   /** Live and not-yet-purged entries across all namespaces (for metrics and tests). */
   get size(): number {
-    return this.#values.size + this.#fixed.size + this.#sliding.size + this.#leases.size;
+    return (
+      this.#values.size + this.#fixed.size + this.#sliding.size + this.#leases.size + this.#counters.size
+    );
   }
 
   async putIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
@@ -151,6 +159,22 @@ export class MemoryEphemeralStore implements EphemeralStore {
     if (!current || current.holder !== holder) return false;
     this.#leases.delete(name);
     return true;
+  }
+
+  async incrementCounter(key: string, by = 1): Promise<number> {
+    assertCounterStep(by);
+    const current = this.#counters.get(key);
+    if (current === undefined) {
+      if (by === 0) return 0;
+      this.#beforeInsert(this.#now());
+    }
+    const total = (current ?? 0) + by;
+    this.#counters.set(key, total);
+    return total;
+  }
+
+  async readCounters(keys: readonly string[]): Promise<number[]> {
+    return keys.map((key) => this.#counters.get(key) ?? 0);
   }
 
   /** Removes every expired entry now; returns how many were removed. */

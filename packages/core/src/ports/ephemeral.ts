@@ -2,12 +2,13 @@ import { CertwrightError } from '../errors.js';
 
 /**
  * Short-lived shared state with TTLs: nonces, replay caches, rate-limit counters, and leases
- * (locks) that make one instance run each scheduler tick. Default: in-process memory (one
+ * (locks) that make one instance run each scheduler tick; plus plain event counters for
+ * observability that every instance adds to and reads alike. Default: in-process memory (one
  * server instance); Redis when several instances share one database.
  *
  * Semantics every implementation guarantees (checked by `describeEphemeralContract`):
- * - Values, fixed-window counters, sliding windows and leases live in four separate
- *   namespaces: a value key `x`, a counter `x` and a lease `x` never collide.
+ * - Values, fixed-window counters, sliding windows, leases and plain counters live in five
+ *   separate namespaces: a value key `x`, a counter `x` and a lease `x` never collide.
  * - An entry whose TTL has passed behaves exactly as if it were absent, whether or not its
  *   storage has been reclaimed yet.
  * - Each single method is atomic across all callers of the same backend, including callers in
@@ -64,6 +65,16 @@ export interface EphemeralStore {
 
   /** Frees the lease if `holder` holds it; `false` (and nothing changes) otherwise. */
   releaseLease(name: string, holder: string): Promise<boolean>;
+
+  /**
+   * Adds `by` (a non-negative integer, default 1) to a plain counter without TTL and returns
+   * its new total; an absent counter starts at 0. For event counters an operator reads (not
+   * for limits: those are the windowed methods). Totals live as long as the backend's data.
+   */
+  incrementCounter(key: string, by?: number): Promise<number>;
+
+  /** The totals of plain counters, in the order of `keys`; 0 for a counter never incremented. */
+  readCounters(keys: readonly string[]): Promise<number[]>;
 }
 
 export interface SlidingWindowResult {
@@ -79,5 +90,12 @@ export function assertPositiveMs(name: string, value: number): void {
       'bad_request',
       `${name} must be a positive integer of milliseconds, got ${value}`,
     );
+  }
+}
+
+/** Shared argument check of `incrementCounter`. */
+export function assertCounterStep(by: number): void {
+  if (!Number.isSafeInteger(by) || by < 0) {
+    throw new CertwrightError('bad_request', `a counter step must be a non-negative integer, got ${by}`);
   }
 }

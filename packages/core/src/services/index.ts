@@ -29,6 +29,7 @@ import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { SessionService, type SessionSettings } from './sessions.js';
+import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
@@ -77,6 +78,7 @@ export * from './revocation.js';
 export * from './scep/index.js';
 export * from './scep-probe/index.js';
 export * from './sessions.js';
+export * from './scep/mdm/index.js';
 export * from './targets.js';
 export * from './teams.js';
 export * from './webhooks.js';
@@ -124,6 +126,8 @@ export interface Services {
   readonly sessions: SessionService;
   /** Break-glass local credentials (off unless enabled). */
   readonly breakglass: BreakglassService;
+  /** SCEP device-management signed challenges: checks, counters, trust anchors (docs/protocols/scep-mdm.md). */
+  readonly scepMdm: ScepMdmService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -150,6 +154,8 @@ export interface ServiceOptions {
   sessions?: Partial<SessionSettings>;
   /** Break-glass credentials (`SVC_BREAKGLASS_*`); disabled by default. */
   breakglass?: Partial<BreakglassSettings>;
+  /** SCEP device-management challenges: root profile, clock skew, per-device failure limit. */
+  scepMdm?: ScepMdmOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -189,6 +195,12 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.scep?.issuance ?? pki.enrollment,
     options.scep,
   );
+  const scepMdm = new ScepMdmService(deps, audit, {
+    ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
+    ...options.scepMdm,
+  });
+  // Profiles with scep.mdm.enabled check their challenges here unless the embedder brings its own.
+  if (!options.scep?.mdmVerifier) scep.setMdmVerifier(scepMdm.scepVerifier());
   return {
     deps,
     audit,
@@ -227,5 +239,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     people,
     sessions,
     breakglass: new BreakglassService(deps, audit, sessions, options.breakglass),
+    scepMdm,
   };
 }

@@ -154,6 +154,41 @@ export function describeEphemeralContract(
       });
     });
 
+    describe('plain counters', () => {
+      it('adds to a counter and reads it back; an unknown counter reads 0', async () => {
+        const a = key('count');
+        const b = key('count');
+        expect(await store.incrementCounter(a)).toBe(1);
+        expect(await store.incrementCounter(a, 4)).toBe(5);
+        expect(await store.incrementCounter(a, 0)).toBe(5);
+        expect(await store.readCounters([a, b, a])).toEqual([5, 0, 5]);
+        expect(await store.readCounters([])).toEqual([]);
+      });
+
+      it('counts every one of 50 concurrent increments', async () => {
+        const k = key('count');
+        const totals = await Promise.all(Array.from({ length: 50 }, () => store.incrementCounter(k)));
+        expect(new Set(totals).size).toBe(50);
+        expect(await store.readCounters([k])).toEqual([50]);
+      });
+
+      it('keeps counters apart from values and fixed windows with the same key', async () => {
+        const k = key('shared');
+        await store.putIfAbsent(k, 'value', 60_000);
+        await store.incrementFixedWindow(k, 86_400_000);
+        expect(await store.incrementCounter(k)).toBe(1);
+        expect(await store.get(k)).toBe('value');
+        expect(await store.incrementFixedWindow(k, 86_400_000)).toBe(2);
+      });
+
+      it('rejects a step that is negative or not an integer', async () => {
+        for (const by of [-1, 1.5, Number.NaN]) {
+          const error = await store.incrementCounter(key('count'), by).catch((e: unknown) => e);
+          expect(isCertwrightError(error) && error.code).toBe('bad_request');
+        }
+      });
+    });
+
     describe('sliding-window limiter', () => {
       it('allows up to the limit, then refuses with a retry-after inside the window', async () => {
         const k = key('sliding');
