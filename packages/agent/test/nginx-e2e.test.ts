@@ -86,10 +86,11 @@ beforeAll(async () => {
     owner_id: owner.body.id,
     team_id: team.body.id,
     profile_id: profile.body.id,
+    target_ids: [target.body.id],
   });
   expect(created.status).toBe(201);
   certificateId = created.body.id;
-  await server.storage.certificates.setTargets(certificateId, [target.body.id]);
+  expect(await server.storage.certificates.listTargetIds(certificateId)).toEqual([target.body.id]);
 }, 120_000);
 
 afterAll(async () => {
@@ -178,5 +179,17 @@ describe('the agent deploys to a real nginx', { timeout: 120_000 }, () => {
     expect(retired.status).toBe(200);
     await expect(running).resolves.toBe('retired');
     expect(agent.status().state).toBe('retired');
+  });
+});
+
+describe('binding certificates to targets', { timeout: 60_000 }, () => {
+  it('refuses an unknown target id naming target_ids, and changes nothing', async () => {
+    const before = await server.call('GET', '/api/v1/certificates?per_page=500');
+    const res = await server.call('PUT', `/api/v1/certificates/${certificateId}`, { target_ids: ['tg-missing'] });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({ field: 'target_ids', message: "target 'tg-missing' does not exist" });
+    const after = await server.call('GET', '/api/v1/certificates?per_page=500');
+    expect(after.body.total).toBe(before.body.total);
+    expect(await server.storage.certificates.listTargetIds(certificateId)).toHaveLength(1);
   });
 });
