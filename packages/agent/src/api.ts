@@ -134,7 +134,8 @@ export function parseWork(raw: unknown): Work {
       return {
         job: parseJob(job, `work item ${i}`),
         target: target === null || target === undefined ? null : parseTarget(target, i),
-        certificate: certificate === null || certificate === undefined ? null : parseCertificate(certificate, i),
+        certificate:
+          certificate === null || certificate === undefined ? null : parseCertificate(certificate, i),
       };
     }),
     awaiting_csr: awaiting_csr.map((j, i) => parseJob(j, `awaiting_csr ${i}`)),
@@ -171,7 +172,12 @@ function parseTarget(raw: unknown, i: number): WorkTarget {
   if (!isStr(t.id) || !isStr(t.type) || !t.config || typeof t.config !== 'object') {
     throw new MalformedWorkError(`work item ${i}: target lacks id, type or config`);
   }
-  return { id: t.id, name: isStr(t.name) ? t.name : t.id, type: t.type, config: t.config as Record<string, unknown> };
+  return {
+    id: t.id,
+    name: isStr(t.name) ? t.name : t.id,
+    type: t.type,
+    config: t.config as Record<string, unknown>,
+  };
 }
 
 function parseCertificate(raw: unknown, i: number): WorkCertificate {

@@ -30,9 +30,11 @@ async function register(args: string[], configPath: string | undefined): Promise
   const adminKey =
     process.env.SVC_API_KEY ??
     (process.env.SVC_API_KEY_FILE ? readFileSync(process.env.SVC_API_KEY_FILE, 'utf8').trim() : undefined);
-  if (!adminKey) throw new AgentConfigError('register needs an administrator key in SVC_API_KEY or SVC_API_KEY_FILE');
+  if (!adminKey)
+    throw new AgentConfigError('register needs an administrator key in SVC_API_KEY or SVC_API_KEY_FILE');
   const keyFile = process.env.SVC_AGENT_API_KEY_FILE ?? config.api_key_file;
-  if (!keyFile) throw new AgentConfigError('register needs SVC_AGENT_API_KEY_FILE (or api_key_file) to store the key');
+  if (!keyFile)
+    throw new AgentConfigError('register needs SVC_AGENT_API_KEY_FILE (or api_key_file) to store the key');
   const caPath = process.env.SVC_SERVER_CA_BUNDLE_PATH ?? config.ca_bundle_path;
   const { id } = await registerAgent(
     { serverUrl, ...(caPath ? { caBundlePem: readFileSync(caPath, 'utf8') } : {}) },

@@ -29,9 +29,13 @@ describe('agent connection settings', () => {
 
   it('names each missing or bad value', () => {
     const base = { SVC_SERVER_URL: 'https://cw.example', SVC_AGENT_ID: 'ag-1', SVC_AGENT_API_KEY: 'cwa_x' };
-    expect(() => connectionFromEnv({ ...base, SVC_SERVER_URL: undefined })).toThrow('SVC_SERVER_URL is required');
+    expect(() => connectionFromEnv({ ...base, SVC_SERVER_URL: undefined })).toThrow(
+      'SVC_SERVER_URL is required',
+    );
     expect(() => connectionFromEnv({ ...base, SVC_AGENT_ID: undefined })).toThrow('SVC_AGENT_ID is required');
-    expect(() => connectionFromEnv({ ...base, SVC_AGENT_API_KEY: undefined })).toThrow('SVC_AGENT_API_KEY or');
+    expect(() => connectionFromEnv({ ...base, SVC_AGENT_API_KEY: undefined })).toThrow(
+      'SVC_AGENT_API_KEY or',
+    );
     expect(() => connectionFromEnv({ ...base, SVC_AGENT_API_KEY_FILE: '/nonexistent' })).toThrow('not both');
     expect(() => connectionFromEnv({ ...base, SVC_SERVER_TLS_INSECURE_SKIP_VERIFY: 'maybe' })).toThrow(
       'SVC_SERVER_TLS_INSECURE_SKIP_VERIFY must be true or false',

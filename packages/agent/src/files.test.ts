@@ -1,8 +1,16 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backupFile, BACKUP_SUFFIX, checkAllowedPath, restoreBackup, writeFileAtomic } from './files.js';
+import { BACKUP_SUFFIX, backupFile, checkAllowedPath, restoreBackup, writeFileAtomic } from './files.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cw-agent-files-'));
 

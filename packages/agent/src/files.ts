@@ -91,7 +91,8 @@ export class PathNotAllowedError extends Error {
  */
 export function checkAllowedPath(path: string, allowedDirs: readonly string[], field: string): string {
   if (!isAbsolute(path)) throw new PathNotAllowedError(`${field} must be an absolute path`);
-  if (allowedDirs.length === 0) throw new PathNotAllowedError(`no allowed directories are configured for ${field}`);
+  if (allowedDirs.length === 0)
+    throw new PathNotAllowedError(`no allowed directories are configured for ${field}`);
   let dir: string;
   try {
     dir = realpathSync(dirname(resolve(path)));

@@ -81,8 +81,16 @@ export class AgentHttp {
               return;
             }
             const detail =
-              json && typeof json === 'object' && 'detail' in json ? String((json as { detail: unknown }).detail) : '';
-            reject(new AgentHttpError(status, `POST ${path} answered ${status}${detail ? `: ${detail}` : ''}`, json));
+              json && typeof json === 'object' && 'detail' in json
+                ? String((json as { detail: unknown }).detail)
+                : '';
+            reject(
+              new AgentHttpError(
+                status,
+                `POST ${path} answered ${status}${detail ? `: ${detail}` : ''}`,
+                json,
+              ),
+            );
           });
           res.on('error', (e) => reject(new AgentHttpError(0, `POST ${path}: ${e.message}`)));
         },

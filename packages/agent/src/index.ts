@@ -18,8 +18,8 @@ export {
   type WorkTarget,
 } from './api.js';
 export {
-  type AgentConnection,
   AgentConfigError,
+  type AgentConnection,
   type AgentFileSettings,
   connectionFromEnv,
   HTTPS_UPGRADE_GUIDE,
@@ -31,5 +31,11 @@ export { BACKUP_SUFFIX, checkAllowedPath, PathNotAllowedError, writeFileAtomic }
 export { AgentHttpError } from './http.js';
 export { AgentKeyStore } from './keys.js';
 export { type AgentLogger, jsonLogger, silentAgentLogger } from './logger.js';
-export { AGENT_VERSION, type AgentOptions, type AgentStatus, CertwrightAgent, type StopReason } from './runner.js';
+export {
+  AGENT_VERSION,
+  type AgentOptions,
+  type AgentStatus,
+  CertwrightAgent,
+  type StopReason,
+} from './runner.js';
 export { type Endpoint, fingerprint256, servedCertificate, verifyEndpoint } from './verify.js';

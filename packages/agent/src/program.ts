@@ -1,9 +1,19 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
-import { type AgentConnection, AgentConfigError, type AgentFileSettings, connectionFromEnv } from './config.js';
+import {
+  AgentConfigError,
+  type AgentConnection,
+  type AgentFileSettings,
+  connectionFromEnv,
+} from './config.js';
 import type { DeploymentConnector } from './connector.js';
-import { apacheConnector, type FileServerOptions, haproxyConnector, nginxConnector } from './connectors/index.js';
+import {
+  apacheConnector,
+  type FileServerOptions,
+  haproxyConnector,
+  nginxConnector,
+} from './connectors/index.js';
 import { writeFileAtomic } from './files.js';
 import { AgentKeyStore } from './keys.js';
 import type { AgentLogger } from './logger.js';
@@ -20,16 +30,23 @@ export interface AgentProgramConfig extends AgentFileSettings {
   /** `127.0.0.1:port` (loopback only) answering `GET /status` with the same JSON. */
   status_listen?: string;
   /** Per target type: the host's allowed directories and its validate/reload commands. */
-  connectors?: Record<string, { allowed_dirs: string[]; validate_command?: string[]; reload_command?: string[] }>;
+  connectors?: Record<
+    string,
+    { allowed_dirs: string[]; validate_command?: string[]; reload_command?: string[] }
+  >;
 }
 
-const FACTORIES: Record<string, (o: Partial<FileServerOptions> & Pick<FileServerOptions, 'allowedDirs'>) => DeploymentConnector> = {
+const FACTORIES: Record<
+  string,
+  (o: Partial<FileServerOptions> & Pick<FileServerOptions, 'allowedDirs'>) => DeploymentConnector
+> = {
   NGINX: nginxConnector,
   Apache: apacheConnector,
   HAProxy: haproxyConnector,
 };
 
-const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === 'string');
+const isStrings = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === 'string');
 
 export function readProgramConfig(path: string | undefined): AgentProgramConfig {
   if (!path) return {};
@@ -41,7 +58,8 @@ export function readProgramConfig(path: string | undefined): AgentProgramConfig 
       `the configuration file ${path} ${(error as NodeJS.ErrnoException).code ? 'cannot be read' : 'is not valid JSON'}`,
     );
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new AgentConfigError('the configuration file must hold a JSON object');
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new AgentConfigError('the configuration file must hold a JSON object');
   return raw as AgentProgramConfig;
 }
 
@@ -49,10 +67,13 @@ export function buildConnectors(config: AgentProgramConfig): DeploymentConnector
   const out: DeploymentConnector[] = [];
   for (const [type, c] of Object.entries(config.connectors ?? {})) {
     const factory = FACTORIES[type];
-    if (!factory) throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
-    if (!isStrings(c?.allowed_dirs)) throw new AgentConfigError(`connectors.${type}.allowed_dirs must list directories`);
+    if (!factory)
+      throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
+    if (!isStrings(c?.allowed_dirs))
+      throw new AgentConfigError(`connectors.${type}.allowed_dirs must list directories`);
     for (const k of ['validate_command', 'reload_command'] as const) {
-      if (c[k] !== undefined && !isStrings(c[k])) throw new AgentConfigError(`connectors.${type}.${k} must be an argv array`);
+      if (c[k] !== undefined && !isStrings(c[k]))
+        throw new AgentConfigError(`connectors.${type}.${k} must be an argv array`);
     }
     out.push(
       factory({
@@ -117,7 +138,9 @@ export async function startAgentProgram(
       }
     });
     await new Promise<void>((resolve, reject) => {
-      statusServer!.once('error', () => reject(new AgentConfigError(`status_listen ${config.status_listen} cannot be bound`)));
+      statusServer!.once('error', () =>
+        reject(new AgentConfigError(`status_listen ${config.status_listen} cannot be bound`)),
+      );
       statusServer!.listen(port, host, resolve);
     });
   }
@@ -133,7 +156,11 @@ export async function startAgentProgram(
   const timer = setInterval(writeStatus, 5_000);
   timer.unref();
   logger.info(
-    { agent_id: connection.agentId, server_url: connection.serverUrl, connectors: connectors.map((c) => c.type) },
+    {
+      agent_id: connection.agentId,
+      server_url: connection.serverUrl,
+      connectors: connectors.map((c) => c.type),
+    },
     'certwright-agent started',
   );
   const done = agent.run().then((reason) => {

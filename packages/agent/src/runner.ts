@@ -156,7 +156,8 @@ export class CertwrightAgent {
   }
 
   #facts(): HeartbeatFacts {
-    const failures = this.#status.consecutive_failures > 0 && this.#status.last_error ? [this.#status.last_error] : [];
+    const failures =
+      this.#status.consecutive_failures > 0 && this.#status.last_error ? [this.#status.last_error] : [];
     return {
       hostname: hostname(),
       os: platform(),
@@ -194,8 +195,7 @@ export class CertwrightAgent {
     try {
       result = await this.#perform(item);
     } catch (error) {
-      failure =
-        error instanceof DeploymentError || error instanceof Error ? error.message : 'the job failed';
+      failure = error instanceof DeploymentError || error instanceof Error ? error.message : 'the job failed';
     }
     const report = failure
       ? { status: 'Failed' as const, error: failure.slice(0, 4000) }
@@ -204,7 +204,10 @@ export class CertwrightAgent {
       await this.#call(() => this.api.report(job.id, report));
     } catch (error) {
       if (error instanceof AgentHttpError && (error.status === 409 || error.status === 404)) {
-        this.#log.warn({ job_id: job.id, status: error.status }, 'the job ended on the server before the report');
+        this.#log.warn(
+          { job_id: job.id, status: error.status },
+          'the job ended on the server before the report',
+        );
         return;
       }
       throw error;
@@ -227,7 +230,10 @@ export class CertwrightAgent {
       const cert = item.certificate;
       if (!cert) throw new DeploymentError('the deployment carries no certificate');
       const key = cert.private_key_pem ?? this.#o.keyStore?.keyForCertificate(cert.cert_pem) ?? null;
-      if (!key) throw new DeploymentError('no private key for the certificate: the server sent none and this host holds none');
+      if (!key)
+        throw new DeploymentError(
+          'no private key for the certificate: the server sent none and this host holds none',
+        );
       const outcome = await connector.deploy(target, {
         versionId: cert.version_id,
         serialNumber: cert.serial_number,

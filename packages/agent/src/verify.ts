@@ -16,7 +16,10 @@ export interface Endpoint {
  * Connects with TLS and reads the leaf the endpoint serves. Trust is not checked here on
  * purpose: the question is which certificate is served, not whether this host trusts it.
  */
-export function servedCertificate(ep: Endpoint, timeoutMs = 10_000): Promise<{ fingerprint256: string; serial: string }> {
+export function servedCertificate(
+  ep: Endpoint,
+  timeoutMs = 10_000,
+): Promise<{ fingerprint256: string; serial: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect({
       host: ep.host,
@@ -32,10 +35,17 @@ export function servedCertificate(ep: Endpoint, timeoutMs = 10_000): Promise<{ f
         reject(new Error(`${ep.host}:${ep.port} sent no certificate`));
         return;
       }
-      resolve({ fingerprint256: createHash('sha256').update(peer.raw).digest('hex'), serial: peer.serialNumber });
+      resolve({
+        fingerprint256: createHash('sha256').update(peer.raw).digest('hex'),
+        serial: peer.serialNumber,
+      });
     });
-    socket.once('timeout', () => socket.destroy(new Error(`no TLS handshake with ${ep.host}:${ep.port} in time`)));
-    socket.once('error', (e) => reject(new Error(`TLS handshake with ${ep.host}:${ep.port} failed: ${e.message}`)));
+    socket.once('timeout', () =>
+      socket.destroy(new Error(`no TLS handshake with ${ep.host}:${ep.port} in time`)),
+    );
+    socket.once('error', (e) =>
+      reject(new Error(`TLS handshake with ${ep.host}:${ep.port} failed: ${e.message}`)),
+    );
   });
 }
 

@@ -51,7 +51,11 @@ afterAll(() => server?.close());
 
 describe('certwright-agent', { timeout: 180_000 }, () => {
   it('refuses an http:// server URL at start-up, naming the upgrade guide', async () => {
-    const run = runCli([], { SVC_SERVER_URL: 'http://127.0.0.1:8443', SVC_AGENT_ID: 'ag-1', SVC_AGENT_API_KEY: 'cwa_x' });
+    const run = runCli([], {
+      SVC_SERVER_URL: 'http://127.0.0.1:8443',
+      SVC_AGENT_ID: 'ag-1',
+      SVC_AGENT_API_KEY: 'cwa_x',
+    });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('docs/clients/https-upgrade.md');
     expect(run.output()).not.toContain('cwa_x');
@@ -96,7 +100,11 @@ describe('certwright-agent', { timeout: 180_000 }, () => {
     expect((await server.call('GET', `/api/v1/agents/${agentId}`)).body.status).toBe('Online');
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
-    const lines = first.output().trim().split('\n').map((l) => JSON.parse(l));
+    const lines = first
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.at(-1)).toMatchObject({ level: 'info', reason: 'stopped' });
     expect(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')).state).toBe('stopped');
 

@@ -9,7 +9,13 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentKeyStore, CertwrightAgent, nginxConnector, registerAgent, servedCertificate } from '../src/index.js';
+import {
+  AgentKeyStore,
+  CertwrightAgent,
+  nginxConnector,
+  registerAgent,
+  servedCertificate,
+} from '../src/index.js';
 import { startNginx, type TestNginx } from './support/nginx.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from './support/server.js';
 
@@ -68,7 +74,10 @@ beforeAll(async () => {
   const issuer = await server.call('POST', '/api/v1/issuers', { name: 'Edge CA', type: 'Local' });
   const owner = await server.call('POST', '/api/v1/owners', { name: 'Ops', email: 'ops@example.com' });
   const team = await server.call('POST', '/api/v1/teams', { name: 'Edge' });
-  const profile = await server.call('POST', '/api/v1/profiles', { name: 'Agent keys', key_generation: 'agent' });
+  const profile = await server.call('POST', '/api/v1/profiles', {
+    name: 'Agent keys',
+    key_generation: 'agent',
+  });
   expect(profile.status).toBe(201);
   const target = await server.call('POST', '/api/v1/targets', {
     agent_id: agentId,
@@ -185,9 +194,14 @@ describe('the agent deploys to a real nginx', { timeout: 120_000 }, () => {
 describe('binding certificates to targets', { timeout: 60_000 }, () => {
   it('refuses an unknown target id naming target_ids, and changes nothing', async () => {
     const before = await server.call('GET', '/api/v1/certificates?per_page=500');
-    const res = await server.call('PUT', `/api/v1/certificates/${certificateId}`, { target_ids: ['tg-missing'] });
+    const res = await server.call('PUT', `/api/v1/certificates/${certificateId}`, {
+      target_ids: ['tg-missing'],
+    });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toContainEqual({ field: 'target_ids', message: "target 'tg-missing' does not exist" });
+    expect(res.body.errors).toContainEqual({
+      field: 'target_ids',
+      message: "target 'tg-missing' does not exist",
+    });
     const after = await server.call('GET', '/api/v1/certificates?per_page=500');
     expect(after.body.total).toBe(before.body.total);
     expect(await server.storage.certificates.listTargetIds(certificateId)).toHaveLength(1);

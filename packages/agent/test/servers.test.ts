@@ -14,7 +14,13 @@ import {
   haproxyConnector,
   servedCertificate,
 } from '../src/index.js';
-import { issueLeaf, startApache, startHaproxy, type TestPki, type TestServerProcess } from './support/servers.js';
+import {
+  issueLeaf,
+  startApache,
+  startHaproxy,
+  type TestPki,
+  type TestServerProcess,
+} from './support/servers.js';
 
 const material = (p: TestPki, v: string) => ({
   versionId: v,
@@ -43,7 +49,8 @@ const cases: Case[] = [
   {
     name: 'Apache',
     start: startApache,
-    connector: (s) => apacheConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
+    connector: (s) =>
+      apacheConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
     config: (s) => ({
       cert_path: join(s.tlsDir, 'cert.pem'),
       chain_path: join(s.tlsDir, 'chain.pem'),
@@ -56,7 +63,8 @@ const cases: Case[] = [
   {
     name: 'HAProxy',
     start: startHaproxy,
-    connector: (s) => haproxyConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
+    connector: (s) =>
+      haproxyConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
     config: (s) => ({ cert_path: join(s.tlsDir, 'site.pem'), verify_port: s.port }),
     certFile: (s) => join(s.tlsDir, 'site.pem'),
     error: 'not_a_haproxy_keyword',
@@ -69,7 +77,12 @@ describe.each(cases)('$name connector with the real server', { timeout: 120_000 
     const server = await c.start(first);
     started.push(server);
     const connector = c.connector(server);
-    const target: ConnectorTarget = { id: 'tg-1', name: c.name, type: connector.type, config: c.config(server) };
+    const target: ConnectorTarget = {
+      id: 'tg-1',
+      name: c.name,
+      type: connector.type,
+      config: c.config(server),
+    };
     const served = () => servedCertificate({ host: '127.0.0.1', port: server.port });
 
     expect(await connector.testConnection(target)).toEqual({ writable: true, configuration_valid: true });
@@ -97,7 +110,12 @@ describe.each(cases)('$name connector with the real server', { timeout: 120_000 
   it('refuses a key that does not match, and a path outside the allowed directories, writing nothing', async () => {
     const server = started.at(-1)!;
     const connector = c.connector(server);
-    const target: ConnectorTarget = { id: 'tg-1', name: c.name, type: connector.type, config: c.config(server) };
+    const target: ConnectorTarget = {
+      id: 'tg-1',
+      name: c.name,
+      type: connector.type,
+      config: c.config(server),
+    };
     const before = readFileSync(c.certFile(server), 'utf8');
     const a = issueLeaf();
     const b = issueLeaf();
@@ -105,7 +123,10 @@ describe.each(cases)('$name connector with the real server', { timeout: 120_000 
       'the private key does not match the certificate',
     );
     await expect(
-      connector.deploy({ ...target, config: { ...target.config, cert_path: '/etc/passwd' } }, material(a, 'v')),
+      connector.deploy(
+        { ...target, config: { ...target.config, cert_path: '/etc/passwd' } },
+        material(a, 'v'),
+      ),
     ).rejects.toThrow('outside the allowed directories');
     expect(readFileSync(c.certFile(server), 'utf8')).toBe(before);
   });

@@ -9,7 +9,14 @@ import {
   type DeploymentOutcome,
   type VerificationOutcome,
 } from '../connector.js';
-import { BACKUP_SUFFIX, backupFile, checkAllowedPath, type FileOwnership, restoreBackup, writeFileAtomic } from '../files.js';
+import {
+  BACKUP_SUFFIX,
+  backupFile,
+  checkAllowedPath,
+  type FileOwnership,
+  restoreBackup,
+  writeFileAtomic,
+} from '../files.js';
 import { type Endpoint, fingerprint256, verifyEndpoint } from '../verify.js';
 import { runCommand } from './command.js';
 
@@ -75,7 +82,8 @@ export class FileServerConnector implements DeploymentConnector {
     const str = (field: string, required: boolean): string | undefined => {
       const v = c[field];
       if (v === undefined && !required) return undefined;
-      if (typeof v !== 'string' || v.length === 0) throw new DeploymentError(`target config ${field} is required`);
+      if (typeof v !== 'string' || v.length === 0)
+        throw new DeploymentError(`target config ${field} is required`);
       return checkAllowedPathSafe(v, this.options.allowedDirs, field);
     };
     const cert_path = str('cert_path', true)!;
@@ -107,10 +115,16 @@ export class FileServerConnector implements DeploymentConnector {
   }
 
   /** The files this layout writes and what goes in each. */
-  #files(cfg: FileTargetConfig, m: DeploymentMaterial): { path: string; content: string; own: FileOwnership }[] {
+  #files(
+    cfg: FileTargetConfig,
+    m: DeploymentMaterial,
+  ): { path: string; content: string; own: FileOwnership }[] {
     const nl = (s: string) => (s.endsWith('\n') ? s : `${s}\n`);
     const chain = m.chainPem ? nl(m.chainPem) : '';
-    const owner = { ...(cfg.uid !== undefined ? { uid: cfg.uid } : {}), ...(cfg.gid !== undefined ? { gid: cfg.gid } : {}) };
+    const owner = {
+      ...(cfg.uid !== undefined ? { uid: cfg.uid } : {}),
+      ...(cfg.gid !== undefined ? { gid: cfg.gid } : {}),
+    };
     const certOwn = { mode: cfg.cert_mode, ...owner };
     const keyOwn = { mode: cfg.key_mode, ...owner };
     switch (this.layout) {
@@ -147,7 +161,9 @@ export class FileServerConnector implements DeploymentConnector {
     try {
       for (const f of files) writeFileAtomic(f.path, f.content, f.own);
     } catch (error) {
-      return undo(`writing the files failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      return undo(
+        `writing the files failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
     try {
       await runCommand(this.options.validateCommand);
@@ -195,7 +211,10 @@ export class FileServerConnector implements DeploymentConnector {
     return { writable: true, configuration_valid: true };
   }
 
-  async verify(target: ConnectorTarget, expected?: { fingerprint256?: string }): Promise<VerificationOutcome> {
+  async verify(
+    target: ConnectorTarget,
+    expected?: { fingerprint256?: string },
+  ): Promise<VerificationOutcome> {
     const cfg = this.#config(target);
     if (!cfg.verify) throw new DeploymentError('target config names no endpoint to verify (verify_port)');
     let fp = expected?.fingerprint256;

@@ -43,7 +43,23 @@ export async function startNginx(): Promise<TestNginx> {
   // nginx refuses to start without a certificate: a throwaway one stands until the first deploy.
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=placeholder'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=placeholder',
+    ],
     { stdio: 'pipe' },
   );
   const port = await freePort();

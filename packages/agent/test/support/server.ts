@@ -32,10 +32,41 @@ export function makeServerTls(): { dir: string; ca: string; cert: string; key: s
   const dir = mkdtempSync(join(tmpdir(), 'cw-agent-tls-'));
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=agent test CA');
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca-key.pem',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=agent test CA',
+  );
+  writeFileSync(
+    join(dir, 'ext.cnf'),
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+  );
   ssl('req', ...ec, '-keyout', 'key.pem', '-out', 'srv.csr', '-subj', '/CN=localhost');
-  ssl('x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'cert.pem', '-days', '2', '-extfile', 'ext.cnf');
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'srv.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca-key.pem',
+    '-CAcreateserial',
+    '-out',
+    'cert.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+  );
   return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
 }
 
@@ -46,7 +77,11 @@ export async function startTestServer(): Promise<TestServer> {
   );
   await storage.migrate();
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
-  const handler = createHandler({ auth: { type: 'api-key', secret: ADMIN_KEY }, services, logger: silentLogger });
+  const handler = createHandler({
+    auth: { type: 'api-key', secret: ADMIN_KEY },
+    services,
+    logger: silentLogger,
+  });
   const tls = makeServerTls();
   const server: Server = createServer(
     { cert: readFileSync(tls.cert), key: readFileSync(tls.key) },

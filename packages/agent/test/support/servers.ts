@@ -19,10 +19,38 @@ export function issueLeaf(): TestPki {
   const dir = mkdtempSync(join(tmpdir(), 'cw-leaf-'));
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=deploy test CA');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=deploy test CA',
+  );
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
   ssl('req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost');
-  ssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '2', '-extfile', 'ext.cnf');
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'leaf.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'leaf.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'ext.cnf',
+  );
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
   return { certPem: read('leaf.pem'), keyPem: read('leaf.key'), chainPem: read('ca.pem') };
 }
@@ -39,7 +67,8 @@ export interface TestServerProcess {
 }
 
 function writeInitial(tlsDir: string, files: Record<string, string>): void {
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(tlsDir, name), content, { mode: 0o600 });
+  for (const [name, content] of Object.entries(files))
+    writeFileSync(join(tlsDir, name), content, { mode: 0o600 });
 }
 
 function killPidFile(path: string): void {
@@ -57,7 +86,11 @@ export async function startApache(initial: TestPki): Promise<TestServerProcess> 
   const dir = mkdtempSync(join(tmpdir(), 'cw-apache-'));
   const tlsDir = join(dir, 'tls');
   mkdirSync(tlsDir);
-  writeInitial(tlsDir, { 'cert.pem': initial.certPem, 'chain.pem': initial.chainPem, 'key.pem': initial.keyPem });
+  writeInitial(tlsDir, {
+    'cert.pem': initial.certPem,
+    'chain.pem': initial.chainPem,
+    'key.pem': initial.keyPem,
+  });
   const port = await freePort();
   const mods = '/usr/lib/apache2/modules';
   const conf = join(dir, 'httpd.conf');

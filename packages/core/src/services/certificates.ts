@@ -76,7 +76,9 @@ export const certificateUpdateSchema = z.object({
     .array(idSchema)
     .max(100)
     .optional()
-    .describe('deployment targets the certificate is deployed to after each issuance and renewal; replaces the bound set'),
+    .describe(
+      'deployment targets the certificate is deployed to after each issuance and renewal; replaces the bound set',
+    ),
 });
 
 /** `status=Active,Expiring` or a repeated `status`; each value must be a known status. */
