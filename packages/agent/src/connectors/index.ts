@@ -26,3 +26,5 @@ export const haproxyConnector = (o: Partial<FileServerOptions> & Pick<FileServer
     reloadCommand: ['systemctl', 'reload', 'haproxy'],
     ...o,
   });
+
+export { JavaKeystoreConnector, type KeystoreOptions } from './keystore.js';
