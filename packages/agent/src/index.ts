@@ -27,6 +27,7 @@ export {
 } from './config.js';
 export * from './connector.js';
 export * from './connectors/index.js';
+export { type DiscoveredCertificate, type DiscoveryReporter, scanForCertificates } from './discovery.js';
 export { BACKUP_SUFFIX, checkAllowedPath, PathNotAllowedError, writeFileAtomic } from './files.js';
 export { AgentHttpError } from './http.js';
 export { AgentKeyStore } from './keys.js';

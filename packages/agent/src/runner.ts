@@ -3,6 +3,7 @@ import { arch, hostname, platform } from 'node:os';
 import { AgentApi, type AgentJob, type HeartbeatFacts, type WorkItem } from './api.js';
 import type { AgentConnection } from './config.js';
 import { type DeploymentConnector, DeploymentError } from './connector.js';
+import { type DiscoveryReporter, scanForCertificates } from './discovery.js';
 import { AgentHttpError } from './http.js';
 import type { AgentKeyStore } from './keys.js';
 import { type AgentLogger, silentAgentLogger } from './logger.js';
@@ -23,6 +24,8 @@ export interface AgentOptions {
   maxBackoffMs?: number;
   /** Facts sent with every heartbeat besides the host's own. */
   facts?: HeartbeatFacts;
+  /** Host discovery: paths scanned for certificate files, and where the findings go. */
+  discovery?: { paths: readonly string[]; reporter: DiscoveryReporter; intervalMs?: number };
 }
 
 export type StopReason = 'stopped' | 'retired';
@@ -59,6 +62,7 @@ export class CertwrightAgent {
   #stopping = false;
   #wake: (() => void) | null = null;
   #lastHeartbeat = 0;
+  #lastScan = 0;
   readonly #status: AgentStatus;
 
   constructor(options: AgentOptions) {
@@ -132,6 +136,13 @@ export class CertwrightAgent {
       await this.#call(() => this.api.heartbeat(this.#facts()));
       this.#lastHeartbeat = now;
       this.#status.last_heartbeat_at = new Date(now).toISOString();
+    }
+    const discovery = this.#o.discovery;
+    if (discovery && now - this.#lastScan >= (discovery.intervalMs ?? 6 * 3_600_000)) {
+      const found = scanForCertificates(discovery.paths);
+      await this.#call(() => discovery.reporter.report(this.#o.connection.agentId, found));
+      this.#lastScan = now;
+      this.#log.info({ certificates: found.length }, 'host discovery reported');
     }
     const work = await this.#call(() => this.api.work());
     this.#status.last_poll_at = new Date().toISOString();
