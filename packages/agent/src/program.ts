@@ -13,6 +13,8 @@ import {
   type FileServerOptions,
   haproxyConnector,
   nginxConnector,
+  readIdentity,
+  SshConnector,
 } from './connectors/index.js';
 import { writeFileAtomic } from './files.js';
 import { AgentKeyStore } from './keys.js';

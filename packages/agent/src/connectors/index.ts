@@ -28,3 +28,4 @@ export const haproxyConnector = (o: Partial<FileServerOptions> & Pick<FileServer
   });
 
 export { JavaKeystoreConnector, type KeystoreOptions } from './keystore.js';
+export { readIdentity, SshConnector, type SshOptions } from './ssh.js';
