@@ -10,7 +10,14 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BACKUP_SUFFIX, backupFile, checkAllowedPath, restoreBackup, writeFileAtomic } from './files.js';
+import {
+  BACKUP_SUFFIX,
+  backupFile,
+  checkAllowedPath,
+  removeStaleTemporaries,
+  restoreBackup,
+  writeFileAtomic,
+} from './files.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cw-agent-files-'));
 
@@ -82,5 +89,19 @@ describe('checkAllowedPath', () => {
       expect(() => checkAllowedPath(path!, [allowed], 'cert_path'), path).toThrow(message!);
     }
     expect(() => checkAllowedPath(join(allowed, 'x.pem'), [], 'key_path')).toThrow('no allowed directories');
+  });
+});
+
+describe('removeStaleTemporaries', () => {
+  it('removes what an interrupted write left next to the file, and nothing else', () => {
+    const d = dir();
+    const path = join(d, 'site.pem');
+    writeFileSync(path, 'current');
+    writeFileSync(join(d, '.site.pem.0123456789ab.tmp'), 'half');
+    writeFileSync(join(d, '.other.pem.0123456789ab.tmp'), 'not ours');
+    writeFileSync(join(d, '.site.pem.notes'), 'keep');
+    expect(removeStaleTemporaries(path)).toBe(1);
+    expect(readdirSync(d).sort()).toEqual(['.other.pem.0123456789ab.tmp', '.site.pem.notes', 'site.pem']);
+    expect(readFileSync(path, 'utf8')).toBe('current');
   });
 });

@@ -6,6 +6,7 @@ import {
   existsSync,
   fsyncSync,
   openSync,
+  readdirSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -45,6 +46,23 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, own:
     throw error;
   }
   syncDirectory(dirname(path));
+}
+
+/**
+ * Removes temporary files an interrupted {@link writeFileAtomic} of `path` left (a SIGKILL or a
+ * power cut between write and rename). The target itself was never touched by such a write.
+ */
+export function removeStaleTemporaries(path: string): number {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let removed = 0;
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length))) {
+      rmSync(join(dir, name), { force: true });
+      removed += 1;
+    }
+  }
+  return removed;
 }
 
 /** Makes a rename durable: without it a crash may bring the old directory entry back. */

@@ -28,7 +28,13 @@ export {
 export * from './connector.js';
 export * from './connectors/index.js';
 export { type DiscoveredCertificate, type DiscoveryReporter, scanForCertificates } from './discovery.js';
-export { BACKUP_SUFFIX, checkAllowedPath, PathNotAllowedError, writeFileAtomic } from './files.js';
+export {
+  BACKUP_SUFFIX,
+  checkAllowedPath,
+  PathNotAllowedError,
+  removeStaleTemporaries,
+  writeFileAtomic,
+} from './files.js';
 export { AgentHttpError } from './http.js';
 export { AgentKeyStore } from './keys.js';
 export { type AgentLogger, jsonLogger, silentAgentLogger } from './logger.js';

@@ -14,6 +14,7 @@ import {
   backupFile,
   checkAllowedPath,
   type FileOwnership,
+  removeStaleTemporaries,
   restoreBackup,
   writeFileAtomic,
 } from '../files.js';
@@ -148,6 +149,7 @@ export class FileServerConnector implements DeploymentConnector {
     const cfg = this.#config(target);
     assertKeyMatches(material);
     const files = this.#files(cfg, material);
+    for (const f of files) removeStaleTemporaries(f.path);
     const backups = files.map((f) => ({ path: f.path, had: backupFile(f.path) }));
     const undo = async (reason: string): Promise<never> => {
       for (const b of backups) restoreBackup(b.path, b.had);
