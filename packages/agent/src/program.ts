@@ -12,6 +12,7 @@ import {
   apacheConnector,
   type FileServerOptions,
   haproxyConnector,
+  JavaKeystoreConnector,
   nginxConnector,
   readIdentity,
   SshConnector,
@@ -34,7 +35,13 @@ export interface AgentProgramConfig extends AgentFileSettings {
   /** Per target type: the host's allowed directories and its validate/reload commands. */
   connectors?: Record<
     string,
-    { allowed_dirs: string[]; validate_command?: string[]; reload_command?: string[] }
+    {
+      allowed_dirs: string[];
+      validate_command?: string[];
+      reload_command?: string[];
+      /** SSH only: the private key the agent logs in to remote hosts with. */
+      identity_file?: string;
+    }
   >;
 }
 
@@ -68,22 +75,41 @@ export function readProgramConfig(path: string | undefined): AgentProgramConfig 
 export function buildConnectors(config: AgentProgramConfig): DeploymentConnector[] {
   const out: DeploymentConnector[] = [];
   for (const [type, c] of Object.entries(config.connectors ?? {})) {
-    const factory = FACTORIES[type];
-    if (!factory)
-      throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
     if (!isStrings(c?.allowed_dirs))
       throw new AgentConfigError(`connectors.${type}.allowed_dirs must list directories`);
     for (const k of ['validate_command', 'reload_command'] as const) {
       if (c[k] !== undefined && !isStrings(c[k]))
         throw new AgentConfigError(`connectors.${type}.${k} must be an argv array`);
     }
-    out.push(
-      factory({
-        allowedDirs: c.allowed_dirs,
-        ...(c.validate_command ? { validateCommand: c.validate_command } : {}),
-        ...(c.reload_command ? { reloadCommand: c.reload_command } : {}),
-      }),
-    );
+    const commands = {
+      ...(c.validate_command ? { validateCommand: c.validate_command } : {}),
+      ...(c.reload_command ? { reloadCommand: c.reload_command } : {}),
+    };
+    if (type === 'JavaKeystore') {
+      out.push(
+        new JavaKeystoreConnector({
+          allowedDirs: c.allowed_dirs,
+          ...(c.reload_command ? { reloadCommand: c.reload_command } : {}),
+        }),
+      );
+      continue;
+    }
+    if (type === 'SSH') {
+      if (typeof c.identity_file !== 'string')
+        throw new AgentConfigError('connectors.SSH.identity_file is required');
+      let privateKey: Buffer;
+      try {
+        privateKey = readIdentity(c.identity_file);
+      } catch {
+        throw new AgentConfigError('connectors.SSH.identity_file cannot be read');
+      }
+      out.push(new SshConnector({ privateKey, allowedDirs: c.allowed_dirs, ...commands }));
+      continue;
+    }
+    const factory = FACTORIES[type];
+    if (!factory)
+      throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
+    out.push(factory({ allowedDirs: c.allowed_dirs, ...commands }));
   }
   return out;
 }

@@ -109,7 +109,7 @@ describe('SSH connector with a real sshd', { timeout: 120_000 }, () => {
     const second = issueLeaf();
     await c.deploy(target(), material(second));
     expect(readFileSync(join(remote, 'site.pem'), 'utf8')).toBe(
-      second.certPem.trimEnd() + '\n' + second.chainPem.trimEnd() + '\n',
+      `${second.certPem.trimEnd()}\n${second.chainPem.trimEnd()}\n`,
     );
     expect(statSync(join(remote, 'site.key')).mode & 0o777).toBe(0o600);
     expect(statSync(join(remote, 'site.pem')).mode & 0o777).toBe(0o644);

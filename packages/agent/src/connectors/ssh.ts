@@ -152,7 +152,7 @@ export class SshConnector implements DeploymentConnector {
     if (!certKey.equals(ownKey)) throw new DeploymentError('the private key does not match the certificate');
     const files: [string, string, number][] = [
       [t.keyPath, m.privateKeyPem.endsWith('\n') ? m.privateKeyPem : `${m.privateKeyPem}\n`, t.keyMode],
-      [t.certPath, m.certPem.trimEnd() + '\n' + (m.chainPem ? m.chainPem.trimEnd() + '\n' : ''), t.certMode],
+      [t.certPath, `${m.certPem.trimEnd()}\n${m.chainPem ? `${m.chainPem.trimEnd()}\n` : ''}`, t.certMode],
     ];
     await this.#session(t, async (s) => {
       const previous = await Promise.all(files.map(([path]) => s.read(path)));
