@@ -50,27 +50,34 @@ export function servedCertificate(
 }
 
 /**
- * Compares the served leaf with the expected fingerprint. A reloading server finishes
- * connections on its old workers, so a few attempts are made before a mismatch counts.
+ * Compares the served leaf with the expected fingerprint. A reloading server keeps old workers
+ * that may still accept a connection or two, so success needs `confirmations` handshakes in a
+ * row that show the new leaf, and a mismatch counts only after `attempts` tries.
  */
 export async function verifyEndpoint(
   ep: Endpoint,
   expected: string,
-  attempts = 10,
-  pauseMs = 300,
+  attempts = 20,
+  pauseMs = 250,
+  confirmations = 3,
 ): Promise<VerificationOutcome> {
   let last: VerificationOutcome = { ok: false, detail: 'not checked' };
+  let streak = 0;
   for (let i = 0; i < attempts; i++) {
     try {
       const served = await servedCertificate(ep);
       if (served.fingerprint256 === expected) {
-        return {
+        streak += 1;
+        last = {
           ok: true,
           detail: `${ep.host}:${ep.port} serves the deployed certificate (serial ${served.serial})`,
           servedFingerprint256: served.fingerprint256,
           servedSerial: served.serial,
         };
+        if (streak >= confirmations) return last;
+        continue;
       }
+      streak = 0;
       last = {
         ok: false,
         detail: `${ep.host}:${ep.port} serves another certificate (serial ${served.serial})`,
@@ -78,9 +85,10 @@ export async function verifyEndpoint(
         servedSerial: served.serial,
       };
     } catch (error) {
+      streak = 0;
       last = { ok: false, detail: (error as Error).message };
     }
     if (i + 1 < attempts) await new Promise((r) => setTimeout(r, pauseMs));
   }
-  return last;
+  return last.ok ? { ...last, ok: false, detail: `${last.detail}, but not consistently` } : last;
 }

@@ -25,6 +25,7 @@ let agent: CertwrightAgent;
 let agentId: string;
 let certificateId: string;
 let keyDir: string;
+let targetId: string;
 
 const served = () => servedCertificate({ host: '127.0.0.1', port: nginx.port });
 /** Serial as nginx's handshake shows it (upper-case hex) from a version's serial. */
@@ -86,6 +87,7 @@ beforeAll(async () => {
     config: { cert_path: nginx.certPath, key_path: nginx.keyPath, verify_port: nginx.port },
   });
   expect(target.status).toBe(201);
+  targetId = target.body.id;
   const created = await server.call('POST', '/api/v1/certificates', {
     name: 'edge',
     common_name: 'localhost',
@@ -134,6 +136,14 @@ describe('the agent deploys to a real nginx', { timeout: 120_000 }, () => {
     expect(statSync(nginx.certPath).mode & 0o777).toBe(0o644);
     const agentRecord = (await server.call('GET', `/api/v1/agents/${agentId}`)).body;
     expect(agentRecord.status).toBe('Online');
+  });
+
+  it('runs a target connection test requested through the API and reports its result', async () => {
+    const requested = await server.call('POST', `/api/v1/targets/${targetId}/test`);
+    expect(requested.status).toBe(202);
+    await agent.tick();
+    const job = (await server.call('GET', `/api/v1/jobs/${requested.body.id}`)).body;
+    expect(job).toMatchObject({ status: 'Completed', result: { writable: true, configuration_valid: true } });
   });
 
   it('verifies the deployment on request through a Validation job', async () => {
