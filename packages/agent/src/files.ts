@@ -7,6 +7,7 @@ import {
   fsyncSync,
   openSync,
   readdirSync,
+  readFileSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -129,4 +130,46 @@ export function checkAllowedPath(path: string, allowedDirs: readonly string[], f
     if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return full;
   }
   throw new PathNotAllowedError(`${field} is outside the allowed directories`);
+}
+
+/** Suffix of the journal a deployment keeps while its new files are not yet confirmed. */
+export const JOURNAL_SUFFIX = '.certwright-journal';
+
+interface JournalEntry {
+  path: string;
+  had: boolean;
+}
+
+/**
+ * Records, next to `anchor`, which files a deployment is replacing and whether each had a
+ * backup. Written after the backups and before the first new file; removed when the deployment
+ * succeeded or was undone. A journal found later means the deploying process died in between
+ * (SIGKILL, power loss): {@link recoverInterrupted} then puts the backups back.
+ */
+export function openJournal(anchor: string, entries: readonly JournalEntry[]): void {
+  writeFileAtomic(anchor + JOURNAL_SUFFIX, JSON.stringify(entries), { mode: 0o600 });
+}
+
+export function closeJournal(anchor: string): void {
+  rmSync(anchor + JOURNAL_SUFFIX, { force: true });
+}
+
+/** Restores the files of an interrupted deployment; returns whether there was one. */
+export function recoverInterrupted(anchor: string): boolean {
+  let entries: JournalEntry[];
+  try {
+    entries = JSON.parse(readFileSync(anchor + JOURNAL_SUFFIX, 'utf8')) as JournalEntry[];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    // A journal cut short was written before any new file (it is written atomically), so
+    // there is nothing to undo.
+    closeJournal(anchor);
+    return false;
+  }
+  for (const e of Array.isArray(entries) ? entries : []) {
+    if (typeof e?.path === 'string' && e.path.startsWith(dirname(anchor)))
+      restoreBackup(e.path, e.had === true);
+  }
+  closeJournal(anchor);
+  return true;
 }

@@ -31,7 +31,9 @@ export { type DiscoveredCertificate, type DiscoveryReporter, scanForCertificates
 export {
   BACKUP_SUFFIX,
   checkAllowedPath,
+  JOURNAL_SUFFIX,
   PathNotAllowedError,
+  recoverInterrupted,
   removeStaleTemporaries,
   writeFileAtomic,
 } from './files.js';

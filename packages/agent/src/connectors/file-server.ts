@@ -13,11 +13,15 @@ import {
   BACKUP_SUFFIX,
   backupFile,
   checkAllowedPath,
+  closeJournal,
   type FileOwnership,
+  openJournal,
+  recoverInterrupted,
   removeStaleTemporaries,
   restoreBackup,
   writeFileAtomic,
 } from '../files.js';
+import type { AgentLogger } from '../logger.js';
 import { type Endpoint, fingerprint256, verifyEndpoint } from '../verify.js';
 import { runCommand } from './command.js';
 
@@ -40,6 +44,8 @@ export interface FileServerOptions {
   validateCommand: readonly string[];
   /** argv that makes the server load the new files, e.g. `['nginx', '-s', 'reload']`. */
   reloadCommand: readonly string[];
+  /** Where recovery from an interrupted deployment is logged. */
+  logger?: AgentLogger;
 }
 
 /** Target config keys (set by the operator on the target in certwright). */
@@ -150,9 +156,16 @@ export class FileServerConnector implements DeploymentConnector {
     assertKeyMatches(material);
     const files = this.#files(cfg, material);
     for (const f of files) removeStaleTemporaries(f.path);
+    // A deployment killed half-way left its files in place unconfirmed: back to the ones before
+    // it, so the backups taken now are of files that were validated and served.
+    if (recoverInterrupted(cfg.cert_path)) {
+      this.options.logger?.warn({ target_id: target.id }, 'an interrupted deployment was rolled back first');
+    }
     const backups = files.map((f) => ({ path: f.path, had: backupFile(f.path) }));
+    openJournal(cfg.cert_path, backups);
     const undo = async (reason: string): Promise<never> => {
       for (const b of backups) restoreBackup(b.path, b.had);
+      closeJournal(cfg.cert_path);
       // Back to the old files: the running server never stopped serving them, and a reload
       // that failed half-way is retried on them.
       await runCommand(this.options.validateCommand)
@@ -183,6 +196,7 @@ export class FileServerConnector implements DeploymentConnector {
       verification = await verifyEndpoint(cfg.verify, fp);
       if (!verification.ok) return undo(`verification failed: ${verification.detail}`);
     }
+    closeJournal(cfg.cert_path);
     return { fingerprint256: fp, files: files.map((f) => f.path), ...(verification ? { verification } : {}) };
   }
 
@@ -192,6 +206,11 @@ export class FileServerConnector implements DeploymentConnector {
 
   async rollback(target: ConnectorTarget): Promise<void> {
     const cfg = this.#config(target);
+    if (recoverInterrupted(cfg.cert_path)) {
+      await runCommand(this.options.validateCommand);
+      await runCommand(this.options.reloadCommand);
+      return;
+    }
     for (const path of [cfg.key_path, cfg.cert_path, cfg.chain_path]) {
       if (path && existsSync(path + BACKUP_SUFFIX)) restoreBackup(path, true);
     }
