@@ -27,7 +27,11 @@ let certificateId: string;
 let keyDir: string;
 let targetId: string;
 
-const served = () => servedCertificate({ host: '127.0.0.1', port: nginx.port });
+/** The served leaf, its serial normalised like {@link hex} (Node keeps a leading zero nibble). */
+const served = async () => {
+  const s = await servedCertificate({ host: '127.0.0.1', port: nginx.port });
+  return { ...s, serial: hex(s.serial) };
+};
 /** Serial as nginx's handshake shows it (upper-case hex) from a version's serial. */
 const hex = (serial: string) => serial.replace(/^0+/, '').toUpperCase();
 
