@@ -1010,6 +1010,17 @@ export const operationSpecs = [
               "Agent",
               "ACME"
             ]
+          },
+          "target_ids": {
+            "description": "deployment targets the certificate is deployed to after each issuance and renewal",
+            "maxItems": 100,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "pattern": "^[A-Za-z0-9._:-]+$"
+            }
           }
         },
         "required": [
@@ -7818,6 +7829,17 @@ export const operationSpecs = [
               "type": "string",
               "minLength": 1,
               "maxLength": 64
+            }
+          },
+          "target_ids": {
+            "description": "deployment targets the certificate is deployed to after each issuance and renewal; replaces the bound set",
+            "maxItems": 100,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "pattern": "^[A-Za-z0-9._:-]+$"
             }
           }
         }

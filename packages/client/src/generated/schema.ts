@@ -8804,6 +8804,8 @@ export interface operations {
                      */
                     source?: "" | "EST" | "SCEP" | "API" | "Agent" | "ACME";
                     tags?: string[];
+                    /** @description deployment targets the certificate is deployed to after each issuance and renewal */
+                    target_ids?: string[];
                     team_id: string;
                 };
             };
@@ -9067,6 +9069,8 @@ export interface operations {
                     renewal_policy_id?: string;
                     sans?: string[];
                     tags?: string[];
+                    /** @description deployment targets the certificate is deployed to after each issuance and renewal; replaces the bound set */
+                    target_ids?: string[];
                     team_id?: string;
                 };
             };

@@ -49,6 +49,11 @@ export const certificateCreateSchema = z.object({
   metadata: fields.metadata.optional(),
   tags: fields.tags.optional(),
   source: certificateSourceSchema.optional().describe('provenance; "" (unspecified) by default'),
+  target_ids: z
+    .array(idSchema)
+    .max(100)
+    .optional()
+    .describe('deployment targets the certificate is deployed to after each issuance and renewal'),
 });
 
 /**
@@ -67,6 +72,13 @@ export const certificateUpdateSchema = z.object({
   environment: fields.environment.optional(),
   metadata: fields.metadata.optional(),
   tags: fields.tags.optional(),
+  target_ids: z
+    .array(idSchema)
+    .max(100)
+    .optional()
+    .describe(
+      'deployment targets the certificate is deployed to after each issuance and renewal; replaces the bound set',
+    ),
 });
 
 /** `status=Active,Expiring` or a repeated `status`; each value must be a known status. */
@@ -171,6 +183,7 @@ export class CertificateService {
         source: data.source ?? '',
         status: 'Pending',
       });
+      if (data.target_ids?.length) await tx.certificates.setTargets(certificate.id, data.target_ids);
       await this.evaluation.evaluateCertificate(certificate.id, tx);
       await this.audit.record(actor, lifecycle('certificate_created', certificate.id, data), tx);
       return certificate;
@@ -223,7 +236,9 @@ export class CertificateService {
           data.sans ?? current.sans,
         );
       }
-      const certificate = await tx.certificates.update(id, data);
+      const { target_ids: targetIds, ...patch } = data;
+      const certificate = await tx.certificates.update(id, patch);
+      if (targetIds !== undefined) await tx.certificates.setTargets(id, targetIds);
       await this.evaluation.evaluateCertificate(id, tx);
       await this.audit.record(actor, lifecycle('certificate_updated', id, data), tx);
       return certificate;
@@ -332,6 +347,7 @@ async function checkReferences(
     owner_id?: string;
     team_id?: string;
     profile_id?: string | null;
+    target_ids?: readonly string[];
   },
 ): Promise<void> {
   const issues: FieldIssue[] = [];
@@ -355,6 +371,13 @@ async function checkReferences(
     missing('team_id', 'team', data.team_id);
   if (typeof data.profile_id === 'string' && !(await tx.profiles.get(data.profile_id))) {
     missing('profile_id', 'profile', data.profile_id);
+  }
+  for (const targetId of new Set(data.target_ids ?? [])) {
+    const target = await tx.targets.get(targetId);
+    if (!target) missing('target_ids', 'target', targetId);
+    else if (target.retired_at !== null) {
+      issues.push({ field: 'target_ids', message: `target '${targetId}' is retired` });
+    }
   }
   if (issues.length > 0) throw invalidReference(issues);
 }

@@ -1,0 +1,201 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
+import {
+  AgentConfigError,
+  type AgentConnection,
+  type AgentFileSettings,
+  connectionFromEnv,
+} from './config.js';
+import type { DeploymentConnector } from './connector.js';
+import {
+  apacheConnector,
+  type FileServerOptions,
+  haproxyConnector,
+  JavaKeystoreConnector,
+  nginxConnector,
+  readIdentity,
+  SshConnector,
+} from './connectors/index.js';
+import { writeFileAtomic } from './files.js';
+import { AgentKeyStore } from './keys.js';
+import type { AgentLogger } from './logger.js';
+import { CertwrightAgent, type StopReason } from './runner.js';
+
+/** The reference agent's configuration file (JSON); the environment overrides the connection. */
+export interface AgentProgramConfig extends AgentFileSettings {
+  /** Keys generated on this host and other state; default /var/lib/certwright-agent. */
+  state_dir?: string;
+  poll_interval_seconds?: number;
+  heartbeat_interval_seconds?: number;
+  /** The agent's status as JSON, rewritten after every round. */
+  status_file?: string;
+  /** `127.0.0.1:port` (loopback only) answering `GET /status` with the same JSON. */
+  status_listen?: string;
+  /** Per target type: the host's allowed directories and its validate/reload commands. */
+  connectors?: Record<
+    string,
+    {
+      allowed_dirs: string[];
+      validate_command?: string[];
+      reload_command?: string[];
+      /** SSH only: the private key the agent logs in to remote hosts with. */
+      identity_file?: string;
+    }
+  >;
+}
+
+const FACTORIES: Record<
+  string,
+  (o: Partial<FileServerOptions> & Pick<FileServerOptions, 'allowedDirs'>) => DeploymentConnector
+> = {
+  NGINX: nginxConnector,
+  Apache: apacheConnector,
+  HAProxy: haproxyConnector,
+};
+
+const isStrings = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === 'string');
+
+export function readProgramConfig(path: string | undefined): AgentProgramConfig {
+  if (!path) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new AgentConfigError(
+      `the configuration file ${path} ${(error as NodeJS.ErrnoException).code ? 'cannot be read' : 'is not valid JSON'}`,
+    );
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new AgentConfigError('the configuration file must hold a JSON object');
+  return raw as AgentProgramConfig;
+}
+
+export function buildConnectors(config: AgentProgramConfig): DeploymentConnector[] {
+  const out: DeploymentConnector[] = [];
+  for (const [type, c] of Object.entries(config.connectors ?? {})) {
+    if (!isStrings(c?.allowed_dirs))
+      throw new AgentConfigError(`connectors.${type}.allowed_dirs must list directories`);
+    for (const k of ['validate_command', 'reload_command'] as const) {
+      if (c[k] !== undefined && !isStrings(c[k]))
+        throw new AgentConfigError(`connectors.${type}.${k} must be an argv array`);
+    }
+    const commands = {
+      ...(c.validate_command ? { validateCommand: c.validate_command } : {}),
+      ...(c.reload_command ? { reloadCommand: c.reload_command } : {}),
+    };
+    if (type === 'JavaKeystore') {
+      out.push(
+        new JavaKeystoreConnector({
+          allowedDirs: c.allowed_dirs,
+          ...(c.reload_command ? { reloadCommand: c.reload_command } : {}),
+        }),
+      );
+      continue;
+    }
+    if (type === 'SSH') {
+      if (typeof c.identity_file !== 'string')
+        throw new AgentConfigError('connectors.SSH.identity_file is required');
+      let privateKey: Buffer;
+      try {
+        privateKey = readIdentity(c.identity_file);
+      } catch {
+        throw new AgentConfigError('connectors.SSH.identity_file cannot be read');
+      }
+      out.push(new SshConnector({ privateKey, allowedDirs: c.allowed_dirs, ...commands }));
+      continue;
+    }
+    const factory = FACTORIES[type];
+    if (!factory)
+      throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
+    out.push(factory({ allowedDirs: c.allowed_dirs, ...commands }));
+  }
+  return out;
+}
+
+function loopbackListen(value: string): { host: string; port: number } {
+  const m = /^(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})$/.exec(value);
+  if (!m || Number(m[2]) > 65535) {
+    throw new AgentConfigError('status_listen must be a loopback address and port, e.g. 127.0.0.1:9464');
+  }
+  return { host: m[1] === '[::1]' ? '::1' : m[1]!, port: Number(m[2]) };
+}
+
+export interface RunningProgram {
+  agent: CertwrightAgent;
+  done: Promise<StopReason>;
+  statusServer?: Server;
+}
+
+/**
+ * Starts the reference agent from a configuration file and the environment. Every mistake in
+ * either is an {@link AgentConfigError} thrown before anything talks to the server.
+ */
+export async function startAgentProgram(
+  env: NodeJS.ProcessEnv,
+  configPath: string | undefined,
+  logger: AgentLogger,
+): Promise<RunningProgram> {
+  const config = readProgramConfig(configPath);
+  const connection: AgentConnection = connectionFromEnv(env, config);
+  const connectors = buildConnectors(config);
+  const stateDir = config.state_dir ?? '/var/lib/certwright-agent';
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const seconds = (v: unknown, name: string, fallback: number) => {
+    if (v === undefined) return fallback;
+    if (typeof v !== 'number' || !(v > 0)) throw new AgentConfigError(`${name} must be a positive number`);
+    return v * 1000;
+  };
+  const agent = new CertwrightAgent({
+    connection,
+    connectors,
+    keyStore: new AgentKeyStore(join(stateDir, 'keys')),
+    logger,
+    pollIntervalMs: seconds(config.poll_interval_seconds, 'poll_interval_seconds', 30),
+    heartbeatIntervalMs: seconds(config.heartbeat_interval_seconds, 'heartbeat_interval_seconds', 60),
+  });
+  let statusServer: Server | undefined;
+  if (config.status_listen) {
+    const { host, port } = loopbackListen(config.status_listen);
+    statusServer = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/status') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(agent.status()));
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      statusServer!.once('error', () =>
+        reject(new AgentConfigError(`status_listen ${config.status_listen} cannot be bound`)),
+      );
+      statusServer!.listen(port, host, resolve);
+    });
+  }
+  const writeStatus = () => {
+    if (!config.status_file) return;
+    try {
+      mkdirSync(dirname(config.status_file), { recursive: true });
+      writeFileAtomic(config.status_file, `${JSON.stringify(agent.status())}\n`, { mode: 0o644 });
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'the status file could not be written');
+    }
+  };
+  const timer = setInterval(writeStatus, 5_000);
+  timer.unref();
+  logger.info(
+    {
+      agent_id: connection.agentId,
+      server_url: connection.serverUrl,
+      connectors: connectors.map((c) => c.type),
+    },
+    'certwright-agent started',
+  );
+  const done = agent.run().then((reason) => {
+    clearInterval(timer);
+    writeStatus();
+    statusServer?.close();
+    return reason;
+  });
+  return { agent, done, ...(statusServer ? { statusServer } : {}) };
+}
