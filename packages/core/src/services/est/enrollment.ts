@@ -16,6 +16,7 @@ import type { AuditService } from '../audit.js';
 import { namesToSign, sanKey } from '../certificate-names.js';
 import type { Actor, ServiceDeps } from '../context.js';
 import type { EnrollmentService } from '../issuance/enrollment.js';
+import { protocolProfile } from '../protocol-profile.js';
 import { csrAttributesFor } from './csr-attributes.js';
 import { EstTrustBundles } from './trust.js';
 
@@ -169,20 +170,7 @@ export class EstService {
    * with EST disabled is as absent as an unknown one: `not_found`.
    */
   async profile(pathId: string | null): Promise<CertificateProfile> {
-    const storage = this.deps.storage;
-    let profile: CertificateProfile | null;
-    if (pathId === null) profile = await storage.profiles.get(this.#defaultProfileId);
-    else {
-      profile = await storage.profiles.findByPathId('est', pathId);
-      if (!profile) {
-        const byId = await storage.profiles.get(pathId);
-        profile = byId && byId.est.path_id === null ? byId : null;
-      }
-    }
-    if (!profile?.est.enabled) {
-      throw fail('not_found', pathId === null ? 'EST is not enabled' : `no EST profile '${pathId}'`);
-    }
-    return profile;
+    return protocolProfile(this.deps.storage, 'est', pathId, this.#defaultProfileId);
   }
 
   /** The CA certificates of the profile's issuer, issuing CA first, DER (`/cacerts`). */

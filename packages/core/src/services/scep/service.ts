@@ -12,6 +12,7 @@ import type { AuditService } from '../audit.js';
 import type { Actor, ServiceDeps } from '../context.js';
 import { EstTrustBundles } from '../est/trust.js';
 import type { EnrollmentService } from '../issuance/enrollment.js';
+import { protocolProfile } from '../protocol-profile.js';
 import { checkScepChallenge, type ScepChallengeVerdict, type ScepMdmVerifier } from './challenge.js';
 import { type ScepRa, type ScepRaKey, ScepRaKeys } from './ra.js';
 
@@ -161,20 +162,7 @@ export class ScepService {
    * SCEP disabled is as absent as an unknown one: `not_found`.
    */
   async profile(pathId: string | null): Promise<CertificateProfile> {
-    const storage = this.deps.storage;
-    let profile: CertificateProfile | null;
-    if (pathId === null) profile = await storage.profiles.get(this.#defaultProfileId);
-    else {
-      profile = await storage.profiles.findByPathId('scep', pathId);
-      if (!profile) {
-        const byId = await storage.profiles.get(pathId);
-        profile = byId && byId.scep.path_id === null ? byId : null;
-      }
-    }
-    if (!profile?.scep.enabled) {
-      throw fail('not_found', pathId === null ? 'SCEP is not enabled' : `no SCEP profile '${pathId}'`);
-    }
-    return profile;
+    return protocolProfile(this.deps.storage, 'scep', pathId, this.#defaultProfileId);
   }
 
   /** GetCACaps. */

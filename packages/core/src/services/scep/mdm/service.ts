@@ -3,6 +3,7 @@ import { fail, isCertwrightError, publicMessage } from '../../../errors.js';
 import type { CertificationRequest } from '../../../pki/csr.js';
 import type { AuditService } from '../../audit.js';
 import type { Actor, ServiceDeps } from '../../context.js';
+import { protocolProfile } from '../../protocol-profile.js';
 import type { ScepMdmVerifier } from '../challenge.js';
 import type { CsrNames } from './claim-match.js';
 import { type MdmChallengeFailure, type MdmChallengeStatus, mdmFailure } from './status.js';
@@ -90,25 +91,7 @@ export class ScepMdmService {
    * when it has none. A profile with SCEP disabled is as absent as an unknown one: `not_found`.
    */
   async profile(pathId: string | null): Promise<CertificateProfile> {
-    const storage = this.deps.storage;
-    let profile: CertificateProfile | null;
-    if (pathId === null) profile = await storage.profiles.get(this.#defaultProfileId);
-    else {
-      profile = await storage.profiles.findByPathId('scep', pathId);
-      if (!profile) {
-        const byId = await storage.profiles.get(pathId);
-        profile = byId && byId.scep.path_id === null ? byId : null;
-      }
-    }
-    if (!profile?.scep.enabled) {
-      throw fail(
-        'not_found',
-        pathId === null
-          ? 'SCEP is not enabled on the root profile'
-          : `no SCEP profile '${pathId.slice(0, 64)}'`,
-      );
-    }
-    return profile;
+    return protocolProfile(this.deps.storage, 'scep', pathId, this.#defaultProfileId);
   }
 
   /**
