@@ -229,7 +229,18 @@ describe('EnvelopedData that must not open', () => {
         errors.push(`${(e as { reason: string }).reason}: ${(e as Error).message}`);
       }
     };
-    capture(() => openEnvelopedData(der, { privateKey: other.key }));
+    // The wrong key must have the larger modulus: a ciphertext at or above the opener's modulus is
+    // refused as malformed before any padding is looked at (the modulus is public, so that says
+    // nothing about the padding), and random 2048-bit moduli fall either way.
+    const modulus = (p: Party) =>
+      BigInt(`0x${Buffer.from(p.key.export({ format: 'jwk' }).n!, 'base64url').toString('hex')}`);
+    const [smaller, larger] = modulus(ra) < modulus(other) ? [ra, other] : [other, ra];
+    const forSmaller = buildEnvelopedData({
+      content: CONTENT,
+      recipient: { certificate: smaller.der },
+      contentEncryption: 'aes-256-cbc',
+    });
+    capture(() => openEnvelopedData(forSmaller, { privateKey: larger.key }));
     // The encrypted key sits before the content-encryption AlgorithmIdentifier: flip one of its octets.
     const keyAt = der.indexOf(Buffer.from([0x04, 0x82, 0x01, 0x00])) + 4 + 100;
     const badKey = Buffer.from(der);
