@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createCertificationRequest, generateKeyPair } from '../packages/core/src/pki/index.js';
 import { type AcmeAccountKey, AcmeBenchClient } from './support/acme-client.js';
+import type { Measurement } from './support/acme-server.js';
 import { startPebble } from './support/pebble.js';
 import { processCpuMs } from './support/proc-cpu.js';
 
@@ -41,6 +42,14 @@ interface Result {
   /** Database backends' CPU per issuance (PostgreSQL), when known. */
   dbCpuMsEach?: number;
   requestsEach: number;
+  /** What the certwright server measured in itself over the timed orders. */
+  inside?: Measurement;
+}
+
+/** The certwright server's own measurement window (see acme-server.ts). */
+interface Inside {
+  start(): Promise<void>;
+  stop(): Promise<Measurement>;
 }
 const results: Result[] = [];
 
@@ -79,6 +88,7 @@ async function drive(
   ca: string,
   pid: number,
   backendCpuMs?: () => Promise<number>,
+  inside?: Inside,
 ): Promise<void> {
   const m = await material(server.replace(/[^a-z]/g, '').slice(0, 8));
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca });
@@ -103,18 +113,21 @@ async function drive(
     await run(0, WARMUP);
     const requests0 = client.requests;
     const db0 = backendCpuMs ? await backendCpuMs() : 0;
+    await inside?.start();
     const cpu0 = processCpuMs(pid);
     const t0 = performance.now();
     await run(WARMUP, WARMUP + ORDERS);
     const ms = performance.now() - t0;
     const cpu = processCpuMs(pid) - cpu0;
     const db = backendCpuMs ? (await backendCpuMs()) - db0 : undefined;
+    const measured = await inside?.stop();
     const result: Result = {
       server,
       perSecond: (ORDERS / ms) * 1000,
       cpuMsEach: cpu / ORDERS,
       requestsEach: (client.requests - requests0) / ORDERS,
       ...(db !== undefined ? { dbCpuMsEach: db / ORDERS } : {}),
+      ...(measured ? { inside: measured } : {}),
     };
     results.push(result);
     console.error(
@@ -122,6 +135,19 @@ async function drive(
         (result.dbCpuMsEach !== undefined ? ` (+ ${result.dbCpuMsEach.toFixed(2)} ms PostgreSQL)` : '') +
         `, ${result.requestsEach.toFixed(1)} requests each`,
     );
+    if (measured) {
+      const each = (n: number) => (n / ORDERS).toFixed(2);
+      console.error(
+        `${server}: enrollment pipeline (services.pki.enrollment.enroll) ${each(measured.enrollCpuMs)} ms CPU each` +
+          (CONCURRENCY > 1 ? ' (an upper bound: other orders run while one enrolls; BENCH_ACME_CONCURRENCY=1 for the exact split)' : '') +
+          (measured.statementsTotal > 0
+            ? `; ${each(measured.statementsTotal)} SQL statements each, ${each(measured.enrollStatements)} of them in the enrollment`
+            : ''),
+      );
+      if (measured.statementsTotal > 0 && process.env.BENCH_ACME_STATEMENTS)
+        for (const [text, n] of Object.entries(measured.statements)) console.error(`  ${each(n)}  ${text}`);
+      if (measured.profile) console.error(`${server}: CPU profile ${measured.profile}`);
+    }
   } finally {
     agent.destroy();
   }
@@ -150,11 +176,28 @@ async function certwright(engine: string): Promise<void> {
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const exited = new Promise((r) => child.once('exit', r));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const died = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`the certwright bench server exited with ${code}`))),
+  );
+  died.catch(() => {});
+  const line = async (): Promise<string> => {
+    const next = await Promise.race([lines.next(), died]);
+    if (next.done) throw new Error('the certwright bench server exited');
+    return next.value;
+  };
+  const inside: Inside = {
+    start: async () => {
+      child.stdin!.write('start\n');
+      await line();
+    },
+    stop: async () => {
+      child.stdin!.write('stop\n');
+      return JSON.parse(await line()) as Measurement;
+    },
+  };
   try {
-    const first = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`the certwright bench server exited with ${code}`)));
-    });
+    const first = await line();
     const { port, ca, database } = JSON.parse(first) as { port: number; ca: string; database?: string };
     const backendCpuMs = database ? await postgresBackends(database) : undefined;
     await drive(
@@ -163,6 +206,7 @@ async function certwright(engine: string): Promise<void> {
       ca,
       child.pid!,
       backendCpuMs,
+      inside,
     );
   } catch (error) {
     if (engine === 'postgres' && /ECONNREFUSED|exited/.test(String(error))) {

@@ -5,15 +5,40 @@
  *
  * It opens a fresh storage (see engines.ts), enables the default profile's ACME block in
  * `trust_authenticated` mode with the per-profile limits off, provisions the CA, serves the
- * reference handler over TLS 1.3 on 127.0.0.1 and prints one JSON line `{port, ca, database?}`. It stops,
- * removing its storage, when its standard input closes.
+ * reference handler over TLS 1.3 on 127.0.0.1 and prints one JSON line `{port, ca, database?}`.
+ *
+ * Then it reads commands, one a line, on its standard input: `start` opens a measurement
+ * (and, with `BENCH_ACME_PROFILE=<dir>`, a V8 CPU profile), `stop` closes it and prints one
+ * JSON line (see {@link Measurement}). It stops, removing its storage, when its standard
+ * input closes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../../packages/core/src/index.js';
 import { openBenchStorage } from './engines.js';
 import { listenTls } from './tls-listener.js';
 
+/** What one `start` … `stop` window measured in this process. */
+export interface Measurement {
+  /** SQL statements sent (PostgreSQL only; PGlite runs the same ones), by their first words. */
+  statements: Record<string, number>;
+  statementsTotal: number;
+  /** Of them, the ones sent inside `services.pki.enrollment.enroll`. */
+  enrollStatements: number;
+  /** `enroll` calls and the process CPU (user + system) spent while one ran, in ms: exact with one order in flight, an upper bound with more (other requests' work interleaves). */
+  enrolls: number;
+  enrollCpuMs: number;
+  /** The CPU profile written, with `BENCH_ACME_PROFILE`. */
+  profile?: string;
+}
+
 const engine = process.argv[2] ?? 'pglite';
+const PROFILE_DIR = process.env.BENCH_ACME_PROFILE;
 const { s: storage, cleanup, database } = await openBenchStorage(engine, 'cw-bench-acme');
 let stopping = false;
 const stop = async (code: number) => {
@@ -23,6 +48,31 @@ const stop = async (code: number) => {
   await cleanup().catch(() => {});
   process.exit(code);
 };
+
+// Statement counting: every query the storage package's `pg` sends passes Client#query.
+const inEnroll = new AsyncLocalStorage<true>();
+let counting = false;
+const statements = new Map<string, number>();
+let enrollStatements = 0;
+if (engine === 'postgres') {
+  const pg = createRequire(new URL('../../packages/storage-pg/package.json', import.meta.url))('pg') as {
+    Client: { prototype: { query: (...args: unknown[]) => unknown } };
+  };
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    if (counting) {
+      const first = args[0];
+      const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+      if (text) {
+        const key = text.replace(/\s+/g, ' ').trim().split(' ').slice(0, 4).join(' ').slice(0, 60);
+        statements.set(key, (statements.get(key) ?? 0) + 1);
+        if (inEnroll.getStore()) enrollStatements++;
+      }
+    }
+    return query.apply(this, args);
+  };
+}
+
 try {
   await storage.migrate();
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
@@ -34,10 +84,68 @@ try {
     },
   });
   await services.pki.lifecycle.caChain('iss-local');
+
+  // The split between the shared enrollment pipeline and ACME's own work.
+  let enrolls = 0;
+  let enrollCpuUs = 0;
+  const enrollment = services.pki.enrollment;
+  const enroll = enrollment.enroll.bind(enrollment);
+  enrollment.enroll = (async (...args: Parameters<typeof enroll>) => {
+    if (!counting) return enroll(...args);
+    const before = process.cpuUsage();
+    try {
+      return await inEnroll.run(true, () => enroll(...args));
+    } finally {
+      const used = process.cpuUsage(before);
+      enrolls++;
+      enrollCpuUs += used.user + used.system;
+    }
+  }) as typeof enrollment.enroll;
+
   const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
   const listener = await listenTls(handler, 1);
-  process.stdin.on('end', () => void listener.close().finally(() => stop(0)));
-  process.stdin.resume();
+  let session: Session | undefined;
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', (line) => {
+    void (async () => {
+      if (line === 'start') {
+        statements.clear();
+        enrollStatements = 0;
+        enrolls = 0;
+        enrollCpuUs = 0;
+        if (PROFILE_DIR) {
+          session = new Session();
+          session.connect();
+          await session.post('Profiler.enable');
+          await session.post('Profiler.setSamplingInterval', { interval: 200 });
+          await session.post('Profiler.start');
+        }
+        counting = true;
+        process.stdout.write('{}\n');
+      } else if (line === 'stop') {
+        counting = false;
+        let profile: string | undefined;
+        if (session) {
+          const { profile: data } = await session.post('Profiler.stop');
+          session.disconnect();
+          session = undefined;
+          mkdirSync(PROFILE_DIR!, { recursive: true });
+          profile = join(PROFILE_DIR!, `acme-${engine}-${process.pid}.cpuprofile`);
+          writeFileSync(profile, JSON.stringify(data));
+        }
+        const m: Measurement = {
+          statements: Object.fromEntries([...statements].sort((a, b) => b[1] - a[1])),
+          statementsTotal: [...statements.values()].reduce((a, b) => a + b, 0),
+          enrollStatements,
+          enrolls,
+          enrollCpuMs: enrollCpuUs / 1000,
+          ...(profile ? { profile } : {}),
+        };
+        process.stdout.write(`${JSON.stringify(m)}\n`);
+      }
+    })();
+  });
+  commands.on('close', () => void listener.close().finally(() => stop(0)));
   process.stdout.write(`${JSON.stringify({ port: listener.port, ca: listener.ca, database })}\n`);
 } catch (error) {
   console.error(error);
