@@ -5,7 +5,7 @@ import type { AcmeOrderAuthority } from '@certwright/protocols/acme';
 export function acmeOrderAuthority(services: Services): AcmeOrderAuthority {
   const { orders, authorizations, challenges, revocation, renewalInfo } = services.acmeOrders;
   return {
-    newOrder: (account, payload) => orders.newOrder(account, payload),
+    newOrder: (account, payload, profile) => orders.newOrder(account, payload, profile),
     order: (account, id) => orders.getOrder(account, id),
     finalize: (account, id, csr) => orders.finalize(account, id, csr),
     authorization: (account, id) => authorizations.get(account, id),

@@ -7,6 +7,7 @@ import {
   createAcmeHandler,
   NonceStore,
 } from '@certwright/protocols/acme';
+import { AcmeAccountCache } from './acme-account-cache.js';
 import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
 import { ProfileLookupCache } from './profile-lookup-cache.js';
@@ -25,9 +26,16 @@ export interface AcmeMountOptions {
    * within this time.
    */
   profileCacheMs?: number;
+  /**
+   * How long an account read by `kid` is reused (default 1000 ms; 0: never). A change through
+   * this process's services (contacts, deactivation, key rollover) is seen at once; one made by
+   * another instance within this time.
+   */
+  accountCacheMs?: number;
 }
 
 export const DEFAULT_ACME_PROFILE_CACHE_MS = 1000;
+export const DEFAULT_ACME_ACCOUNT_CACHE_MS = 1000;
 
 export const DEFAULT_ACME_PROFILE_ID = 'prof-default';
 
@@ -39,10 +47,13 @@ export function acmeAuthority(
   services: Services,
   defaultProfileId: string,
   profileCacheMs = DEFAULT_ACME_PROFILE_CACHE_MS,
+  accountCacheMs = DEFAULT_ACME_ACCOUNT_CACHE_MS,
 ): AcmeAuthority {
   const { storage } = services.deps;
   const accounts = services.acme.accounts;
   const profiles = new ProfileLookupCache(profileCacheMs, () => services.profiles.revision);
+  const byKid = new AcmeAccountCache(accountCacheMs, () => accounts.revision);
+  const readAccount = (id: string) => storage.acmeAccounts.get(id);
   return {
     profileForPath: (segment) =>
       profiles.get(`path:${segment}`, async () => {
@@ -54,7 +65,7 @@ export function acmeAuthority(
       }),
     defaultProfile: () =>
       profiles.get('default', async () => servesAcme(await storage.profiles.get(defaultProfileId))),
-    account: (id) => storage.acmeAccounts.get(id),
+    account: (id) => byKid.get(id, readAccount),
     accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
     createAccount: (input) =>
       accounts.create({
@@ -94,6 +105,7 @@ export function acmeMount({ services, logger, acme = {}, clientAddress }: MountC
       services,
       acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID,
       acme.profileCacheMs ?? DEFAULT_ACME_PROFILE_CACHE_MS,
+      acme.accountCacheMs ?? DEFAULT_ACME_ACCOUNT_CACHE_MS,
     ),
     ephemeral,
     ...(acme.baseUrl ? { baseUrl: acme.baseUrl } : {}),

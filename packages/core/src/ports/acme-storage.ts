@@ -38,6 +38,14 @@ export type AcmeOrderPatch = Partial<
   Pick<AcmeOrder, 'status' | 'error' | 'certificate_id' | 'job_id' | 'version_id'>
 >;
 
+/** The certificate of a valid order as the download serves it (RFC 8555 §7.4.2). */
+export interface AcmeOrderCertificate {
+  version_id: string;
+  issuer_id: string;
+  cert_pem: string;
+  chain_pem: string;
+}
+
 /** An authorization with its challenges, in creation order. */
 export interface AcmeAuthorizationWithChallenges extends AcmeAuthorization {
   challenges: AcmeChallenge[];
@@ -50,7 +58,27 @@ export interface AcmeOrderRepository extends Lockable<AcmeOrder> {
     authorizations: readonly NewAcmeAuthorization[],
   ): Promise<{ order: AcmeOrder; authorizations: AcmeAuthorizationWithChallenges[] }>;
   get(id: string): Promise<AcmeOrder | null>;
+  /** The order with its authorizations and their challenges, read together (one statement in SQL). */
+  getWithAuthorizations(
+    id: string,
+  ): Promise<{ order: AcmeOrder; authorizations: AcmeAuthorizationWithChallenges[] } | null>;
+  /**
+   * The order with the certificate version it issued (`null` while it has none), read together:
+   * what a certificate download needs.
+   */
+  getWithCertificate(id: string): Promise<{ order: AcmeOrder; certificate: AcmeOrderCertificate | null } | null>;
   update(id: string, patch: AcmeOrderPatch): Promise<AcmeOrder>;
+  /**
+   * Finalize's claim (RFC 8555 §7.4): the order becomes `valid` with this certificate, only if
+   * it has no certificate yet and is `processing`, or `ready` and not expired at `now`. Returns
+   * the order as stored, or `null` when it was not in such a state (nothing changed; the
+   * caller reads it to say why). Run it inside the issuing transaction.
+   */
+  markIssued(
+    id: string,
+    issued: { certificate_id: string; version_id: string },
+    now: Date,
+  ): Promise<AcmeOrder | null>;
   /** The order that issued a managed certificate (revocation by account key). */
   findByCertificate(certificateId: string): Promise<AcmeOrder | null>;
   /** Ids of an account's orders, newest first (the account's `orders` list). */

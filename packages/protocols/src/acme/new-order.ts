@@ -13,7 +13,7 @@ import { acmeJson } from './responses.js';
 export const newOrder: AcmeEndpoint = async (ctx) => {
   const { account, payload } = await ctx.authenticate();
   try {
-    const view = await ctx.authority.newOrder(account, requirePayload(payload));
+    const view = await ctx.authority.newOrder(account, requirePayload(payload), ctx.profile);
     return acmeJson(orderJson(view, ctx.links), {
       status: 201,
       location: ctx.links.order(view.order.id),

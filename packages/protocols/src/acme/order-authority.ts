@@ -6,6 +6,7 @@ import type {
   AcmeRenewalInfo,
   AcmeRevokeInput,
   AcmeRevoker,
+  CertificateProfile,
 } from '@certwright/core';
 
 /**
@@ -14,8 +15,12 @@ import type {
  * account is the one `authenticate()` returned; every method answers only for objects of it.
  */
 export interface AcmeOrderAuthority {
-  /** RFC 8555 §7.4; the payload as the client sent it (validated by the service). */
-  newOrder(account: AcmeAccount, payload: unknown): Promise<AcmeOrderView>;
+  /**
+   * RFC 8555 §7.4; the payload as the client sent it (validated by the service). `profile`:
+   * the account's profile as the request was routed by, which the service may use instead of
+   * reading it again.
+   */
+  newOrder(account: AcmeAccount, payload: unknown, profile?: CertificateProfile): Promise<AcmeOrderView>;
   order(account: AcmeAccount, id: string): Promise<AcmeOrderView>;
   finalize(account: AcmeAccount, id: string, csrDer: Uint8Array): Promise<AcmeOrderView>;
   authorization(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges>;

@@ -81,6 +81,60 @@ const toChallenge = (r: Selectable<AcmeChallengesTable>): AcmeChallenge => ({
   updated_at: r.updated_at,
 });
 
+/*
+ * Reads that join authorizations and challenges (one statement instead of one per table): the
+ * joined tables' columns come back under a prefix (`a_…`, `c_…`) and are folded into objects.
+ */
+const AUTHZ_COLUMNS = [
+  'id',
+  'order_id',
+  'account_id',
+  'identifier_type',
+  'identifier_value',
+  'wildcard',
+  'status',
+  'expires',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof AcmeAuthorizationsTable)[];
+const CHALLENGE_COLUMNS = [
+  'id',
+  'authorization_id',
+  'type',
+  'token',
+  'status',
+  'validated_at',
+  'error',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof AcmeChallengesTable)[];
+
+const authzSelection = AUTHZ_COLUMNS.map((c) => `a.${c} as a_${c}` as const);
+const challengeSelection = CHALLENGE_COLUMNS.map((c) => `c.${c} as c_${c}` as const);
+
+type Prefixed = Record<string, unknown>;
+const unprefix = <T>(row: Prefixed, prefix: string, columns: readonly string[]): T =>
+  Object.fromEntries(columns.map((c) => [c, row[`${prefix}${c}`]])) as T;
+
+/** Folds joined rows (ordered by authorization, then challenge) into authorizations with challenges. */
+function foldAuthorizations(rows: readonly Prefixed[]): AcmeAuthorizationWithChallenges[] {
+  const out: AcmeAuthorizationWithChallenges[] = [];
+  let current: AcmeAuthorizationWithChallenges | undefined;
+  for (const row of rows) {
+    if (row.a_id === null || row.a_id === undefined) continue;
+    if (current?.id !== row.a_id) {
+      current = {
+        ...toAuthorization(unprefix<Selectable<AcmeAuthorizationsTable>>(row, 'a_', AUTHZ_COLUMNS)),
+        challenges: [],
+      };
+      out.push(current);
+    }
+    if (row.c_id !== null && row.c_id !== undefined)
+      current.challenges.push(toChallenge(unprefix<Selectable<AcmeChallengesTable>>(row, 'c_', CHALLENGE_COLUMNS)));
+  }
+  return out;
+}
+
 const toEabKey = (r: Selectable<AcmeEabKeysTable>): AcmeEabKey => ({
   id: r.id,
   profile_id: r.profile_id,
@@ -155,23 +209,6 @@ function accountRepository(ctx: Ctx): AcmeAccountRepository {
   };
 }
 
-async function challengesOf(
-  ctx: Ctx,
-  authorizationIds: readonly string[],
-): Promise<Map<string, AcmeChallenge[]>> {
-  const out = new Map<string, AcmeChallenge[]>(authorizationIds.map((id) => [id, []]));
-  if (authorizationIds.length === 0) return out;
-  const rows = await ctx.db
-    .selectFrom('acme_challenges')
-    .selectAll()
-    .where('authorization_id', 'in', [...authorizationIds])
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  for (const r of rows) out.get(r.authorization_id)?.push(toChallenge(r));
-  return out;
-}
-
 function orderRepository(ctx: Ctx): AcmeOrderRepository {
   const read = async (id: string, lock = false) => {
     const q = ctx.db.selectFrom('acme_orders').selectAll().where('id', '=', id);
@@ -180,77 +217,136 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
   };
   const get = (id: string) => read(id);
   const require = requireFound('ACME order', get);
+  // PostgreSQL and PGlite answer a write with RETURNING and take data-modifying WITH; MariaDB
+  // and MySQL do neither.
+  const returning = ctx.flavor === 'postgres';
   return {
     get,
     lockForUpdate: lockFound(ctx, 'ACME order', (id) => read(id, true)),
-    create: (input, authorizations) =>
-      atomic(ctx, async (ctx) => {
-        const now = ctx.clock.now();
-        const order: AcmeOrder = {
-          ...input,
-          id: input.id ?? newId('acmeOrder'),
-          error: null,
-          certificate_id: null,
-          job_id: null,
-          version_id: null,
-          created_at: now,
-          updated_at: now,
-        };
-        await ctx.db
-          .insertInto('acme_orders')
-          .values({ ...order, identifiers: JSON.stringify(order.identifiers), error: null })
-          .execute();
-        const authzs: AcmeAuthorizationWithChallenges[] = authorizations.map((a, i) => {
-          // One millisecond apart, so that reading them back by created_at keeps the given order.
-          const created = new Date(now.getTime() + i);
-          const { challenges, ...rest } = a;
-          const id = a.id ?? newId('acmeAuthorization');
-          return {
-            ...rest,
-            id,
-            order_id: order.id,
-            account_id: order.account_id,
-            created_at: created,
+    async getWithAuthorizations(id) {
+      const rows = (await ctx.db
+        .selectFrom('acme_orders as o')
+        .leftJoin('acme_authorizations as a', 'a.order_id', 'o.id')
+        .leftJoin('acme_challenges as c', 'c.authorization_id', 'a.id')
+        .selectAll('o')
+        .select(authzSelection)
+        .select(challengeSelection)
+        .where('o.id', '=', id)
+        .orderBy('a.created_at')
+        .orderBy('a.id')
+        .orderBy('c.created_at')
+        .orderBy('c.id')
+        .execute()) as unknown as (Selectable<AcmeOrdersTable> & Prefixed)[];
+      const first = rows[0];
+      if (!first) return null;
+      return { order: toOrder(first), authorizations: foldAuthorizations(rows) };
+    },
+    async getWithCertificate(id) {
+      const r = await ctx.db
+        .selectFrom('acme_orders as o')
+        .leftJoin('certificate_versions as v', 'v.id', 'o.version_id')
+        .selectAll('o')
+        .select(['v.id as v_id', 'v.issuer_id as v_issuer_id', 'v.cert_pem as v_cert_pem', 'v.chain_pem as v_chain_pem'])
+        .where('o.id', '=', id)
+        .executeTakeFirst();
+      if (!r) return null;
+      const { v_id, v_issuer_id, v_cert_pem, v_chain_pem, ...order } = r;
+      return {
+        order: toOrder(order),
+        certificate:
+          v_id !== null && v_issuer_id !== null && v_cert_pem !== null && v_chain_pem !== null
+            ? { version_id: v_id, issuer_id: v_issuer_id, cert_pem: v_cert_pem, chain_pem: v_chain_pem }
+            : null,
+      };
+    },
+    async markIssued(id, issued, now) {
+      const claim = ctx.db
+        .updateTable('acme_orders')
+        .set({ status: 'valid', ...issued, updated_at: ctx.clock.now() })
+        .where('id', '=', id)
+        .where('version_id', 'is', null)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'processing'),
+            eb.and([eb('status', '=', 'ready'), eb('expires', '>', now)]),
+          ]),
+        );
+      if (returning) {
+        const r = await claim.returningAll().executeTakeFirst();
+        return r ? toOrder(r) : null;
+      }
+      const res = await claim.executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1 ? require(id) : null;
+    },
+    async create(input, authorizations) {
+      const now = ctx.clock.now();
+      const order: AcmeOrder = {
+        ...input,
+        id: input.id ?? newId('acmeOrder'),
+        error: null,
+        certificate_id: null,
+        job_id: null,
+        version_id: null,
+        created_at: now,
+        updated_at: now,
+      };
+      const authzs: AcmeAuthorizationWithChallenges[] = authorizations.map((a, i) => {
+        // One millisecond apart, so that reading them back by created_at keeps the given order.
+        const created = new Date(now.getTime() + i);
+        const { challenges, ...rest } = a;
+        const id = a.id ?? newId('acmeAuthorization');
+        return {
+          ...rest,
+          id,
+          order_id: order.id,
+          account_id: order.account_id,
+          created_at: created,
+          updated_at: created,
+          challenges: challenges.map((c, j) => ({
+            ...c,
+            id: c.id ?? newId('acmeChallenge'),
+            authorization_id: id,
+            validated_at: null,
+            error: null,
+            created_at: new Date(created.getTime() + j),
             updated_at: created,
-            challenges: challenges.map((c, j) => ({
-              ...c,
-              id: c.id ?? newId('acmeChallenge'),
-              authorization_id: id,
-              validated_at: null,
-              error: null,
-              created_at: new Date(created.getTime() + j),
-              updated_at: created,
-            })),
-          };
-        });
-        if (authzs.length > 0) {
-          await ctx.db
-            .insertInto('acme_authorizations')
-            .values(
-              authzs.map((a) => ({
-                id: a.id,
-                order_id: a.order_id,
-                account_id: a.account_id,
-                identifier_type: a.identifier.type,
-                identifier_value: a.identifier.value,
-                wildcard: a.wildcard,
-                status: a.status,
-                expires: a.expires,
-                created_at: a.created_at,
-                updated_at: a.updated_at,
-              })),
-            )
+          })),
+        };
+      });
+      const orderRow = { ...order, identifiers: JSON.stringify(order.identifiers), error: null };
+      const authzRows = authzs.map((a) => ({
+        id: a.id,
+        order_id: a.order_id,
+        account_id: a.account_id,
+        identifier_type: a.identifier.type,
+        identifier_value: a.identifier.value,
+        wildcard: a.wildcard,
+        status: a.status,
+        expires: a.expires,
+        created_at: a.created_at,
+        updated_at: a.updated_at,
+      }));
+      const challengeRows = authzs.flatMap((a) => a.challenges).map((c) => ({ ...c, error: null }));
+      if (returning && authzRows.length > 0) {
+        // One statement stores all three (a statement is atomic on its own): the foreign keys
+        // are checked at its end, when the rows of every part are in.
+        const withOrder = ctx.db.with('o', (db) => db.insertInto('acme_orders').values(orderRow));
+        if (challengeRows.length === 0) await withOrder.insertInto('acme_authorizations').values(authzRows).execute();
+        else
+          await withOrder
+            .with('a', (db) => db.insertInto('acme_authorizations').values(authzRows))
+            .insertInto('acme_challenges')
+            .values(challengeRows)
             .execute();
-          const challenges = authzs.flatMap((a) => a.challenges);
-          if (challenges.length > 0) {
-            await ctx.db
-              .insertInto('acme_challenges')
-              .values(challenges.map((c) => ({ ...c, error: null })))
-              .execute();
-          }
-        }
         return { order, authorizations: authzs };
-      }),
+      }
+      return atomic(ctx, async (ctx) => {
+        await ctx.db.insertInto('acme_orders').values(orderRow).execute();
+        if (authzRows.length > 0) await ctx.db.insertInto('acme_authorizations').values(authzRows).execute();
+        if (challengeRows.length > 0) await ctx.db.insertInto('acme_challenges').values(challengeRows).execute();
+        return { order, authorizations: authzs };
+      });
+    },
     async update(id, patch) {
       await updateById(
         ctx,
@@ -307,27 +403,29 @@ function authorizationRepository(ctx: Ctx): AcmeAuthorizationRepository {
     const r = await (lock ? q.forUpdate() : q).executeTakeFirst();
     return r ? toAuthorization(r) : null;
   };
+  /** Authorizations with their challenges, one joined statement. */
+  const joined = () =>
+    ctx.db
+      .selectFrom('acme_authorizations as a')
+      .leftJoin('acme_challenges as c', 'c.authorization_id', 'a.id')
+      .select(authzSelection)
+      .select(challengeSelection);
   const get = async (id: string): Promise<AcmeAuthorizationWithChallenges | null> => {
-    const a = await read(id);
-    if (!a) return null;
-    return { ...a, challenges: (await challengesOf(ctx, [id])).get(id) ?? [] };
+    const rows = await joined().where('a.id', '=', id).orderBy('c.created_at').orderBy('c.id').execute();
+    return foldAuthorizations(rows)[0] ?? null;
   };
   return {
     get,
     lockForUpdate: lockFound(ctx, 'ACME authorization', (id) => read(id, true)),
     async listForOrder(orderId) {
-      const rows = await ctx.db
-        .selectFrom('acme_authorizations')
-        .selectAll()
-        .where('order_id', '=', orderId)
-        .orderBy('created_at')
-        .orderBy('id')
+      const rows = await joined()
+        .where('a.order_id', '=', orderId)
+        .orderBy('a.created_at')
+        .orderBy('a.id')
+        .orderBy('c.created_at')
+        .orderBy('c.id')
         .execute();
-      const challenges = await challengesOf(
-        ctx,
-        rows.map((r) => r.id),
-      );
-      return rows.map((r) => ({ ...toAuthorization(r), challenges: challenges.get(r.id) ?? [] }));
+      return foldAuthorizations(rows);
     },
     async update(id, patch) {
       await updateById(ctx, 'acme_authorizations', id, defined({ status: patch.status }));

@@ -112,6 +112,27 @@ export class AcmeAccountService {
     this.#random = random ? (size) => random.bytes(size) : randomBytes;
   }
 
+  #revision = 0;
+
+  /**
+   * Grows after every change of an existing account through this service (contacts,
+   * deactivation, key rollover) has committed or failed: a cache of account reads in this
+   * process (the ACME handler's, by `kid`) that remembers the revision it read at knows
+   * whether an account changed since.
+   */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  async #changing<T>(change: () => Promise<T>): Promise<T> {
+    this.#revision++;
+    try {
+      return await change();
+    } finally {
+      this.#revision++;
+    }
+  }
+
   /** The account, or `not_found`. */
   async get(id: string): Promise<AcmeAccount> {
     const account = await this.deps.storage.acmeAccounts.get(id);
@@ -208,11 +229,13 @@ export class AcmeAccountService {
   /** Replaces the account's contacts (RFC 8555 §7.3.2); only a valid account can. */
   async update(id: string, input: z.input<typeof acmeAccountUpdateSchema>): Promise<AcmeAccount> {
     const data = parseInput(acmeAccountUpdateSchema, input);
-    return this.deps.storage.transaction(async (tx) => {
-      const account = await tx.acmeAccounts.lockForUpdate(id);
-      if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
-      return tx.acmeAccounts.update(id, { contact: data.contact });
-    });
+    return this.#changing(() =>
+      this.deps.storage.transaction(async (tx) => {
+        const account = await tx.acmeAccounts.lockForUpdate(id);
+        if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
+        return tx.acmeAccounts.update(id, { contact: data.contact });
+      }),
+    );
   }
 
   /**
@@ -222,6 +245,10 @@ export class AcmeAccountService {
    * changes nothing.
    */
   async deactivate(id: string): Promise<AcmeAccount> {
+    return this.#changing(() => this.#deactivate(id));
+  }
+
+  async #deactivate(id: string): Promise<AcmeAccount> {
     return this.deps.storage.transaction(async (tx) => {
       const account = await tx.acmeAccounts.lockForUpdate(id);
       if (account.status === 'deactivated') return account;
@@ -255,10 +282,18 @@ export class AcmeAccountService {
   async changeKey(id: string, input: z.input<typeof acmeKeyChangeSchema>): Promise<AcmeAccount> {
     const data = parseInput(acmeKeyChangeSchema, input);
     const key = parsePublicJwk(data.jwk);
+    return this.#changing(() => this.#changeKey(id, key, data.old_thumbprint));
+  }
+
+  async #changeKey(
+    id: string,
+    key: ReturnType<typeof parsePublicJwk>,
+    oldThumbprint: string,
+  ): Promise<AcmeAccount> {
     return this.deps.storage.transaction(async (tx) => {
       const account = await tx.acmeAccounts.lockForUpdate(id);
       if (account.status !== 'valid') throw fail('gone', `the account is ${account.status}`);
-      if (account.jwk_thumbprint !== data.old_thumbprint) {
+      if (account.jwk_thumbprint !== oldThumbprint) {
         throw fail('conflict', 'the account key changed meanwhile; oldKey is not the current key');
       }
       const holder = await tx.acmeAccounts.getByThumbprint(account.profile_id, key.thumbprint);

@@ -61,10 +61,20 @@ export class AcmeOrderService {
     private readonly enrollment: AcmeEnrollment,
   ) {}
 
-  async newOrder(account: AcmeAccount, input: unknown): Promise<AcmeOrderView> {
+  /**
+   * RFC 8555 §7.4 newOrder. `knownProfile`: the account's profile as the caller just read it
+   * (the ACME handler routes each request by it), saving a second read; it must be the
+   * account's (`profile_id`), or it is read from storage.
+   */
+  async newOrder(
+    account: AcmeAccount,
+    input: unknown,
+    knownProfile?: CertificateProfile,
+  ): Promise<AcmeOrderView> {
     const parsed = parseInput(acmeNewOrderSchema, input);
     const { storage, clock } = this.deps;
-    const profile = await storage.profiles.get(account.profile_id);
+    const profile =
+      knownProfile?.id === account.profile_id ? knownProfile : await storage.profiles.get(account.profile_id);
     if (!profile) throw fail('not_found', `profile '${account.profile_id}' does not exist`);
     await this.#spendOrderBudget(account, profile);
     const now = clock.now();
@@ -116,8 +126,15 @@ export class AcmeOrderService {
   }
 
   async getOrder(account: AcmeAccount, orderId: string): Promise<AcmeOrderView> {
-    const order = ownedBy(await this.deps.storage.acmeOrders.get(orderId), account, 'ACME order', orderId);
-    return this.#view(order);
+    const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
+    return orderView(order, authorizations, this.deps.clock.now());
+  }
+
+  /** The account's order with its authorizations, in one read. */
+  async #read(account: AcmeAccount, orderId: string, what: string) {
+    const found = await this.deps.storage.acmeOrders.getWithAuthorizations(orderId);
+    ownedBy(found?.order ?? null, account, what, orderId);
+    return found!;
   }
 
   /**
@@ -131,7 +148,7 @@ export class AcmeOrderService {
    */
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     const { storage, clock } = this.deps;
-    const order = ownedBy(await storage.acmeOrders.get(orderId), account, 'ACME order', orderId);
+    const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
     const finalizable = (candidate: AcmeOrder): void => {
       const status = effectiveOrderStatus(candidate, clock.now());
       // `processing` without a certificate is a finalize that crashed or is still running:
@@ -139,7 +156,8 @@ export class AcmeOrderService {
       if (status !== 'ready' && status !== 'processing')
         throw fail('invalid_state', `order '${candidate.id}' is ${status}, not ready to be finalized`);
     };
-    if (effectiveOrderStatus(order, clock.now()) === 'valid') return this.#view(order);
+    if (effectiveOrderStatus(order, clock.now()) === 'valid')
+      return orderView(order, authorizations, clock.now());
     finalizable(order);
 
     const renews = await this.#renewedCertificate(order, account);
@@ -163,14 +181,19 @@ export class AcmeOrderService {
           // whatever happened to it while the CA signed (another finalize won, the account
           // was deactivated, the order expired) is seen here, and then nothing is stored.
           withinTransaction: async (tx, result) => {
+            // One conditional update claims it; only when it matches nothing is the order read
+            // (locked) to say why.
+            finalized =
+              (await tx.acmeOrders.markIssued(
+                order.id,
+                { certificate_id: result.certificate.id, version_id: result.version.id },
+                clock.now(),
+              )) ?? undefined;
+            if (finalized) return;
             const locked = await tx.acmeOrders.lockForUpdate(order.id);
             if (locked.status === 'valid' || locked.version_id !== null) throw new AlreadyFinalized();
             finalizable(locked);
-            finalized = await tx.acmeOrders.update(order.id, {
-              status: 'valid',
-              certificate_id: result.certificate.id,
-              version_id: result.version.id,
-            });
+            throw fail('invalid_state', `order '${order.id}' cannot be finalized now`);
           },
         },
       );
@@ -183,7 +206,8 @@ export class AcmeOrderService {
       if (order.status === 'processing') await this.#release(order.id);
       throw error;
     }
-    return finalized ? this.#view(finalized) : this.getOrder(account, orderId);
+    // The authorizations were read with the order: a ready order's are valid and stay so.
+    return finalized ? orderView(finalized, authorizations, clock.now()) : this.getOrder(account, orderId);
   }
 
   /**
@@ -194,22 +218,16 @@ export class AcmeOrderService {
     account: AcmeAccount,
     orderId: string,
   ): Promise<{ pem: string; issuerChainPem: string; issuerId: string; versionId: string }> {
-    const { storage } = this.deps;
-    const order = ownedBy(await storage.acmeOrders.get(orderId), account, 'ACME certificate', orderId);
-    const version = order.version_id ? await storage.versions.get(order.version_id) : null;
+    const found = await this.deps.storage.acmeOrders.getWithCertificate(orderId);
+    const version = ownedBy(found?.order ?? null, account, 'ACME certificate', orderId) && found!.certificate;
     if (!version) throw fail('not_found', `ACME certificate '${orderId}' does not exist`);
     const leaf = version.cert_pem.endsWith('\n') ? version.cert_pem : `${version.cert_pem}\n`;
     return {
       pem: `${leaf}${version.chain_pem}`,
       issuerChainPem: version.chain_pem,
       issuerId: version.issuer_id,
-      versionId: version.id,
+      versionId: version.version_id,
     };
-  }
-
-  async #view(order: AcmeOrder): Promise<AcmeOrderView> {
-    const authorizations = await this.deps.storage.acmeAuthorizations.listForOrder(order.id);
-    return orderView(order, authorizations, this.deps.clock.now());
   }
 
   async #spendOrderBudget(account: AcmeAccount, profile: CertificateProfile): Promise<void> {
