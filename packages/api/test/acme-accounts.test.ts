@@ -200,6 +200,14 @@ describe('ACME account resource', () => {
     expectProblem(await register(key, {}), 403, 'unauthorized');
   });
 
+  it('refuses the very next request of an account deactivated outside the ACME handler (its cached read is dropped)', async () => {
+    const { key, url } = await account();
+    // Read (and remembered) by the handler just now.
+    expect((await client.post(url, '', { key, kid: url })).status).toBe(200);
+    await app.services.acme.accounts.deactivate(url.split('/').pop()!);
+    expectProblem(await client.post(url, '', { key, kid: url }), 403, 'unauthorized');
+  });
+
   it('ends what a deactivated account had in progress: pending orders invalid, pending authorizations deactivated', async () => {
     const { key, url } = await account();
     const ordered = await client.post(

@@ -1,3 +1,4 @@
+export * from './acme-storage-contract.js';
 export * from './connection-loss.js';
 export * from './discovery-contract.js';
 export * from './ephemeral-contract.js';

@@ -67,6 +67,16 @@ interface Located {
   basePath: string;
 }
 
+/** Whether `headers` may be changed (a Response's own are, except `Response.redirect`/`error` and fetched ones). */
+function headersMutable(headers: Headers): boolean {
+  try {
+    headers.delete('replay-nonce');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function locate(pathname: string, mount: string): Located | null {
   if (pathname !== mount && !pathname.startsWith(`${mount}/`)) return null;
   const segments = pathname.slice(mount.length).split('/').slice(1);
@@ -161,7 +171,16 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
     } catch (error) {
       response = problem(error, problemContext);
     }
-    const headers = new Headers(response.headers);
+    // The endpoints' answers (responses.ts, problem()) have mutable headers and are completed
+    // in place; one with immutable headers (an added route's `Response.redirect`) is copied.
+    if (!headersMutable(response.headers)) {
+      response = new Response(response.body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: new Headers(response.headers),
+      });
+    }
+    const { headers } = response;
     try {
       // RFC 8555 §6.5: a fresh nonce on every answer, so a client never needs an extra round
       // trip — a badNonce problem included, which the client retries with this one.
@@ -175,10 +194,9 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
     }
     if (links) headers.append('link', formatLink({ url: links.directory, rel: 'index' }));
     if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
-    return new Response(request.method === 'HEAD' ? null : response.body, {
-      status: response.status,
-      headers,
-    });
+    if (request.method !== 'HEAD' || response.body === null) return response;
+    await response.body.cancel();
+    return new Response(null, { status: response.status, headers });
   };
 }
 

@@ -1,0 +1,29 @@
+import { SecretBox } from '@certwright/core';
+import { describeAcmeStorageContract } from '@certwright/core/testing';
+import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
+import { createTempDatabase, postgresSkipReason } from './helpers.js';
+
+const secretBox = new SecretBox(SecretBox.generateKey());
+
+describeAcmeStorageContract('PGlite (memory)', async () => {
+  const storage = await createPgliteStorage({ memory: true }, { secretBox });
+  await storage.migrate();
+  return { storage, close: () => storage.close() };
+});
+
+describeAcmeStorageContract(
+  'PostgreSQL',
+  async () => {
+    const temp = await createTempDatabase();
+    const storage = createPostgresStorage(temp.url, { secretBox });
+    await storage.migrate();
+    return {
+      storage,
+      close: async () => {
+        await storage.close();
+        await temp.drop();
+      },
+    };
+  },
+  { skip: await postgresSkipReason() },
+);
