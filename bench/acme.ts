@@ -139,7 +139,9 @@ async function drive(
       const each = (n: number) => (n / ORDERS).toFixed(2);
       console.error(
         `${server}: enrollment pipeline (services.pki.enrollment.enroll) ${each(measured.enrollCpuMs)} ms CPU each` +
-          (CONCURRENCY > 1 ? ' (an upper bound: other orders run while one enrolls; BENCH_ACME_CONCURRENCY=1 for the exact split)' : '') +
+          (CONCURRENCY > 1
+            ? ' (an upper bound: other orders run while one enrolls; BENCH_ACME_CONCURRENCY=1 for the exact split)'
+            : '') +
           (measured.statementsTotal > 0
             ? `; ${each(measured.statementsTotal)} SQL statements each, ${each(measured.enrollStatements)} of them in the enrollment`
             : ''),

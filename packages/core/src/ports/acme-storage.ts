@@ -66,7 +66,9 @@ export interface AcmeOrderRepository extends Lockable<AcmeOrder> {
    * The order with the certificate version it issued (`null` while it has none), read together:
    * what a certificate download needs.
    */
-  getWithCertificate(id: string): Promise<{ order: AcmeOrder; certificate: AcmeOrderCertificate | null } | null>;
+  getWithCertificate(
+    id: string,
+  ): Promise<{ order: AcmeOrder; certificate: AcmeOrderCertificate | null } | null>;
   update(id: string, patch: AcmeOrderPatch): Promise<AcmeOrder>;
   /**
    * Finalize's claim (RFC 8555 §7.4): the order becomes `valid` with this certificate, only if

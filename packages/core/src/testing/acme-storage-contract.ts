@@ -119,15 +119,24 @@ export function describeAcmeStorageContract(
       const read = await s.acmeOrders.getWithAuthorizations(created.order.id);
       expect(read?.order).toEqual(created.order);
       expect(read?.authorizations).toEqual(created.authorizations);
-      expect(read?.authorizations.map((a) => a.identifier.value)).toEqual(['a.example.test', 'b.example.test']);
-      expect(read?.authorizations[0]?.challenges.map((c) => c.type)).toEqual(['http-01', 'dns-01', 'tls-alpn-01']);
+      expect(read?.authorizations.map((a) => a.identifier.value)).toEqual([
+        'a.example.test',
+        'b.example.test',
+      ]);
+      expect(read?.authorizations[0]?.challenges.map((c) => c.type)).toEqual([
+        'http-01',
+        'dns-01',
+        'tls-alpn-01',
+      ]);
       expect(await s.acmeAuthorizations.listForOrder(created.order.id)).toEqual(created.authorizations);
       const first = created.authorizations[0]!;
       expect(await s.acmeAuthorizations.get(first.id)).toEqual(first);
     });
 
     it('stores an order whose authorizations have no challenges, and reads an unknown one as null', async () => {
-      const created = await s.acmeOrders.create(order('ready', ['c.example.test']), [authz('c.example.test')]);
+      const created = await s.acmeOrders.create(order('ready', ['c.example.test']), [
+        authz('c.example.test'),
+      ]);
       const read = await s.acmeOrders.getWithAuthorizations(created.order.id);
       expect(read?.authorizations).toEqual(created.authorizations);
       expect(read?.authorizations[0]?.challenges).toEqual([]);
@@ -149,7 +158,9 @@ export function describeAcmeStorageContract(
     });
 
     it('claims a ready order once, with its certificate, and reads the certificate with the order', async () => {
-      const created = await s.acmeOrders.create(order('ready', ['f.example.test']), [authz('f.example.test')]);
+      const created = await s.acmeOrders.create(order('ready', ['f.example.test']), [
+        authz('f.example.test'),
+      ]);
       expect((await s.acmeOrders.getWithCertificate(created.order.id))?.certificate).toBeNull();
       const { certificate, version } = await issuedVersion(`f-${randomUUID().slice(0, 8)}`);
       const issued = { certificate_id: certificate.id, version_id: version.id };
@@ -177,12 +188,18 @@ export function describeAcmeStorageContract(
       ]);
       expect(await s.acmeOrders.markIssued(pending.order.id, issued, new Date())).toBeNull();
       const expires = new Date(Date.now() + 60_000);
-      const ready = await s.acmeOrders.create(order('ready', ['h.example.test'], expires), [authz('h.example.test')]);
-      expect(await s.acmeOrders.markIssued(ready.order.id, issued, new Date(expires.getTime() + 1))).toBeNull();
+      const ready = await s.acmeOrders.create(order('ready', ['h.example.test'], expires), [
+        authz('h.example.test'),
+      ]);
+      expect(
+        await s.acmeOrders.markIssued(ready.order.id, issued, new Date(expires.getTime() + 1)),
+      ).toBeNull();
       expect((await s.acmeOrders.get(ready.order.id))?.status).toBe('ready');
       expect((await s.acmeOrders.get(pending.order.id))?.status).toBe('pending');
       await s.acmeOrders.update(ready.order.id, { status: 'processing' });
-      expect(await s.acmeOrders.markIssued(ready.order.id, issued, new Date(expires.getTime() + 1))).toMatchObject({
+      expect(
+        await s.acmeOrders.markIssued(ready.order.id, issued, new Date(expires.getTime() + 1)),
+      ).toMatchObject({
         status: 'valid',
         version_id: version.id,
       });

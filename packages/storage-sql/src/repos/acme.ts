@@ -130,7 +130,9 @@ function foldAuthorizations(rows: readonly Prefixed[]): AcmeAuthorizationWithCha
       out.push(current);
     }
     if (row.c_id !== null && row.c_id !== undefined)
-      current.challenges.push(toChallenge(unprefix<Selectable<AcmeChallengesTable>>(row, 'c_', CHALLENGE_COLUMNS)));
+      current.challenges.push(
+        toChallenge(unprefix<Selectable<AcmeChallengesTable>>(row, 'c_', CHALLENGE_COLUMNS)),
+      );
   }
   return out;
 }
@@ -246,7 +248,12 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
         .selectFrom('acme_orders as o')
         .leftJoin('certificate_versions as v', 'v.id', 'o.version_id')
         .selectAll('o')
-        .select(['v.id as v_id', 'v.issuer_id as v_issuer_id', 'v.cert_pem as v_cert_pem', 'v.chain_pem as v_chain_pem'])
+        .select([
+          'v.id as v_id',
+          'v.issuer_id as v_issuer_id',
+          'v.cert_pem as v_cert_pem',
+          'v.chain_pem as v_chain_pem',
+        ])
         .where('o.id', '=', id)
         .executeTakeFirst();
       if (!r) return null;
@@ -331,7 +338,8 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
         // One statement stores all three (a statement is atomic on its own): the foreign keys
         // are checked at its end, when the rows of every part are in.
         const withOrder = ctx.db.with('o', (db) => db.insertInto('acme_orders').values(orderRow));
-        if (challengeRows.length === 0) await withOrder.insertInto('acme_authorizations').values(authzRows).execute();
+        if (challengeRows.length === 0)
+          await withOrder.insertInto('acme_authorizations').values(authzRows).execute();
         else
           await withOrder
             .with('a', (db) => db.insertInto('acme_authorizations').values(authzRows))
@@ -343,7 +351,8 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
       return atomic(ctx, async (ctx) => {
         await ctx.db.insertInto('acme_orders').values(orderRow).execute();
         if (authzRows.length > 0) await ctx.db.insertInto('acme_authorizations').values(authzRows).execute();
-        if (challengeRows.length > 0) await ctx.db.insertInto('acme_challenges').values(challengeRows).execute();
+        if (challengeRows.length > 0)
+          await ctx.db.insertInto('acme_challenges').values(challengeRows).execute();
         return { order, authorizations: authzs };
       });
     },

@@ -147,7 +147,7 @@ export class AcmeOrderService {
    * it is.
    */
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
-    const { storage, clock } = this.deps;
+    const { clock } = this.deps;
     const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
     const finalizable = (candidate: AcmeOrder): void => {
       const status = effectiveOrderStatus(candidate, clock.now());
