@@ -6,6 +6,7 @@ import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
 import type { PolicyEvaluationService } from './policies.js';
+import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { RenewalService } from './renewal.js';
 import type { RevocationService } from './revocation.js';
 
@@ -14,6 +15,7 @@ export * from './crl-ocsp.js';
 export * from './issuance/enrollment.js';
 export * from './issuance.js';
 export * from './renewal.js';
+export { remoteRevocationListener } from './issuance/remote-revocation.js';
 
 /** The certificate-authority side of the services: issuing, renewing, exporting, CRL and OCSP. */
 export interface PkiServices {
@@ -49,6 +51,8 @@ export function createPkiServices(
   // Single and bulk revocation both commit through RevocationService; the listener runs before
   // the revoke call returns, so CRL and OCSP reflect the revocation by then.
   parts.revocation.onRevoked(revocationStatus.onRevoked);
+  // Remote CAs (ACME) hear of a revocation through their connector, after the commit.
+  parts.revocation.onRevoked(remoteRevocationListener(deps, lifecycle.connectors));
   const enrollment = new EnrollmentService(
     deps,
     parts.audit,
