@@ -59,7 +59,10 @@ export function acmeChallengeMount({ services }: MountContext): ProtocolMount {
           ],
           responses: {
             200: { description: 'the key authorization', content: { 'application/octet-stream': {} } },
-            404: { description: 'no challenge with this token is being answered', content: { 'text/plain': {} } },
+            404: {
+              description: 'no challenge with this token is being answered',
+              content: { 'text/plain': {} },
+            },
             429: { description: 'this client exceeded its rate limit', content: { 'text/plain': {} } },
           },
         },

@@ -1,8 +1,14 @@
 import { createHmac, type KeyObject, sign } from 'node:crypto';
-import { fail } from '../../errors.js';
+import { fail, isCertwrightError } from '../../errors.js';
 import type { OutboundClient } from '../../net/client.js';
 import type { OutboundResponse } from '../../net/http-request.js';
-import { type AcmeIssuerProblem, acmeProblemType, parseProblem, problemToError, retryAfterSeconds } from './problems.js';
+import {
+  type AcmeIssuerProblem,
+  acmeProblemType,
+  parseProblem,
+  problemToError,
+  retryAfterSeconds,
+} from './problems.js';
 
 /**
  * A client of an RFC 8555 certificate authority, for the ACME issuer connector. Every request
@@ -128,18 +134,29 @@ export class AcmeClient {
   }
 
   async #send(url: string, method: string, body?: string, accept?: string): Promise<OutboundResponse> {
-    return this.#options.outbound.request(url, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/jose+json' } : {}),
-        ...(accept ? { accept } : {}),
-      },
-      ...(body !== undefined ? { body } : {}),
-      timeoutMs: this.#options.timeoutMs ?? 30_000,
-      maxResponseBytes: MAX_RESPONSE_BYTES,
-      field: 'config.directory_url',
-      ...(this.#options.caBundlePem ? { tls: { ca: this.#options.caBundlePem } } : {}),
-    });
+    return this.#options.outbound
+      .request(url, {
+        method,
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/jose+json' } : {}),
+          ...(accept ? { accept } : {}),
+        },
+        ...(body !== undefined ? { body } : {}),
+        timeoutMs: this.#options.timeoutMs ?? 30_000,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        field: 'config.directory_url',
+        ...(this.#options.caBundlePem ? { tls: { ca: this.#options.caBundlePem } } : {}),
+      })
+      .catch((cause: unknown) => {
+        // The guard's refusal (validation_failed) names the setting; a network failure keeps
+        // its reason (dns_failed, tls_failed …) with a sentence of ours, the detail logged.
+        if (!isCertwrightError(cause) || cause.code !== 'unavailable') throw cause;
+        throw fail(
+          cause.reason,
+          `the ACME server ${this.#origin} could not be reached (${cause.reason.replace(/_/g, ' ')}); try again later`,
+          { cause },
+        );
+      });
   }
 
   async directory(): Promise<AcmeDirectory> {
@@ -158,7 +175,9 @@ export class AcmeClient {
       newOrder: this.#sameOrigin(json.newOrder, 'the directory'),
       ...(json.revokeCert ? { revokeCert: this.#sameOrigin(json.revokeCert, 'the directory') } : {}),
       ...(json.renewalInfo ? { renewalInfo: this.#sameOrigin(json.renewalInfo, 'the directory') } : {}),
-      ...(typeof json.meta === 'object' && json.meta !== null ? { meta: json.meta as AcmeDirectory['meta'] } : {}),
+      ...(typeof json.meta === 'object' && json.meta !== null
+        ? { meta: json.meta as AcmeDirectory['meta'] }
+        : {}),
     };
     this.#directory = directory;
     return directory;
@@ -206,7 +225,8 @@ export class AcmeClient {
     options: { signer?: 'jwk' | 'kid'; accept?: string; expect?: number[] } = {},
   ): Promise<AcmeAnswer> {
     const signer = options.signer ?? 'kid';
-    if (signer === 'kid' && !this.accountUrl) throw fail('issuer_not_ready', 'the ACME account is not registered');
+    if (signer === 'kid' && !this.accountUrl)
+      throw fail('issuer_not_ready', 'the ACME account is not registered');
     for (let attempt = 0; ; attempt++) {
       const nonce = this.#nonce ?? (await this.#freshNonce());
       this.#nonce = undefined;
@@ -269,7 +289,13 @@ export class AcmeClient {
           termsOfServiceAgreed: true,
           ...(input.contact?.length ? { contact: [...input.contact] } : {}),
           ...(input.eab
-            ? { externalAccountBinding: this.externalAccountBinding(input.eab.kid, input.eab.hmacKey, directory.newAccount) }
+            ? {
+                externalAccountBinding: this.externalAccountBinding(
+                  input.eab.kid,
+                  input.eab.hmacKey,
+                  directory.newAccount,
+                ),
+              }
             : {}),
         };
     try {
@@ -277,7 +303,8 @@ export class AcmeClient {
         signer: 'jwk',
         expect: [200, 201],
       });
-      if (!answer.location) throw fail('unavailable', 'the ACME server answered new-account without an account URL');
+      if (!answer.location)
+        throw fail('unavailable', 'the ACME server answered new-account without an account URL');
       this.accountUrl = answer.location;
       return answer.location;
     } catch (error) {
@@ -302,7 +329,8 @@ export class AcmeClient {
       'new-order',
       { expect: [201] },
     );
-    if (!answer.location) throw fail('unavailable', 'the ACME server answered new-order without an order URL');
+    if (!answer.location)
+      throw fail('unavailable', 'the ACME server answered new-order without an order URL');
     return { url: answer.location, order: this.#order(answer, 'new-order') };
   }
 
@@ -357,9 +385,14 @@ export class AcmeClient {
   async revoke(certificateDer: Uint8Array, reasonCode: number): Promise<void> {
     const directory = await this.directory();
     if (!directory.revokeCert) throw fail('unavailable', 'the ACME server offers no revokeCert endpoint');
-    await this.post(directory.revokeCert, { certificate: b64u(certificateDer), reason: reasonCode }, 'revokeCert', {
-      expect: [200],
-    });
+    await this.post(
+      directory.revokeCert,
+      { certificate: b64u(certificateDer), reason: reasonCode },
+      'revokeCert',
+      {
+        expect: [200],
+      },
+    );
   }
 
   /** Waits `seconds` (bounded), or the default poll interval. */

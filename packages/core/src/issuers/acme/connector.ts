@@ -79,7 +79,9 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       const created: AccountState = { key_pem: exportPkcs8Pem(accountKey) };
       // Stored before any registration, so a crash cannot leave an account whose key is lost.
       await context.persistConfig((config) =>
-        (config.acme_account as AccountState | undefined)?.key_pem ? null : { ...config, acme_account: created },
+        (config.acme_account as AccountState | undefined)?.key_pem
+          ? null
+          : { ...config, acme_account: created },
       );
       account = created;
     }
@@ -91,11 +93,17 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       now: context.now,
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     });
-    const dns = (deps.dnsProvider ?? ((s) => dnsProviderFromSettings(s, outbound)))(settings, context.issuer.id);
+    const dns = (deps.dnsProvider ?? ((s) => dnsProviderFromSettings(s, outbound)))(
+      settings,
+      context.issuer.id,
+    );
     const pollMs = deps.pollIntervalMs ?? 1000;
     const maxPolls = deps.maxPolls ?? 120;
     const thumbprint = jwkThumbprint(client.jwk);
-    let chainPem = typeof context.issuer.config.acme_ca_chain_pem === 'string' ? context.issuer.config.acme_ca_chain_pem : '';
+    let chainPem =
+      typeof context.issuer.config.acme_ca_chain_pem === 'string'
+        ? context.issuer.config.acme_ca_chain_pem
+        : '';
 
     let ready: Promise<void> | undefined;
     const ensureAccount = (): Promise<void> => {
@@ -111,7 +119,11 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
           });
         }
         if (url && (url !== account?.url || account?.directory_url !== settings.directory_url)) {
-          const next: AccountState = { key_pem: account!.key_pem, directory_url: settings.directory_url, url };
+          const next: AccountState = {
+            key_pem: account!.key_pem,
+            directory_url: settings.directory_url,
+            url,
+          };
           account = next;
           await context.persistConfig((config) => ({ ...config, acme_account: next }));
         }
@@ -124,9 +136,17 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
 
     const challengeFor = async (authz: AcmeAuthorization) => {
       const wanted =
-        authz.identifier.type === 'ip' ? 'http-01' : authz.wildcard ? 'dns-01' : (settings.challenge_type ?? 'http-01');
+        authz.identifier.type === 'ip'
+          ? 'http-01'
+          : authz.wildcard
+            ? 'dns-01'
+            : (settings.challenge_type ?? 'http-01');
       const challenge = authz.challenges.find((c) => c.type === wanted);
-      if (!challenge || typeof challenge.token !== 'string' || !/^[A-Za-z0-9_-]{16,256}$/.test(challenge.token)) {
+      if (
+        !challenge ||
+        typeof challenge.token !== 'string' ||
+        !/^[A-Za-z0-9_-]{16,256}$/.test(challenge.token)
+      ) {
         throw fail(
           'issuer_not_ready',
           `the ACME server offers no usable ${wanted} challenge for ${authz.identifier.value}`,
@@ -135,7 +155,10 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       const keyAuthorization = `${challenge.token}.${thumbprint}`;
       if (wanted === 'http-01') {
         if (!deps.http01) {
-          throw fail('issuer_not_ready', 'http-01 needs the service’s challenge responder, which this process does not run');
+          throw fail(
+            'issuer_not_ready',
+            'http-01 needs the service’s challenge responder, which this process does not run',
+          );
         }
         const responder = deps.http01;
         await responder.present(challenge.token, keyAuthorization);
@@ -167,7 +190,11 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       if (authz.status !== 'valid') throw authorizationFailure(authz);
     };
 
-    const pollOrder = async (url: string, order: AcmeOrder, while_: AcmeOrder['status'][]): Promise<AcmeOrder> => {
+    const pollOrder = async (
+      url: string,
+      order: AcmeOrder,
+      while_: AcmeOrder['status'][],
+    ): Promise<AcmeOrder> => {
       let current = order;
       let retryAfter: number | undefined;
       for (let i = 0; while_.includes(current.status) && i < maxPolls; i++) {
@@ -194,7 +221,10 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       await ensureAccount();
       const directory = await client.directory();
       if (settings.profile && !(directory.meta?.profiles && settings.profile in directory.meta.profiles)) {
-        throw fail('issuer_not_ready', `the ACME server does not offer the profile '${settings.profile}' (config.profile)`);
+        throw fail(
+          'issuer_not_ready',
+          `the ACME server does not offer the profile '${settings.profile}' (config.profile)`,
+        );
       }
       const replaces = await replacesOf(request);
       const orderInput = {
@@ -229,15 +259,26 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
       if (!leaf) throw fail('unavailable', 'the ACME server sent an empty certificate chain');
       const info = readCertificate(leaf);
       if (!Buffer.from(info.spki).equals(Buffer.from(spki))) {
-        throw fail('unavailable', 'the ACME server sent a certificate for another key than the one requested');
+        throw fail(
+          'unavailable',
+          'the ACME server sent a certificate for another key than the one requested',
+        );
       }
-      const chain = ders.slice(1).map((d) => certificateToPem(d)).join('');
+      const chain = ders
+        .slice(1)
+        .map((d) => certificateToPem(d))
+        .join('');
       if (chain && chain !== chainPem) {
         chainPem = chain;
         await context
-          .persistConfig((config) => (config.acme_ca_chain_pem === chain ? null : { ...config, acme_ca_chain_pem: chain }))
+          .persistConfig((config) =>
+            config.acme_ca_chain_pem === chain ? null : { ...config, acme_ca_chain_pem: chain },
+          )
           .catch((error: unknown) =>
-            deps.logger?.warn({ err: error, issuer_id: context.issuer.id }, 'storing the ACME CA chain failed'),
+            deps.logger?.warn(
+              { err: error, issuer_id: context.issuer.id },
+              'storing the ACME CA chain failed',
+            ),
           );
       }
       return {
@@ -278,9 +319,13 @@ function identifiersOf(request: IssueRequest): Identifier[] {
   const seen = new Set<string>();
   for (const san of request.subjectAltNames) {
     if (san.type !== 'dns' && san.type !== 'ip') {
-      throw fail('name_not_allowed', `ACME certifies DNS names and IP addresses only; ${san.type} names cannot be requested`, {
-        fields: [{ field: 'sans', message: `${san.type}:${san.value} is not an ACME identifier` }],
-      });
+      throw fail(
+        'name_not_allowed',
+        `ACME certifies DNS names and IP addresses only; ${san.type} names cannot be requested`,
+        {
+          fields: [{ field: 'sans', message: `${san.type}:${san.value} is not an ACME identifier` }],
+        },
+      );
     }
     const value = san.type === 'dns' ? san.value.toLowerCase() : san.value;
     const key = `${san.type}:${value}`;
@@ -288,12 +333,16 @@ function identifiersOf(request: IssueRequest): Identifier[] {
     seen.add(key);
     identifiers.push({ type: san.type, value });
   }
-  if (identifiers.length === 0) throw fail('name_rejected', 'the request names nothing an ACME server can certify');
+  if (identifiers.length === 0)
+    throw fail('name_rejected', 'the request names nothing an ACME server can certify');
   return identifiers;
 }
 
 /** The CSR sent at finalize: the requester's own (its names must be the order's), or one made with the generated key. */
-function csrFor(request: IssueRequest, identifiers: readonly Identifier[]): { csrDer: Uint8Array; spki: Uint8Array } {
+function csrFor(
+  request: IssueRequest,
+  identifiers: readonly Identifier[],
+): { csrDer: Uint8Array; spki: Uint8Array } {
   const wanted = new Set(identifiers.map((i) => `${i.type}:${i.value}`));
   if (request.csrDer) {
     const csr = parseCertificationRequest(request.csrDer);
@@ -318,7 +367,10 @@ function csrFor(request: IssueRequest, identifiers: readonly Identifier[]): { cs
     return { csrDer: csr.der, spki: csr.spki };
   }
   if (!request.privateKey) {
-    throw fail('issuer_not_ready', 'an ACME issuer needs the requester’s CSR or a key generated by the service');
+    throw fail(
+      'issuer_not_ready',
+      'an ACME issuer needs the requester’s CSR or a key generated by the service',
+    );
   }
   const csrDer = createCertificationRequest({
     subject: request.subject,
@@ -334,7 +386,8 @@ function authorizationFailure(authz: AcmeAuthorization) {
   if (failed?.error) {
     return problemToError(parseProblem(400, Buffer.from(JSON.stringify(failed.error))), what);
   }
-  if (authz.status === 'pending') return fail('timed_out', `${what} was still pending after the polls allowed; try again later`);
+  if (authz.status === 'pending')
+    return fail('timed_out', `${what} was still pending after the polls allowed; try again later`);
   return fail('incorrect_response', `${what} ended ${String(authz.status).slice(0, 20)}`);
 }
 
@@ -343,7 +396,10 @@ function orderFailure(order: AcmeOrder, what: string) {
     return problemToError(parseProblem(400, Buffer.from(JSON.stringify(order.error))), what);
   }
   if (order.status === 'pending' || order.status === 'processing' || order.status === 'ready') {
-    return fail('timed_out', `${what}: the ACME order was still ${order.status} after the polls allowed; try again later`);
+    return fail(
+      'timed_out',
+      `${what}: the ACME order was still ${order.status} after the polls allowed; try again later`,
+    );
   }
   return fail('unavailable', `${what}: the ACME order is ${String(order.status).slice(0, 20)}`);
 }

@@ -1,4 +1,4 @@
-import { fail } from '../../errors.js';
+import { fail, isCertwrightError } from '../../errors.js';
 import type { OutboundClient } from '../../net/client.js';
 import type { AcmeIssuerSettings } from './settings.js';
 
@@ -19,14 +19,26 @@ export interface DnsProvider {
 /** The challtestsrv provider, its management API reached through `outbound`. */
 export function challTestSrvDnsProvider(managementUrl: string, outbound: OutboundClient): DnsProvider {
   const call = async (path: string, body: unknown) => {
-    const res = await outbound.request(new URL(path, managementUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      field: 'config.dns_provider.management_url',
-      timeoutMs: 10_000,
-      maxResponseBytes: 4096,
-    });
+    const res = await outbound
+      .request(new URL(path, managementUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        field: 'config.dns_provider.management_url',
+        timeoutMs: 10_000,
+        maxResponseBytes: 4096,
+      })
+      .catch((cause: unknown) => {
+        // The guard's refusal names the setting; a connection failure is logged, not shown.
+        if (isCertwrightError(cause) && cause.code === 'validation_failed') throw cause;
+        throw fail(
+          'unavailable',
+          `the DNS provider (config.dns_provider) could not be reached for ${path}; try again later`,
+          {
+            cause,
+          },
+        );
+      });
     if (res.status !== 200) {
       throw fail('unavailable', `the DNS provider answered ${path} with HTTP ${res.status}`);
     }
@@ -38,7 +50,10 @@ export function challTestSrvDnsProvider(managementUrl: string, outbound: Outboun
 }
 
 /** The provider the settings name, or undefined when they name none. */
-export function dnsProviderFromSettings(settings: AcmeIssuerSettings, outbound: OutboundClient): DnsProvider | undefined {
+export function dnsProviderFromSettings(
+  settings: AcmeIssuerSettings,
+  outbound: OutboundClient,
+): DnsProvider | undefined {
   const provider = settings.dns_provider;
   if (!provider) return undefined;
   return challTestSrvDnsProvider(provider.management_url, outbound);

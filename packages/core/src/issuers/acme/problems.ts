@@ -85,7 +85,11 @@ export function retryAfterSeconds(header: string | undefined, now: Date): number
  * The domain failure for a problem the ACME server answered while certwright was doing `what`
  * (e.g. `new-order`). `retryAfter` in seconds when the answer carried one.
  */
-export function problemToError(problem: AcmeIssuerProblem, what: string, retryAfter?: number): CertwrightError {
+export function problemToError(
+  problem: AcmeIssuerProblem,
+  what: string,
+  retryAfter?: number,
+): CertwrightError {
   const type = problem.type;
   const names = problem.subproblems
     .map((s) => s.identifier?.value)
@@ -96,10 +100,14 @@ export function problemToError(problem: AcmeIssuerProblem, what: string, retryAf
   switch (type) {
     case 'rateLimited': {
       const seconds = retryAfter ?? 3600;
-      return fail('rate_limited', `${said}: the certificate authority rate-limits this account; retry after ${seconds} s`, {
-        cause,
-        extra: { retry_after_seconds: seconds },
-      });
+      return fail(
+        'rate_limited',
+        `${said}: the certificate authority rate-limits this account; retry after ${seconds} s`,
+        {
+          cause,
+          extra: { retry_after_seconds: seconds },
+        },
+      );
     }
     case 'rejectedIdentifier':
     case 'unsupportedIdentifier':
@@ -112,21 +120,35 @@ export function problemToError(problem: AcmeIssuerProblem, what: string, retryAf
     case 'connection':
     case 'dns':
     case 'tls':
-      return fail('incorrect_response', `${said}: the certificate authority could not validate control of the names`, {
-        cause,
-      });
+      return fail(
+        'incorrect_response',
+        `${said}: the certificate authority could not validate control of the names`,
+        {
+          cause,
+        },
+      );
     case 'badCSR':
     case 'badSignatureAlgorithm':
     case 'badPublicKey':
-      return fail('invalid_input', `${said}: the certificate authority refused the request or its key`, { cause });
+      return fail('invalid_input', `${said}: the certificate authority refused the request or its key`, {
+        cause,
+      });
     case 'alreadyRevoked':
-      return fail('already_revoked', `${said}: the certificate authority had revoked the certificate already`, {
-        cause,
-      });
+      return fail(
+        'already_revoked',
+        `${said}: the certificate authority had revoked the certificate already`,
+        {
+          cause,
+        },
+      );
     case 'badRevocationReason':
-      return fail('invalid_input', `${said}: the certificate authority does not accept that revocation reason`, {
-        cause,
-      });
+      return fail(
+        'invalid_input',
+        `${said}: the certificate authority does not accept that revocation reason`,
+        {
+          cause,
+        },
+      );
     case 'externalAccountRequired':
     case 'accountDoesNotExist':
     case 'userActionRequired':

@@ -14,7 +14,9 @@ const url = z
   .refine((value) => {
     try {
       const parsed = new URL(value);
-      return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && !parsed.username && !parsed.password;
+      return (
+        (parsed.protocol === 'https:' || parsed.protocol === 'http:') && !parsed.username && !parsed.password
+      );
     } catch {
       return false;
     }
@@ -28,7 +30,12 @@ export const acmeIssuerSettingsSchema = z
     directory_url: url,
     /** Account contact URLs (`mailto:`), RFC 8555 §7.3. */
     contact: z
-      .array(z.string().max(320).regex(/^mailto:[^\s,@]+@[^\s,@]+$/, 'must be a mailto: URL'))
+      .array(
+        z
+          .string()
+          .max(320)
+          .regex(/^mailto:[^\s,@]+@[^\s,@]+$/, 'must be a mailto: URL'),
+      )
       .max(5)
       .optional(),
     /** External account binding (RFC 8555 §7.3.4): the key id and HMAC key the CA handed out. */
@@ -64,7 +71,10 @@ export const acmeIssuerSettingsSchema = z
 export type AcmeIssuerSettings = z.infer<typeof acmeIssuerSettingsSchema>;
 
 /** The config keys the ACME connector writes itself: the account (key sealed with the config) and the last CA chain. */
-export const ACME_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze(['acme_account', 'acme_ca_chain_pem']);
+export const ACME_MANAGED_CONFIG_KEYS: readonly string[] = Object.freeze([
+  'acme_account',
+  'acme_ca_chain_pem',
+]);
 
 const invalid = (fields: { field: string; message: string }[]) =>
   new CertwrightError(
@@ -90,7 +100,10 @@ export function validateAcmeSettings(config: Record<string, unknown>): AcmeIssue
   const settings = parsed.data;
   const fields: { field: string; message: string }[] = [];
   if ((settings.eab_kid === undefined) !== (settings.eab_hmac_key === undefined)) {
-    fields.push({ field: 'config.eab_hmac_key', message: 'eab_kid and eab_hmac_key are given together or not at all' });
+    fields.push({
+      field: 'config.eab_hmac_key',
+      message: 'eab_kid and eab_hmac_key are given together or not at all',
+    });
   }
   if (settings.challenge_type === 'dns-01' && !settings.dns_provider) {
     fields.push({ field: 'config.dns_provider', message: 'is required with challenge_type dns-01' });

@@ -35,13 +35,22 @@ export function remoteRevocationListener(deps: ServiceDeps, connectors: IssuerCo
           const connector = await connectors.require(version.issuer_id);
           await connector.revoke(version.serial_number, event.reason);
           deps.logger.info(
-            { issuer_id: version.issuer_id, certificate_id: certificateId, serial_number: version.serial_number },
+            {
+              issuer_id: version.issuer_id,
+              certificate_id: certificateId,
+              serial_number: version.serial_number,
+            },
             'remote CA told of the revocation',
           );
         } catch (error) {
           if (isCertwrightError(error) && error.reason === 'already_revoked') continue;
           deps.logger.error(
-            { err: error, issuer_id: version.issuer_id, certificate_id: certificateId, serial_number: version.serial_number },
+            {
+              err: error,
+              issuer_id: version.issuer_id,
+              certificate_id: certificateId,
+              serial_number: version.serial_number,
+            },
             'remote revocation failed',
           );
         }
