@@ -119,6 +119,59 @@ describe('ACME issuer against certwright’s own ACME server (EAB required)', ()
     expect((await client.services.certificates.versions(cert.id)).total).toBe(0);
   });
 
+  it('a rate-limited order leaves the job to retry no sooner than the CA’s Retry-After', async () => {
+    await ca.services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+      acme: { rate_limits: { orders_per_account_per_hour: 1, accounts_per_ip_per_hour: null } },
+    });
+    try {
+      const key = await ca.services.acme.accounts.createEabKey(SYSTEM_ACTOR, {
+        profile_id: 'prof-default',
+        name: 'rate-limited client',
+      });
+      const issuer = await issuerWith('certwright acme limited', {
+        eab_kid: key.key.id,
+        eab_hmac_key: key.hmac_key,
+      });
+      const policy = await client.services.renewalPolicies.create(SYSTEM_ACTOR, {
+        name: 'retry after a minute',
+        renewal_window_days: 30,
+        alert_thresholds_days: [],
+        retry_interval_seconds: 60,
+      });
+      const cert = await client.services.certificates.create(SYSTEM_ACTOR, {
+        name: 'limited.certwright-acme.test',
+        common_name: 'limited.certwright-acme.test',
+        sans: ['limited.certwright-acme.test'],
+        renewal_policy_id: policy.id,
+        issuer_id: issuer.id,
+        owner_id: client.ids.owner,
+        team_id: client.ids.team,
+      });
+      await client.services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id); // the hour's one order
+      const job = await client.services.pki.lifecycle.openJob(cert.id, 'Renewal');
+      const ranAt = Date.now();
+      await client.services.pki.lifecycle.processDueJobs();
+      const after = (await client.services.jobs.list({ certificate_id: cert.id, type: 'Renewal' })).data.find(
+        (j) => j.id === job.id,
+      )!;
+      expect(after.status).toBe('Pending');
+      const said =
+        /^the ACME server answered new-order with rateLimited: the certificate authority rate-limits this account; retry after (\d+) s$/.exec(
+          after.last_error ?? '',
+        );
+      expect(said, after.last_error ?? '').not.toBeNull();
+      const seconds = Number(said![1]);
+      // The CA asked for more than the policy's minute: the retry waits for the CA.
+      expect(seconds).toBeGreaterThan(60);
+      expect(new Date(after.scheduled_at!).getTime()).toBeGreaterThanOrEqual(ranAt + seconds * 1000 - 1000);
+      expect((await client.services.certificates.versions(cert.id)).total).toBe(1);
+    } finally {
+      await ca.services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+        acme: { rate_limits: { orders_per_account_per_hour: null, accounts_per_ip_per_hour: null } },
+      });
+    }
+  });
+
   it('refuses bad settings at creation, naming each key, and stores nothing', async () => {
     const before = (await client.services.issuers.list({ type: 'ACME' })).total;
     const error = await client.services.issuers
