@@ -10,7 +10,6 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../packages/core/src/index.js';
-import { type ChallTestSrv, startChallTestSrv } from './support/acme-server.js';
 import {
   type CertwrightApp,
   createCertwrightApp,
@@ -19,6 +18,7 @@ import {
   type RealPebble,
   startRealPebble,
 } from './support/acme-issuer.js';
+import { type ChallTestSrv, startChallTestSrv } from './support/acme-server.js';
 
 let dns: (ChallTestSrv & { managementPort: number }) | undefined;
 let pebble: RealPebble | undefined;

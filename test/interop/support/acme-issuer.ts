@@ -11,6 +11,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHandler } from '../../../packages/api/src/index.js';
 import {
   type AcmeConnectorDeps,
   type Clock,
@@ -28,7 +29,6 @@ import {
   exportPkcs8Pem,
   generateKeyPair,
 } from '../../../packages/core/src/pki/index.js';
-import { createHandler } from '../../../packages/api/src/index.js';
 import { createRequestListener } from '../../../packages/server/src/index.js';
 import { createPgliteStorage } from '../../../packages/storage-pg/src/index.js';
 import { freePort } from './acme-server.js';

@@ -2,20 +2,20 @@ import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
 import { EnrollmentService } from './issuance/enrollment.js';
+import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
 import type { PolicyEvaluationService } from './policies.js';
-import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { RenewalService } from './renewal.js';
 import type { RevocationService } from './revocation.js';
 
 export * from '../issuers/index.js';
 export * from './crl-ocsp.js';
 export * from './issuance/enrollment.js';
+export { remoteRevocationListener } from './issuance/remote-revocation.js';
 export * from './issuance.js';
 export * from './renewal.js';
-export { remoteRevocationListener } from './issuance/remote-revocation.js';
 
 /** The certificate-authority side of the services: issuing, renewing, exporting, CRL and OCSP. */
 export interface PkiServices {

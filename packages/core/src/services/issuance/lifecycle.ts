@@ -196,7 +196,11 @@ export class LifecycleService {
         locked_by: null,
         lease_expires_at: null,
         ...(retry
-          ? { scheduled_at: new Date(now.getTime() + retryDelaySeconds(error, policy?.retry_interval_seconds) * 1000) }
+          ? {
+              scheduled_at: new Date(
+                now.getTime() + retryDelaySeconds(error, policy?.retry_interval_seconds) * 1000,
+              ),
+            }
           : { completed_at: now }),
       });
       if (!retry) {
@@ -435,6 +439,9 @@ function workerIdOf(deps: ServiceDeps): string {
  */
 function retryDelaySeconds(error: unknown, policyInterval: number | undefined): number {
   const interval = policyInterval ?? 3600;
-  const asked = isCertwrightError(error) && error.reason === 'rate_limited' ? error.extra.retry_after_seconds : undefined;
-  return typeof asked === 'number' && Number.isFinite(asked) ? Math.max(interval, Math.ceil(asked)) : interval;
+  const asked =
+    isCertwrightError(error) && error.reason === 'rate_limited' ? error.extra.retry_after_seconds : undefined;
+  return typeof asked === 'number' && Number.isFinite(asked)
+    ? Math.max(interval, Math.ceil(asked))
+    : interval;
 }
