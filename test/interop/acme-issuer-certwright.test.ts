@@ -107,6 +107,32 @@ describe('ACME issuer against certwright’s own ACME server (EAB required)', ()
     const revokedAtCa = await atCa(second.serial_number);
     expect(revokedAtCa.version.revoked_at).not.toBeNull();
     expect(revokedAtCa.version.revocation_reason).toBe('superseded');
+
+    // Replacing the settings keeps the account (managed state); the rebuilt connector finds it
+    // with onlyReturnExisting instead of registering again (the EAB key would not allow that).
+    const accountBefore = (await client.services.deps.storage.issuers.getWithConfig(issuer.id))!.config
+      .acme_account;
+    await client.services.issuers.update(SYSTEM_ACTOR, issuer.id, {
+      config: {
+        directory_url: directoryUrl,
+        ca_bundle_pem: listener!.ca,
+        eab_kid: eab.kid,
+        eab_hmac_key: eab.hmac,
+        contact: ['mailto:other@example.test'],
+      },
+    });
+    const accountAfter = (await client.services.deps.storage.issuers.getWithConfig(issuer.id))!.config
+      .acme_account;
+    expect(accountAfter).toEqual(accountBefore);
+    expect(issuedAtCa.certificate.metadata.acme_account_id).toMatch(/.+/);
+    const again = await certificate(issuer.id, 'again.certwright-acme.test');
+    const third = (await client.services.pki.lifecycle.issue(SYSTEM_ACTOR, again.id)).version!;
+    expect((await atCa(third.serial_number)).certificate.metadata).toMatchObject({
+      acme_account_id: issuedAtCa.certificate.metadata.acme_account_id,
+    });
+    expect(
+      (await client.services.deps.storage.issuers.getWithConfig(issuer.id))!.config.acme_account,
+    ).toEqual(accountBefore);
   });
 
   it('without EAB the CA refuses the account: the job fails naming externalAccountRequired', async () => {
