@@ -7,9 +7,14 @@
  * nonces at random, so every flow also proves the badNonce retry. Then renewal (a new serial)
  * and revocation (pebble's own record of the certificate says Revoked).
  */
-import { X509Certificate } from 'node:crypto';
+import { createPublicKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../packages/core/src/index.js';
+import {
+  certificationRequestToPem,
+  createCertificationRequest,
+  generateKeyPair,
+} from '../../packages/core/src/pki/index.js';
 import {
   type CertwrightApp,
   createCertwrightApp,
@@ -118,6 +123,43 @@ describe('ACME issuer against pebble', () => {
     const after = await pebble!.manage(`/cert-status-by-serial/${v2.serial_number}`);
     expect(JSON.parse(after.body).Status).toBe('Revoked');
     expect(JSON.parse(after.body).Reason).toBe(1);
+  });
+
+  it('finalizes with the requester’s own CSR (agent-held keys), and refuses one whose names differ from the order', async () => {
+    const issuer = await acmeIssuer('pebble csr', { challenge_type: 'http-01' });
+    const key = await generateKeyPair('ECDSA-P256');
+    const names = ['agent.acme-issuer.test', 'alt.acme-issuer.test'];
+    const csrPem = certificationRequestToPem(
+      createCertificationRequest({
+        subject: [{ type: 'CN', value: names[0]! }],
+        privateKey: key.privateKey,
+        subjectAltNames: names.map((value) => ({ type: 'dns' as const, value })),
+      }),
+    );
+    const cert = await certificate(issuer.id, names[0]!, names);
+    const issued = (await app.services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, { csr_pem: csrPem }))
+      .version!;
+    // The CA certified the requester's key; the service never held the private key.
+    expect(new X509Certificate(issued.cert_pem).publicKey.equals(createPublicKey(key.privateKey))).toBe(true);
+    expect(issued.private_key_pem ?? null).toBeNull();
+
+    // A CSR naming only one of the certificate's two names cannot finalize that order.
+    const partialCsr = certificationRequestToPem(
+      createCertificationRequest({
+        subject: [{ type: 'CN', value: 'half.acme-issuer.test' }],
+        privateKey: key.privateKey,
+        subjectAltNames: [{ type: 'dns', value: 'half.acme-issuer.test' }],
+      }),
+    );
+    const half = await certificate(issuer.id, 'half.acme-issuer.test', [
+      'half.acme-issuer.test',
+      'other.acme-issuer.test',
+    ]);
+    const error = await app.services.pki.lifecycle
+      .issue(SYSTEM_ACTOR, half.id, { csr_pem: partialCsr })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'validation_failed', reason: 'names_mismatch' });
+    expect((error as Error).message).toContain('the CSR lacks dns:other.acme-issuer.test');
   });
 
   it('issues with dns-01 through the pebble-challtestsrv DNS provider, the account reused', async () => {

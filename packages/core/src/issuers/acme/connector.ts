@@ -75,15 +75,18 @@ export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
     if (account?.key_pem) {
       accountKey = importPkcs8Pem(account.key_pem);
     } else {
-      accountKey = (await generateKeyPair('ECDSA-P256')).privateKey;
-      const created: AccountState = { key_pem: exportPkcs8Pem(accountKey) };
+      const created: AccountState = {
+        key_pem: exportPkcs8Pem((await generateKeyPair('ECDSA-P256')).privateKey),
+      };
       // Stored before any registration, so a crash cannot leave an account whose key is lost.
-      await context.persistConfig((config) =>
-        (config.acme_account as AccountState | undefined)?.key_pem
-          ? null
-          : { ...config, acme_account: created },
-      );
-      account = created;
+      // Under the issuer's row lock: when another instance stored a key first, that one is used.
+      let stored: AccountState | undefined;
+      await context.persistConfig((config) => {
+        stored = config.acme_account as AccountState | undefined;
+        return stored?.key_pem ? null : { ...config, acme_account: created };
+      });
+      account = stored?.key_pem ? stored : created;
+      accountKey = importPkcs8Pem(account.key_pem);
     }
     const client = new AcmeClient({
       directoryUrl: settings.directory_url,
