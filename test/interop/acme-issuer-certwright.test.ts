@@ -143,6 +143,18 @@ describe('ACME issuer against certwright’s own ACME server (EAB required)', ()
     const job = (await client.services.jobs.list({ certificate_id: cert.id })).data[0]!;
     expect(job.last_error).toMatch(/new-account with externalAccountRequired/);
     expect((await client.services.certificates.versions(cert.id)).total).toBe(0);
+
+    // A wrong HMAC key: the CA refuses the binding, and the job says it is the account.
+    const wrong = await issuerWith('certwright acme wrong eab', {
+      eab_kid: eab.kid,
+      eab_hmac_key: Buffer.alloc(32, 7).toString('base64url'),
+    });
+    const other = await certificate(wrong.id, 'wrongeab.certwright-acme.test');
+    const refused = await client.services.pki.lifecycle
+      .issue(SYSTEM_ACTOR, other.id)
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ reason: 'issuer_not_ready' });
+    expect((refused as Error).message).toMatch(/^the ACME server answered new-account with \w+: /);
   });
 
   it('a rate-limited order leaves the job to retry no sooner than the CA’s Retry-After', async () => {

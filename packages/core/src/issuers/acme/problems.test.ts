@@ -20,14 +20,27 @@ describe('ACME problems become typed domain failures', () => {
         403,
         body({ type: `urn:ietf:params:acme:error:${type}`, detail: 'secret internal /var/lib/db path' }),
       );
-      const error = problemToError(problem, 'new-order', 120);
+      const error = problemToError(
+        problem,
+        type === 'unauthorized' ? 'the authorization of a.test' : 'new-order',
+        120,
+      );
       expect(error, type).toMatchObject({ code, reason });
-      expect(error.message).toContain(`new-order with ${type}`);
+      expect(error.message).toContain(`with ${type}`);
       expect(error.message).not.toContain('/var/lib');
       expect(acmeProblemType(error)).toBe(type);
       // The detail is kept for the log, on the cause.
       expect(String((error.cause as Error).message)).toContain('/var/lib');
     }
+  });
+
+  it('an account refused (unauthorized outside a challenge) is about the issuer, not the names', () => {
+    const unauthorized = parseProblem(403, body({ type: 'urn:ietf:params:acme:error:unauthorized' }));
+    expect(problemToError(unauthorized, 'new-account')).toMatchObject({ reason: 'issuer_not_ready' });
+    expect(problemToError(unauthorized, 'revokeCert')).toMatchObject({ reason: 'issuer_not_ready' });
+    expect(problemToError(unauthorized, 'the authorization of a.test')).toMatchObject({
+      reason: 'incorrect_response',
+    });
   });
 
   it('a rate limit carries the Retry-After, an hour when the CA gave none', () => {

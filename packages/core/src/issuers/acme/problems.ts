@@ -97,6 +97,16 @@ export function problemToError(
   const about = names.length > 0 ? ` (${names.join(', ')})` : '';
   const said = `the ACME server answered ${what} with ${type}${about}`;
   const cause = new AcmeProblemCause(problem, what);
+  // Refusals of the account itself (a wrong EAB MAC, a key the CA will not take, a request the
+  // account may not make) are about the issuer's settings, not about the certificate's names.
+  const validating = what.startsWith('the authorization');
+  if (!validating && (type === 'unauthorized' || (what === 'new-account' && type === 'malformed'))) {
+    return fail(
+      'issuer_not_ready',
+      `${said}: the certificate authority refused this account the request (check the issuer's external account binding and contact)`,
+      { cause },
+    );
+  }
   switch (type) {
     case 'rateLimited': {
       const seconds = retryAfter ?? 3600;
