@@ -167,6 +167,7 @@ export class IssuerService {
             Object.entries(current.config).filter(([key]) => !stateBefore.has(key)),
           );
           this.#refuseManagedKeys(data.type, settings);
+          this.connectors.validateSettings(data.type, settings);
         }
         // Any update also removes state an earlier release stored and this one must not keep
         // (a Local CA's root key), under the row lock taken above.
