@@ -141,7 +141,7 @@ describe('ACME issuer against pebble', () => {
       .version!;
     // The CA certified the requester's key; the service never held the private key.
     expect(new X509Certificate(issued.cert_pem).publicKey.equals(createPublicKey(key.privateKey))).toBe(true);
-    expect(issued.private_key_pem ?? null).toBeNull();
+    expect((await app.services.deps.storage.versions.getWithKey(issued.id))?.private_key_pem).toBeNull();
 
     // A CSR naming only one of the certificate's two names cannot finalize that order.
     const partialCsr = certificationRequestToPem(
