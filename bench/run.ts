@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, string[]> = {
   est: [],
   scep: [],
   acme: [],
+  'acme-issuer': [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
   template: [],

@@ -131,8 +131,14 @@ describe('bulk revoke', () => {
     expect(version).toMatchObject({ revocation_reason: 'cessationOfOperation', revoked_at: app.clock.now() });
     expect(await auditCount('certificates_bulk_revoked')).toBe(before + 1);
     expect(revocations).toEqual([
-      { issuer_ids: [refs.issuer], revoked: 1201, reason: 'cessationOfOperation' },
+      {
+        issuer_ids: [refs.issuer],
+        revoked: 1201,
+        reason: 'cessationOfOperation',
+        certificate_ids: expect.arrayContaining(ids),
+      },
     ]);
+    expect(revocations[0]!.certificate_ids).toHaveLength(1201);
     // A second call finds them all revoked: skipped, nothing new, still one event per call.
     const again = await app.call('POST', '/api/v1/certificates/bulk-revoke', { owner_id: owner });
     expect(again.body).toMatchObject({ total_matched: 1201, total_revoked: 0, total_skipped: 1201 });

@@ -90,7 +90,7 @@ beforeAll(async () => {
       method: 'POST',
       path: () => '/api/v1/issuers',
       schema: issuerCreateSchema,
-      valid: () => ({ name: 'i', type: 'ACME', config: { k: 'v' }, enabled: true }),
+      valid: () => ({ name: 'i', type: 'StepCA', config: { k: 'v' }, enabled: true }),
     },
     'update issuer': {
       method: 'PUT',

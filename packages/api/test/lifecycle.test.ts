@@ -271,11 +271,11 @@ describe('CSR issuance against the profile', () => {
   });
 
   it('refuses issuer types without a connector with a clear error, before any job exists', async () => {
-    const acme = await app.services.issuers.create(SYSTEM_ACTOR, { name: 'Some ACME CA', type: 'ACME' });
-    const cert = await app.createCertificate({ issuer_id: acme.id });
+    const stepCa = await app.services.issuers.create(SYSTEM_ACTOR, { name: 'Some step-ca', type: 'StepCA' });
+    const cert = await app.createCertificate({ issuer_id: stepCa.id });
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`);
     expect(res.status).toBe(400);
-    expect(res.body.detail).toMatch(/type ACME.*cannot issue/);
+    expect(res.body.detail).toMatch(/type StepCA.*cannot issue/);
     expect((await app.services.jobs.list({ certificate_id: cert.id })).total).toBe(0);
   });
 

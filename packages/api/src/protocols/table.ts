@@ -1,4 +1,5 @@
 import { acmeMount } from './acme.js';
+import { acmeChallengeMount } from './acme-challenge.js';
 import { estMounts } from './est.js';
 import type { ProtocolMount } from './mount.js';
 import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
@@ -15,6 +16,7 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
     crlMount(context),
     ocspMount(context),
     acmeMount(context),
+    acmeChallengeMount(context),
     ...estMounts(context),
     ...scepMounts(context),
   ];

@@ -27,6 +27,23 @@ export interface IssueRequest {
   notAfter: Date;
   extendedKeyUsage: readonly ExtendedKeyUsage[];
   mustStaple: boolean;
+  /**
+   * The requester's PKCS#10 DER when one exists (a caller's or an agent's CSR, a protocol
+   * enrollment). Connectors that sign locally ignore it; connectors that forward a CSR to a
+   * remote CA (ACME finalize, RFC 8555 §7.4) send it as it is, so agent-held keys keep working.
+   */
+  csrDer?: Uint8Array;
+  /**
+   * The private key the service generated for this request (server-side key generation), for
+   * connectors that must prove possession to a remote CA with a CSR of their own. Never stored
+   * or logged by a connector.
+   */
+  privateKey?: KeyObject;
+  /**
+   * The version this request replaces (a renewal or re-issue of a managed certificate), so a
+   * connector can tell its CA (ACME `replaces`, RFC 9773 §5).
+   */
+  replacesVersionId?: string;
 }
 
 export interface IssueResult extends IssuedCertificate {
@@ -87,6 +104,10 @@ export interface ConnectorContext {
   issuedCertificate?: () => Promise<IssuedCertificateSample | null>;
   /** The service's hardware key custody (PKCS#11), for issuers whose keys live on a token. */
   keyCustody?: KeyCustody;
+  /** A certificate this issuer issued, by serial (lower-case hex); null when unknown. */
+  issuedCertificateBySerial?: (serialNumber: string) => Promise<IssuedCertificateSample | null>;
+  /** A certificate version by id, when it was issued by this issuer; null otherwise. */
+  issuedVersion?: (versionId: string) => Promise<IssuedCertificateSample | null>;
 }
 
 /** A certificate already issued under an issuer (public data only: serial and PEM). */
@@ -148,6 +169,11 @@ export interface ConnectorRegistration {
     now: Date,
   ) => Promise<RootKeyHandOver>;
   /**
+   * Checks the caller's settings when an issuer of this type is created or its config replaced;
+   * throws a `validation_failed` CertwrightError naming each bad `config.<key>`.
+   */
+  validateSettings?: (config: Record<string, unknown>) => void;
+  /**
    * State that earlier releases stored and this one must not keep (a Local CA's root key):
    * returns the config without it, or null when there is nothing to remove.
    */
@@ -201,6 +227,11 @@ export class IssuerConnectorRegistry {
   /** Runs the connector's own check of a config update, if it declared one. */
   async checkConfigUpdate(type: IssuerType, check: ConfigUpdateCheck): Promise<void> {
     await this.#registrations.get(type)?.checkConfigUpdate?.(check);
+  }
+
+  /** Runs the connector's settings check, if it declared one. */
+  validateSettings(type: IssuerType, config: Record<string, unknown>): void {
+    this.#registrations.get(type)?.validateSettings?.(config);
   }
 
   /** The registration's root-key generator; undefined when `type` has none. */

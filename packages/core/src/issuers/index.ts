@@ -1,6 +1,9 @@
+export * from './acme/index.js';
 export * from './connector.js';
 export * from './local-ca.js';
 
+import { type AcmeConnectorDeps, createAcmeConnectorFactory } from './acme/connector.js';
+import { ACME_MANAGED_CONFIG_KEYS, validateAcmeSettings } from './acme/settings.js';
 import { IssuerConnectorRegistry } from './connector.js';
 import {
   checkLocalCaConfigUpdate,
@@ -12,13 +15,29 @@ import {
   withoutRootKey,
 } from './local-ca.js';
 
-/** The registry with every connector this release ships: Local only (ACME, StepCA … later). */
-export const defaultIssuerConnectors = (): IssuerConnectorRegistry =>
-  new IssuerConnectorRegistry().register('Local', createLocalCaConnector, {
-    managedConfigKeys: LOCAL_CA_MANAGED_CONFIG_KEYS,
-    creationOnlyConfigKeys: LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
-    isProvisioned: localCaIsProvisioned,
-    checkConfigUpdate: checkLocalCaConfigUpdate,
-    generateWithRootKey: generateLocalCaWithRootKey,
-    withoutRetiredState: withoutRootKey,
-  });
+export interface DefaultConnectorOptions {
+  /** What the ACME issuer connector needs from the service (challenge responder, outbound client). */
+  acme?: AcmeConnectorDeps;
+}
+
+/**
+ * The registry with every connector this release ships: Local and ACME. The other issuer types
+ * (StepCA, VaultPKI …) are inventory records until a connector is registered for them
+ * (docs/api/issuers.md, "Adding a connector").
+ */
+export const defaultIssuerConnectors = (options: DefaultConnectorOptions = {}): IssuerConnectorRegistry =>
+  new IssuerConnectorRegistry()
+    .register('Local', createLocalCaConnector, {
+      managedConfigKeys: LOCAL_CA_MANAGED_CONFIG_KEYS,
+      creationOnlyConfigKeys: LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
+      isProvisioned: localCaIsProvisioned,
+      checkConfigUpdate: checkLocalCaConfigUpdate,
+      generateWithRootKey: generateLocalCaWithRootKey,
+      withoutRetiredState: withoutRootKey,
+    })
+    .register('ACME', createAcmeConnectorFactory(options.acme), {
+      managedConfigKeys: ACME_MANAGED_CONFIG_KEYS,
+      validateSettings: (config) => {
+        validateAcmeSettings(config);
+      },
+    });

@@ -109,7 +109,7 @@ export class BulkService {
     if (options.est) data.source = 'EST';
     const filter = criteriaFilter(data);
     const reason: RevocationReason = data.reason ?? 'unspecified';
-    const { result, issuerIds } = await this.deps.storage.transaction(async (tx) => {
+    const { result, issuerIds, revokedIds } = await this.deps.storage.transaction(async (tx) => {
       const errors = await unknownIds(tx, data.certificate_ids);
       const alreadyRevoked = (await tx.certificates.list({ ...filter, status: 'Revoked', perPage: 1 })).total;
       const selection: CertificateFilter = { ...filter, notStatus: ['Revoked'] };
@@ -118,12 +118,14 @@ export class BulkService {
       const issuers = await affectedIssuers(tx, selection);
       const at = this.deps.clock.now();
       let revoked = 0;
+      const revokedIds: string[] = [];
       const notices = new RevocationNotices();
       await eachBatch(tx, selection, async (ids) => {
         // One read per batch for the owners' notifications (names and owners of these ids).
         notices.add((await tx.certificates.list({ ids, perPage: ids.length })).items);
         await this.revocation.revokeSelected(tx, ids, reason, at);
         revoked += ids.length;
+        revokedIds.push(...ids);
       });
       await this.revocation.raiseNotices(tx, notices, reason);
       const result: BulkRevokeResult = {
@@ -138,9 +140,14 @@ export class BulkService {
         bulkEvent(options.est ? 'est_bulk_revoke' : 'certificates_bulk_revoked', { ...data, reason }, result),
         tx,
       );
-      return { result, issuerIds: issuers };
+      return { result, issuerIds: issuers, revokedIds };
     });
-    await this.revocation.notify({ issuer_ids: issuerIds, revoked: result.total_revoked, reason });
+    await this.revocation.notify({
+      issuer_ids: issuerIds,
+      revoked: result.total_revoked,
+      reason,
+      certificate_ids: revokedIds,
+    });
     return result;
   }
 

@@ -1,5 +1,5 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
-import { defaultIssuerConnectors } from '../issuers/index.js';
+import { type AcmeConnectorDeps, defaultIssuerConnectors, ephemeralHttp01Store } from '../issuers/index.js';
 import {
   type AcmeOrderOptions,
   type AcmeOrderServices,
@@ -27,9 +27,9 @@ import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
+import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { SessionService, type SessionSettings } from './sessions.js';
-import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
@@ -76,9 +76,9 @@ export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
 export * from './scep/index.js';
+export * from './scep/mdm/index.js';
 export * from './scep-probe/index.js';
 export * from './sessions.js';
-export * from './scep/mdm/index.js';
 export * from './targets.js';
 export * from './teams.js';
 export * from './webhooks.js';
@@ -136,6 +136,11 @@ export interface ServiceOptions {
   revocationListeners?: readonly RevocationListener[];
   /** Issuing options: public base URL for CDP/AIA, connector registry, cache lifetimes. */
   pki?: PkiOptions;
+  /**
+   * The ACME issuer connector (docs/api/issuers.md): outbound client, DNS providers. Its http-01
+   * answers go to the ephemeral store, where `/.well-known/acme-challenge/` reads them.
+   */
+  acmeIssuer?: AcmeConnectorDeps;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: EstOptions & { issuance?: EstIssuance };
   /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
@@ -164,7 +169,11 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     ephemeral: given.ephemeral ?? new MemoryEphemeralStore({ clock: given.clock }),
   };
   // One registry for issuing and for issuer updates: it says which config keys are state.
-  const connectors = options.pki?.connectors ?? defaultIssuerConnectors();
+  const connectors =
+    options.pki?.connectors ??
+    defaultIssuerConnectors({
+      acme: { http01: ephemeralHttp01Store(deps.ephemeral!), logger: deps.logger, ...options.acmeIssuer },
+    });
   const pkiOptions: PkiOptions = { ...options.pki, connectors };
   const audit = new AuditService(deps);
   // One notification service for every certificate notification (renewal, expiry,

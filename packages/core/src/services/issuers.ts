@@ -73,6 +73,7 @@ export class IssuerService {
   async create(actor: Actor, input: IssuerCreate): Promise<IssuerCreated> {
     const data = parseInput(issuerCreateSchema, input);
     this.#refuseManagedKeys(data.type, data.config);
+    this.connectors.validateSettings(data.type, data.config ?? {});
     let config = data.config ?? {};
     let handOver: RootKeyHandOver | undefined;
     if (data.root_private_key === 'return') {
@@ -138,6 +139,7 @@ export class IssuerService {
         const type = data.type ?? current.type;
         this.#refuseManagedKeys(type, data.config);
         this.#refuseCreationOnlyKeys(type, current.config, data.config);
+        this.connectors.validateSettings(type, data.config);
         // Keys managed under the stored type are kept even when the type changes: dropping CA
         // material would orphan every certificate it issued.
         const kept: Record<string, unknown> = {};
@@ -165,6 +167,7 @@ export class IssuerService {
             Object.entries(current.config).filter(([key]) => !stateBefore.has(key)),
           );
           this.#refuseManagedKeys(data.type, settings);
+          this.connectors.validateSettings(data.type, settings);
         }
         // Any update also removes state an earlier release stored and this one must not keep
         // (a Local CA's root key), under the row lock taken above.

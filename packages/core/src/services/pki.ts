@@ -2,6 +2,7 @@ import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
 import { EnrollmentService } from './issuance/enrollment.js';
+import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
 import type { NotificationService } from './notifications.js';
@@ -12,6 +13,7 @@ import type { RevocationService } from './revocation.js';
 export * from '../issuers/index.js';
 export * from './crl-ocsp.js';
 export * from './issuance/enrollment.js';
+export { remoteRevocationListener } from './issuance/remote-revocation.js';
 export * from './issuance.js';
 export * from './renewal.js';
 
@@ -49,6 +51,8 @@ export function createPkiServices(
   // Single and bulk revocation both commit through RevocationService; the listener runs before
   // the revoke call returns, so CRL and OCSP reflect the revocation by then.
   parts.revocation.onRevoked(revocationStatus.onRevoked);
+  // Remote CAs (ACME) hear of a revocation through their connector, after the commit.
+  parts.revocation.onRevoked(remoteRevocationListener(deps, lifecycle.connectors));
   const enrollment = new EnrollmentService(
     deps,
     parts.audit,

@@ -13,6 +13,13 @@ export interface RevocationEvent {
   /** How many certificates became Revoked. */
   revoked: number;
   reason: RevocationReason;
+  /**
+   * The certificates revoked, when the caller knows them; with `version_id` when only that
+   * version was (an ACME revocation of a replaced version). Remote CAs are told through these
+   * (services/issuance/remote-revocation.ts).
+   */
+  certificate_ids?: string[];
+  version_id?: string;
 }
 
 export interface RevokeOutcome {
@@ -103,7 +110,12 @@ export class RevocationService {
       }
       return result;
     });
-    await this.notify({ issuer_ids: outcome.issuer_ids, revoked: outcome.revoked.length, reason });
+    await this.notify({
+      issuer_ids: outcome.issuer_ids,
+      revoked: outcome.revoked.length,
+      reason,
+      certificate_ids: outcome.revoked,
+    });
     return outcome;
   }
 

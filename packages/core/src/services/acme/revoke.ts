@@ -108,6 +108,12 @@ export class AcmeRevocationService {
         tx,
       );
     });
-    await this.revocation.notify({ issuer_ids: [version.issuer_id], revoked: 1, reason });
+    await this.revocation.notify({
+      issuer_ids: [version.issuer_id],
+      revoked: 1,
+      reason,
+      certificate_ids: [certificate.id],
+      version_id: version.id,
+    });
   }
 }

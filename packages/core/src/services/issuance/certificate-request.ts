@@ -78,6 +78,7 @@ export async function signingMaterialFor(
   let publicKey: IssueRequest['publicKey'];
   let keyPair: KeyPair | undefined;
   let csrPem: string | null = null;
+  let csrDer: Uint8Array | undefined;
   if (input.csrPem) {
     const csr = parseCertificationRequest(input.csrPem); // verifies the signature, bounds the DER
     ekus = checkCsrAgainstProfile(profile, csr);
@@ -93,6 +94,7 @@ export async function signingMaterialFor(
     }
     publicKey = csr.spki;
     csrPem = input.csrPem;
+    csrDer = csr.der;
   } else {
     const algorithm = serverKeyAlgorithm(profile, input.keyAlgorithm);
     keyPair = await generateKeyPair(algorithm);
@@ -108,6 +110,10 @@ export async function signingMaterialFor(
       notAfter: new Date(now.getTime() + days * DAY),
       extendedKeyUsage: ekus,
       mustStaple: profile?.must_staple ?? false,
+      // For connectors that forward a CSR to a remote CA (ACME): the requester's, or the key to make one.
+      ...(csrDer ? { csrDer } : {}),
+      ...(keyPair ? { privateKey: keyPair.privateKey } : {}),
+      ...(certificate.current_version_id ? { replacesVersionId: certificate.current_version_id } : {}),
     },
     commonName,
     ...(keyPair ? { keyPair } : {}),

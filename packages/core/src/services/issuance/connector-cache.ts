@@ -45,6 +45,16 @@ export class IssuerConnectorCache {
         persistConfig: (mutate) => this.persistConfig(issuerId, mutate),
         hasIssued: () => hasIssued(this.deps.storage, issuerId),
         issuedCertificate: () => issuedCertificateOf(this.deps.storage, issuerId),
+        issuedCertificateBySerial: async (serial) => {
+          const version = await this.deps.storage.versions.findBySerial(issuerId, serial);
+          return version ? { serialNumber: version.serial_number, certificatePem: version.cert_pem } : null;
+        },
+        issuedVersion: async (versionId) => {
+          const version = await this.deps.storage.versions.get(versionId);
+          return version?.issuer_id === issuerId
+            ? { serialNumber: version.serial_number, certificatePem: version.cert_pem }
+            : null;
+        },
         ...(this.publicBaseUrl ? { publicBaseUrl: this.publicBaseUrl } : {}),
         ...(this.deps.keyCustody ? { keyCustody: this.deps.keyCustody } : {}),
       });

@@ -142,6 +142,7 @@ export class EnrollmentService {
         notAfter,
         extendedKeyUsage: ekus,
         mustStaple: target.profile.must_staple,
+        csrDer: csr.der,
       },
       commonName,
       csrPem: pemEncode('CERTIFICATE REQUEST', csr.der),

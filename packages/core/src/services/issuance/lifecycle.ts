@@ -196,7 +196,11 @@ export class LifecycleService {
         locked_by: null,
         lease_expires_at: null,
         ...(retry
-          ? { scheduled_at: new Date(now.getTime() + (policy?.retry_interval_seconds ?? 3600) * 1000) }
+          ? {
+              scheduled_at: new Date(
+                now.getTime() + retryDelaySeconds(error, policy?.retry_interval_seconds) * 1000,
+              ),
+            }
           : { completed_at: now }),
       });
       if (!retry) {
@@ -426,4 +430,18 @@ export class LifecycleService {
 /** The lease holder name of this process's jobs: the configured worker id, else a random one. */
 function workerIdOf(deps: ServiceDeps): string {
   return deps.workerId ?? `worker-${Buffer.from(deps.random?.bytes(6) ?? randomBytes(6)).toString('hex')}`;
+}
+
+/**
+ * Seconds until a failed attempt is retried: the renewal policy's interval (default an hour),
+ * or — when the CA rate-limited the request and said when to come back (ACME `rateLimited`
+ * with Retry-After) — that time if it is later.
+ */
+function retryDelaySeconds(error: unknown, policyInterval: number | undefined): number {
+  const interval = policyInterval ?? 3600;
+  const asked =
+    isCertwrightError(error) && error.reason === 'rate_limited' ? error.extra.retry_after_seconds : undefined;
+  return typeof asked === 'number' && Number.isFinite(asked)
+    ? Math.max(interval, Math.ceil(asked))
+    : interval;
 }
