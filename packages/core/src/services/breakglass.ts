@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../crypto/password-hash.js';
 import { DEFAULT_TENANT_ID, type Session } from '../domain/people.js';
 import { CertwrightError, notFound, validationError } from '../errors.js';
@@ -128,7 +128,7 @@ export class BreakglassService {
     this.requireEnabled();
     if (!(await this.deps.storage.breakglass.get(actorId))) throw notFound('break-glass credential', actorId);
     await this.ephemeral.delete(lockKey(actorId));
-    await this.ephemeral.delete(failKey(actorId));
+    await this.resetFailures(actorId);
     await this.audit.record(actor, {
       action: 'breakglass_unlock',
       category: 'auth',
@@ -167,7 +167,10 @@ export class BreakglassService {
     if (!credential) return refuse('unknown_actor');
     if (await this.isLocked(bounded)) return refuse('locked');
     if (!ok) {
-      const failures = await this.ephemeral.incrementFixedWindow(failKey(bounded), this.settings.lockoutMs);
+      const failures = await this.ephemeral.incrementFixedWindow(
+        await this.failureKey(bounded),
+        this.settings.lockoutMs,
+      );
       if (failures >= this.settings.lockoutThreshold) {
         await this.ephemeral.putIfAbsent(lockKey(bounded), '1', this.settings.lockoutMs);
         await this.audit.record(
@@ -185,9 +188,25 @@ export class BreakglassService {
     }
     const user = await this.deps.storage.users.get(credential.user_id);
     if (!user || user.deactivated_at !== null) return refuse('user_deactivated');
-    await this.ephemeral.delete(failKey(bounded));
+    await this.resetFailures(bounded);
     await this.deps.storage.breakglass.markUsed(bounded, this.deps.clock.now());
     return this.sessions.start(user, { auth_method: 'breakglass', ...context });
+  }
+
+  /**
+   * The failure counter of an actor's current run. A counter cannot be deleted, so a success or
+   * an unlock starts a new run: a fresh epoch names a fresh counter. The epoch outlives two
+   * counter windows; once it has expired every counter of the run it replaced is gone too.
+   */
+  private async failureKey(actorId: string): Promise<string> {
+    const epoch = (await this.ephemeral.get(epochKey(actorId))) ?? '0';
+    return `breakglass:fail:${digest(actorId)}:${epoch}`;
+  }
+
+  private async resetFailures(actorId: string): Promise<void> {
+    const epoch = Buffer.from(this.deps.random?.bytes(12) ?? randomBytes(12)).toString('hex');
+    await this.ephemeral.delete(epochKey(actorId));
+    await this.ephemeral.putIfAbsent(epochKey(actorId), epoch, 2 * this.settings.lockoutMs);
   }
 
   private async isLocked(actorId: string): Promise<boolean> {
@@ -197,4 +216,4 @@ export class BreakglassService {
 
 const digest = (actorId: string) => createHash('sha256').update(actorId).digest('hex');
 const lockKey = (actorId: string) => `breakglass:lock:${digest(actorId)}`;
-const failKey = (actorId: string) => `breakglass:fail:${digest(actorId)}`;
+const epochKey = (actorId: string) => `breakglass:epoch:${digest(actorId)}`;
