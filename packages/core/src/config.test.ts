@@ -86,6 +86,8 @@ describe('parseConfig', () => {
     expect(parseConfig({ ...base, SVC_AUTH_TYPE: 'none', SVC_AUTH_SECRET: '' }).auth).toEqual({
       type: 'none',
     });
+    const { SVC_AUTH_SECRET: _, ...withoutSecret } = base;
+    expect(failure({ ...withoutSecret, SVC_AUTH_TYPE: 'api-key' })).toMatch(/SVC_AUTH_SECRET/);
   });
 
   it('names every missing or invalid variable', () => {
