@@ -405,6 +405,47 @@ describe('break-glass failures', () => {
   });
 });
 
+describe('break-glass login over the rate limit', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await createTestApp({
+      services: { breakglass: { enabled: true, lockoutThreshold: 100, lockoutMs: 60_000 } },
+      handler: { ephemeral: new MemoryEphemeralStore(), rateLimits: { public: 2, windowMs: 60_000 } },
+    });
+    await app.services.breakglass.setPassword({ type: 'api_key', id: 'api-key' }, 'ops', PASSWORD);
+  }, 180_000);
+  afterAll(() => app?.close());
+
+  it('429 with Retry-After once a client spent the public budget; the password is not even checked', async () => {
+    const login = (password: string) =>
+      app.call(
+        'POST',
+        '/auth/breakglass/login',
+        { actor_id: 'ops', password },
+        {
+          token: null,
+          headers: { 'user-agent': UA },
+        },
+      );
+    const spy = vi.spyOn(app.services.breakglass, 'login');
+    const added = await unchangedBut(app, async () => {
+      expect((await login('a wrong password, first')).status).toBe(401);
+      expect((await login('a wrong password, second')).status).toBe(401);
+      const limited = await login(PASSWORD);
+      expectProblem(limited, 429, 'rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited.headers.get('set-cookie')).toBeNull();
+    });
+    expect(spy).toHaveBeenCalledTimes(2);
+    spy.mockRestore();
+    // Only the two attempts that reached the service are audited.
+    expect(added.map((e) => [e.action, e.details.reason])).toEqual([
+      ['breakglass_login_failed', 'wrong_password'],
+      ['breakglass_login_failed', 'wrong_password'],
+    ]);
+  });
+});
+
 describe('OIDC failures without a reachable provider', () => {
   let app: TestApp;
   beforeAll(async () => {
