@@ -4,6 +4,7 @@ import { rootCertificates } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { readOidcCaBundle } from '../src/start.js';
 import { makeTestPki } from './support/openssl-pki.js';
+import { runServer } from './support/server-process.js';
 
 describe('SVC_OIDC_CA_BUNDLE_PATH', () => {
   const pki = makeTestPki([]);
@@ -32,4 +33,18 @@ describe('SVC_OIDC_CA_BUNDLE_PATH', () => {
     writeFileSync(broken, '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
     await expect(readOidcCaBundle(broken)).rejects.toThrow(/does not parse/);
   });
+
+  it('stops the server process at start-up, naming the variable, when the bundle cannot be used', async () => {
+    const tls = makeTestPki(['server']);
+    const proc = runServer({
+      SVC_LISTEN_ADDR: '127.0.0.1',
+      SVC_PORT: '0',
+      SVC_TLS_CERT_PATH: tls.issued.server!.cert,
+      SVC_TLS_KEY_PATH: tls.issued.server!.key,
+      SVC_AUTH_SECRET: 'oidc-ca-bundle-secret-0123456789',
+      SVC_OIDC_CA_BUNDLE_PATH: join(pki.dir, 'absent.pem'),
+    });
+    expect(await proc.exited).not.toBe(0);
+    expect(proc.output()).toMatch(/SVC_OIDC_CA_BUNDLE_PATH: cannot read/);
+  }, 180_000);
 });

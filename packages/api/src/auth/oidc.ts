@@ -183,7 +183,7 @@ export class OidcRelyingParty {
     const provider = await this.#provider(providerId);
     if (!provider) {
       // The id is the caller's text: recorded only when it names a provider (perhaps a disabled one).
-      const known = await this.#services.deps.storage.oidcProviders.getWithSecret(providerId);
+      const known = await this.#services.deps.storage.oidcProviders.get(providerId);
       await this.#loginFailed(known ? known.id : null, 'unknown_provider', clientAddress);
       throw new Refused('unknown_provider');
     }
