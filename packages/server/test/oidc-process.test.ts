@@ -9,7 +9,6 @@ import { CookieBrowser, httpsCall as urlCall } from '../../api/test/support/http
 import { createTempDatabase, postgresSkipReason } from '../../storage-pg/test/helpers.js';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
-import { redisSkipReason } from './support/redis.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const SECRET = 'oidc-process-secret-0123456789';
@@ -18,13 +17,13 @@ const CLIENT_SECRET = 'process-rp-secret-0123456789abcdefghij';
 const PASSWORD = 'the glass is broken, sign in';
 const UA = 'Mozilla/5.0 (certwright process test)';
 
-const skip = (await postgresSkipReason()) ?? (await redisSkipReason());
+const skip = await postgresSkipReason();
 if (skip) console.warn(`skipping the OIDC server-process test: ${skip}`);
 
 /**
  * The reference server as a process, trusting an identity provider (oidc-provider) whose TLS
  * certificate chains to a private CA named by SVC_OIDC_CA_BUNDLE_PATH. A second process shares
- * its PostgreSQL database and Redis, and has no bundle.
+ * its PostgreSQL database (and nothing else), and has no bundle.
  */
 describe.skipIf(skip !== undefined)('OIDC, sessions and break-glass through the server process', () => {
   const serverPki = makeTestPki(['server']);
@@ -61,9 +60,8 @@ describe.skipIf(skip !== undefined)('OIDC, sessions and break-glass through the 
       SVC_TLS_CERT_PATH: serverPki.issued.server!.cert,
       SVC_TLS_KEY_PATH: serverPki.issued.server!.key,
       SVC_AUTH_SECRET: SECRET,
+      // The one thing the two processes share: no Redis, so the lockout must hold in the database.
       SVC_DATABASE_URL: database.url,
-      // A Redis database of its own: lockouts and rate limits of these two processes only.
-      SVC_REDIS_URL: `redis://127.0.0.1:6379/${8 + (randomBytes(1)[0]! % 8)}`,
       SVC_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       SVC_BREAKGLASS_ENABLED: 'true',
       SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3',
