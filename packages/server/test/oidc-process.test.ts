@@ -244,6 +244,11 @@ describe.skipIf(skip !== undefined)('OIDC, sessions and break-glass through the 
     });
     expect(refused.status).toBe(302);
     expect(refused.headers.location).toBe('/login?error=oidc_failed&reason=provider_unavailable');
+    const failed = await api(b, 'GET', '/api/v1/audit?action=login_failed&category=auth');
+    expect(failed.json.data[0]).toMatchObject({
+      resource_id: 'corp',
+      details: { reason: 'provider_unavailable' },
+    });
   });
 
   it('lets break-glass in while the provider is stopped, and locks out across both processes', async () => {
