@@ -269,7 +269,15 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     const admitted = await admit(mount.public, request, transport, requestId, outcome);
     if ('limited' in admitted) return await (mount.rateLimited ?? tooManyRequestsText)(admitted.limited);
     if ('refused' in admitted) return admitted.refused;
-    if (admitted.principal?.kind === 'agent') return agentForbidden(requestId);
+    const { principal } = admitted;
+    if (principal?.kind === 'agent') return agentForbidden(requestId);
+    if (!mount.public) {
+      // Authenticated like a REST route, so guarded like one: CSRF for cookies, then the permission.
+      const refused =
+        csrfRefusal(principal, request, requestId) ??
+        permissionRefusal(principal, mount.permission!, requestId);
+      if (refused) return refused;
+    }
     return mount.handler(request, transport);
   };
 
@@ -314,30 +322,15 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       });
     }
     const spec = match.spec;
-    // A browser sends cookies on cross-site requests too; only the web client can echo the
-    // CSRF cookie back in a header.
-    if (principal?.viaCookie && STATE_CHANGING.has(request.method)) {
-      const token = sessionTokenOf(request);
-      if (token === null || !csrfMatches(request, token)) {
-        return problem({
-          status: 403,
-          code: 'forbidden',
-          detail: 'a cookie-authenticated change needs the X-CSRF-Token header',
-          requestId,
-        });
-      }
-    }
+    const csrf = csrfRefusal(principal, request, requestId);
+    if (csrf) return csrf;
     // An agent key opens only the agent's own routes (heartbeat, work, CSR, job status).
     if (principal?.kind === 'agent' && !AGENT_OPERATION_IDS.has(spec.operationId)) {
       return agentForbidden(requestId);
     }
-    if (spec.permission !== null && !holds(principal, spec.permission)) {
-      return problem({
-        status: 403,
-        code: 'forbidden',
-        detail: `this operation requires the permission ${spec.permission}`,
-        requestId,
-      });
+    if (spec.permission !== null) {
+      const refused = permissionRefusal(principal, spec.permission, requestId);
+      if (refused) return refused;
     }
     const contentType = request.headers.get('content-type');
     const ownMediaType =
@@ -435,6 +428,37 @@ function checkAccessDeclaration(route: RouteSpec): void {
   if (!route.public && (route.permission === null || !isPermission(route.permission))) {
     throw new TypeError(`${what} must name a permission of the catalogue (got ${String(route.permission)})`);
   }
+}
+
+/**
+ * A browser sends cookies on cross-site requests too; only the web client can echo the CSRF
+ * cookie back in a header. A cookie-authenticated change without it is a 403.
+ */
+function csrfRefusal(principal: Principal | null, request: Request, requestId: string): Response | undefined {
+  if (!principal?.viaCookie || !STATE_CHANGING.has(request.method)) return undefined;
+  const token = sessionTokenOf(request);
+  if (token !== null && csrfMatches(request, token)) return undefined;
+  return problem({
+    status: 403,
+    code: 'forbidden',
+    detail: 'a cookie-authenticated change needs the X-CSRF-Token header',
+    requestId,
+  });
+}
+
+/** The 403 for a principal that lacks the permission; nothing has run. */
+function permissionRefusal(
+  principal: Principal | null,
+  permission: Permission,
+  requestId: string,
+): Response | undefined {
+  if (holds(principal, permission)) return undefined;
+  return problem({
+    status: 403,
+    code: 'forbidden',
+    detail: `this operation requires the permission ${permission}`,
+    requestId,
+  });
 }
 
 function agentForbidden(requestId: string): Response {

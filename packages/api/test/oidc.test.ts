@@ -253,6 +253,67 @@ describe('OIDC sign-in against oidc-provider on loopback', { timeout: 120_000 },
     expect(failures.items.filter((e) => e.category === 'auth').length).toBeGreaterThanOrEqual(3);
   });
 
+  it('refuses a callback the provider answered with an error, a forged code, or for a provider disabled meanwhile', async () => {
+    /** Starts a sign-in and walks the provider's pages, stopping at the redirect back to the RP. */
+    const toCallback = async (browser: CookieBrowser) => {
+      nextLogin = 'alice';
+      let location = (await browser.request(`${rpBase}/auth/oidc/login?provider=corp`, {}, false)).headers
+        .location as string;
+      for (let i = 0; i < 10; i += 1) {
+        if (location.startsWith(`${rpBase}/auth/oidc/callback`)) return new URL(location);
+        location = (await browser.request(new URL(location, issuer).href, {}, false)).headers
+          .location as string;
+      }
+      throw new Error('the provider never redirected back');
+    };
+    const usersBefore = (await app.storage.users.list({ tenant_id: DEFAULT_TENANT_ID, perPage: 500 })).total;
+    const sessionsBefore = (await app.storage.sessions.list({ perPage: 500 })).total;
+    const failuresBefore = (await app.storage.audit.list({ action: 'login_failed', perPage: 1 })).total;
+    const refused: string[] = [];
+
+    const denied = new CookieBrowser(ca);
+    const deniedAt = await toCallback(denied);
+    deniedAt.search = new URLSearchParams({
+      error: 'access_denied',
+      state: deniedAt.searchParams.get('state')!,
+      iss: issuer,
+    }).toString();
+    refused.push((await denied.request(deniedAt.href, {}, false)).headers.location as string);
+
+    const forged = new CookieBrowser(ca);
+    const forgedAt = await toCallback(forged);
+    forgedAt.searchParams.set('code', 'a-code-the-provider-never-issued');
+    refused.push((await forged.request(forgedAt.href, {}, false)).headers.location as string);
+
+    const late = new CookieBrowser(ca);
+    const lateAt = await toCallback(late);
+    expect((await app.call('PUT', '/api/v1/auth/oidc/providers/corp', { enabled: false })).status).toBe(200);
+    try {
+      refused.push((await late.request(lateAt.href, {}, false)).headers.location as string);
+    } finally {
+      expect((await app.call('PUT', '/api/v1/auth/oidc/providers/corp', { enabled: true })).status).toBe(200);
+    }
+
+    expect(refused).toEqual([
+      '/login?error=oidc_failed&reason=provider_error',
+      '/login?error=oidc_failed&reason=token_invalid',
+      '/login?error=oidc_failed&reason=unknown_provider',
+    ]);
+    for (const browser of [denied, forged, late])
+      expect(browser.cookie(rpBase, SESSION_COOKIE)).toBeUndefined();
+    expect((await app.storage.users.list({ tenant_id: DEFAULT_TENANT_ID, perPage: 500 })).total).toBe(
+      usersBefore,
+    );
+    expect((await app.storage.sessions.list({ perPage: 500 })).total).toBe(sessionsBefore);
+    const failures = await app.storage.audit.list({ action: 'login_failed', perPage: 3 });
+    expect(failures.total).toBe(failuresBefore + 3);
+    expect(failures.items.map((e) => [e.category, e.resource_id, e.details.reason]).reverse()).toEqual([
+      ['auth', 'corp', 'provider_error'],
+      ['auth', 'corp', 'token_invalid'],
+      ['auth', 'corp', 'unknown_provider'],
+    ]);
+  });
+
   it('ends the session when the provider sends a back-channel logout token', async () => {
     const browser = new CookieBrowser(ca);
     await signIn(browser, 'alice');

@@ -137,7 +137,7 @@ describe('protocol mounts', () => {
     async (request) =>
       new Response(`${name} ${new URL(request.url).pathname}`, { headers: { 'content-type': 'text/plain' } });
 
-  it('dispatch by prefix; a mount without a public declaration needs a key', async () => {
+  it('dispatch by prefix; a mount without a public declaration needs a key and its permission', async () => {
     const { handler } = embedder({
       protocols: [
         {
@@ -146,7 +146,12 @@ describe('protocol mounts', () => {
           handler: echo('scep'),
           public: { why: 'challenge password', rateLimit: 'enrollment' },
         },
-        { prefix: '/scep-mtls', route: '/scep-mtls/{path}', handler: echo('scep-mtls') },
+        {
+          prefix: '/scep-mtls',
+          route: '/scep-mtls/{path}',
+          handler: echo('scep-mtls'),
+          permission: 'system.read',
+        },
       ],
     });
     expect(await (await call(handler, '/scep')).text()).toBe('scep /scep');
@@ -160,7 +165,7 @@ describe('protocol mounts', () => {
   });
 
   it('refuses two mounts on one prefix and a prefix with a trailing slash', () => {
-    const mount = { prefix: '/acme', route: '/acme', handler: echo('a') };
+    const mount = { prefix: '/acme', route: '/acme', handler: echo('a'), permission: 'system.read' as const };
     expect(() => embedder({ protocols: [mount, mount] })).toThrow(/two protocol mounts claim '\/acme'/);
     expect(() => embedder({ protocols: [{ ...mount, prefix: '/acme/' }] })).toThrow(/must start with '\/'/);
   });

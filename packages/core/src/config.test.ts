@@ -86,6 +86,8 @@ describe('parseConfig', () => {
     expect(parseConfig({ ...base, SVC_AUTH_TYPE: 'none', SVC_AUTH_SECRET: '' }).auth).toEqual({
       type: 'none',
     });
+    const { SVC_AUTH_SECRET: _, ...withoutSecret } = base;
+    expect(failure({ ...withoutSecret, SVC_AUTH_TYPE: 'api-key' })).toMatch(/SVC_AUTH_SECRET/);
   });
 
   it('names every missing or invalid variable', () => {
@@ -328,6 +330,9 @@ describe('parseConfig', () => {
       parseConfig({ ...base, SVC_OIDC_PRELOGIN_REQUIRE_IP: 'true', SVC_OIDC_BCL_MAX_AGE_SECONDS: '60' }).oidc,
     ).toEqual({ preloginRequireUa: true, preloginRequireIp: true, bclMaxAgeSeconds: 60 });
     expect(failure({ ...base, SVC_OIDC_BCL_MAX_AGE_SECONDS: '0' })).toMatch(/SVC_OIDC_BCL_MAX_AGE_SECONDS/);
+    expect(
+      parseConfig({ ...base, SVC_OIDC_CA_BUNDLE_PATH: '/etc/certwright/idp-ca.pem' }).oidc.caBundlePath,
+    ).toBe('/etc/certwright/idp-ca.pem');
     const set = parseConfig({
       ...base,
       SVC_SESSION_IDLE_TIMEOUT: '10m',

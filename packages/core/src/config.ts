@@ -128,9 +128,16 @@ export interface ServiceConfig {
   /**
    * OIDC sign-in (docs/auth/oidc.md): SVC_OIDC_PRELOGIN_REQUIRE_UA (true) and
    * SVC_OIDC_PRELOGIN_REQUIRE_IP (false) bind the callback to the browser that started it;
-   * SVC_OIDC_BCL_MAX_AGE_SECONDS (300) bounds the age of back-channel logout tokens.
+   * SVC_OIDC_BCL_MAX_AGE_SECONDS (300) bounds the age of back-channel logout tokens;
+   * SVC_OIDC_CA_BUNDLE_PATH (unset) names a PEM bundle of extra trust anchors for identity
+   * providers whose TLS certificate chains to a private CA (discovery, keys and token calls).
    */
-  oidc: { preloginRequireUa: boolean; preloginRequireIp: boolean; bclMaxAgeSeconds: number };
+  oidc: {
+    preloginRequireUa: boolean;
+    preloginRequireIp: boolean;
+    bclMaxAgeSeconds: number;
+    caBundlePath?: string;
+  };
   /**
    * Break-glass credentials (docs/auth/breakglass.md): SVC_BREAKGLASS_ENABLED (false; otherwise
    * their routes and login are 404), SVC_BREAKGLASS_LOCKOUT_THRESHOLD (5 failures) and
@@ -419,6 +426,9 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
         z.coerce.number().int().min(10).max(86_400),
         '300',
       ) as number,
+      ...(env.SVC_OIDC_CA_BUNDLE_PATH
+        ? { caBundlePath: read('SVC_OIDC_CA_BUNDLE_PATH', z.string().min(1).max(4096)) as string }
+        : {}),
     },
     bootstrapAdmin: env.SVC_BOOTSTRAP_ADMIN_SUBJECT
       ? {

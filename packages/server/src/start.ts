@@ -1,5 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import {
   type CertwrightHandler,
   createHandler,
@@ -8,6 +10,7 @@ import {
   trustedProxyClientAddress,
 } from '@certwright/api';
 import {
+  CertwrightError,
   createServices,
   DEFAULT_SCAN_CONCURRENCY,
   type Handler,
@@ -90,13 +93,15 @@ export async function startServer(
     );
   }
   const metrics = createMetrics();
+  const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
+  const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
   const common: HandlerOptions = {
     auth: config.auth,
     version: await readBuildInfo(),
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
-    oidc: { settings: config.oidc },
+    oidc: { settings: oidcSettings, ...(oidcCa ? { ca: oidcCa } : {}) },
     runtime: {
       trustedProxies: config.trustedProxies,
       demoSeeded: config.demo.seed,
@@ -294,4 +299,38 @@ async function startingHandler(
     requestId: randomUUID(),
     headers: { 'retry-after': '2' },
   });
+}
+
+/**
+ * SVC_OIDC_CA_BUNDLE_PATH: PEM certificates trusted for identity providers besides the system
+ * roots, so a provider on a private CA and one on a public CA both verify (docs/auth/oidc.md).
+ */
+export async function readOidcCaBundle(path: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new CertwrightError(
+      'config_invalid',
+      `SVC_OIDC_CA_BUNDLE_PATH: cannot read ${path} (${(error as NodeJS.ErrnoException).code})`,
+      { cause: error },
+    );
+  }
+  const pems = text.match(/-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----/g) ?? [];
+  const anchors: string[] = [];
+  for (const pem of pems) {
+    try {
+      new X509Certificate(pem);
+    } catch {
+      throw new CertwrightError(
+        'config_invalid',
+        `SVC_OIDC_CA_BUNDLE_PATH: ${path} holds a certificate that does not parse`,
+      );
+    }
+    anchors.push(`${pem}\n`);
+  }
+  if (anchors.length === 0) {
+    throw new CertwrightError('config_invalid', `SVC_OIDC_CA_BUNDLE_PATH: ${path} holds no PEM certificate`);
+  }
+  return [...rootCertificates, ...anchors];
 }

@@ -8,7 +8,10 @@ import { redisSkipReason } from './support/redis.js';
 const skip = await redisSkipReason();
 const PASSWORD = 'a long and careful break-glass password';
 
-/** Two instances on one database and one Redis: a lockout earned on one holds on the other. */
+/**
+ * Two instances on one database and one Redis: a lockout earned on one holds on the other (the
+ * count and the lockout are on the credential's row; Redis carries the rest of the shared state).
+ */
 describe.skipIf(skip !== undefined)('break-glass lockout across instances through Redis', () => {
   const prefix = `cw-test-bg-${randomUUID().slice(0, 8)}:`;
   let clients: RedisClient[] = [];

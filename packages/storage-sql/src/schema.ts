@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /**
  * Row shapes as stored. JSON lives in text columns (same on every engine); booleans may come
  * back as 0/1 from MySQL and counts as strings from pg, so mappers normalize them.
@@ -585,8 +587,13 @@ export interface AuthBreakglassCredentialsTable {
   created_at: Ts;
   updated_at: Ts;
   last_used_at: Ts | null;
+  /** Failed passwords of the current run (migration 22); defaults to 0. */
+  failed_attempts: ColumnType<number, number | undefined, number>;
+  /** When the current run of failures began. */
+  failures_since: ColumnType<Ts | null, Ts | null | undefined, Ts | null>;
+  /** Locked out until then. */
+  locked_until: ColumnType<Ts | null, Ts | null | undefined, Ts | null>;
 }
-
 
 export interface Database {
   scan_targets: ScanTargetsTable;

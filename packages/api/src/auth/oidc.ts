@@ -181,12 +181,18 @@ export class OidcRelyingParty {
     clientAddress: string,
   ): Promise<{ location: string; cookie: string }> {
     const provider = await this.#provider(providerId);
-    if (!provider) throw new Refused('unknown_provider');
+    if (!provider) {
+      // The id is the caller's text: recorded only when it names a provider (perhaps a disabled one).
+      const known = await this.#services.deps.storage.oidcProviders.get(providerId);
+      await this.#loginFailed(known ? known.id : null, 'unknown_provider', clientAddress);
+      throw new Refused('unknown_provider');
+    }
     let discovered: Discovered;
     try {
       discovered = await this.#discover(provider);
     } catch (error) {
       this.#logger.warn({ err: error, provider_id: provider.id }, 'OIDC discovery failed');
+      await this.#loginFailed(provider.id, 'provider_unavailable', clientAddress);
       throw new Refused('provider_unavailable');
     }
     const prelogin: Prelogin = {
@@ -279,15 +285,20 @@ export class OidcRelyingParty {
       return { ok: true, token, location: provider.post_login_url, maxAgeSeconds };
     } catch (error) {
       if (!(error instanceof Refused)) throw error;
-      await this.#services.audit.record(SYSTEM_ACTOR, {
-        action: 'login_failed',
-        category: 'auth',
-        resource_type: 'oidc_provider',
-        resource_id: providerId ?? 'unknown',
-        details: { reason: error.reason, ip: clientAddress },
-      });
+      await this.#loginFailed(providerId, error.reason, clientAddress);
       return { ok: false, reason: error.reason };
     }
+  }
+
+  /** Every refused sign-in, at its start or at the callback: `login_failed`, category `auth`. */
+  async #loginFailed(providerId: string | null, reason: OidcFailure, clientAddress: string): Promise<void> {
+    await this.#services.audit.record(SYSTEM_ACTOR, {
+      action: 'login_failed',
+      category: 'auth',
+      resource_type: 'oidc_provider',
+      resource_id: providerId ?? 'unknown',
+      details: { reason, ip: clientAddress },
+    });
   }
 
   /**

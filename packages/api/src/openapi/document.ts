@@ -62,7 +62,11 @@ export function buildOpenApiDocument(
       for (const [method, operation] of Object.entries(item)) {
         const described: Record<string, unknown> = { ...operation, ...access(mount.public) };
         if (!mount.public) {
-          described.responses = { ...(operation.responses as object), ...authenticationErrors() };
+          described.responses = {
+            ...(operation.responses as object),
+            ...authenticationErrors(mount.permission),
+          };
+          if (mount.permission) described['x-permission'] = mount.permission;
         }
         paths[path] ??= {};
         (paths[path] as Record<string, unknown>)[method] = described;

@@ -1,4 +1,4 @@
-import { CertwrightError, type Handler } from '@certwright/core';
+import { CertwrightError, type Handler, isPermission, type Permission } from '@certwright/core';
 import type { PublicAccess } from '../http/route.js';
 
 /** An OpenAPI 3.1 operation object, written by hand for wire protocols (no zod schemas). */
@@ -16,9 +16,16 @@ export interface ProtocolMount {
   handler: Handler;
   /**
    * Why the protocol answers without an API key (it authenticates in its own way, or not at
-   * all) and the per-client rate limit it runs under. Absent: an API key is required first.
+   * all) and the per-client rate limit it runs under. Absent: the caller authenticates like on
+   * a REST route and must hold `permission`.
    */
   public?: PublicAccess;
+  /**
+   * What a non-public mount requires of its authenticated caller, from the permission
+   * catalogue (docs/auth/permissions.md). Exactly one of `public` and `permission` is given:
+   * a mount with neither, or both, is refused at start-up.
+   */
+  permission?: Permission;
   /**
    * The answer to a client over its rate limit, in the protocol's own format (an OCSP
    * `tryLater`, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
@@ -45,6 +52,18 @@ export class ProtocolMounts {
       }
       if (seen.has(mount.prefix)) {
         throw new CertwrightError('config_invalid', `two protocol mounts claim '${mount.prefix}'`);
+      }
+      if (mount.public && mount.permission !== undefined) {
+        throw new CertwrightError(
+          'config_invalid',
+          `protocol mount '${mount.prefix}' is public and cannot also require ${mount.permission}`,
+        );
+      }
+      if (!mount.public && (mount.permission === undefined || !isPermission(mount.permission))) {
+        throw new CertwrightError(
+          'config_invalid',
+          `protocol mount '${mount.prefix}' must be public or name a permission of the catalogue (got ${String(mount.permission)})`,
+        );
       }
       seen.add(mount.prefix);
     }

@@ -119,9 +119,25 @@ export interface OidcProviderRepository {
 export interface BreakglassCredentialRepository {
   /** Creates or replaces the actor's password hash; `invalid_reference` for an unknown user. */
   set(actorId: string, userId: string, passwordHash: string): Promise<BreakglassCredential>;
-  get(actorId: string): Promise<(BreakglassCredential & { password_hash: string }) | null>;
-  /** By actor id. */
-  list(): Promise<BreakglassCredential[]>;
+  get(
+    actorId: string,
+  ): Promise<(BreakglassCredential & { password_hash: string; locked_until: Date | null }) | null>;
+  /** By actor id, each with the end of its lockout (null: none set). */
+  list(): Promise<(BreakglassCredential & { locked_until: Date | null })[]>;
+  /**
+   * Counts one failed password, atomically across every instance on the database. A run of
+   * failures begins with its first one and lasts `windowMs`; a failure after that begins a new
+   * run at 1. The failure that brings a run to `threshold` while the actor is not locked sets
+   * `locked_until` to `now + lockMs` and is the only one answered `lockedNow: true`. Null for an
+   * unknown actor.
+   */
+  recordFailure(
+    actorId: string,
+    now: Date,
+    policy: { windowMs: number; threshold: number; lockMs: number },
+  ): Promise<{ failures: number; lockedNow: boolean } | null>;
+  /** Forgets the failures and any lockout (after a successful login or an unlock). */
+  clearFailures(actorId: string): Promise<void>;
   /** `not_found` for an unknown actor. */
   delete(actorId: string): Promise<void>;
   markUsed(actorId: string, at: Date): Promise<void>;

@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../crypto/password-hash.js';
 import { DEFAULT_TENANT_ID, type Session } from '../domain/people.js';
 import { CertwrightError, notFound, validationError } from '../errors.js';
-import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import type { SessionService } from './sessions.js';
@@ -38,7 +36,8 @@ const MAX_PASSWORD = 256;
 
 /**
  * Break-glass local credentials: a way in while the identity provider is down. Failures and
- * lockouts live in the EphemeralStore, so a lockout holds across instances (Redis).
+ * lockouts live on the credential's row, so a lockout holds across every instance on the
+ * database and across restarts.
  */
 export class BreakglassService {
   readonly settings: BreakglassSettings;
@@ -52,10 +51,6 @@ export class BreakglassService {
     this.settings = { ...DEFAULT_BREAKGLASS_SETTINGS, ...settings };
   }
 
-  private get ephemeral(): EphemeralStore {
-    return this.deps.ephemeral as EphemeralStore;
-  }
-
   /** Disabled: every break-glass operation is not_found, as if it did not exist. */
   private requireEnabled(): void {
     if (!this.settings.enabled)
@@ -65,7 +60,14 @@ export class BreakglassService {
   async list(): Promise<BreakglassView[]> {
     this.requireEnabled();
     const all = await this.deps.storage.breakglass.list();
-    return Promise.all(all.map(async (c) => ({ ...c, locked: await this.isLocked(c.actor_id) })));
+    return all.map((c) => ({
+      actor_id: c.actor_id,
+      user_id: c.user_id,
+      created_at: c.created_at,
+      updated_at: c.updated_at,
+      last_used_at: c.last_used_at,
+      locked: this.isLocked(c.locked_until),
+    }));
   }
 
   /**
@@ -127,8 +129,7 @@ export class BreakglassService {
   async unlock(actor: Actor, actorId: string): Promise<void> {
     this.requireEnabled();
     if (!(await this.deps.storage.breakglass.get(actorId))) throw notFound('break-glass credential', actorId);
-    await this.ephemeral.delete(lockKey(actorId));
-    await this.ephemeral.delete(failKey(actorId));
+    await this.deps.storage.breakglass.clearFailures(actorId);
     await this.audit.record(actor, {
       action: 'breakglass_unlock',
       category: 'auth',
@@ -165,11 +166,15 @@ export class BreakglassService {
       return null;
     };
     if (!credential) return refuse('unknown_actor');
-    if (await this.isLocked(bounded)) return refuse('locked');
+    if (this.isLocked(credential.locked_until)) return refuse('locked');
     if (!ok) {
-      const failures = await this.ephemeral.incrementFixedWindow(failKey(bounded), this.settings.lockoutMs);
-      if (failures >= this.settings.lockoutThreshold) {
-        await this.ephemeral.putIfAbsent(lockKey(bounded), '1', this.settings.lockoutMs);
+      const counted = await this.deps.storage.breakglass.recordFailure(bounded, this.deps.clock.now(), {
+        windowMs: this.settings.lockoutMs,
+        threshold: this.settings.lockoutThreshold,
+        lockMs: this.settings.lockoutMs,
+      });
+      if (counted?.lockedNow) {
+        const failures = counted.failures;
         await this.audit.record(
           { type: 'system', id: 'breakglass' },
           {
@@ -185,16 +190,12 @@ export class BreakglassService {
     }
     const user = await this.deps.storage.users.get(credential.user_id);
     if (!user || user.deactivated_at !== null) return refuse('user_deactivated');
-    await this.ephemeral.delete(failKey(bounded));
+    await this.deps.storage.breakglass.clearFailures(bounded);
     await this.deps.storage.breakglass.markUsed(bounded, this.deps.clock.now());
     return this.sessions.start(user, { auth_method: 'breakglass', ...context });
   }
 
-  private async isLocked(actorId: string): Promise<boolean> {
-    return (await this.ephemeral.get(lockKey(actorId))) !== undefined;
+  private isLocked(lockedUntil: Date | null): boolean {
+    return lockedUntil !== null && lockedUntil.getTime() > this.deps.clock.now().getTime();
   }
 }
-
-const digest = (actorId: string) => createHash('sha256').update(actorId).digest('hex');
-const lockKey = (actorId: string) => `breakglass:lock:${digest(actorId)}`;
-const failKey = (actorId: string) => `breakglass:fail:${digest(actorId)}`;

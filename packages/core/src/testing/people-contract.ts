@@ -292,6 +292,60 @@ export function describePeopleStorageContract(
       expect(await codeOf(s.breakglass.delete(actor))).toBe('not_found');
     });
 
+    it('counts break-glass failures in runs, locks once at the threshold, and forgets on clear', async () => {
+      const user = await s.users.create({
+        tenant_id: tenant(),
+        subject: `bg-lock-${randomUUID()}`,
+        provider_id: null,
+      });
+      const actor = `lock-${randomUUID().slice(0, 8)}`;
+      await s.breakglass.set(actor, user.id, 'scrypt$hash');
+      const policy = { windowMs: 60_000, threshold: 3, lockMs: 300_000 };
+      const t0 = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const at = (ms: number) => new Date(t0.getTime() + ms);
+      expect(await s.breakglass.recordFailure('nobody-at-all', t0, policy)).toBeNull();
+      expect(await s.breakglass.recordFailure(actor, t0, policy)).toEqual({ failures: 1, lockedNow: false });
+      // Past the window a new run begins.
+      expect(await s.breakglass.recordFailure(actor, at(60_000), policy)).toEqual({
+        failures: 1,
+        lockedNow: false,
+      });
+      expect(await s.breakglass.recordFailure(actor, at(61_000), policy)).toEqual({
+        failures: 2,
+        lockedNow: false,
+      });
+      expect((await s.breakglass.get(actor))?.locked_until).toBeNull();
+      expect(await s.breakglass.recordFailure(actor, at(62_000), policy)).toEqual({
+        failures: 3,
+        lockedNow: true,
+      });
+      expect((await s.breakglass.get(actor))?.locked_until?.getTime()).toBe(at(362_000).getTime());
+      expect((await s.breakglass.list()).find((c) => c.actor_id === actor)?.locked_until?.getTime()).toBe(
+        at(362_000).getTime(),
+      );
+      // Already locked: counted, never locked twice, the lockout not extended.
+      expect(await s.breakglass.recordFailure(actor, at(63_000), policy)).toEqual({
+        failures: 4,
+        lockedNow: false,
+      });
+      expect((await s.breakglass.get(actor))?.locked_until?.getTime()).toBe(at(362_000).getTime());
+      await s.breakglass.clearFailures(actor);
+      expect((await s.breakglass.get(actor))?.locked_until).toBeNull();
+      expect(await s.breakglass.recordFailure(actor, at(64_000), policy)).toEqual({
+        failures: 1,
+        lockedNow: false,
+      });
+
+      // Concurrent failures (several instances): each is counted once, exactly one locks.
+      await s.breakglass.clearFailures(actor);
+      const racing = await Promise.all(
+        Array.from({ length: 6 }, () => s.breakglass.recordFailure(actor, at(70_000), policy)),
+      );
+      expect(racing.map((r) => r!.failures).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(racing.filter((r) => r!.lockedNow)).toHaveLength(1);
+      await s.breakglass.delete(actor);
+    });
+
     it('maps groups to roles per tenant and provider; deleting needs the owning tenant', async () => {
       const t = tenant();
       const m1 = await s.oidcGroupMappings.create({

@@ -481,10 +481,15 @@ function breakglassRepository(ctx: Ctx): BreakglassCredentialRepository {
   const get = async (actorId: string) => {
     const r = await ctx.db
       .selectFrom('auth_breakglass_credentials')
-      .selectAll()
+      .select([...CREDENTIAL_COLUMNS, 'password_hash', 'locked_until'])
       .where('actor_id', '=', actorId)
       .executeTakeFirst();
-    return r ?? null;
+    if (!r) return null;
+    return {
+      ...view(r),
+      password_hash: r.password_hash,
+      locked_until: r.locked_until ? new Date(r.locked_until) : null,
+    };
   };
   const view = (
     r: Pick<BreakglassCredential, (typeof CREDENTIAL_COLUMNS)[number]>,
@@ -535,10 +540,46 @@ function breakglassRepository(ctx: Ctx): BreakglassCredentialRepository {
     async list() {
       const rows = await ctx.db
         .selectFrom('auth_breakglass_credentials')
-        .select(CREDENTIAL_COLUMNS)
+        .select([...CREDENTIAL_COLUMNS, 'locked_until'])
         .orderBy('actor_id')
         .execute();
-      return rows.map(view);
+      return rows.map((r) => ({
+        ...view(r),
+        locked_until: r.locked_until ? new Date(r.locked_until) : null,
+      }));
+    },
+    recordFailure: (actorId, now, policy) =>
+      atomic(ctx, async (tx) => {
+        // The row lock serializes concurrent failures, so exactly one of them reaches the threshold.
+        const row = await tx.db
+          .selectFrom('auth_breakglass_credentials')
+          .select(['failed_attempts', 'failures_since', 'locked_until'])
+          .where('actor_id', '=', actorId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!row) return null;
+        const since = row.failures_since ? new Date(row.failures_since) : null;
+        const fresh = since === null || now.getTime() - since.getTime() >= policy.windowMs;
+        const failures = fresh ? 1 : Number(row.failed_attempts) + 1;
+        const locked = row.locked_until !== null && new Date(row.locked_until).getTime() > now.getTime();
+        const lockedNow = !locked && failures >= policy.threshold;
+        await tx.db
+          .updateTable('auth_breakglass_credentials')
+          .set({
+            failed_attempts: failures,
+            failures_since: fresh ? now : since,
+            ...(lockedNow ? { locked_until: new Date(now.getTime() + policy.lockMs) } : {}),
+          })
+          .where('actor_id', '=', actorId)
+          .execute();
+        return { failures, lockedNow };
+      }),
+    async clearFailures(actorId) {
+      await ctx.db
+        .updateTable('auth_breakglass_credentials')
+        .set({ failed_attempts: 0, failures_since: null, locked_until: null })
+        .where('actor_id', '=', actorId)
+        .execute();
     },
     async delete(actorId) {
       const res = await ctx.db
