@@ -84,7 +84,7 @@ async function enrollAll(
       ],
       work,
     );
-    if (r.code !== 0) throw new Error(`${label}: scepclient failed: ${r.err.slice(-500)}`);
+    if (r.code !== 0) throw new Error(`${label}: scepclient failed (exit ${r.code}): ${r.err.slice(-1500)} ${r.out.slice(-500)}`);
   };
   for (let i = 0; i < WARMUP; i++) await once(i);
   let next = WARMUP;
@@ -183,8 +183,12 @@ async function scepserver(keyFiles: string[]) {
 
 try {
   const keyFiles = await keys();
-  const cw = await certwright(keyFiles);
-  const ms = await scepserver(keyFiles);
+  // BENCH_SCEP_ONLY=certwright|scepserver measures one side alone (the other row reads n/a).
+  const only = process.env.BENCH_SCEP_ONLY;
+  const skipped = { perSecond: Number.NaN, cpuMs: Number.NaN };
+  const cw = only === 'scepserver' ? skipped : await certwright(keyFiles);
+  if (only !== 'scepserver') console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each`);
+  const ms = only === 'certwright' ? skipped : await scepserver(keyFiles);
   const rows: [string, string][] = [
     [
       'micromdm scepserver 2.1 (Go, file depot)',
