@@ -193,6 +193,48 @@ describe('SCEP operations', () => {
     const rep = reply((await scep('POST', '/scep?operation=PKIOperation', unknown.der)).body, ra, d);
     expect(rep).toMatchObject({ status: 'FAILURE', failInfo: 'badCertId' });
   });
+
+  it('PKCSReq resent under its transactionID with a new nonce: the certificate of the transaction again, nothing issued twice', async () => {
+    const ra = await raCertificate();
+    const before = await scepCount();
+    const d = await device('resent.scep.test');
+    const first = message(d, ra);
+    const issued = reply((await scep('POST', '/scep?operation=PKIOperation', first.der)).body, ra, d);
+    expect(issued.status).toBe('SUCCESS');
+    expect(await scepCount()).toBe(before + 1);
+    // RFC 8894 §3.3.1.2: the same request again (a client that lost the reply), a fresh senderNonce.
+    const resent = message(d, ra, { transactionId: first.transactionId });
+    expect(resent.der.equals(first.der)).toBe(false);
+    const again = reply((await scep('POST', '/scep?operation=PKIOperation', resent.der)).body, ra, d);
+    expect(again.status).toBe('SUCCESS');
+    expect(Buffer.from(again.certificates[0]!)).toEqual(Buffer.from(issued.certificates[0]!));
+    expect(await scepCount()).toBe(before + 1);
+    const audited = await app.storage.audit.list({ action: 'scep_pkcsreq', page: 1, perPage: 500 });
+    const ofTransaction = audited.items.filter(
+      (e) => (e.details as { transaction_id?: string }).transaction_id === first.transactionId,
+    );
+    expect(ofTransaction).toHaveLength(1);
+
+    // Another signer cannot collect it by naming the transaction.
+    const stranger = await device('resent.scep.test');
+    const foreign = message(stranger, ra, { transactionId: first.transactionId, content: d.csr });
+    const theirs = reply((await scep('POST', '/scep?operation=PKIOperation', foreign.der)).body, ra, stranger);
+    expect(theirs.status).toBe('SUCCESS');
+    expect(Buffer.from(theirs.certificates[0]!)).not.toEqual(Buffer.from(issued.certificates[0]!));
+    expect(await scepCount()).toBe(before + 2);
+
+    // A different request under the same transactionID is judged and issued anew.
+    const other = createCertificationRequest({
+      subject: [{ type: 'CN', value: 'resent-other.scep.test' }],
+      privateKey: d.key.privateKey,
+      challengePassword: CHALLENGE,
+    });
+    const changed = message(d, ra, { transactionId: first.transactionId, content: other });
+    const second = reply((await scep('POST', '/scep?operation=PKIOperation', changed.der)).body, ra, d);
+    expect(second.status).toBe('SUCCESS');
+    expect(readCertificate(second.certificates[0]!).subject.text).toBe('CN=resent-other.scep.test');
+    expect(await scepCount()).toBe(before + 3);
+  });
 });
 
 describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () => {
