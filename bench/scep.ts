@@ -62,7 +62,8 @@ async function enrollAll(
   pid: number,
   keyFiles: string[],
   extra: string[],
-): Promise<{ perSecond: number; cpuMs: number }> {
+  marks: { start?: () => Promise<unknown>; end?: () => Promise<number | undefined> } = {},
+): Promise<{ perSecond: number; cpuMs: number; statements?: number }> {
   const once = async (i: number) => {
     const work = join(dir, `${label}-${i}`);
     mkdirSync(work);
@@ -84,10 +85,14 @@ async function enrollAll(
       ],
       work,
     );
-    if (r.code !== 0) throw new Error(`${label}: scepclient failed (exit ${r.code}): ${r.err.slice(-1500)} ${r.out.slice(-500)}`);
+    if (r.code !== 0)
+      throw new Error(
+        `${label}: scepclient failed (exit ${r.code}): ${r.err.slice(-1500)} ${r.out.slice(-500)}`,
+      );
   };
   for (let i = 0; i < WARMUP; i++) await once(i);
   let next = WARMUP;
+  await marks.start?.();
   const cpu0 = cpuOf(pid);
   const t0 = performance.now();
   await Promise.all(
@@ -96,7 +101,13 @@ async function enrollAll(
     }),
   );
   const ms = performance.now() - t0;
-  return { perSecond: (n / ms) * 1000, cpuMs: (cpuOf(pid) - cpu0) / n };
+  const cpuMs = (cpuOf(pid) - cpu0) / n;
+  const counted = await marks.end?.();
+  return {
+    perSecond: (n / ms) * 1000,
+    cpuMs,
+    ...(counted === undefined ? {} : { statements: counted / n }),
+  };
 }
 
 function waitForLine(child: ChildProcess): Promise<string> {
@@ -127,19 +138,36 @@ async function certwright(keyFiles: string[]) {
       CHALLENGE,
     ],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  // The server's stderr passes through; its `statements <n>` lines answer SIGUSR2.
+  let counted: ((n: number) => void) | undefined;
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    const m = /statements (\d+)/.exec(text);
+    if (m && counted) counted(Number(m[1]));
+    else process.stderr.write(text);
+  });
+  const statements = () =>
+    new Promise<number>((resolve) => {
+      counted = resolve;
+      child.kill('SIGUSR2');
+    });
   children.push(child);
   const { port, raFingerprint } = JSON.parse(await waitForLine(child)) as {
     port: number;
     raFingerprint: string;
   };
   // The Local CA is ECDSA: scepclient 2.1 must be told which certificate of GetCACert is the RA.
-  const result = await enrollAll('certwright', `http://127.0.0.1:${port}/scep`, child.pid!, keyFiles, [
-    '-ca-fingerprint',
-    raFingerprint,
-  ]);
+  const result = await enrollAll(
+    'certwright',
+    `http://127.0.0.1:${port}/scep`,
+    child.pid!,
+    keyFiles,
+    ['-ca-fingerprint', raFingerprint],
+    engine === 'postgres' ? { start: statements, end: statements } : {},
+  );
   child.kill('SIGTERM');
   return result;
 }
@@ -187,7 +215,10 @@ try {
   const only = process.env.BENCH_SCEP_ONLY;
   const skipped = { perSecond: Number.NaN, cpuMs: Number.NaN };
   const cw = only === 'scepserver' ? skipped : await certwright(keyFiles);
-  if (only !== 'scepserver') console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each`);
+  if (only !== 'scepserver') {
+    const count = cw.statements === undefined ? '' : `, ${cw.statements.toFixed(1)} SQL statements each`;
+    console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each${count}`);
+  }
   const ms = only === 'certwright' ? skipped : await scepserver(keyFiles);
   const rows: [string, string][] = [
     [

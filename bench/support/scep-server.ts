@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../../packages/core/src/index.js';
@@ -16,6 +17,24 @@ import { openBenchStorage } from './engines.js';
 
 const engine = process.argv[2] ?? 'pglite';
 const challenge = process.argv[3] ?? 'bench challenge';
+
+// Statements sent to PostgreSQL, counted at the driver (the storage package's copy of pg): each
+// SIGUSR2 prints the count since the previous one to stderr as `statements <n>`.
+let statements = 0;
+if (engine === 'postgres') {
+  const pg = createRequire(new URL('../../packages/storage-pg/package.json', import.meta.url))('pg') as {
+    Client: { prototype: { query: (...args: unknown[]) => unknown } };
+  };
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    statements++;
+    return query.apply(this, args);
+  };
+}
+process.on('SIGUSR2', () => {
+  process.stderr.write(`statements ${statements}\n`);
+  statements = 0;
+});
 
 const { s: storage, cleanup } = await openBenchStorage(engine, 'cw-bench-scep');
 await storage.migrate();

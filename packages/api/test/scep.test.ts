@@ -218,7 +218,11 @@ describe('SCEP operations', () => {
     // Another signer cannot collect it by naming the transaction.
     const stranger = await device('resent.scep.test');
     const foreign = message(stranger, ra, { transactionId: first.transactionId, content: d.csr });
-    const theirs = reply((await scep('POST', '/scep?operation=PKIOperation', foreign.der)).body, ra, stranger);
+    const theirs = reply(
+      (await scep('POST', '/scep?operation=PKIOperation', foreign.der)).body,
+      ra,
+      stranger,
+    );
     expect(theirs.status).toBe('SUCCESS');
     expect(Buffer.from(theirs.certificates[0]!)).not.toEqual(Buffer.from(issued.certificates[0]!));
     expect(await scepCount()).toBe(before + 2);
@@ -354,7 +358,9 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
       expect(res.body.toString()).not.toMatch(/at .*\.ts|stack/);
     }
     expect((await scep('GET', '/scep?operation=PKIOperation&message=***')).status).toBe(400);
-    expect((await scep('POST', '/scep?operation=PKIOperation', Buffer.alloc(300 * 1024, 0x30))).status).toBe(413);
+    expect((await scep('POST', '/scep?operation=PKIOperation', Buffer.alloc(300 * 1024, 0x30))).status).toBe(
+      413,
+    );
     expect(await scepCount()).toBe(before);
   });
 

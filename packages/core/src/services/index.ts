@@ -27,9 +27,9 @@ import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
 import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
+import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { SessionService, type SessionSettings } from './sessions.js';
-import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
@@ -76,9 +76,9 @@ export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
 export * from './scep/index.js';
+export * from './scep/mdm/index.js';
 export * from './scep-probe/index.js';
 export * from './sessions.js';
-export * from './scep/mdm/index.js';
 export * from './targets.js';
 export * from './teams.js';
 export * from './webhooks.js';
@@ -187,13 +187,14 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
+  const profiles = new ProfileService(deps, audit);
   const scep = new ScepService(
     deps,
     audit,
     (issuerId) => pki.lifecycle.caChain(issuerId),
     (issuerId) => pki.lifecycle.connectors.require(issuerId),
     () => options.scep?.issuance ?? pki.enrollment,
-    options.scep,
+    { profileRevision: () => profiles.revision, ...options.scep },
   );
   const scepMdm = new ScepMdmService(deps, audit, {
     ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
@@ -213,7 +214,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
     teams: new TeamService(deps, audit),
-    profiles: new ProfileService(deps, audit),
+    profiles,
     renewalPolicies: new RenewalPolicyService(deps, audit),
     policyRules: new PolicyRuleService(deps, audit),
     violations: new ViolationService(deps),

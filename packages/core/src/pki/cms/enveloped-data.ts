@@ -23,6 +23,7 @@ import {
   readSmallInteger,
 } from '../der-reader.js';
 import { importSpkiDer } from '../keys.js';
+import { certificatePublicKey } from './certificate-cache.js';
 import {
   type ContentCipher,
   type ContentEncryption,
@@ -30,7 +31,6 @@ import {
   encryptContent,
   readContentCipher,
 } from './content-encryption.js';
-import { certificatePublicKey } from './certificate-cache.js';
 import { CMS_OID } from './oids.js';
 import { rsaPkcs1v15Decrypt } from './rsa-pkcs1-decrypt.js';
 import {

@@ -58,6 +58,15 @@ export interface ScepOptions {
   /** Largest accepted distance of a request's signingTime from now; default 24 h. */
   maxClockSkewMs?: number;
   /**
+   * How long GetCACaps and GetCACert reuse a profile lookup (default 1000 ms; 0: never). They
+   * only route and publish (capabilities, CA and RA certificates); PKIOperation always reads
+   * the profile. A change made through this process is seen at once (see `profileRevision`),
+   * one made by another instance within this time.
+   */
+  profileLookupMs?: number;
+  /** The profile service's change counter (`ProfileService.revision`); without it nothing is reused. */
+  profileRevision?: () => number;
+  /**
    * Accept requests whose content is encrypted with single DES (micromdm scepclient ≤ 2.1 and
    * other old clients use it whatever GetCACaps says); default true. Replies are always AES.
    */
@@ -141,6 +150,9 @@ export class ScepService {
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
   readonly #caCerts = new Map<string, CaCertsEntry>();
+  readonly #lookups = new Map<string, { profile: CertificateProfile; at: number; revision: number }>();
+  readonly #lookupMs: number;
+  readonly #revision: (() => number) | undefined;
   #mdm: ScepMdmVerifier | undefined;
 
   constructor(
@@ -158,6 +170,8 @@ export class ScepService {
     this.#skewMs = options.maxClockSkewMs ?? DAY;
     this.#acceptSingleDes = options.acceptSingleDes ?? true;
     this.#mdm = options.mdmVerifier;
+    this.#revision = options.profileRevision;
+    this.#lookupMs = options.profileRevision ? (options.profileLookupMs ?? 1000) : 0;
   }
 
   get defaultProfileId(): string {
@@ -180,8 +194,26 @@ export class ScepService {
 
   /** GetCACaps. */
   async capabilities(pathId: string | null): Promise<readonly string[]> {
-    await this.profile(pathId);
+    await this.#routedProfile(pathId);
     return SCEP_CAPABILITIES;
+  }
+
+  /**
+   * {@link profile} for GetCACaps and GetCACert, reused for `profileLookupMs` while no profile
+   * changed through this process: a client asks both before every PKIOperation. A refusal
+   * (`not_found`) is not remembered.
+   */
+  async #routedProfile(pathId: string | null): Promise<CertificateProfile> {
+    if (this.#lookupMs <= 0 || !this.#revision) return this.profile(pathId);
+    const key = pathId ?? '';
+    const revision = this.#revision();
+    const now = performance.now();
+    const hit = this.#lookups.get(key);
+    if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.profile;
+    const profile = await this.profile(pathId);
+    if (this.#lookups.size >= 256 && !this.#lookups.has(key)) this.#lookups.clear();
+    this.#lookups.set(key, { profile, at: now, revision });
+    return profile;
   }
 
   /** GetCACert: the issuing CA, the CAs above it, then the RA certificate, DER. */
@@ -200,7 +232,7 @@ export class ScepService {
   }
 
   async #caCertificates(pathId: string | null): Promise<CaCertsEntry> {
-    const profile = await this.profile(pathId);
+    const profile = await this.#routedProfile(pathId);
     const issuerId = issuerOf(profile);
     const chain = (await this.caChain(issuerId)).join('');
     const ra = (await this.#ra.get(profile, issuerId)).current;
@@ -412,7 +444,11 @@ export class ScepService {
    * certificate issued then, and nothing is issued again. A different request under the same
    * transactionID is a new enrollment; a FAILURE is not repeated (the request is judged anew).
    */
-  async #resent(profile: CertificateProfile, request: ScepRequest, inner: Buffer): Promise<ScepOutcome | null> {
+  async #resent(
+    profile: CertificateProfile,
+    request: ScepRequest,
+    inner: Buffer,
+  ): Promise<ScepOutcome | null> {
     const stored = await this.#recall(profile, request);
     if (
       stored?.status !== 'SUCCESS' ||
