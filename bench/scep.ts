@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 
 const n = Number(process.argv[2] ?? '100');
 const engine = process.argv[3] ?? 'pglite';
-const CONCURRENCY = 2;
+const CONCURRENCY = Number(process.env.BENCH_SCEP_CONCURRENCY ?? '2');
 const WARMUP = 5;
 const CHALLENGE = 'bench-challenge';
 const TICK_MS = 1000 / 100; // USER_HZ
@@ -62,8 +62,8 @@ async function enrollAll(
   pid: number,
   keyFiles: string[],
   extra: string[],
-  marks: { start?: () => Promise<unknown>; end?: () => Promise<number | undefined> } = {},
-): Promise<{ perSecond: number; cpuMs: number; statements?: number }> {
+  marks: { start?: () => Promise<unknown>; end?: () => Promise<ServerCounts | undefined> } = {},
+): Promise<{ perSecond: number; cpuMs: number; statements?: number; pipelineCpuMs?: number }> {
   const once = async (i: number) => {
     const work = join(dir, `${label}-${i}`);
     mkdirSync(work);
@@ -106,8 +106,16 @@ async function enrollAll(
   return {
     perSecond: (n / ms) * 1000,
     cpuMs,
-    ...(counted === undefined ? {} : { statements: counted / n }),
+    ...(counted === undefined
+      ? {}
+      : { statements: counted.statements / n, pipelineCpuMs: counted.pipelineUs / 1000 / n }),
   };
+}
+
+/** What the certwright server counts between two SIGUSR2. */
+interface ServerCounts {
+  statements: number;
+  pipelineUs: number;
 }
 
 function waitForLine(child: ChildProcess): Promise<string> {
@@ -142,15 +150,15 @@ async function certwright(keyFiles: string[]) {
     },
   );
   // The server's stderr passes through; its `statements <n>` lines answer SIGUSR2.
-  let counted: ((n: number) => void) | undefined;
+  let counted: ((n: ServerCounts) => void) | undefined;
   child.stderr!.on('data', (chunk: Buffer) => {
     const text = chunk.toString();
-    const m = /statements (\d+)/.exec(text);
-    if (m && counted) counted(Number(m[1]));
+    const m = /statements (\d+) pipeline_us (\d+)/.exec(text);
+    if (m && counted) counted({ statements: Number(m[1]), pipelineUs: Number(m[2]) });
     else process.stderr.write(text);
   });
   const statements = () =>
-    new Promise<number>((resolve) => {
+    new Promise<ServerCounts>((resolve) => {
       counted = resolve;
       child.kill('SIGUSR2');
     });
@@ -166,7 +174,7 @@ async function certwright(keyFiles: string[]) {
     child.pid!,
     keyFiles,
     ['-ca-fingerprint', raFingerprint],
-    engine === 'postgres' ? { start: statements, end: statements } : {},
+    { start: statements, end: statements },
   );
   child.kill('SIGTERM');
   return result;
@@ -213,11 +221,15 @@ try {
   const keyFiles = await keys();
   // BENCH_SCEP_ONLY=certwright|scepserver measures one side alone (the other row reads n/a).
   const only = process.env.BENCH_SCEP_ONLY;
-  const skipped = { perSecond: Number.NaN, cpuMs: Number.NaN };
+  const skipped: Awaited<ReturnType<typeof enrollAll>> = { perSecond: Number.NaN, cpuMs: Number.NaN };
   const cw = only === 'scepserver' ? skipped : await certwright(keyFiles);
   if (only !== 'scepserver') {
-    const count = cw.statements === undefined ? '' : `, ${cw.statements.toFixed(1)} SQL statements each`;
-    console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each${count}`);
+    const count = engine === 'postgres' ? `, ${cw.statements?.toFixed(1)} SQL statements each` : '';
+    const split =
+      CONCURRENCY === 1
+        ? ` (enrollment pipeline ${cw.pipelineCpuMs?.toFixed(2)} ms, the rest ${(cw.cpuMs - (cw.pipelineCpuMs ?? 0)).toFixed(2)} ms)`
+        : '';
+    console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each${split}${count}`);
   }
   const ms = only === 'certwright' ? skipped : await scepserver(keyFiles);
   const rows: [string, string][] = [

@@ -31,9 +31,13 @@ if (engine === 'postgres') {
     return query.apply(this, args);
   };
 }
+// CPU inside the shared enrollment pipeline (services.pki.enrollment.enroll), user + system µs:
+// exact with one client at a time (BENCH_SCEP_CONCURRENCY=1), when nothing else runs meanwhile.
+let pipelineUs = 0;
 process.on('SIGUSR2', () => {
-  process.stderr.write(`statements ${statements}\n`);
+  process.stderr.write(`statements ${statements} pipeline_us ${pipelineUs}\n`);
   statements = 0;
+  pipelineUs = 0;
 });
 
 const { s: storage, cleanup } = await openBenchStorage(engine, 'cw-bench-scep');
@@ -42,6 +46,17 @@ const services = createServices({ storage, clock: systemClock, logger: silentLog
 await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
   scep: { enabled: true, challenge_password: challenge },
 });
+const enrollment = services.pki.enrollment;
+const enroll = enrollment.enroll.bind(enrollment);
+enrollment.enroll = async (...args: Parameters<typeof enroll>) => {
+  const before = process.cpuUsage();
+  try {
+    return await enroll(...args);
+  } finally {
+    const used = process.cpuUsage(before);
+    pipelineUs += used.user + used.system;
+  }
+};
 const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
 const server = createServer(createRequestListener(handler));
 server.keepAliveTimeout = 60_000;
