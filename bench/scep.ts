@@ -63,9 +63,19 @@ async function enrollAll(
   keyFiles: string[],
   extra: string[],
   marks: { start?: () => Promise<unknown>; end?: () => Promise<ServerCounts | undefined> } = {},
-): Promise<{ perSecond: number; cpuMs: number; statements?: number; pipelineCpuMs?: number }> {
-  const once = async (i: number) => {
-    const work = join(dir, `${label}-${i}`);
+  /** Failed enrollments tried again (scepserver only: its file depot now and then refuses one of two concurrent requests). */
+  retry = 0,
+): Promise<{
+  perSecond: number;
+  cpuMs: number;
+  retried: number;
+  statements?: number;
+  pipelineCpuMs?: number;
+}> {
+  let retried = 0;
+  let measuring = false;
+  const once = async (i: number, attempt = 0): Promise<void> => {
+    const work = join(dir, `${label}-${i}-${attempt}`);
     mkdirSync(work);
     copyFileSync(keyFiles[i]!, join(work, 'key.pem'));
     const r = await exec(
@@ -85,6 +95,10 @@ async function enrollAll(
       ],
       work,
     );
+    if (r.code !== 0 && attempt < retry) {
+      if (measuring) retried++;
+      return once(i, attempt + 1);
+    }
     if (r.code !== 0)
       throw new Error(
         `${label}: scepclient failed (exit ${r.code}): ${r.err.slice(-1500)} ${r.out.slice(-500)}`,
@@ -95,17 +109,20 @@ async function enrollAll(
   await marks.start?.();
   const cpu0 = cpuOf(pid);
   const t0 = performance.now();
+  measuring = true;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < n + WARMUP) await once(next++);
     }),
   );
   const ms = performance.now() - t0;
-  const cpuMs = (cpuOf(pid) - cpu0) / n;
+  // A refused attempt did most of an enrollment's work: CPU is per request answered.
+  const cpuMs = (cpuOf(pid) - cpu0) / (n + retried);
   const counted = await marks.end?.();
   return {
     perSecond: (n / ms) * 1000,
     cpuMs,
+    retried,
     ...(counted === undefined
       ? {}
       : { statements: counted.statements / n, pipelineCpuMs: counted.pipelineUs / 1000 / n }),
@@ -206,7 +223,7 @@ async function scepserver(keyFiles: string[]) {
   children.push(outer);
   await new Promise((r) => setTimeout(r, 1500));
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  const result = await enrollAll('scepserver', `http://127.0.0.1:${port}/scep`, pid, keyFiles, []);
+  const result = await enrollAll('scepserver', `http://127.0.0.1:${port}/scep`, pid, keyFiles, [], {}, 3);
   try {
     process.kill(pid, 'SIGTERM');
   } catch {}
@@ -221,7 +238,11 @@ try {
   const keyFiles = await keys();
   // BENCH_SCEP_ONLY=certwright|scepserver measures one side alone (the other row reads n/a).
   const only = process.env.BENCH_SCEP_ONLY;
-  const skipped: Awaited<ReturnType<typeof enrollAll>> = { perSecond: Number.NaN, cpuMs: Number.NaN };
+  const skipped: Awaited<ReturnType<typeof enrollAll>> = {
+    perSecond: Number.NaN,
+    cpuMs: Number.NaN,
+    retried: 0,
+  };
   const cw = only === 'scepserver' ? skipped : await certwright(keyFiles);
   if (only !== 'scepserver') {
     const count = engine === 'postgres' ? `, ${cw.statements?.toFixed(1)} SQL statements each` : '';
@@ -235,7 +256,7 @@ try {
   const rows: [string, string][] = [
     [
       'micromdm scepserver 2.1 (Go, file depot)',
-      `${ms.perSecond.toFixed(1)} /s, ${ms.cpuMs.toFixed(2)} ms server CPU each`,
+      `${ms.perSecond.toFixed(1)} /s, ${ms.cpuMs.toFixed(2)} ms server CPU each${ms.retried > 0 ? ` (${ms.retried} refused and retried, counted as requests)` : ''}`,
     ],
     [`certwright (${engine})`, `${cw.perSecond.toFixed(1)} /s, ${cw.cpuMs.toFixed(2)} ms server CPU each`],
     ['CPU per enrollment, certwright / scepserver', (cw.cpuMs / ms.cpuMs).toFixed(2)],
