@@ -147,6 +147,33 @@ describe('SCEP operations', () => {
     expect((await scep('PUT', '/scep?operation=GetCACaps')).status).toBe(405);
   });
 
+  it('GetCACaps and GetCACert see a profile change at once (their profile lookup is reused only while nothing changed)', async () => {
+    const created = await app.call('POST', '/api/v1/profiles', {
+      name: 'SCEP lookup',
+      enrollment: {
+        issuer_id: 'iss-local',
+        owner_id: 'own-default',
+        team_id: 'team-default',
+        renewal_policy_id: 'rp-default',
+      },
+      scep: { enabled: true, path_id: 'lookup', challenge_password: CHALLENGE },
+    });
+    expect(created.status).toBe(201);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACaps')).status).toBe(200);
+    const first = await scep('GET', '/scep/lookup?operation=GetCACert');
+    expect(first.status).toBe(200);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACert')).body.equals(first.body)).toBe(true);
+    const off = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, { scep: { enabled: false } });
+    expect(off.status).toBe(200);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACaps')).status).toBe(404);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACert')).status).toBe(404);
+    const on = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, { scep: { enabled: true } });
+    expect(on.status).toBe(200);
+    const again = await scep('GET', '/scep/lookup?operation=GetCACert');
+    expect(again.status).toBe(200);
+    expect(again.body.equals(first.body)).toBe(true);
+  });
+
   it('PKCSReq over POST and over GET: SUCCESS with the certificate, in the inventory as SCEP, audited', async () => {
     const ra = await raCertificate();
     const d = await device('post.scep.test');
