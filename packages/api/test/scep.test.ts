@@ -147,6 +147,33 @@ describe('SCEP operations', () => {
     expect((await scep('PUT', '/scep?operation=GetCACaps')).status).toBe(405);
   });
 
+  it('GetCACaps and GetCACert see a profile change at once (their profile lookup is reused only while nothing changed)', async () => {
+    const created = await app.call('POST', '/api/v1/profiles', {
+      name: 'SCEP lookup',
+      enrollment: {
+        issuer_id: 'iss-local',
+        owner_id: 'own-default',
+        team_id: 'team-default',
+        renewal_policy_id: 'rp-default',
+      },
+      scep: { enabled: true, path_id: 'lookup', challenge_password: CHALLENGE },
+    });
+    expect(created.status).toBe(201);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACaps')).status).toBe(200);
+    const first = await scep('GET', '/scep/lookup?operation=GetCACert');
+    expect(first.status).toBe(200);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACert')).body.equals(first.body)).toBe(true);
+    const off = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, { scep: { enabled: false } });
+    expect(off.status).toBe(200);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACaps')).status).toBe(404);
+    expect((await scep('GET', '/scep/lookup?operation=GetCACert')).status).toBe(404);
+    const on = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, { scep: { enabled: true } });
+    expect(on.status).toBe(200);
+    const again = await scep('GET', '/scep/lookup?operation=GetCACert');
+    expect(again.status).toBe(200);
+    expect(again.body.equals(first.body)).toBe(true);
+  });
+
   it('PKCSReq over POST and over GET: SUCCESS with the certificate, in the inventory as SCEP, audited', async () => {
     const ra = await raCertificate();
     const d = await device('post.scep.test');
@@ -192,6 +219,52 @@ describe('SCEP operations', () => {
     const unknown = message(d, ra, { messageType: 'CertPoll', content: issuerAndSerialOf(d.self) });
     const rep = reply((await scep('POST', '/scep?operation=PKIOperation', unknown.der)).body, ra, d);
     expect(rep).toMatchObject({ status: 'FAILURE', failInfo: 'badCertId' });
+  });
+
+  it('PKCSReq resent under its transactionID with a new nonce: the certificate of the transaction again, nothing issued twice', async () => {
+    const ra = await raCertificate();
+    const before = await scepCount();
+    const d = await device('resent.scep.test');
+    const first = message(d, ra);
+    const issued = reply((await scep('POST', '/scep?operation=PKIOperation', first.der)).body, ra, d);
+    expect(issued.status).toBe('SUCCESS');
+    expect(await scepCount()).toBe(before + 1);
+    // RFC 8894 §3.3.1.2: the same request again (a client that lost the reply), a fresh senderNonce.
+    const resent = message(d, ra, { transactionId: first.transactionId });
+    expect(resent.der.equals(first.der)).toBe(false);
+    const again = reply((await scep('POST', '/scep?operation=PKIOperation', resent.der)).body, ra, d);
+    expect(again.status).toBe('SUCCESS');
+    expect(Buffer.from(again.certificates[0]!)).toEqual(Buffer.from(issued.certificates[0]!));
+    expect(await scepCount()).toBe(before + 1);
+    const audited = await app.storage.audit.list({ action: 'scep_pkcsreq', page: 1, perPage: 500 });
+    const ofTransaction = audited.items.filter(
+      (e) => (e.details as { transaction_id?: string }).transaction_id === first.transactionId,
+    );
+    expect(ofTransaction).toHaveLength(1);
+
+    // Another signer cannot collect it by naming the transaction.
+    const stranger = await device('resent.scep.test');
+    const foreign = message(stranger, ra, { transactionId: first.transactionId, content: d.csr });
+    const theirs = reply(
+      (await scep('POST', '/scep?operation=PKIOperation', foreign.der)).body,
+      ra,
+      stranger,
+    );
+    expect(theirs.status).toBe('SUCCESS');
+    expect(Buffer.from(theirs.certificates[0]!)).not.toEqual(Buffer.from(issued.certificates[0]!));
+    expect(await scepCount()).toBe(before + 2);
+
+    // A different request under the same transactionID is judged and issued anew.
+    const other = createCertificationRequest({
+      subject: [{ type: 'CN', value: 'resent-other.scep.test' }],
+      privateKey: d.key.privateKey,
+      challengePassword: CHALLENGE,
+    });
+    const changed = message(d, ra, { transactionId: first.transactionId, content: other });
+    const second = reply((await scep('POST', '/scep?operation=PKIOperation', changed.der)).body, ra, d);
+    expect(second.status).toBe('SUCCESS');
+    expect(readCertificate(second.certificates[0]!).subject.text).toBe('CN=resent-other.scep.test');
+    expect(await scepCount()).toBe(before + 3);
   });
 });
 
@@ -312,7 +385,9 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
       expect(res.body.toString()).not.toMatch(/at .*\.ts|stack/);
     }
     expect((await scep('GET', '/scep?operation=PKIOperation&message=***')).status).toBe(400);
-    expect((await scep('POST', '/scep?operation=PKIOperation', Buffer.alloc(300 * 1024, 0x30))).status).toBe(413);
+    expect((await scep('POST', '/scep?operation=PKIOperation', Buffer.alloc(300 * 1024, 0x30))).status).toBe(
+      413,
+    );
     expect(await scepCount()).toBe(before);
   });
 

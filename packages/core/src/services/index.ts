@@ -196,13 +196,14 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
+  const profiles = new ProfileService(deps, audit);
   const scep = new ScepService(
     deps,
     audit,
     (issuerId) => pki.lifecycle.caChain(issuerId),
     (issuerId) => pki.lifecycle.connectors.require(issuerId),
     () => options.scep?.issuance ?? pki.enrollment,
-    options.scep,
+    { profileRevision: () => profiles.revision, ...options.scep },
   );
   const scepMdm = new ScepMdmService(deps, audit, {
     ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
@@ -222,7 +223,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     issuers: new IssuerService(deps, audit, connectors),
     owners: new OwnerService(deps, audit),
     teams: new TeamService(deps, audit),
-    profiles: new ProfileService(deps, audit),
+    profiles,
     renewalPolicies: new RenewalPolicyService(deps, audit),
     policyRules: new PolicyRuleService(deps, audit),
     violations: new ViolationService(deps),

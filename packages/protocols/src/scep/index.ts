@@ -97,11 +97,20 @@ export function createScepHandler(options: ScepHandlerOptions): Handler {
         return textResponse(405, `${operation} is a GET operation`, { allow: 'GET, HEAD' });
       }
       if (operation === 'GetCACaps') {
-        const caps = await authority.capabilities(pathId);
-        return new Response(`${caps.join('\n')}\n`, {
+        const caps = Buffer.from(`${(await authority.capabilities(pathId)).join('\n')}\n`);
+        // With its length: the reply goes out in one write, not as chunks and a terminating chunk.
+        return new Response(caps, {
           status: 200,
-          headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'content-length': String(caps.length),
+            'cache-control': 'no-store',
+          },
         });
+      }
+      if (authority.caCertificatesMessage) {
+        const message = await authority.caCertificatesMessage(pathId);
+        return binaryResponse(200, message, SCEP_CA_RA_CERT, { 'cache-control': 'no-store' });
       }
       const { ca, ra } = await authority.caCertificates(pathId);
       // RFC 8894 §4.2.1: one CA alone is its DER; with an RA, a certificates-only CMS.

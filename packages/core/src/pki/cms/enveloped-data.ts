@@ -1,6 +1,5 @@
 import { constants, createHash, type KeyObject, privateDecrypt, publicEncrypt } from 'node:crypto';
 import { fail, isCertwrightError } from '../../errors.js';
-import { readCertificate } from '../certificate-info.js';
 import {
   algorithmIdentifier,
   implicitPrimitive,
@@ -24,6 +23,7 @@ import {
   readSmallInteger,
 } from '../der-reader.js';
 import { importSpkiDer } from '../keys.js';
+import { certificatePublicKey } from './certificate-cache.js';
 import {
   type ContentCipher,
   type ContentEncryption,
@@ -68,20 +68,18 @@ export interface BuildEnvelopedDataOptions {
 
 /** Encrypts `content` for one RSA recipient; returns the ContentInfo DER. */
 export function buildEnvelopedData(options: BuildEnvelopedDataOptions): Buffer {
-  let spki: Uint8Array;
+  let key: KeyObject;
   let rid: Buffer;
   let ktriVersion: number;
   if ('certificate' in options.recipient) {
-    const cert = readCertificate(options.recipient.certificate);
-    spki = cert.spki;
+    key = certificatePublicKey(options.recipient.certificate);
     rid = issuerAndSerialOf(options.recipient.certificate);
     ktriVersion = 0;
   } else {
-    spki = options.recipient.spki;
+    key = importSpkiDer(options.recipient.spki);
     rid = implicitPrimitive(0, options.recipient.subjectKeyIdentifier);
     ktriVersion = 2;
   }
-  const key = importSpkiDer(spki);
   if (key.asymmetricKeyType !== 'rsa') {
     throw fail('key_not_allowed', 'the recipient key must be RSA (key transport)');
   }

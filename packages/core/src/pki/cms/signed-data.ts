@@ -1,6 +1,6 @@
 import { createHash, type KeyObject, sign } from 'node:crypto';
 import { fail } from '../../errors.js';
-import { type CertificateInfo, readCertificate } from '../certificate-info.js';
+import type { CertificateInfo } from '../certificate-info.js';
 import {
   algorithmIdentifier,
   implicitConstructed,
@@ -32,6 +32,7 @@ import {
 import { describePublicKey, exportSpkiDer } from '../keys.js';
 import { OID } from '../oids.js';
 import { verifySignature } from '../signature.js';
+import { certificateInfo, certificatePublicKey } from './certificate-cache.js';
 import { CMS_OID } from './oids.js';
 import {
   boundedDer,
@@ -117,7 +118,7 @@ export const encodeAttribute = (a: CmsAttribute): Buffer => sequence(oid(a.type)
 /** Signs `content` with one signer; returns the ContentInfo DER. */
 export function buildSignedData(options: BuildSignedDataOptions): Buffer {
   const { signer, digest } = options;
-  const cert = readCertificate(signer.certificate);
+  const cert = certificateInfo(signer.certificate);
   if (!Buffer.from(exportSpkiDer(signer.privateKey)).equals(Buffer.from(cert.spki))) {
     throw fail('invalid_input', "the signer's private key does not match its certificate");
   }
@@ -377,7 +378,7 @@ export function verifySignerInfo(
   certificateDer: Uint8Array,
   options: { content?: Uint8Array } = {},
 ): VerifiedSigner {
-  const certificate = readCertificate(certificateDer);
+  const certificate = certificateInfo(certificateDer);
   if (!identifies(signer.sid, certificateDer)) {
     throw fail('signature_invalid', 'the certificate is not the one the signer names');
   }
@@ -410,7 +411,7 @@ export function verifySignerInfo(
   if (signatureOid === OID.idEd25519 && digest !== 'sha512') {
     throw fail('signature_algorithm_not_allowed', 'Ed25519 CMS signatures pair with SHA-512 (RFC 8419)');
   }
-  if (!verifySignature(signatureOid, certificate.spki, signed, signer.signature)) {
+  if (!verifySignature(signatureOid, certificatePublicKey(certificateDer), signed, signer.signature)) {
     throw fail('signature_invalid', 'the CMS signature does not verify');
   }
   return { certificate, digest, ...(signingTime ? { signingTime } : {}) };

@@ -1,4 +1,4 @@
-import { readCertificate, serialToHex } from '../certificate-info.js';
+import { serialToHex } from '../certificate-info.js';
 import { explicit, integer, oid, sequence, Tag } from '../der.js';
 import {
   assertDerBounds,
@@ -14,6 +14,7 @@ import {
   readUnsignedInteger,
 } from '../der-reader.js';
 import { normalizeBer } from './ber.js';
+import { certificateInfo } from './certificate-cache.js';
 import { cmsLimits } from './limits.js';
 
 /**
@@ -73,14 +74,14 @@ export function readIssuerAndSerial(
 
 /** IssuerAndSerialNumber naming `certificate` (its issuer bytes and serial, as written in it). */
 export function issuerAndSerialOf(certificate: Uint8Array): Buffer {
-  const cert = readCertificate(certificate);
+  const cert = certificateInfo(certificate);
   const hex = cert.serialNumber.length % 2 === 0 ? cert.serialNumber : `0${cert.serialNumber}`;
   return sequence(cert.issuer.der, integer(Buffer.from(hex, 'hex')));
 }
 
 /** Whether `id` names the certificate (issuer bytes and serial, or its subject key identifier). */
 export function identifies(id: CmsIdentifier, certificate: Uint8Array): boolean {
-  const cert = readCertificate(certificate);
+  const cert = certificateInfo(certificate);
   if ('issuerAndSerialNumber' in id) {
     return (
       id.issuerAndSerialNumber.serialNumber === cert.serialNumber &&

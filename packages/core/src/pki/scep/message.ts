@@ -1,5 +1,5 @@
 import { fail } from '../../errors.js';
-import { readCertificate } from '../certificate-info.js';
+import { certificateInfo } from '../cms/certificate-cache.js';
 import { CMS_OID } from '../cms/oids.js';
 import {
   attributeValues,
@@ -103,7 +103,7 @@ export function parseScepRequest(
     }
   });
   if (!signerCertificate) throw malformed('PKIMessage', "the signer's certificate is not in the message");
-  readCertificate(signerCertificate); // bounded; malformed when it is not a certificate
+  certificateInfo(signerCertificate); // bounded; malformed when it is not a certificate
   return {
     messageType,
     transactionId,

@@ -1,13 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CertificateProfile } from '../../domain/profile.js';
+import type { CertificateProfile, EnrollmentSecrets } from '../../domain/profile.js';
 import { type FailureReason, fail, isCertwrightError, publicMessage } from '../../errors.js';
 import type { IssuerConnector } from '../../issuers/connector.js';
 import { readCertificate } from '../../pki/certificate-info.js';
+import { certificateInfo } from '../../pki/cms/certificate-cache.js';
 import { openEnvelopedData } from '../../pki/cms/enveloped-data.js';
-import { type CmsDigest, verifySignerInfo } from '../../pki/cms/signed-data.js';
+import { buildCertsOnly, type CmsDigest, verifySignerInfo } from '../../pki/cms/signed-data.js';
 import { parseCertificationRequest } from '../../pki/csr.js';
 import { pemDecodeCertificates } from '../../pki/pem.js';
 import { assertAnswerable, parseScepRequest, type ScepRequest } from '../../pki/scep/message.js';
+import type { Storage } from '../../ports/storage.js';
 import type { AuditService } from '../audit.js';
 import type { Actor, ServiceDeps } from '../context.js';
 import { EstTrustBundles } from '../est/trust.js';
@@ -55,6 +57,15 @@ export interface ScepOptions {
   transactionTtlMs?: number;
   /** Largest accepted distance of a request's signingTime from now; default 24 h. */
   maxClockSkewMs?: number;
+  /**
+   * How long GetCACaps and GetCACert reuse a profile lookup (default 1000 ms; 0: never). They
+   * only route and publish (capabilities, CA and RA certificates); PKIOperation always reads
+   * the profile. A change made through this process is seen at once (see `profileRevision`),
+   * one made by another instance within this time.
+   */
+  profileLookupMs?: number;
+  /** The profile service's change counter (`ProfileService.revision`); without it nothing is reused. */
+  profileRevision?: () => number;
   /**
    * Accept requests whose content is encrypted with single DES (micromdm scepclient ≤ 2.1 and
    * other old clients use it whatever GetCACaps says); default true. Replies are always AES.
@@ -109,7 +120,7 @@ export interface ScepProfileSnapshot {
 const DAY = 86_400_000;
 const SERVER_SIDE = new Set(['internal', 'unavailable', 'config_invalid']);
 
-/** A transaction as remembered for polls. */
+/** A transaction as remembered for polls and resent requests. */
 interface StoredTransaction {
   status: 'SUCCESS' | 'FAILURE';
   certificate?: string;
@@ -117,6 +128,16 @@ interface StoredTransaction {
   message?: string;
   /** SHA-256 of the requester's signing certificate: only it may poll. */
   requester: string;
+  /** SHA-256 of the request's decrypted content (the CSR) that was answered with SUCCESS. */
+  request?: string;
+}
+
+/** GetCACert's certificates-only message of a profile, kept while its CA chain and RA are unchanged. */
+interface CaCertsEntry {
+  chain: string;
+  ra: ScepRaKey;
+  ca: Buffer[];
+  message: Buffer;
 }
 
 export class ScepService {
@@ -128,6 +149,10 @@ export class ScepService {
   readonly #acceptSingleDes: boolean;
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
+  readonly #caCerts = new Map<string, CaCertsEntry>();
+  readonly #lookups = new Map<string, { profile: CertificateProfile; at: number; revision: number }>();
+  readonly #lookupMs: number;
+  readonly #revision: (() => number) | undefined;
   #mdm: ScepMdmVerifier | undefined;
 
   constructor(
@@ -145,6 +170,8 @@ export class ScepService {
     this.#skewMs = options.maxClockSkewMs ?? DAY;
     this.#acceptSingleDes = options.acceptSingleDes ?? true;
     this.#mdm = options.mdmVerifier;
+    this.#revision = options.profileRevision;
+    this.#lookupMs = options.profileRevision ? (options.profileLookupMs ?? 1000) : 0;
   }
 
   get defaultProfileId(): string {
@@ -167,17 +194,55 @@ export class ScepService {
 
   /** GetCACaps. */
   async capabilities(pathId: string | null): Promise<readonly string[]> {
-    await this.profile(pathId);
+    await this.#routedProfile(pathId);
     return SCEP_CAPABILITIES;
+  }
+
+  /**
+   * {@link profile} for GetCACaps and GetCACert, reused for `profileLookupMs` while no profile
+   * changed through this process: a client asks both before every PKIOperation. A refusal
+   * (`not_found`) is not remembered.
+   */
+  async #routedProfile(pathId: string | null): Promise<CertificateProfile> {
+    if (this.#lookupMs <= 0 || !this.#revision) return this.profile(pathId);
+    const key = pathId ?? '';
+    const revision = this.#revision();
+    const now = performance.now();
+    const hit = this.#lookups.get(key);
+    if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.profile;
+    const profile = await this.profile(pathId);
+    if (this.#lookups.size >= 256 && !this.#lookups.has(key)) this.#lookups.clear();
+    this.#lookups.set(key, { profile, at: now, revision });
+    return profile;
   }
 
   /** GetCACert: the issuing CA, the CAs above it, then the RA certificate, DER. */
   async caCertificates(pathId: string | null): Promise<{ ca: Buffer[]; ra: Buffer }> {
-    const profile = await this.profile(pathId);
+    const entry = await this.#caCertificates(pathId);
+    return { ca: entry.ca, ra: entry.ra.certificate };
+  }
+
+  /**
+   * GetCACert as sent (RFC 8894 §4.2.1.2): a certificates-only SignedData of the CA chain and
+   * the RA certificate. Built once per profile and reused while the issuer's chain and the RA
+   * are the same ones (an RA rotation or a changed chain builds it anew).
+   */
+  async caCertificatesMessage(pathId: string | null): Promise<Buffer> {
+    return (await this.#caCertificates(pathId)).message;
+  }
+
+  async #caCertificates(pathId: string | null): Promise<CaCertsEntry> {
+    const profile = await this.#routedProfile(pathId);
     const issuerId = issuerOf(profile);
-    const ca = pemDecodeCertificates((await this.caChain(issuerId)).join(''));
-    const ra = await this.#ra.get(profile, issuerId);
-    return { ca, ra: ra.current.certificate };
+    const chain = (await this.caChain(issuerId)).join('');
+    const ra = (await this.#ra.get(profile, issuerId)).current;
+    const cached = this.#caCerts.get(profile.id);
+    if (cached && cached.ra === ra && cached.chain === chain) return cached;
+    const ca = pemDecodeCertificates(chain);
+    const entry: CaCertsEntry = { chain, ra, ca, message: buildCertsOnly([...ca, ra.certificate]) };
+    if (this.#caCerts.size >= 1000) this.#caCerts.clear();
+    this.#caCerts.set(profile.id, entry);
+    return entry;
   }
 
   /**
@@ -190,7 +255,7 @@ export class ScepService {
     client: ScepClient,
     body: Uint8Array,
   ): Promise<ScepOperationResult> {
-    const profile = await this.profile(pathId);
+    const { profile, secrets } = await this.#profileWithSecrets(pathId);
     if (client.mtls) await this.#checkClientCertificate(profile, client);
     const request = parseScepRequest(body);
     const issuerId = issuerOf(profile);
@@ -223,7 +288,18 @@ export class ScepService {
         const outcome = await this.#poll(profile, request);
         return { ...base, ra: ra.current, digest, outcome };
       }
-      const certificates = await this.#enroll(profile, issuerId, request, inner, client, actor, details);
+      const resent = await this.#resent(profile, request, inner);
+      if (resent) return { ...base, ra: ra.current, digest, outcome: resent };
+      const certificates = await this.#enroll(
+        profile,
+        secrets,
+        issuerId,
+        request,
+        inner,
+        client,
+        actor,
+        details,
+      );
       return { ...base, ra: ra.current, digest, outcome: { status: 'SUCCESS', certificates } };
     } catch (error) {
       // An outage or a bug is the server's, not the request's: HTTP 5xx, no CertRep.
@@ -344,8 +420,54 @@ export class ScepService {
     throw fail('signature_invalid', "the request is not encrypted to this server's RA certificate");
   }
 
+  /**
+   * The profile of a PKIOperation with its opened secrets (the challenge password hash), in one
+   * read for the root routes; as {@link profile} otherwise.
+   */
+  async #profileWithSecrets(
+    pathId: string | null,
+  ): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets }> {
+    if (pathId !== null) {
+      const profile = await this.profile(pathId);
+      const secrets = (await this.deps.storage.profiles.getWithSecrets(profile.id))?.secrets ?? {};
+      return { profile, secrets };
+    }
+    const found = await this.deps.storage.profiles.getWithSecrets(this.#defaultProfileId);
+    if (!found?.profile.scep.enabled) throw fail('not_found', 'SCEP is not enabled on the root profile');
+    return found;
+  }
+
+  /**
+   * A PKCSReq or RenewalReq sent again for a transaction already answered with a certificate
+   * (RFC 8894 §3.3.1.2, §3.3.3: a client that lost the reply resends the same request, with a
+   * new senderNonce): the same signer and the same request content are answered with the
+   * certificate issued then, and nothing is issued again. A different request under the same
+   * transactionID is a new enrollment; a FAILURE is not repeated (the request is judged anew).
+   */
+  async #resent(
+    profile: CertificateProfile,
+    request: ScepRequest,
+    inner: Buffer,
+  ): Promise<ScepOutcome | null> {
+    const stored = await this.#recall(profile, request);
+    if (
+      stored?.status !== 'SUCCESS' ||
+      !stored.certificate ||
+      stored.requester !== fingerprint(request.signerCertificate) ||
+      stored.request !== fingerprint(inner)
+    ) {
+      return null;
+    }
+    this.deps.logger.info(
+      { profile_id: profile.id, transaction_id: request.transactionId },
+      'SCEP request resent: answered with the certificate of its transaction',
+    );
+    return { status: 'SUCCESS', certificates: [Buffer.from(stored.certificate, 'base64')] };
+  }
+
   async #enroll(
     profile: CertificateProfile,
+    secrets: EnrollmentSecrets,
     issuerId: string,
     request: ScepRequest,
     inner: Buffer,
@@ -356,7 +478,6 @@ export class ScepService {
     const type = request.messageType as 'PKCSReq' | 'RenewalReq';
     const csr = parseCertificationRequest(inner);
     const renews = type === 'RenewalReq' ? await this.#certificateToRenew(issuerId, request) : undefined;
-    const secrets = (await this.deps.storage.profiles.getWithSecrets(profile.id))?.secrets ?? {};
     const verdict = await checkScepChallenge(
       this.deps,
       {
@@ -384,19 +505,23 @@ export class ScepService {
           scep_challenge: verdict.method,
         },
       },
-      { profile },
+      {
+        profile,
+        // The SCEP event commits with the certificate it reports: one transaction, not two.
+        withinTransaction: (tx, result) =>
+          this.#auditIn(tx, actor, type, verdict, profile, {
+            ...details,
+            ...verdict.details,
+            outcome: 'success',
+            challenge: verdict.method,
+            certificate_id: result.certificate.id,
+            version_id: result.version.id,
+            serial_number: result.version.serial_number,
+          }),
+      },
     );
     const [certificate] = pemDecodeCertificates(issued.certificatePem);
-    await this.#remember(profile, request, { status: 'SUCCESS', certificates: [certificate!] });
-    await this.#audit(actor, type, verdict, profile, {
-      ...details,
-      ...verdict.details,
-      outcome: 'success',
-      challenge: verdict.method,
-      certificate_id: issued.certificate.id,
-      version_id: issued.version.id,
-      serial_number: readCertificate(certificate!).serialNumber,
-    });
+    await this.#remember(profile, request, { status: 'SUCCESS', certificates: [certificate!] }, inner);
     return [certificate!];
   }
 
@@ -406,7 +531,7 @@ export class ScepService {
    * version), valid now and unrevoked; the new certificate is a new version of it.
    */
   async #certificateToRenew(issuerId: string, request: ScepRequest): Promise<string> {
-    const signer = readCertificate(request.signerCertificate);
+    const signer = certificateInfo(request.signerCertificate);
     const version = await this.deps.storage.versions.findBySerial(issuerId, signer.serialNumber);
     const refuse = (why: string) => fail('not_found', `renewal refused: ${why}`);
     if (!version) throw refuse('the signing certificate was not issued under this profile');
@@ -447,7 +572,12 @@ export class ScepService {
     return `scep:tx:${profile.id}:${id}`;
   }
 
-  async #remember(profile: CertificateProfile, request: ScepRequest, outcome: ScepOutcome): Promise<void> {
+  async #remember(
+    profile: CertificateProfile,
+    request: ScepRequest,
+    outcome: ScepOutcome,
+    inner?: Buffer,
+  ): Promise<void> {
     const store = this.deps.ephemeral;
     if (!store) return;
     const record: StoredTransaction =
@@ -456,6 +586,7 @@ export class ScepService {
             status: 'SUCCESS',
             certificate: outcome.certificates[0]!.toString('base64'),
             requester: fingerprint(request.signerCertificate),
+            ...(inner ? { request: fingerprint(inner) } : {}),
           }
         : {
             status: 'FAILURE',
@@ -478,7 +609,23 @@ export class ScepService {
     return text ? (JSON.parse(text) as StoredTransaction) : null;
   }
 
+  /** The audit event of a refused request (nothing was stored: a failed append is logged, not thrown). */
   async #audit(
+    actor: Actor,
+    type: 'PKCSReq' | 'RenewalReq',
+    verdict: ScepChallengeVerdict | null,
+    profile: CertificateProfile,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await this.#auditIn(this.deps.storage, actor, type, verdict, profile, details);
+    } catch (cause) {
+      this.deps.logger.error({ err: cause }, 'SCEP request could not be audited');
+    }
+  }
+
+  async #auditIn(
+    tx: Storage,
     actor: Actor,
     type: 'PKCSReq' | 'RenewalReq',
     verdict: ScepChallengeVerdict | null,
@@ -494,17 +641,11 @@ export class ScepService {
         : mdm
           ? 'scep_renewalreq_mdm'
           : 'scep_renewalreq';
-    try {
-      await this.audit.record(actor, {
-        action,
-        category: 'cert_lifecycle',
-        resource_type: 'profile',
-        resource_id: profile.id,
-        details,
-      });
-    } catch (cause) {
-      this.deps.logger.error({ err: cause }, 'SCEP request could not be audited');
-    }
+    await this.audit.record(
+      actor,
+      { action, category: 'cert_lifecycle', resource_type: 'profile', resource_id: profile.id, details },
+      tx,
+    );
   }
 }
 
