@@ -74,13 +74,19 @@ function toEvent(r: Selectable<AuditEventsTable>): AuditEvent {
 }
 
 export function auditRepository(ctx: Ctx): AuditRepository {
+  /**
+   * Inside a transaction, the head this transaction's last append wrote (and verified): the row
+   * stays locked until the transaction ends, so it is still the head, and a second append in
+   * the same transaction (a group commit of several issuances) neither reads nor verifies it again.
+   */
+  let written: AuditHead | undefined;
   const repository: AuditRepository = {
     async append(input) {
       return atomic(ctx, async (c) => {
         const key = AuditChainKey.of(c.box);
         // The head row lock serializes appends on every engine: a second appender waits here
         // and then reads the head the first one wrote, so the chain cannot fork.
-        const head = await readHead(c.db, true);
+        const head = written ?? (await readHead(c.db, true));
         const base = {
           id: newId('audit'),
           seq: head.seq + 1,
@@ -105,7 +111,8 @@ export function auditRepository(ctx: Ctx): AuditRepository {
         const next = { seq: event.seq, hash: event.hash, keyed_from_seq: head.keyed_from_seq };
         // A head that does not verify (rewritten in the database) is extended unsealed: sealing
         // it here would bless the rewrite, so verification keeps reporting it.
-        const sealed = head.mac !== null && (await key.verify(auditHeadMessage(head), head.mac));
+        const sealed =
+          head.mac !== null && (head === written || (await key.verify(auditHeadMessage(head), head.mac)));
         const row = { ...event, details: JSON.stringify(details) };
         const head_mac = sealed ? await computeAuditHeadMac(next, key) : null;
         const moved = { last_seq: next.seq, last_hash: next.hash, head_mac };
@@ -121,6 +128,7 @@ export function auditRepository(ctx: Ctx): AuditRepository {
           await c.db.insertInto('audit_events').values(row).execute();
           await c.db.updateTable('audit_head').set(moved).where('id', '=', 1).execute();
         }
+        if (ctx.inTx) written = { ...next, mac: head_mac };
         return event;
       });
     },

@@ -105,14 +105,26 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         created_at: input.created_at ?? ctx.clock.now(),
       };
       const sealed = input.private_key_pem ? await ctx.box.seal(input.private_key_pem, keyContext(id)) : null;
+      // The certificate's updated_at is the version's created_at unless that was given (an
+      // import of an older version): enrollment relies on it to know the row without a read.
+      const touched = { current_version_id: id, expires_at: version.not_after };
+      const values = { ...version, private_key_sealed: sealed };
+      if (ctx.flavor === 'postgres') {
+        // One statement: the version and the certificate pointing at it, through a data-modifying WITH.
+        const res = await ctx.db
+          .with('inserted', (db) => db.insertInto('certificate_versions').values(values))
+          .updateTable('certificates')
+          .set({ ...touched, updated_at: input.created_at ? ctx.clock.now() : version.created_at })
+          .where('id', '=', version.certificate_id)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 0) throw notFound('certificate', version.certificate_id);
+        return version;
+      }
       await atomic(ctx, async (c) => {
-        await c.db
-          .insertInto('certificate_versions')
-          .values({ ...version, private_key_sealed: sealed })
-          .execute();
+        await c.db.insertInto('certificate_versions').values(values).execute();
         const res = await c.db
           .updateTable('certificates')
-          .set({ current_version_id: id, expires_at: version.not_after, updated_at: c.clock.now() })
+          .set({ ...touched, updated_at: input.created_at ? c.clock.now() : version.created_at })
           .where('id', '=', version.certificate_id)
           .executeTakeFirst();
         if (Number(res.numUpdatedRows) === 0) throw notFound('certificate', version.certificate_id);

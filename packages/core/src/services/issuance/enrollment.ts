@@ -15,6 +15,7 @@ import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
+import { GroupCommit } from './group-commit.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -100,13 +101,18 @@ interface Subject {
 }
 
 export class EnrollmentService {
+  /** Concurrent enrollments store in shared transactions (group-commit.ts). */
+  readonly #commits: GroupCommit;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
     private readonly jobs: JobService,
     private readonly evaluation: PolicyEvaluationService,
     private readonly signer: CertificateSigner,
-  ) {}
+  ) {
+    this.#commits = new GroupCommit(deps.storage);
+  }
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
     const data = parseInput(enrollInputSchema, input);
@@ -157,11 +163,13 @@ export class EnrollmentService {
     );
     const provenance = data.provenance ?? {};
     const names = { common_name: commonName ?? sans[0]!.value, sans: sans.map((s) => s.value) };
-    return this.deps.storage.transaction(async (tx) => {
+    return this.#commits.run(async (tx) => {
       const now = this.deps.clock.now();
       let certificateId: string;
       /** A re-enrollment's certificate as re-read in the transaction, updated once the version is stored. */
       let renewed: ManagedCertificate | undefined;
+      /** A new certificate as created in the transaction. */
+      let created: ManagedCertificate | undefined;
       if (target.renews) {
         // Re-read in the transaction: it may have been revoked or archived while the CA signed.
         renewed = (await tx.certificates.get(target.renews.id)) ?? undefined;
@@ -170,7 +178,7 @@ export class EnrollmentService {
         certificateId = renewed.id;
       } else {
         const { enrollment } = target.profile;
-        const created = await tx.certificates.create({
+        created = await tx.certificates.create({
           name: `${data.source} ${names.common_name}`.slice(0, 255),
           ...names,
           renewal_policy_id: enrollment.renewal_policy_id!,
@@ -198,7 +206,16 @@ export class EnrollmentService {
           status: 'Active',
           last_renewal_at: now,
         });
-      } else certificate = await tx.certificates.get(certificateId);
+      } else {
+        // Created in this transaction and pointed at its version by `storeVersion`: nothing
+        // else can have changed it, so it is not read back.
+        certificate = {
+          ...created!,
+          current_version_id: version.id,
+          expires_at: version.not_after,
+          updated_at: version.created_at,
+        };
+      }
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
       await this.evaluation.evaluateCertificate(certificateId, tx, certificate, {
