@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
 import { idSchema } from '../../domain/common.js';
+import type { PolicyRule } from '../../domain/policy.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, notFound } from '../../errors.js';
 import { parseCertificationRequest } from '../../pki/csr.js';
@@ -16,6 +17,7 @@ import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { GroupCommit } from './group-commit.js';
+import { ReadGroup } from './read-group.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -103,6 +105,9 @@ interface Subject {
 export class EnrollmentService {
   /** Concurrent enrollments store in shared transactions (group-commit.ts). */
   readonly #commits: GroupCommit;
+  /** Concurrent enrollments share their reads of the profile and of the rules (read-group.ts). */
+  readonly #profiles: ReadGroup<CertificateProfile | null>;
+  readonly #rules: ReadGroup<PolicyRule[]>;
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -112,6 +117,8 @@ export class EnrollmentService {
     private readonly signer: CertificateSigner,
   ) {
     this.#commits = new GroupCommit(deps.storage);
+    this.#profiles = new ReadGroup((id) => deps.storage.profiles.get(id));
+    this.#rules = new ReadGroup(() => evaluation.enabledRules());
   }
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
@@ -154,7 +161,7 @@ export class EnrollmentService {
       key: csr.publicKey,
     };
     // Read once: the signer's AllowedDomains check and the evaluation after storing both use them.
-    const rules = await this.evaluation.enabledRules();
+    const rules = await this.#rules.get('');
     const issued = await this.signer.sign(
       target.issuerId,
       material,
@@ -258,7 +265,7 @@ export class EnrollmentService {
     renewsId: string | undefined,
     known: CertificateProfile | undefined,
   ): Promise<Subject> {
-    const profile = known?.id === profileId ? known : await this.deps.storage.profiles.get(profileId);
+    const profile = known?.id === profileId ? known : await this.#profiles.get(profileId);
     if (!profile) throw notFound('profile', profileId);
     if (renewsId !== undefined) {
       const renews = await this.deps.storage.certificates.get(renewsId);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CertificateVersion } from '../../domain/certificate.js';
 import type { PolicyRule } from '../../domain/policy.js';
 import { fail, notFound } from '../../errors.js';
+import type { Issuer } from '../../domain/issuer.js';
 import type { IssueRequest, IssueResult } from '../../issuers/connector.js';
 import { certificateToPem } from '../../pki/certificate.js';
 import { readCertificate } from '../../pki/certificate-info.js';
@@ -12,6 +13,7 @@ import type { Storage } from '../../ports/storage.js';
 import { namesToSign } from '../certificate-names.js';
 import type { ServiceDeps } from '../context.js';
 import type { IssuerConnectorCache } from './connector-cache.js';
+import { ReadGroup } from './read-group.js';
 
 /**
  * The one way a certificate gets signed and stored, for job issuance and renewal as for
@@ -46,18 +48,23 @@ export interface SigningMaterial {
 const BLOCKING = new Set(['Error', 'Critical']);
 
 export class CertificateSigner {
+  /** Concurrent signatures by one issuer share their read of it (read-group.ts). */
+  readonly #issuers: ReadGroup<Issuer | null>;
+
   constructor(
     private readonly deps: ServiceDeps,
     readonly connectors: IssuerConnectorCache,
     private readonly hooks: IssuanceHooks = {},
-  ) {}
+  ) {
+    this.#issuers = new ReadGroup((id) => deps.storage.issuers.get(id));
+  }
 
   /**
    * A disabled issuer signs nothing (409 `issuer_disabled`); it still publishes CRL and OCSP
    * for what it issued. A missing issuer is not_found.
    */
   async assertIssuerEnabled(issuerId: string, tx: Storage = this.deps.storage): Promise<void> {
-    const issuer = await tx.issuers.get(issuerId);
+    const issuer = tx === this.deps.storage ? await this.#issuers.get(issuerId) : await tx.issuers.get(issuerId);
     if (!issuer) throw notFound('issuer', issuerId);
     if (!issuer.enabled) {
       throw fail('issuer_disabled', `issuer '${issuerId}' is disabled: it signs no certificate`, {
