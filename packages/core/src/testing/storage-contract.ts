@@ -977,6 +977,40 @@ export function describeStorageContract(
         expect(limited).toBe(5);
       });
 
+      it('chains many appends of one transaction, shows them to reads in it, and stores none when it rolls back', async () => {
+        const head = await s.audit.head();
+        const count = 520; // more than one insert statement's worth
+        const seen = await s.transaction(async (tx) => {
+          const first = await tx.audit.append(entry(0));
+          // Read in the same transaction: the append is visible, the head moved.
+          const listed = await tx.audit.list({ resource_id: 'mc-0', perPage: 500 });
+          expect(listed.items.some((e) => e.id === first.id)).toBe(true);
+          expect(await tx.audit.head()).toMatchObject({ seq: first.seq, hash: first.hash });
+          for (let i = 1; i < count; i += 1) await tx.audit.append(entry(i));
+          return first;
+        });
+        expect(seen.seq).toBe(head.seq + 1);
+        const after = await s.audit.head();
+        expect(after.seq).toBe(head.seq + count);
+        expect(after.mac).toMatch(/^[0-9a-f]{64}$/);
+        const all = [];
+        for await (const e of s.audit.stream({ afterSeq: head.seq, pageSize: 200 })) all.push(e);
+        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: count }, (_, i) => head.seq + i + 1));
+        for (let i = 1; i < all.length; i += 1) expect(all[i]?.prev_hash).toBe(all[i - 1]?.hash);
+
+        await expect(
+          s.transaction(async (tx) => {
+            for (let i = 0; i < 3; i += 1) await tx.audit.append(entry(i));
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+        expect(await s.audit.head()).toEqual(after);
+        expect(await s.audit.verify()).toMatchObject({ ok: true, checked: after.seq });
+        // The next append extends the committed head.
+        const next = await s.audit.append(entry(1));
+        expect(next).toMatchObject({ seq: after.seq + 1, prev_hash: after.hash });
+      });
+
       it('moves the stored head with every append and verifies the trail against it', async () => {
         const first = await s.audit.append(entry(1));
         expect(await s.audit.head()).toMatchObject({ seq: first.seq, hash: first.hash });
