@@ -17,6 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
@@ -42,7 +43,17 @@ const cpuMs = () => {
 // Statements per issuance: count what reaches pg (PostgreSQL) and PGlite.
 let statements = 0;
 const req = createRequire(new URL('../packages/storage-pg/package.json', import.meta.url));
-const pg = req('pg') as { Client: { prototype: { query: (...a: unknown[]) => unknown } } };
+const pg = req('pg') as {
+  Client: {
+    new (o: { connectionString: string }): {
+      connect(): Promise<unknown>;
+      query(q: string): Promise<unknown>;
+      end(): Promise<void>;
+    };
+    prototype: { query: (...a: unknown[]) => unknown };
+  };
+};
+const PG_URL = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const pgQuery = pg.Client.prototype.query;
 const trace = process.env.BENCH_TRACE === '1';
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
@@ -72,6 +83,42 @@ async function anchor(): Promise<number> {
     n += 50;
   }
   return (n / (performance.now() - t)) * 1000;
+}
+
+/**
+ * CPU time (user + system, ms) the PostgreSQL backends serving `database` used: read from
+ * /proc, so only when the server runs on this machine. With `since`, the time since that
+ * snapshot (a backend that appeared meanwhile counts whole).
+ */
+const serverTicks = 100; // USER_HZ on Linux
+async function serverCpuMs(database: string, since?: Map<number, number>): Promise<number | null>;
+async function serverCpuMs(database: string): Promise<Map<number, number> | null>;
+async function serverCpuMs(database: string, since?: Map<number, number>) {
+  const url = new URL(PG_URL);
+  url.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const res = (await client.query(
+      `select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+    )) as { rows: { pid: number }[] };
+    const now = new Map<number, number>();
+    for (const { pid } of res.rows) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        now.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / serverTicks);
+      } catch {
+        return null; // not on this machine, or not readable
+      }
+    }
+    if (!since) return now;
+    let total = 0;
+    for (const [pid, ms] of now) total += ms - (since.get(pid) ?? 0);
+    return total;
+  } finally {
+    await client.end();
+  }
 }
 
 async function csrs(count: number, prefix: string): Promise<Buffer[]> {
@@ -115,22 +162,29 @@ async function run(engine: string, signRate: number) {
     const ids: string[] = [];
     for (const csr of warm) ids.push((await enroll(csr)).certificate.id);
 
-    for (const inFlight of concurrencies) {
-      const list = await csrs(N, `c${inFlight}-`);
+    const drive = async (list: Buffer[], inFlight: number) => {
       let next = 0;
-      const t = performance.now();
-      const c = cpuMs();
-      const s0 = statements;
       await Promise.all(
         Array.from({ length: inFlight }, async () => {
           while (next < list.length) await enroll(list[next++]!);
         }),
       );
+    };
+    for (const inFlight of concurrencies) {
+      const list = await csrs(N, `c${inFlight}-`);
+      await drive(await csrs(2 * inFlight, `w${inFlight}-`), inFlight); // opens the pool's connections
+      const server0 = opened.database ? await serverCpuMs(opened.database) : null;
+      const t = performance.now();
+      const c = cpuMs();
+      const s0 = statements;
+      await drive(list, inFlight);
       const ms = performance.now() - t;
       const rate = (N / ms) * 1000;
+      const client = (cpuMs() - c) / N;
+      const server = server0 ? (await serverCpuMs(opened.database!, server0)) / N : null;
       report(
         `${engine}: enroll(), new certificate, ${inFlight} in flight`,
-        `${rate.toFixed(0)} /s, ${((cpuMs() - c) / N).toFixed(2)} ms CPU each, ${((statements - s0) / N).toFixed(1)} statements each, ${(rate / signRate).toFixed(3)} × anchor`,
+        `${rate.toFixed(0)} /s, ${client.toFixed(2)} ms CPU each${server === null ? '' : ` (+ ${server.toFixed(2)} ms in PostgreSQL's backends)`}, ${((statements - s0) / N).toFixed(1)} statements each, ${(rate / signRate).toFixed(3)} × anchor`,
       );
     }
     if (renew) {

@@ -319,6 +319,48 @@ export function describeStorageContract(
     });
 
     describe('certificates and versions', () => {
+      it('creates a certificate with its first version in one write, as create + versions.create store them, all or nothing', async () => {
+        const r = await refs();
+        const notAfter = new Date(Date.now() + 30 * DAY);
+        const { certificate_id: _, ...first } = versionInput('unused', r.issuer.id, notAfter, `1f${r.tag}`);
+        const stored = await s.versions.createWithCertificate(
+          {
+            ...r.base,
+            name: `first-${r.tag}`,
+            common_name: `first-${r.tag}.example.test`,
+            sans: [`first-${r.tag}.example.test`],
+            status: 'Active',
+            source: 'EST',
+            metadata: { origin: 'contract' },
+          },
+          { ...first, private_key_pem: 'not a real key, but sealed all the same' },
+        );
+        expect(stored.certificate).toMatchObject({
+          status: 'Active',
+          current_version_id: stored.version.id,
+          expires_at: notAfter,
+          updated_at: stored.certificate.created_at,
+        });
+        expect(stored.version.certificate_id).toBe(stored.certificate.id);
+        expect(stored.version.created_at).toEqual(stored.certificate.created_at);
+        // What it returns is what is stored.
+        expect(await s.certificates.get(stored.certificate.id)).toEqual(stored.certificate);
+        expect(await s.versions.get(stored.version.id)).toEqual(stored.version);
+        expect((await s.versions.getWithKey(stored.version.id))?.private_key_pem).toBe(
+          'not a real key, but sealed all the same',
+        );
+        expect((await s.certificates.list({ search: `first-${r.tag}` })).total).toBe(1);
+
+        // A taken (issuer, serial) stores neither the certificate nor the version.
+        const name = `second-${r.tag}`;
+        expect(
+          await codeOf(
+            s.versions.createWithCertificate({ ...r.base, name, common_name: `${name}.example.test` }, first),
+          ),
+        ).toBe('conflict');
+        expect((await s.certificates.list({ search: name })).total).toBe(0);
+      });
+
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();
         const r2 = await refs();

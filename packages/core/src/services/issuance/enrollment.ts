@@ -173,36 +173,15 @@ export class EnrollmentService {
     return this.#commits.run(async (tx) => {
       const now = this.deps.clock.now();
       let certificateId: string;
-      /** A re-enrollment's certificate as re-read in the transaction, updated once the version is stored. */
-      let renewed: ManagedCertificate | undefined;
-      /** A new certificate as created in the transaction. */
-      let created: ManagedCertificate | undefined;
+      let version: CertificateVersion;
+      let certificate: ManagedCertificate | null;
       if (target.renews) {
         // Re-read in the transaction: it may have been revoked or archived while the CA signed.
-        renewed = (await tx.certificates.get(target.renews.id)) ?? undefined;
+        const renewed = await tx.certificates.get(target.renews.id);
         if (!renewed) throw notFound('certificate', target.renews.id);
         assertRenewable(renewed);
         certificateId = renewed.id;
-      } else {
-        const { enrollment } = target.profile;
-        created = await tx.certificates.create({
-          name: `${data.source} ${names.common_name}`.slice(0, 255),
-          ...names,
-          renewal_policy_id: enrollment.renewal_policy_id!,
-          issuer_id: target.issuerId,
-          owner_id: enrollment.owner_id!,
-          team_id: enrollment.team_id!,
-          profile_id: target.profile.id,
-          source: data.source,
-          metadata: provenance,
-          // Active from the start: the certificate and its first version commit together.
-          status: 'Active',
-        });
-        certificateId = created.id;
-      }
-      const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
-      let certificate: ManagedCertificate | null;
-      if (renewed) {
+        version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
         const metadata = { ...renewed.metadata, ...provenance };
         // One update after the version: the new names, the provenance, Active again. The name is
         // unchanged, given so that the storage derives the search text without a read.
@@ -214,14 +193,30 @@ export class EnrollmentService {
           last_renewal_at: now,
         });
       } else {
-        // Created in this transaction and pointed at its version by `storeVersion`: nothing
-        // else can have changed it, so it is not read back.
-        certificate = {
-          ...created!,
-          current_version_id: version.id,
-          expires_at: version.not_after,
-          updated_at: version.created_at,
-        };
+        const { enrollment } = target.profile;
+        // The certificate and its first version in one write: Active from the start, as it is
+        // the new version's; stored as written, so not read back.
+        const stored = await this.signer.storeWithCertificate(
+          tx,
+          {
+            name: `${data.source} ${names.common_name}`.slice(0, 255),
+            ...names,
+            renewal_policy_id: enrollment.renewal_policy_id!,
+            issuer_id: target.issuerId,
+            owner_id: enrollment.owner_id!,
+            team_id: enrollment.team_id!,
+            profile_id: target.profile.id,
+            source: data.source,
+            metadata: provenance,
+            status: 'Active',
+          },
+          target.issuerId,
+          material,
+          issued,
+        );
+        certificate = stored.certificate;
+        version = stored.version;
+        certificateId = certificate.id;
       }
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
