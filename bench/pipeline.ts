@@ -15,9 +15,10 @@
  * default 1,16), BENCH_POOL (PostgreSQL pool size, default the storage default),
  * BENCH_RENEW=1 (also measure re-enrollment of existing certificates).
  */
-import { createRequire } from 'node:module';
+
 import { sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
@@ -45,7 +46,9 @@ let statements = 0;
 const req = createRequire(new URL('../packages/storage-pg/package.json', import.meta.url));
 const pg = req('pg') as {
   Client: {
-    new (o: { connectionString: string }): {
+    new (o: {
+      connectionString: string;
+    }): {
       connect(): Promise<unknown>;
       query(q: string): Promise<unknown>;
       end(): Promise<void>;
@@ -200,7 +203,10 @@ async function run(engine: string, signRate: number) {
       );
     }
     const chain = await services.audit.verifyChain();
-    report(`${engine}: audit chain after the run`, chain.ok ? `verifies (${chain.checked} events)` : `BROKEN: ${chain.reason}`);
+    report(
+      `${engine}: audit chain after the run`,
+      chain.ok ? `verifies (${chain.checked} events)` : `BROKEN: ${chain.reason}`,
+    );
   } finally {
     await storage.close();
     await cleanup();

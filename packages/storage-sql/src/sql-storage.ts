@@ -86,7 +86,9 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
       const committed: (() => unknown)[] = [];
       const result = await ctx.db.transaction().execute(async (trx) => {
         const beforeCommit: (() => Promise<void>)[] = [];
-        const out = await fn(build({ ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit }, engine));
+        const out = await fn(
+          build({ ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit }, engine),
+        );
         for (const write of beforeCommit) await write();
         return out;
       });

@@ -15,8 +15,8 @@ import type { Actor, ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
-import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { GroupCommit } from './group-commit.js';
+import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { ReadGroup } from './read-group.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 

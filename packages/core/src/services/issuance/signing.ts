@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
+import type { Issuer } from '../../domain/issuer.js';
 import type { PolicyRule } from '../../domain/policy.js';
 import { fail, notFound } from '../../errors.js';
-import type { Issuer } from '../../domain/issuer.js';
 import type { IssueRequest, IssueResult } from '../../issuers/connector.js';
 import { certificateToPem } from '../../pki/certificate.js';
 import { readCertificate } from '../../pki/certificate-info.js';
@@ -64,7 +64,8 @@ export class CertificateSigner {
    * for what it issued. A missing issuer is not_found.
    */
   async assertIssuerEnabled(issuerId: string, tx: Storage = this.deps.storage): Promise<void> {
-    const issuer = tx === this.deps.storage ? await this.#issuers.get(issuerId) : await tx.issuers.get(issuerId);
+    const issuer =
+      tx === this.deps.storage ? await this.#issuers.get(issuerId) : await tx.issuers.get(issuerId);
     if (!issuer) throw notFound('issuer', issuerId);
     if (!issuer.enabled) {
       throw fail('issuer_disabled', `issuer '${issuerId}' is disabled: it signs no certificate`, {
