@@ -67,12 +67,12 @@ pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
 // The ESM build, the copy the storage package imports.
 const { PGlite } = (await import(
   pathToFileURL(req.resolve('@electric-sql/pglite').replace(/\.cjs$/, '.js')).href
-)) as typeof import('@electric-sql/pglite');
+)) as { PGlite: { prototype: { query: (...a: unknown[]) => unknown } } };
 const pgliteQuery = PGlite.prototype.query;
-PGlite.prototype.query = function (this: InstanceType<typeof PGlite>, ...args: never[]) {
+PGlite.prototype.query = function (this: unknown, ...args: unknown[]) {
   statements++;
-  return (pgliteQuery as (...a: unknown[]) => never).apply(this, args);
-} as never;
+  return pgliteQuery.apply(this, args);
+};
 
 /** The anchor: raw P-256 signatures of a leaf-sized message, single thread. */
 async function anchor(): Promise<number> {
@@ -90,13 +90,10 @@ async function anchor(): Promise<number> {
 
 /**
  * CPU time (user + system, ms) the PostgreSQL backends serving `database` used: read from
- * /proc, so only when the server runs on this machine. With `since`, the time since that
- * snapshot (a backend that appeared meanwhile counts whole).
+ * /proc by backend pid, so only when the server runs on this machine (else null).
  */
 const serverTicks = 100; // USER_HZ on Linux
-async function serverCpuMs(database: string, since?: Map<number, number>): Promise<number | null>;
-async function serverCpuMs(database: string): Promise<Map<number, number> | null>;
-async function serverCpuMs(database: string, since?: Map<number, number>) {
+async function serverCpuMs(database: string): Promise<Map<number, number> | null> {
   const url = new URL(PG_URL);
   url.pathname = `/${database}`;
   const client = new pg.Client({ connectionString: url.toString() });
@@ -115,13 +112,17 @@ async function serverCpuMs(database: string, since?: Map<number, number>) {
         return null; // not on this machine, or not readable
       }
     }
-    if (!since) return now;
-    let total = 0;
-    for (const [pid, ms] of now) total += ms - (since.get(pid) ?? 0);
-    return total;
+    return now;
   } finally {
     await client.end();
   }
+}
+
+/** CPU ms the backends used since `before` (a backend that appeared meanwhile counts whole). */
+function serverCpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }
 
 async function csrs(count: number, prefix: string): Promise<Buffer[]> {
@@ -184,7 +185,8 @@ async function run(engine: string, signRate: number) {
       const ms = performance.now() - t;
       const rate = (N / ms) * 1000;
       const client = (cpuMs() - c) / N;
-      const server = server0 ? (await serverCpuMs(opened.database!, server0)) / N : null;
+      const server1 = server0 ? await serverCpuMs(opened.database!) : null;
+      const server = server0 && server1 ? serverCpuSince(server0, server1) / N : null;
       report(
         `${engine}: enroll(), new certificate, ${inFlight} in flight`,
         `${rate.toFixed(0)} /s, ${client.toFixed(2)} ms CPU each${server === null ? '' : ` (+ ${server.toFixed(2)} ms in PostgreSQL's backends)`}, ${((statements - s0) / N).toFixed(1)} statements each, ${(rate / signRate).toFixed(3)} × anchor`,
