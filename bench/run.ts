@@ -18,6 +18,7 @@ const rows = (n: number) => String(Math.max(1000, Math.round(n * scale)));
 /** Name → arguments; sizes follow the issues (1,000,000 certificates, 10,000 bulk). */
 const BENCHMARKS: Record<string, string[]> = {
   pki: [],
+  pipeline: [],
   'pki-server': [],
   est: [],
   scep: [],

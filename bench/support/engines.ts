@@ -35,7 +35,11 @@ export interface BenchStorage {
  * leftovers of an interrupted run show which benchmark made them. Throws when PostgreSQL cannot
  * be reached or the database cannot be created.
  */
-export async function openBenchStorage(engine: string, prefix: string): Promise<BenchStorage> {
+export async function openBenchStorage(
+  engine: string,
+  prefix: string,
+  options: { maxConnections?: number } = {},
+): Promise<BenchStorage> {
   const box = new SecretBox(SecretBox.generateKey());
   if (engine === 'pglite') {
     const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
@@ -52,7 +56,7 @@ export async function openBenchStorage(engine: string, prefix: string): Promise<
   }
   const url = new URL(PG_URL);
   url.pathname = `/${name}`;
-  const s = createPostgresStorage(url.toString(), { secretBox: box });
+  const s = createPostgresStorage(url.toString(), { secretBox: box, ...options });
   return {
     s,
     database: name,

@@ -17,6 +17,8 @@ export interface Ctx {
   inTx: boolean;
   /** Inside a transaction opened by `Storage.transaction`: callbacks to run once it commits. */
   afterCommit?: (() => unknown)[];
+  /** Inside a transaction opened by `Storage.transaction`: deferred writes to run before it commits. */
+  beforeCommit?: (() => Promise<void>)[];
 }
 
 /** Runs `fn` atomically: joins the caller's transaction, or opens one. */

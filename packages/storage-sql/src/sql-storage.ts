@@ -84,9 +84,14 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     transaction: async (fn) => {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];
-      const result = await ctx.db
-        .transaction()
-        .execute((trx) => fn(build({ ...ctx, db: trx, inTx: true, afterCommit: committed }, engine)));
+      const result = await ctx.db.transaction().execute(async (trx) => {
+        const beforeCommit: (() => Promise<void>)[] = [];
+        const out = await fn(
+          build({ ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit }, engine),
+        );
+        for (const write of beforeCommit) await write();
+        return out;
+      });
       runCallbacks(committed);
       return result;
     },

@@ -1,3 +1,4 @@
+import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readRoot } from './der-reader.js';
 import { bytesToIp, ipToBytes } from './ip.js';
@@ -10,6 +11,7 @@ import {
   generateKeyPair,
   importPkcs8Der,
   importPkcs8Pem,
+  importSpkiDer,
   importSpkiPem,
   KEY_ALGORITHMS,
   keyAlgorithmName,
@@ -32,6 +34,20 @@ describe('keys', () => {
       );
     }, 30_000);
   }
+  it('imports EC public keys of every curve as the very key the SPKI holds', () => {
+    for (const namedCurve of ['P-256', 'P-384', 'P-521']) {
+      for (let i = 0; i < 20; i++) {
+        const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve });
+        const der = publicKey.export({ format: 'der', type: 'spki' });
+        const imported = importSpkiDer(der);
+        expect(imported.equals(publicKey)).toBe(true);
+        expect(Buffer.from(exportSpkiDer(imported)).equals(der)).toBe(true);
+        const signature = sign('sha256', der, privateKey);
+        expect(verify('sha256', der, imported, signature)).toBe(true);
+      }
+    }
+  });
+
   it('refuses garbage and the wrong PEM label', async () => {
     expect(() => importPkcs8Der(Buffer.from('3000', 'hex'))).toThrow(/PKCS#8/);
     const { publicKey } = await generateKeyPair('ECDSA-P256');

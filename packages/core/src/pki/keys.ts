@@ -121,10 +121,31 @@ export function importPkcs8Der(der: Uint8Array): KeyObject {
 /** Imports `PRIVATE KEY` PEM only; legacy `RSA/EC PRIVATE KEY` forms are refused by label. */
 export const importPkcs8Pem = (pem: string): KeyObject => importPkcs8Der(pemDecode(pem, 'PRIVATE KEY'));
 
+const EC_COORDINATE_BYTES = { 'P-256': 32, 'P-384': 48, 'P-521': 66 } as const;
+
 /** Imports a SubjectPublicKeyInfo after {@link checkSubjectPublicKeyInfo} accepted it. */
 export function importSpkiDer(der: Uint8Array): KeyObject {
-  checkSubjectPublicKeyInfo(der);
+  const description = checkSubjectPublicKeyInfo(der);
   try {
+    // An EC key goes in as its point (RFC 7518 §6.2.1): the same key, and about half the
+    // import cost of node:crypto's DER decoder, which every CSR and enrollment pays. The check
+    // above accepted the SPKI, whose BIT STRING ends it: the point is its last bytes.
+    if (description.type === 'EC') {
+      const size = EC_COORDINATE_BYTES[description.curve];
+      const point = der.subarray(der.length - 1 - 2 * size);
+      if (point[0] === 0x04) {
+        const coordinates = Buffer.from(point.buffer, point.byteOffset + 1, 2 * size);
+        return createPublicKey({
+          key: {
+            kty: 'EC',
+            crv: description.curve,
+            x: coordinates.subarray(0, size).toString('base64url'),
+            y: coordinates.subarray(size).toString('base64url'),
+          },
+          format: 'jwk',
+        });
+      }
+    }
     return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
   } catch (cause) {
     throw fail('key_rejected', 'the public key is not usable', { cause });

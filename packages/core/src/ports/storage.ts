@@ -35,8 +35,8 @@ import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
 import type { DiscoveryStorage } from './discovery-storage.js';
-import type { ScepStorage } from './scep-storage.js';
 import type { PeopleStorage } from './people-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -203,6 +203,16 @@ export interface CertificateVersionRepository {
    * expires_at), atomically. `conflict` when (issuer_id, serial_number) is taken.
    */
   create(input: NewCertificateVersion): Promise<CertificateVersion>;
+  /**
+   * Stores a new certificate together with its first version, its current one from the start:
+   * what `certificates.create` followed by `create` store, atomically and in fewer statements
+   * (enrollment). Both timestamps default to one `now`, which is also the certificate's
+   * updated_at.
+   */
+  createWithCertificate(
+    certificate: NewCertificate,
+    version: Omit<NewCertificateVersion, 'certificate_id'>,
+  ): Promise<{ certificate: ManagedCertificate; version: CertificateVersion }>;
   get(id: string): Promise<CertificateVersion | null>;
   /** Decrypts the private key; only for export and deployment. */
   getWithKey(id: string): Promise<CertificateVersionWithKey | null>;

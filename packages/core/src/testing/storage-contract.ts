@@ -319,6 +319,48 @@ export function describeStorageContract(
     });
 
     describe('certificates and versions', () => {
+      it('creates a certificate with its first version in one write, as create + versions.create store them, all or nothing', async () => {
+        const r = await refs();
+        const notAfter = new Date(Date.now() + 30 * DAY);
+        const { certificate_id: _, ...first } = versionInput('unused', r.issuer.id, notAfter, `1f${r.tag}`);
+        const stored = await s.versions.createWithCertificate(
+          {
+            ...r.base,
+            name: `first-${r.tag}`,
+            common_name: `first-${r.tag}.example.test`,
+            sans: [`first-${r.tag}.example.test`],
+            status: 'Active',
+            source: 'EST',
+            metadata: { origin: 'contract' },
+          },
+          { ...first, private_key_pem: 'not a real key, but sealed all the same' },
+        );
+        expect(stored.certificate).toMatchObject({
+          status: 'Active',
+          current_version_id: stored.version.id,
+          expires_at: notAfter,
+          updated_at: stored.certificate.created_at,
+        });
+        expect(stored.version.certificate_id).toBe(stored.certificate.id);
+        expect(stored.version.created_at).toEqual(stored.certificate.created_at);
+        // What it returns is what is stored.
+        expect(await s.certificates.get(stored.certificate.id)).toEqual(stored.certificate);
+        expect(await s.versions.get(stored.version.id)).toEqual(stored.version);
+        expect((await s.versions.getWithKey(stored.version.id))?.private_key_pem).toBe(
+          'not a real key, but sealed all the same',
+        );
+        expect((await s.certificates.list({ search: `first-${r.tag}` })).total).toBe(1);
+
+        // A taken (issuer, serial) stores neither the certificate nor the version.
+        const name = `second-${r.tag}`;
+        expect(
+          await codeOf(
+            s.versions.createWithCertificate({ ...r.base, name, common_name: `${name}.example.test` }, first),
+          ),
+        ).toBe('conflict');
+        expect((await s.certificates.list({ search: name })).total).toBe(0);
+      });
+
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();
         const r2 = await refs();
@@ -975,6 +1017,40 @@ export function describeStorageContract(
         let limited = 0;
         for await (const _ of s.audit.stream({ afterSeq: head.seq, limit: 5, pageSize: 2 })) limited += 1;
         expect(limited).toBe(5);
+      });
+
+      it('chains many appends of one transaction, shows them to reads in it, and stores none when it rolls back', async () => {
+        const head = await s.audit.head();
+        const count = 520; // more than one insert statement's worth
+        const seen = await s.transaction(async (tx) => {
+          const first = await tx.audit.append(entry(0));
+          // Read in the same transaction: the append is visible, the head moved.
+          const listed = await tx.audit.list({ resource_id: 'mc-0', perPage: 500 });
+          expect(listed.items.some((e) => e.id === first.id)).toBe(true);
+          expect(await tx.audit.head()).toMatchObject({ seq: first.seq, hash: first.hash });
+          for (let i = 1; i < count; i += 1) await tx.audit.append(entry(i));
+          return first;
+        });
+        expect(seen.seq).toBe(head.seq + 1);
+        const after = await s.audit.head();
+        expect(after.seq).toBe(head.seq + count);
+        expect(after.mac).toMatch(/^[0-9a-f]{64}$/);
+        const all = [];
+        for await (const e of s.audit.stream({ afterSeq: head.seq, pageSize: 200 })) all.push(e);
+        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: count }, (_, i) => head.seq + i + 1));
+        for (let i = 1; i < all.length; i += 1) expect(all[i]?.prev_hash).toBe(all[i - 1]?.hash);
+
+        await expect(
+          s.transaction(async (tx) => {
+            for (let i = 0; i < 3; i += 1) await tx.audit.append(entry(i));
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+        expect(await s.audit.head()).toEqual(after);
+        expect(await s.audit.verify()).toMatchObject({ ok: true, checked: after.seq });
+        // The next append extends the committed head.
+        const next = await s.audit.append(entry(1));
+        expect(next).toMatchObject({ seq: after.seq + 1, prev_hash: after.hash });
       });
 
       it('moves the stored head with every append and verifies the trail against it', async () => {

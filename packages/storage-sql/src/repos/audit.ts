@@ -13,7 +13,7 @@ import {
   type SecretBox,
   verifyAuditChain,
 } from '@certwright/core';
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, parseJson, toNum } from '../context.js';
 import type { AuditEventsTable, AuditHeadTable, Database } from '../schema.js';
 
@@ -73,14 +73,63 @@ function toEvent(r: Selectable<AuditEventsTable>): AuditEvent {
   };
 }
 
+/** Events per insert statement (12 parameters each, well within every engine's limit). */
+const FLUSH_ROWS = 500;
+
+/** Writes events and moves the head past the last of them. */
+async function writeEvents(
+  c: Ctx,
+  rows: Insertable<AuditEventsTable>[],
+  moved: { last_seq: number; last_hash: string; head_mac: string | null },
+): Promise<void> {
+  if (c.flavor === 'postgres') {
+    // One statement: the events and the head they lead to, through a data-modifying WITH.
+    await c.db
+      .with('appended', (db) => db.insertInto('audit_events').values(rows))
+      .updateTable('audit_head')
+      .set(moved)
+      .where('id', '=', 1)
+      .execute();
+  } else {
+    await c.db.insertInto('audit_events').values(rows).execute();
+    await c.db.updateTable('audit_head').set(moved).where('id', '=', 1).execute();
+  }
+}
+
 export function auditRepository(ctx: Ctx): AuditRepository {
+  /**
+   * Inside a transaction, the head this transaction's last append wrote (and verified): the row
+   * stays locked until the transaction ends, so it is still the head, and a second append in
+   * the same transaction (a group commit of several issuances) neither reads nor verifies it again.
+   */
+  let written: AuditHead | undefined;
+  /**
+   * Inside `Storage.transaction`, appended events wait here and are written together, with the
+   * head they lead to, just before the commit (or before anything in the transaction reads the
+   * trail): one insert for many events of a group commit. The head row is locked by the first
+   * append, so the chain cannot fork meanwhile, and the events commit with what they record.
+   */
+  let pending: Insertable<AuditEventsTable>[] = [];
+  const deferred = ctx.beforeCommit !== undefined;
+  async function flush(): Promise<void> {
+    if (pending.length === 0 || !written) return;
+    const rows = pending;
+    pending = [];
+    const moved = { last_seq: written.seq, last_hash: written.hash, head_mac: written.mac };
+    for (let i = 0; i < rows.length; i += FLUSH_ROWS) {
+      const chunk = rows.slice(i, i + FLUSH_ROWS);
+      if (i + FLUSH_ROWS < rows.length) await ctx.db.insertInto('audit_events').values(chunk).execute();
+      else await writeEvents(ctx, chunk, moved);
+    }
+  }
+  if (deferred) ctx.beforeCommit!.push(flush);
   const repository: AuditRepository = {
     async append(input) {
       return atomic(ctx, async (c) => {
         const key = AuditChainKey.of(c.box);
         // The head row lock serializes appends on every engine: a second appender waits here
         // and then reads the head the first one wrote, so the chain cannot fork.
-        const head = await readHead(c.db, true);
+        const head = written ?? (await readHead(c.db, true));
         const base = {
           id: newId('audit'),
           seq: head.seq + 1,
@@ -105,27 +154,24 @@ export function auditRepository(ctx: Ctx): AuditRepository {
         const next = { seq: event.seq, hash: event.hash, keyed_from_seq: head.keyed_from_seq };
         // A head that does not verify (rewritten in the database) is extended unsealed: sealing
         // it here would bless the rewrite, so verification keeps reporting it.
-        const sealed = head.mac !== null && (await key.verify(auditHeadMessage(head), head.mac));
+        const sealed =
+          head.mac !== null && (head === written || (await key.verify(auditHeadMessage(head), head.mac)));
         const row = { ...event, details: JSON.stringify(details) };
         const head_mac = sealed ? await computeAuditHeadMac(next, key) : null;
-        const moved = { last_seq: next.seq, last_hash: next.hash, head_mac };
-        if (c.flavor === 'postgres') {
-          // One statement: the event and the head it becomes, through a data-modifying WITH.
-          await c.db
-            .with('appended', (db) => db.insertInto('audit_events').values(row))
-            .updateTable('audit_head')
-            .set(moved)
-            .where('id', '=', 1)
-            .execute();
-        } else {
-          await c.db.insertInto('audit_events').values(row).execute();
-          await c.db.updateTable('audit_head').set(moved).where('id', '=', 1).execute();
+        if (deferred) {
+          pending.push(row);
+          written = { ...next, mac: head_mac };
+          if (pending.length >= FLUSH_ROWS) await flush();
+          return event;
         }
+        await writeEvents(c, [row], { last_seq: next.seq, last_hash: next.hash, head_mac });
+        if (ctx.inTx) written = { ...next, mac: head_mac };
         return event;
       });
     },
 
     async *stream(query = {}) {
+      await flush();
       const pageSize = Math.max(1, Math.floor(query.pageSize ?? 1000));
       let remaining = query.limit ?? Number.POSITIVE_INFINITY;
       let after = query.afterSeq ?? 0;
@@ -142,11 +188,13 @@ export function auditRepository(ctx: Ctx): AuditRepository {
       }
     },
 
-    head() {
+    async head() {
+      await flush();
       return readHead(ctx.db);
     },
 
     async verify(anchor) {
+      await flush();
       const head = await readHead(ctx.db);
       const result = await verifyAuditChain(
         through(repository.stream({ pageSize: 1000 }), head.seq),
@@ -175,6 +223,7 @@ export function auditRepository(ctx: Ctx): AuditRepository {
     },
 
     async list(query = {}) {
+      await flush();
       const { limit, offset } = pageWindow(query);
       let base = ctx.db.selectFrom('audit_events');
       if (query.action !== undefined) base = base.where('action', '=', query.action);

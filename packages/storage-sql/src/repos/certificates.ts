@@ -11,7 +11,7 @@ import {
   newId,
   notFound,
 } from '@certwright/core';
-import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
+import type { ExpressionBuilder, Insertable, Selectable, SelectQueryBuilder } from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 
@@ -43,6 +43,48 @@ export function toCertificate(r: Row): ManagedCertificate {
 
 const searchText = (name: string, cn: string, sans: readonly string[]) =>
   [name, cn, ...sans].join('\n').toLowerCase();
+
+/**
+ * A new certificate as `create` stores it, and its row; `pointer` is its first version when
+ * it is stored together with it (versions.createWithCertificate).
+ */
+export function newCertificateRow(
+  input: NewCertificate,
+  now: Date,
+  pointer?: { current_version_id: string; expires_at: Date },
+): { certificate: ManagedCertificate; row: Insertable<CertificatesTable> } {
+  const cert: ManagedCertificate = {
+    id: input.id ?? newId('certificate'),
+    name: input.name,
+    common_name: input.common_name,
+    sans: input.sans ?? [],
+    status: input.status ?? 'Pending',
+    source: input.source ?? '',
+    issuer_id: input.issuer_id,
+    owner_id: input.owner_id,
+    team_id: input.team_id,
+    renewal_policy_id: input.renewal_policy_id,
+    profile_id: input.profile_id ?? null,
+    environment: input.environment ?? null,
+    metadata: input.metadata ?? {},
+    tags: input.tags ?? [],
+    current_version_id: pointer?.current_version_id ?? null,
+    expires_at: pointer?.expires_at ?? input.expires_at ?? null,
+    last_renewal_at: input.last_renewal_at ?? null,
+    created_at: input.created_at ?? now,
+    updated_at: input.created_at ?? now,
+  };
+  return {
+    certificate: cert,
+    row: {
+      ...cert,
+      sans: JSON.stringify(cert.sans),
+      metadata: JSON.stringify(cert.metadata),
+      tags: JSON.stringify(cert.tags),
+      search_text: searchText(cert.name, cert.common_name, cert.sans),
+    },
+  };
+}
 
 /** The columns a patch sets: only the members it defines, JSON members serialized. */
 function patchColumns(patch: CertificatePatch) {
@@ -129,39 +171,9 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     require,
 
     async create(input: NewCertificate) {
-      const now = ctx.clock.now();
-      const cert: ManagedCertificate = {
-        id: input.id ?? newId('certificate'),
-        name: input.name,
-        common_name: input.common_name,
-        sans: input.sans ?? [],
-        status: input.status ?? 'Pending',
-        source: input.source ?? '',
-        issuer_id: input.issuer_id,
-        owner_id: input.owner_id,
-        team_id: input.team_id,
-        renewal_policy_id: input.renewal_policy_id,
-        profile_id: input.profile_id ?? null,
-        environment: input.environment ?? null,
-        metadata: input.metadata ?? {},
-        tags: input.tags ?? [],
-        current_version_id: null,
-        expires_at: input.expires_at ?? null,
-        last_renewal_at: input.last_renewal_at ?? null,
-        created_at: input.created_at ?? now,
-        updated_at: input.created_at ?? now,
-      };
-      await ctx.db
-        .insertInto('certificates')
-        .values({
-          ...cert,
-          sans: JSON.stringify(cert.sans),
-          metadata: JSON.stringify(cert.metadata),
-          tags: JSON.stringify(cert.tags),
-          search_text: searchText(cert.name, cert.common_name, cert.sans),
-        })
-        .execute();
-      return cert;
+      const { certificate, row } = newCertificateRow(input, ctx.clock.now());
+      await ctx.db.insertInto('certificates').values(row).execute();
+      return certificate;
     },
 
     async update(id: string, patch: CertificatePatch) {

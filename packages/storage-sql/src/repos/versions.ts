@@ -2,14 +2,16 @@ import {
   type CertificateVersion,
   type CertificateVersionRepository,
   CertwrightError,
+  type NewCertificateVersion,
   newId,
   notFound,
   type Revocation,
   type RevocationReason,
 } from '@certwright/core';
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
 import type { CertificateVersionsTable } from '../schema.js';
+import { newCertificateRow } from './certificates.js';
 
 type Row = Selectable<CertificateVersionsTable>;
 
@@ -69,6 +71,36 @@ const PUBLIC_COLUMNS = [
   'created_at',
 ] as const;
 
+/** A new version as `create` stores it, and its row (the private key sealed). */
+async function newVersionRow(
+  ctx: Ctx,
+  input: NewCertificateVersion,
+): Promise<{ version: CertificateVersion; row: Insertable<CertificateVersionsTable> }> {
+  const id = input.id ?? newId('version');
+  const version: CertificateVersion = {
+    id,
+    certificate_id: input.certificate_id,
+    issuer_id: input.issuer_id,
+    serial_number: input.serial_number.toLowerCase(),
+    fingerprint_sha256: input.fingerprint_sha256.toLowerCase(),
+    key_algorithm: input.key_algorithm,
+    key_size: input.key_size,
+    subject: input.subject,
+    issued_at: input.issued_at,
+    not_before: input.not_before,
+    not_after: input.not_after,
+    csr_pem: input.csr_pem,
+    cert_pem: input.cert_pem,
+    chain_pem: input.chain_pem,
+    revoked_at: null,
+    revocation_reason: null,
+    invalidity_date: null,
+    created_at: input.created_at ?? ctx.clock.now(),
+  };
+  const sealed = input.private_key_pem ? await ctx.box.seal(input.private_key_pem, keyContext(id)) : null;
+  return { version, row: { ...version, private_key_sealed: sealed } };
+}
+
 export function versionRepository(ctx: Ctx): CertificateVersionRepository {
   const get = async (id: string) => {
     const row = await ctx.db
@@ -83,41 +115,65 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
     get,
 
     async create(input) {
-      const id = input.id ?? newId('version');
-      const version: CertificateVersion = {
-        id,
-        certificate_id: input.certificate_id,
-        issuer_id: input.issuer_id,
-        serial_number: input.serial_number.toLowerCase(),
-        fingerprint_sha256: input.fingerprint_sha256.toLowerCase(),
-        key_algorithm: input.key_algorithm,
-        key_size: input.key_size,
-        subject: input.subject,
-        issued_at: input.issued_at,
-        not_before: input.not_before,
-        not_after: input.not_after,
-        csr_pem: input.csr_pem,
-        cert_pem: input.cert_pem,
-        chain_pem: input.chain_pem,
-        revoked_at: null,
-        revocation_reason: null,
-        invalidity_date: null,
-        created_at: input.created_at ?? ctx.clock.now(),
+      const { version, row } = await newVersionRow(ctx, input);
+      // The certificate's updated_at is the version's created_at unless that was given (an
+      // import of an older version): enrollment relies on it to know the row without a read.
+      const touched = {
+        current_version_id: version.id,
+        expires_at: version.not_after,
+        updated_at: input.created_at ? ctx.clock.now() : version.created_at,
       };
-      const sealed = input.private_key_pem ? await ctx.box.seal(input.private_key_pem, keyContext(id)) : null;
+      if (ctx.flavor === 'postgres') {
+        // One statement: the version and the certificate pointing at it, through a data-modifying WITH.
+        const res = await ctx.db
+          .with('inserted', (db) => db.insertInto('certificate_versions').values(row))
+          .updateTable('certificates')
+          .set(touched)
+          .where('id', '=', version.certificate_id)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 0) throw notFound('certificate', version.certificate_id);
+        return version;
+      }
       await atomic(ctx, async (c) => {
-        await c.db
-          .insertInto('certificate_versions')
-          .values({ ...version, private_key_sealed: sealed })
-          .execute();
+        await c.db.insertInto('certificate_versions').values(row).execute();
         const res = await c.db
           .updateTable('certificates')
-          .set({ current_version_id: id, expires_at: version.not_after, updated_at: c.clock.now() })
+          .set(touched)
           .where('id', '=', version.certificate_id)
           .executeTakeFirst();
         if (Number(res.numUpdatedRows) === 0) throw notFound('certificate', version.certificate_id);
       });
       return version;
+    },
+
+    async createWithCertificate(certificateInput, versionInput) {
+      const now = ctx.clock.now();
+      const versionId = versionInput.id ?? newId('version');
+      const { certificate, row: certificateRow } = newCertificateRow(
+        { ...certificateInput, created_at: certificateInput.created_at ?? now },
+        now,
+        { current_version_id: versionId, expires_at: versionInput.not_after },
+      );
+      const { version, row } = await newVersionRow(ctx, {
+        ...versionInput,
+        id: versionId,
+        certificate_id: certificate.id,
+        created_at: versionInput.created_at ?? now,
+      });
+      if (ctx.flavor === 'postgres') {
+        // One statement: the certificate, already pointing at its version, and the version.
+        await ctx.db
+          .with('created', (db) => db.insertInto('certificates').values(certificateRow))
+          .insertInto('certificate_versions')
+          .values(row)
+          .execute();
+      } else {
+        await atomic(ctx, async (c) => {
+          await c.db.insertInto('certificates').values(certificateRow).execute();
+          await c.db.insertInto('certificate_versions').values(row).execute();
+        });
+      }
+      return { certificate, version };
     },
 
     async getWithKey(id) {

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
 import { idSchema } from '../../domain/common.js';
+import type { PolicyRule } from '../../domain/policy.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, notFound } from '../../errors.js';
 import { parseCertificationRequest } from '../../pki/csr.js';
@@ -14,7 +15,9 @@ import type { Actor, ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
+import { GroupCommit } from './group-commit.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
+import { ReadGroup } from './read-group.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -100,13 +103,23 @@ interface Subject {
 }
 
 export class EnrollmentService {
+  /** Concurrent enrollments store in shared transactions (group-commit.ts). */
+  readonly #commits: GroupCommit;
+  /** Concurrent enrollments share their reads of the profile and of the rules (read-group.ts). */
+  readonly #profiles: ReadGroup<CertificateProfile | null>;
+  readonly #rules: ReadGroup<PolicyRule[]>;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
     private readonly jobs: JobService,
     private readonly evaluation: PolicyEvaluationService,
     private readonly signer: CertificateSigner,
-  ) {}
+  ) {
+    this.#commits = new GroupCommit(deps.storage);
+    this.#profiles = new ReadGroup((id) => deps.storage.profiles.get(id));
+    this.#rules = new ReadGroup(() => evaluation.enabledRules());
+  }
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
     const data = parseInput(enrollInputSchema, input);
@@ -149,7 +162,7 @@ export class EnrollmentService {
       key: csr.publicKey,
     };
     // Read once: the signer's AllowedDomains check and the evaluation after storing both use them.
-    const rules = await this.evaluation.enabledRules();
+    const rules = await this.#rules.get('');
     const issued = await this.signer.sign(
       target.issuerId,
       material,
@@ -158,37 +171,18 @@ export class EnrollmentService {
     );
     const provenance = data.provenance ?? {};
     const names = { common_name: commonName ?? sans[0]!.value, sans: sans.map((s) => s.value) };
-    return this.deps.storage.transaction(async (tx) => {
+    return this.#commits.run(async (tx) => {
       const now = this.deps.clock.now();
       let certificateId: string;
-      /** A re-enrollment's certificate as re-read in the transaction, updated once the version is stored. */
-      let renewed: ManagedCertificate | undefined;
+      let version: CertificateVersion;
+      let certificate: ManagedCertificate | null;
       if (target.renews) {
         // Re-read in the transaction: it may have been revoked or archived while the CA signed.
-        renewed = (await tx.certificates.get(target.renews.id)) ?? undefined;
+        const renewed = await tx.certificates.get(target.renews.id);
         if (!renewed) throw notFound('certificate', target.renews.id);
         assertRenewable(renewed);
         certificateId = renewed.id;
-      } else {
-        const { enrollment } = target.profile;
-        const created = await tx.certificates.create({
-          name: `${data.source} ${names.common_name}`.slice(0, 255),
-          ...names,
-          renewal_policy_id: enrollment.renewal_policy_id!,
-          issuer_id: target.issuerId,
-          owner_id: enrollment.owner_id!,
-          team_id: enrollment.team_id!,
-          profile_id: target.profile.id,
-          source: data.source,
-          metadata: provenance,
-          // Active from the start: the certificate and its first version commit together.
-          status: 'Active',
-        });
-        certificateId = created.id;
-      }
-      const version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
-      let certificate: ManagedCertificate | null;
-      if (renewed) {
+        version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
         const metadata = { ...renewed.metadata, ...provenance };
         // One update after the version: the new names, the provenance, Active again. The name is
         // unchanged, given so that the storage derives the search text without a read.
@@ -199,7 +193,32 @@ export class EnrollmentService {
           status: 'Active',
           last_renewal_at: now,
         });
-      } else certificate = await tx.certificates.get(certificateId);
+      } else {
+        const { enrollment } = target.profile;
+        // The certificate and its first version in one write: Active from the start, as it is
+        // the new version's; stored as written, so not read back.
+        const stored = await this.signer.storeWithCertificate(
+          tx,
+          {
+            name: `${data.source} ${names.common_name}`.slice(0, 255),
+            ...names,
+            renewal_policy_id: enrollment.renewal_policy_id!,
+            issuer_id: target.issuerId,
+            owner_id: enrollment.owner_id!,
+            team_id: enrollment.team_id!,
+            profile_id: target.profile.id,
+            source: data.source,
+            metadata: provenance,
+            status: 'Active',
+          },
+          target.issuerId,
+          material,
+          issued,
+        );
+        certificate = stored.certificate;
+        version = stored.version;
+        certificateId = certificate.id;
+      }
       if (!certificate) throw notFound('certificate', certificateId);
       if (target.renews) await this.jobs.createDeploymentJobs(certificateId, version.id, { actor, tx });
       await this.evaluation.evaluateCertificate(certificateId, tx, certificate, {
@@ -242,7 +261,7 @@ export class EnrollmentService {
     renewsId: string | undefined,
     known: CertificateProfile | undefined,
   ): Promise<Subject> {
-    const profile = known?.id === profileId ? known : await this.deps.storage.profiles.get(profileId);
+    const profile = known?.id === profileId ? known : await this.#profiles.get(profileId);
     if (!profile) throw notFound('profile', profileId);
     if (renewsId !== undefined) {
       const renews = await this.deps.storage.certificates.get(renewsId);

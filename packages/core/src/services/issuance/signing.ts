@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CertificateVersion } from '../../domain/certificate.js';
+import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
+import type { Issuer } from '../../domain/issuer.js';
 import type { PolicyRule } from '../../domain/policy.js';
 import { fail, notFound } from '../../errors.js';
 import type { IssueRequest, IssueResult } from '../../issuers/connector.js';
@@ -8,10 +9,11 @@ import { readCertificate } from '../../pki/certificate-info.js';
 import { exportPkcs8Pem, type KeyPair, type PublicKeyDescription } from '../../pki/keys.js';
 import { readRuleConfig } from '../../policy/config.js';
 import { domainMatches } from '../../policy/evaluators.js';
-import type { Storage } from '../../ports/storage.js';
+import type { NewCertificate, NewCertificateVersion, Storage } from '../../ports/storage.js';
 import { namesToSign } from '../certificate-names.js';
 import type { ServiceDeps } from '../context.js';
 import type { IssuerConnectorCache } from './connector-cache.js';
+import { ReadGroup } from './read-group.js';
 
 /**
  * The one way a certificate gets signed and stored, for job issuance and renewal as for
@@ -46,18 +48,24 @@ export interface SigningMaterial {
 const BLOCKING = new Set(['Error', 'Critical']);
 
 export class CertificateSigner {
+  /** Concurrent signatures by one issuer share their read of it (read-group.ts). */
+  readonly #issuers: ReadGroup<Issuer | null>;
+
   constructor(
     private readonly deps: ServiceDeps,
     readonly connectors: IssuerConnectorCache,
     private readonly hooks: IssuanceHooks = {},
-  ) {}
+  ) {
+    this.#issuers = new ReadGroup((id) => deps.storage.issuers.get(id));
+  }
 
   /**
    * A disabled issuer signs nothing (409 `issuer_disabled`); it still publishes CRL and OCSP
    * for what it issued. A missing issuer is not_found.
    */
   async assertIssuerEnabled(issuerId: string, tx: Storage = this.deps.storage): Promise<void> {
-    const issuer = await tx.issuers.get(issuerId);
+    const issuer =
+      tx === this.deps.storage ? await this.#issuers.get(issuerId) : await tx.issuers.get(issuerId);
     if (!issuer) throw notFound('issuer', issuerId);
     if (!issuer.enabled) {
       throw fail('issuer_disabled', `issuer '${issuerId}' is disabled: it signs no certificate`, {
@@ -132,10 +140,41 @@ export class CertificateSigner {
     material: SigningMaterial,
     issued: IssueResult,
   ): Promise<CertificateVersion> {
-    const info = readCertificate(issued.der);
-    const key = material.key;
     const version = await tx.versions.create({
       certificate_id: certificateId,
+      ...this.#version(issuerId, material, issued),
+    });
+    await this.hooks.beforeCommit?.();
+    return version;
+  }
+
+  /**
+   * Writes a new managed certificate together with the signed certificate as its first version
+   * inside `tx` (enrollment of a new certificate).
+   */
+  async storeWithCertificate(
+    tx: Storage,
+    certificate: NewCertificate,
+    issuerId: string,
+    material: SigningMaterial,
+    issued: IssueResult,
+  ): Promise<{ certificate: ManagedCertificate; version: CertificateVersion }> {
+    const stored = await tx.versions.createWithCertificate(
+      certificate,
+      this.#version(issuerId, material, issued),
+    );
+    await this.hooks.beforeCommit?.();
+    return stored;
+  }
+
+  #version(
+    issuerId: string,
+    material: SigningMaterial,
+    issued: IssueResult,
+  ): Omit<NewCertificateVersion, 'certificate_id'> {
+    const info = readCertificate(issued.der);
+    const key = material.key;
+    return {
       issuer_id: issuerId,
       serial_number: issued.serialNumber,
       fingerprint_sha256: createHash('sha256').update(issued.der).digest('hex'),
@@ -149,8 +188,6 @@ export class CertificateSigner {
       cert_pem: certificateToPem(issued.der),
       chain_pem: issued.chainPem,
       private_key_pem: material.keyPair ? exportPkcs8Pem(material.keyPair.privateKey) : null,
-    });
-    await this.hooks.beforeCommit?.();
-    return version;
+    };
   }
 }
