@@ -23,19 +23,32 @@ export interface FileOwnership {
 }
 
 /**
+ * The one write call {@link writeFileAtomic} makes, as a port: the default is `fs.writeSync`;
+ * a test can put a failing one in (a full disk, an I/O error) without a full disk.
+ */
+export type FileWriter = (fd: number, data: Uint8Array, offset: number) => number;
+
+const defaultWriter: FileWriter = (fd, data, offset) => writeSync(fd, data, offset);
+
+/**
  * Writes `content` to `path` so that a reader sees either the old file or the whole new one:
  * a temporary file in the same directory is written, synced, given its mode and owner, then
  * renamed over the target (rename is atomic within one file system). A failure at any step —
  * a full disk, a refused chown — removes the temporary file and leaves the target untouched.
  */
-export function writeFileAtomic(path: string, content: string | Uint8Array, own: FileOwnership): void {
+export function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array,
+  own: FileOwnership,
+  write: FileWriter = defaultWriter,
+): void {
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', own.mode);
     const data = typeof content === 'string' ? Buffer.from(content) : content;
     let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off);
+    while (off < data.length) off += write(fd, data, off);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
