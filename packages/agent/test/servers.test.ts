@@ -102,7 +102,9 @@ const cases: Case[] = [
       postfixConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
     config: (s) => ({ ...fullchainFiles(s), verify_starttls: 'smtp' }),
     certFile: (s) => join(s.tlsDir, 'fullchain.pem'),
-    error: 'not_a_postfix_line',
+    // Postfix writes its diagnostics to the mail log (syslog), not to a pipe: only the command
+    // and its exit status reach the failure reason.
+    error: 'check failed \\(exit code 1\\)',
     endpoint: { starttls: 'smtp' },
   },
   {

@@ -3,7 +3,7 @@
  * configuration and runtime directories, plus throwaway certificates to deploy to them.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, mkdirSync, openSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './nginx.js';
@@ -172,6 +172,21 @@ frontend fe
   };
 }
 
+/**
+ * Runs a command that leaves a daemon behind with its output in `log`: with pipes, the wait
+ * would last as long as the daemon holds them.
+ */
+function startDaemon(argv: string[], log: string, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): void {
+  const fd = openSync(log, 'a');
+  try {
+    execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], timeout: 60_000, ...options });
+  } catch (error) {
+    throw new Error(`${argv.join(' ')} failed: ${readFileSync(log, 'utf8').slice(-2000)} ${(error as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A process-tree-free stop: each server here writes a pid file or has a stop command. */
 function tryRun(argv: string[]): void {
   try {
@@ -210,8 +225,7 @@ ${extra}
   // Caddy keeps its own state under $HOME/XDG directories; the test's directory, not root's.
   const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
   const pid = join(dir, 'caddy.pid');
-  execFileSync('caddy', ['start', '--config', conf, '--adapter', 'caddyfile', '--pidfile', pid], {
-    stdio: 'pipe',
+  startDaemon(['caddy', 'start', '--config', conf, '--adapter', 'caddyfile', '--pidfile', pid], join(dir, 'caddy.log'), {
     env,
     cwd: dir,
   });
@@ -285,7 +299,7 @@ anvil     unix - - n - 1 anvil
 scache    unix - - n - 1 scache
 `.replace(/1000\?/g, '-'),
   );
-  execFileSync('postfix', ['-c', etc, 'start'], { stdio: 'pipe', timeout: 60_000 });
+  startDaemon(['postfix', '-c', etc, 'start'], join(dir, 'start.log'));
   return {
     dir,
     port,
@@ -342,7 +356,7 @@ service imap-login {
 !include_try ${extra}
 `,
   );
-  execFileSync('dovecot', ['-c', conf], { stdio: 'pipe', timeout: 60_000 });
+  startDaemon(['dovecot', '-c', conf], join(dir, 'start.log'));
   return {
     dir,
     port,
