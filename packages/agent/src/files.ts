@@ -5,6 +5,7 @@ import {
   copyFileSync,
   existsSync,
   fsyncSync,
+  linkSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -95,19 +96,47 @@ function syncDirectory(dir: string): void {
 /** Suffix of the copy kept of a file before it is replaced. */
 export const BACKUP_SUFFIX = '.certwright-backup';
 
-/** Copies `path` to its backup (mode kept); returns false when there was no file to keep. */
+/**
+ * Copies `path` to its backup (mode kept); returns false when there was no file to keep. The
+ * copy goes to a temporary name first and is renamed into place, so a backup cut short (a
+ * full disk) never replaces a good one.
+ */
 export function backupFile(path: string): boolean {
   if (!existsSync(path)) return false;
-  copyFileSync(path, path + BACKUP_SUFFIX);
+  // Named like a writeFileAtomic temporary of the backup, so removeStaleTemporaries finds it.
+  const temp = join(dirname(path), `.${basename(path)}${BACKUP_SUFFIX}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    copyFileSync(path, temp);
+    renameSync(temp, path + BACKUP_SUFFIX);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
   return true;
 }
 
-/** Puts the backup back over `path` by rename (atomic), or removes `path` if it had none. */
+/**
+ * Puts the backup back over `path` by rename (atomic), or removes `path` if it had none. The
+ * backup is hard-linked to the temporary name where the file system allows it, so a restore
+ * needs no free space (a full disk is a reason to restore); nothing ever writes a file in
+ * place, so the shared inode is never changed.
+ */
 export function restoreBackup(path: string, hadBackup: boolean): void {
   if (hadBackup) {
     const temp = `${path}.certwright-restore`;
-    copyFileSync(path + BACKUP_SUFFIX, temp);
-    renameSync(temp, path);
+    rmSync(temp, { force: true });
+    try {
+      linkSync(path + BACKUP_SUFFIX, temp);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+      copyFileSync(path + BACKUP_SUFFIX, temp);
+    }
+    try {
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
   } else {
     rmSync(path, { force: true });
   }

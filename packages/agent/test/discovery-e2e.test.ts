@@ -14,7 +14,7 @@ import { issueLeaf } from './support/servers.js';
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();
-});
+}, 180_000);
 afterAll(async () => {
   await server?.close();
 });

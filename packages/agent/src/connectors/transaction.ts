@@ -1,6 +1,7 @@
 import type { VerificationOutcome } from '../connector.js';
 import { DeploymentError } from '../connector.js';
 import {
+  BACKUP_SUFFIX,
   backupFile,
   closeJournal,
   type FileOwnership,
@@ -46,16 +47,36 @@ export async function replaceFiles(
   steps: FileSetSteps,
   context: { logger?: AgentLogger; targetId: string; writer?: FileWriter },
 ): Promise<VerificationOutcome | undefined> {
-  for (const f of files) removeStaleTemporaries(f.path);
+  for (const f of files) {
+    removeStaleTemporaries(f.path);
+    removeStaleTemporaries(f.path + BACKUP_SUFFIX);
+  }
   // A deployment killed half-way left its files in place unconfirmed: back to the ones before
   // it, so the backups taken now are of files that were validated and served.
   if (recoverInterrupted(anchor)) {
     context.logger?.warn({ target_id: context.targetId }, 'an interrupted deployment was rolled back first');
   }
-  const backups = files.map((f) => ({ path: f.path, had: backupFile(f.path) }));
-  openJournal(anchor, backups);
+  let backups: { path: string; had: boolean }[];
+  try {
+    backups = files.map((f) => ({ path: f.path, had: backupFile(f.path) }));
+    openJournal(anchor, backups);
+  } catch (error) {
+    // Nothing new was written yet: the files in place are the ones being served.
+    throw new DeploymentError(
+      `keeping a backup of the current files failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; nothing was changed`,
+    );
+  }
+  /** Files already replaced; the others were never touched and need no restore. */
+  const written = new Set<string>();
   const undo = async (reason: string): Promise<never> => {
-    for (const b of backups) restoreBackup(b.path, b.had);
+    try {
+      for (const b of backups) if (written.has(b.path)) restoreBackup(b.path, b.had);
+    } catch (error) {
+      // The journal stays: the next deployment or rollback of this target restores from it.
+      throw new DeploymentError(
+        `${reason}; restoring the previous files failed too (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}), they are restored by the next deployment or rollback`,
+      );
+    }
     closeJournal(anchor);
     // Back to the old files: the running server never stopped serving them, and a reload
     // that failed half-way is retried on them.
@@ -63,7 +84,11 @@ export async function replaceFiles(
     throw new DeploymentError(`${reason}; the previous certificate was restored`);
   };
   try {
-    for (const f of files) writeFileAtomic(f.path, f.content, f.own, context.writer);
+    for (const f of files) {
+      // Marked first: a failure after the rename (syncing the directory) leaves the new file.
+      written.add(f.path);
+      writeFileAtomic(f.path, f.content, f.own, context.writer);
+    }
   } catch (error) {
     return undo(
       `writing the files failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
