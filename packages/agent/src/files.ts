@@ -104,7 +104,10 @@ export const BACKUP_SUFFIX = '.certwright-backup';
 export function backupFile(path: string): boolean {
   if (!existsSync(path)) return false;
   // Named like a writeFileAtomic temporary of the backup, so removeStaleTemporaries finds it.
-  const temp = join(dirname(path), `.${basename(path)}${BACKUP_SUFFIX}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}${BACKUP_SUFFIX}.${randomBytes(6).toString('hex')}.tmp`,
+  );
   try {
     copyFileSync(path, temp);
     renameSync(temp, path + BACKUP_SUFFIX);

@@ -49,7 +49,9 @@ describe('buildConnectors', () => {
     );
     expect(() =>
       buildConnectors({
-        connectors: { KubernetesSecret: { api_server: 'https://k8s:6443', allowed_namespaces: ['web'] } as never },
+        connectors: {
+          KubernetesSecret: { api_server: 'https://k8s:6443', allowed_namespaces: ['web'] } as never,
+        },
       }),
     ).toThrow('connectors.KubernetesSecret: the token_file or ca_file cannot be read');
     expect(() =>

@@ -43,7 +43,8 @@ export interface AgentProgramConfig extends AgentFileSettings {
   connectors?: Record<
     string,
     {
-      allowed_dirs: string[];
+      /** Directories the target config may write in (every connector but KubernetesSecret). */
+      allowed_dirs?: string[];
       validate_command?: string[];
       reload_command?: string[];
       /** SSH only: the private key the agent logs in to remote hosts with. */
@@ -143,7 +144,9 @@ export function buildConnectors(config: AgentProgramConfig): DeploymentConnector
   return out;
 }
 
-function kubernetesConnector(c: NonNullable<AgentProgramConfig['connectors']>[string]): KubernetesSecretConnector {
+function kubernetesConnector(
+  c: NonNullable<AgentProgramConfig['connectors']>[string],
+): KubernetesSecretConnector {
   const server = c.api_server ?? kubernetesServiceUrl();
   if (!server)
     throw new AgentConfigError(

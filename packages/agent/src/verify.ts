@@ -63,7 +63,9 @@ function smtpReply(socket: Socket): Promise<{ code: number; lines: string[] }> {
 /** Opens a TCP connection and upgrades it with SMTP STARTTLS (RFC 3207); resolves when TLS may start. */
 async function smtpStartTls(ep: Endpoint, timeoutMs: number): Promise<Socket> {
   const socket = connectTcp({ host: ep.host, port: ep.port });
-  socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no SMTP answer from ${ep.host}:${ep.port} in time`)));
+  socket.setTimeout(timeoutMs, () =>
+    socket.destroy(new Error(`no SMTP answer from ${ep.host}:${ep.port} in time`)),
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);

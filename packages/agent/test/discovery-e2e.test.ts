@@ -41,7 +41,12 @@ describe('host discovery against the real server', { timeout: 120_000 }, () => {
     symlinkSync(join(outside, 'elsewhere.pem'), join(scanned, 'escape.pem'));
 
     const agent = new CertwrightAgent({
-      connection: { serverUrl: server.url, agentId: id, apiKey: readFileSync(keyFile, 'utf8').trim(), caBundlePem: server.caPem },
+      connection: {
+        serverUrl: server.url,
+        agentId: id,
+        apiKey: readFileSync(keyFile, 'utf8').trim(),
+        caBundlePem: server.caPem,
+      },
       connectors: [],
       heartbeatIntervalMs: 0,
       discovery: { paths: [scanned] },

@@ -122,7 +122,9 @@ const leftovers = () => readdirSync(disk.dir).filter((n) => n.endsWith('.tmp') |
 describe('a full disk during a deployment', { timeout: 120_000 }, () => {
   it('with no room for a backup: nothing changes and the reason says so', async () => {
     if (disk.writer) {
-      console.log('disk-full test: without a real full disk a failing backup cannot be produced; covered by the next case');
+      console.log(
+        'disk-full test: without a real full disk a failing backup cannot be produced; covered by the next case',
+      );
       return;
     }
     await expect(connector().deploy(target(), material(issueLeaf(), 'v2'))).rejects.toThrow(
@@ -173,21 +175,24 @@ describe('a full disk during a deployment', { timeout: 120_000 }, () => {
       ],
       awaiting_csr: [],
     };
-    const server: Server = createServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, (req, res) => {
-      let text = '';
-      req.on('data', (d) => {
-        text += d;
-      });
-      req.on('end', () => {
-        if (req.url?.endsWith('/work')) {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(work));
-          work.jobs = [];
-          return;
-        }
-        if (req.url?.includes('/jobs/')) reports.push({ path: req.url, body: JSON.parse(text) });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"job-full"}');
-      });
-    });
+    const server: Server = createServer(
+      { cert: readFileSync(tls.cert), key: readFileSync(tls.key) },
+      (req, res) => {
+        let text = '';
+        req.on('data', (d) => {
+          text += d;
+        });
+        req.on('end', () => {
+          if (req.url?.endsWith('/work')) {
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(work));
+            work.jobs = [];
+            return;
+          }
+          if (req.url?.includes('/jobs/')) reports.push({ path: req.url, body: JSON.parse(text) });
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"job-full"}');
+        });
+      },
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const agent = new CertwrightAgent({
@@ -206,7 +211,9 @@ describe('a full disk during a deployment', { timeout: 120_000 }, () => {
           path: '/api/v1/agents/ag-full/jobs/job-full/status',
           body: {
             status: 'Failed',
-            error: expect.stringMatching(/^(writing the files failed|keeping a backup of the current files failed): ENOSPC/),
+            error: expect.stringMatching(
+              /^(writing the files failed|keeping a backup of the current files failed): ENOSPC/,
+            ),
           },
         },
       ]);

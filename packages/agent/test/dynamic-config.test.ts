@@ -44,10 +44,18 @@ describe('Traefik file-provider connector', () => {
   it('writes tls.certificates naming the new files, and replaces them on the next deployment', async () => {
     const first = issueLeaf();
     const outcome = await connector.deploy(target, material(first, 'v1'));
-    expect(outcome.files).toEqual([join(dir, 'edge.key'), join(dir, 'edge.crt'), join(dir, 'certwright.yaml')]);
+    expect(outcome.files).toEqual([
+      join(dir, 'edge.key'),
+      join(dir, 'edge.crt'),
+      join(dir, 'certwright.yaml'),
+    ]);
     const doc = parse(readFileSync(join(dir, 'certwright.yaml'), 'utf8'));
     expect(doc).toEqual({
-      tls: { certificates: [{ certFile: join(dir, 'edge.crt'), keyFile: join(dir, 'edge.key'), stores: ['default'] }] },
+      tls: {
+        certificates: [
+          { certFile: join(dir, 'edge.crt'), keyFile: join(dir, 'edge.key'), stores: ['default'] },
+        ],
+      },
     });
     expect(spki(readFileSync(join(dir, 'edge.key'), 'utf8'), true)).toBe(spki(first.certPem));
     expect(statSync(join(dir, 'edge.key')).mode & 0o777).toBe(0o600);
@@ -55,7 +63,9 @@ describe('Traefik file-provider connector', () => {
     const second = issueLeaf();
     await connector.deploy(target, material(second, 'v2'));
     expect(fingerprint256(readFileSync(join(dir, 'edge.crt'), 'utf8'))).toBe(fingerprint256(second.certPem));
-    expect(await connector.verify(target, { fingerprint256: fingerprint256(second.certPem) })).toMatchObject({ ok: true });
+    expect(await connector.verify(target, { fingerprint256: fingerprint256(second.certPem) })).toMatchObject({
+      ok: true,
+    });
     expect(await connector.verify(target, { fingerprint256: fingerprint256(first.certPem) })).toMatchObject({
       ok: false,
       detail: 'the written certificate is not the one deployed',
@@ -81,10 +91,16 @@ describe('Traefik file-provider connector', () => {
 
   it('refuses paths outside the allowed directories and a bad store name', async () => {
     await expect(
-      connector.deploy({ ...target, config: { ...target.config, config_path: '/etc/traefik.yaml' } }, material(issueLeaf(), 'v')),
+      connector.deploy(
+        { ...target, config: { ...target.config, config_path: '/etc/traefik.yaml' } },
+        material(issueLeaf(), 'v'),
+      ),
     ).rejects.toThrow('config_path is outside the allowed directories');
     await expect(
-      connector.deploy({ ...target, config: { ...target.config, stores: ['a b'] } }, material(issueLeaf(), 'v')),
+      connector.deploy(
+        { ...target, config: { ...target.config, stores: ['a b'] } },
+        material(issueLeaf(), 'v'),
+      ),
     ).rejects.toThrow('stores must list TLS store names');
   });
 });
@@ -133,6 +149,9 @@ describe.each(['sds.yaml', 'sds.json'])('Envoy SDS connector (%s)', (file) => {
 
   it('reports a hand-edited file that no longer names the secret', async () => {
     writeFileSync(join(dir, file), file.endsWith('.json') ? '{"resources":[]}' : 'resources: []\n');
-    expect(await connector.verify(target)).toEqual({ ok: false, detail: `${join(dir, file)} has no secret named edge_cert` });
+    expect(await connector.verify(target)).toEqual({
+      ok: false,
+      detail: `${join(dir, file)} has no secret named edge_cert`,
+    });
   });
 });

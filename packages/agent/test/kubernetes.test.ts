@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConnectorTarget,
   fingerprint256,
-  type KubeSecret,
   KubernetesRestClient,
   KubernetesSecretConnector,
+  type KubeSecret,
 } from '../src/index.js';
 import { makeServerTls } from './support/server.js';
 import { issueLeaf, type TestPki } from './support/servers.js';
@@ -52,7 +52,8 @@ beforeAll(async () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', auth: req.headers.authorization });
       const send = (code: number, body: unknown) =>
         res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, status(401, 'Unauthorized', 'Unauthorized'));
+      if (req.headers.authorization !== `Bearer ${TOKEN}`)
+        return send(401, status(401, 'Unauthorized', 'Unauthorized'));
       const m = /^\/api\/v1\/namespaces\/([^/]+)\/secrets(?:\/([^/?]+))?$/.exec(req.url ?? '');
       if (!m) return send(404, status(404, 'NotFound', 'the server could not find the requested resource'));
       const [, ns, name] = m as unknown as [string, string, string | undefined];
@@ -74,8 +75,12 @@ beforeAll(async () => {
       const body = JSON.parse(text) as KubeSecret;
       if (req.method === 'POST' && !name) {
         const k = `${ns}/${body.metadata.name}`;
-        if (secrets.has(k)) return send(409, status(409, 'AlreadyExists', `secrets "${body.metadata.name}" already exists`));
-        const created = { ...body, metadata: { ...body.metadata, namespace: ns, resourceVersion: String(++version) } };
+        if (secrets.has(k))
+          return send(409, status(409, 'AlreadyExists', `secrets "${body.metadata.name}" already exists`));
+        const created = {
+          ...body,
+          metadata: { ...body.metadata, namespace: ns, resourceVersion: String(++version) },
+        };
         secrets.set(k, created);
         return send(201, created);
       }
@@ -90,7 +95,11 @@ beforeAll(async () => {
         if (body.metadata.resourceVersion !== current.metadata.resourceVersion)
           return send(
             409,
-            status(409, 'Conflict', `Operation cannot be fulfilled on secrets "${name}": the object has been modified; please apply your changes to the latest version and try again`),
+            status(
+              409,
+              'Conflict',
+              `Operation cannot be fulfilled on secrets "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+            ),
           );
         const replaced = { ...body, metadata: { ...body.metadata, resourceVersion: String(++version) } };
         secrets.set(key, replaced);
@@ -176,7 +185,11 @@ describe('KubernetesSecret connector against a recorded-API server', () => {
     await expect(connector().deploy(target('payments'), material(issueLeaf(), 'v'))).rejects.toThrow(
       'namespace payments is not one this agent may write to',
     );
-    secrets.set('web/opaque', { metadata: { name: 'opaque', resourceVersion: '1' }, type: 'Opaque', data: {} });
+    secrets.set('web/opaque', {
+      metadata: { name: 'opaque', resourceVersion: '1' },
+      type: 'Opaque',
+      data: {},
+    });
     await expect(connector().deploy(target('web', 'opaque'), material(issueLeaf(), 'v'))).rejects.toThrow(
       'Secret web/opaque exists with type Opaque; only a kubernetes.io/tls Secret is replaced',
     );

@@ -10,12 +10,12 @@ import {
   apacheConnector,
   type ConnectorTarget,
   caddyConnector,
+  type DeploymentConnector,
   dovecotConnector,
   type Endpoint,
-  postfixConnector,
-  type DeploymentConnector,
   fingerprint256,
   haproxyConnector,
+  postfixConnector,
   servedCertificate,
 } from '../src/index.js';
 import {

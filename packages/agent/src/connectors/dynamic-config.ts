@@ -83,7 +83,9 @@ const traefik: Flavour<TraefikConfig> = {
     const stores = c.stores;
     if (
       stores !== undefined &&
-      !(Array.isArray(stores) && stores.every((s) => typeof s === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(s)))
+      !(
+        Array.isArray(stores) && stores.every((s) => typeof s === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(s))
+      )
     ) {
       throw new DeploymentError('target config stores must list TLS store names');
     }
@@ -107,13 +109,19 @@ const traefik: Flavour<TraefikConfig> = {
         : `# Written by certwright-agent; replaced on every deployment.\n${stringifyYaml(doc)}`;
     return [
       { path: cfg.key_path, content: nl(m.privateKeyPem), own: { mode: cfg.key_mode, ...own } },
-      { path: cfg.cert_path, content: nl(m.certPem) + (m.chainPem ? nl(m.chainPem) : ''), own: { mode: cfg.cert_mode, ...own } },
+      {
+        path: cfg.cert_path,
+        content: nl(m.certPem) + (m.chainPem ? nl(m.chainPem) : ''),
+        own: { mode: cfg.cert_mode, ...own },
+      },
       // Last: Traefik sees the new entry only once both files it names are complete.
       { path: cfg.config_path, content: text, own: { mode: cfg.cert_mode, ...own } },
     ];
   },
   readBack(cfg) {
-    const doc = record(parseDocument(readBounded(cfg.config_path, 'the dynamic configuration'), cfg.config_path));
+    const doc = record(
+      parseDocument(readBounded(cfg.config_path, 'the dynamic configuration'), cfg.config_path),
+    );
     const certs = record(doc?.tls)?.certificates;
     if (!Array.isArray(certs)) throw new Error(`${cfg.config_path} has no tls.certificates list`);
     const entry = certs.map(record).find((e) => e?.certFile === cfg.cert_path);
@@ -173,7 +181,8 @@ const envoy: Flavour<EnvoyConfig> = {
     if (!Array.isArray(resources)) throw new Error(`${cfg.sds_path} has no resources list`);
     const secret = resources.map(record).find((r) => r?.name === cfg.secret_name);
     if (!secret) throw new Error(`${cfg.sds_path} has no secret named ${cfg.secret_name}`);
-    if (secret['@type'] !== SECRET_TYPE) throw new Error(`${cfg.sds_path}: ${cfg.secret_name} is not a TLS Secret`);
+    if (secret['@type'] !== SECRET_TYPE)
+      throw new Error(`${cfg.sds_path}: ${cfg.secret_name} is not a TLS Secret`);
     const tlsCert = record(secret.tls_certificate);
     const chain = record(tlsCert?.certificate_chain)?.inline_string;
     const key = record(tlsCert?.private_key)?.inline_string;
@@ -254,7 +263,8 @@ export class DynamicConfigConnector<C extends Common> implements DeploymentConne
     return this.flavour.parse(c, (field, required) => {
       const v = c[field];
       if (v === undefined && !required) return undefined;
-      if (typeof v !== 'string' || v.length === 0) throw new DeploymentError(`target config ${field} is required`);
+      if (typeof v !== 'string' || v.length === 0)
+        throw new DeploymentError(`target config ${field} is required`);
       return checkAllowedPathSafe(v, this.options.allowedDirs, field);
     });
   }
@@ -313,7 +323,10 @@ export class DynamicConfigConnector<C extends Common> implements DeploymentConne
     return { writable: true };
   }
 
-  async verify(target: ConnectorTarget, expected?: { fingerprint256?: string }): Promise<VerificationOutcome> {
+  async verify(
+    target: ConnectorTarget,
+    expected?: { fingerprint256?: string },
+  ): Promise<VerificationOutcome> {
     const cfg = this.#config(target);
     let fp: string;
     try {
@@ -331,10 +344,17 @@ export class DynamicConfigConnector<C extends Common> implements DeploymentConne
 }
 
 /** Only the paths of `files()` are used by rollback and testConnection; no content is written. */
-const PLACEHOLDER: DeploymentMaterial = { versionId: '', serialNumber: '', certPem: '', chainPem: null, privateKeyPem: '' };
+const PLACEHOLDER: DeploymentMaterial = {
+  versionId: '',
+  serialNumber: '',
+  certPem: '',
+  chainPem: null,
+  privateKeyPem: '',
+};
 
 /** Traefik file provider: `config_path` (dynamic configuration), `cert_path`, `key_path`. */
-export const traefikConnector = (o: DynamicConfigOptions) => new DynamicConfigConnector('Traefik', traefik, o);
+export const traefikConnector = (o: DynamicConfigOptions) =>
+  new DynamicConfigConnector('Traefik', traefik, o);
 
 /** Envoy path-based SDS: `sds_path` (a .yaml/.yml or .json resource file), `secret_name`. */
 export const envoyConnector = (o: DynamicConfigOptions) => new DynamicConfigConnector('Envoy', envoy, o);

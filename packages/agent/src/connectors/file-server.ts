@@ -168,7 +168,8 @@ export class FileServerConnector implements DeploymentConnector {
         validate: () => runCommand(validateCommand).then(() => undefined),
         activate: () => runCommand(reloadCommand).then(() => undefined),
         confirm: async () => (cfg.verify ? verifyEndpoint(cfg.verify, fp) : undefined),
-        afterRestore: () => runCommand(validateCommand).then(() => runCommand(reloadCommand).then(() => undefined)),
+        afterRestore: () =>
+          runCommand(validateCommand).then(() => runCommand(reloadCommand).then(() => undefined)),
       },
       {
         targetId: target.id,

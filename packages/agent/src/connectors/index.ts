@@ -35,7 +35,15 @@ export const haproxyConnector = (o: Partial<FileServerOptions> & Pick<FileServer
 export const caddyConnector = (o: Partial<FileServerOptions> & Pick<FileServerOptions, 'allowedDirs'>) =>
   new FileServerConnector('Caddy', 'fullchain', {
     validateCommand: ['caddy', 'validate', '--config', '/etc/caddy/Caddyfile', '--adapter', 'caddyfile'],
-    reloadCommand: ['caddy', 'reload', '--force', '--config', '/etc/caddy/Caddyfile', '--adapter', 'caddyfile'],
+    reloadCommand: [
+      'caddy',
+      'reload',
+      '--force',
+      '--config',
+      '/etc/caddy/Caddyfile',
+      '--adapter',
+      'caddyfile',
+    ],
     ...o,
   });
 
@@ -61,15 +69,15 @@ export {
   envoyConnector,
   traefikConnector,
 } from './dynamic-config.js';
-export { type FileSetSteps, type PlannedFile, replaceFiles } from './transaction.js';
 export { JavaKeystoreConnector, type KeystoreOptions } from './keystore.js';
-export { readIdentity, SshConnector, type SshOptions } from './ssh.js';
 export {
-  type KubeSecret,
   KubernetesApiError,
   type KubernetesClientOptions,
   KubernetesRestClient,
   KubernetesSecretConnector,
   type KubernetesSecretOptions,
   type KubernetesSecretsApi,
+  type KubeSecret,
 } from './kubernetes.js';
+export { readIdentity, SshConnector, type SshOptions } from './ssh.js';
+export { type FileSetSteps, type PlannedFile, replaceFiles } from './transaction.js';

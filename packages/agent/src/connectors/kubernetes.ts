@@ -149,7 +149,11 @@ export class KubernetesRestClient implements KubernetesSecretsApi {
       );
       req.on('timeout', () => req.destroy(new Error('the Kubernetes API did not answer in time')));
       req.on('error', (e) =>
-        reject(e instanceof KubernetesApiError ? e : new KubernetesApiError(0, `the Kubernetes API is unreachable: ${e.message}`)),
+        reject(
+          e instanceof KubernetesApiError
+            ? e
+            : new KubernetesApiError(0, `the Kubernetes API is unreachable: ${e.message}`),
+        ),
       );
       req.end(payload);
     });
@@ -202,9 +206,14 @@ export class KubernetesSecretConnector implements DeploymentConnector {
   #explain(error: unknown, what: string, ns: string): DeploymentError {
     if (error instanceof KubernetesApiError) {
       if (error.status === 403)
-        return new DeploymentError(`the agent is not allowed to ${what} Secrets in namespace ${ns} (403): ${error.message}`);
-      if (error.status === 401) return new DeploymentError('the Kubernetes API refused the agent token (401)');
-      return new DeploymentError(`${what} the Secret failed (${error.status || 'no answer'}): ${error.message}`);
+        return new DeploymentError(
+          `the agent is not allowed to ${what} Secrets in namespace ${ns} (403): ${error.message}`,
+        );
+      if (error.status === 401)
+        return new DeploymentError('the Kubernetes API refused the agent token (401)');
+      return new DeploymentError(
+        `${what} the Secret failed (${error.status || 'no answer'}): ${error.message}`,
+      );
     }
     return new DeploymentError(`${what} the Secret failed: ${(error as Error).message}`);
   }
@@ -248,7 +257,8 @@ export class KubernetesSecretConnector implements DeploymentConnector {
           });
         }
       } catch (error) {
-        if (error instanceof KubernetesApiError && error.status === 409 && attempt < CONFLICT_ATTEMPTS) continue;
+        if (error instanceof KubernetesApiError && error.status === 409 && attempt < CONFLICT_ATTEMPTS)
+          continue;
         if (error instanceof KubernetesApiError && error.status === 409)
           throw new DeploymentError(
             `Secret ${namespace}/${name} kept changing under the agent (409 Conflict ${attempt} times); nothing was written`,
@@ -277,10 +287,14 @@ export class KubernetesSecretConnector implements DeploymentConnector {
   async rollback(target: ConnectorTarget): Promise<void> {
     const { namespace, name } = this.#config(target);
     if (!this.#previous.has(target.id))
-      throw new DeploymentError('no deployment of this agent process replaced the Secret; nothing to roll back');
+      throw new DeploymentError(
+        'no deployment of this agent process replaced the Secret; nothing to roll back',
+      );
     const previous = this.#previous.get(target.id);
     if (!previous?.data)
-      throw new DeploymentError(`Secret ${namespace}/${name} was created by the last deployment; it is left in place`);
+      throw new DeploymentError(
+        `Secret ${namespace}/${name} was created by the last deployment; it is left in place`,
+      );
     try {
       const current = await this.options.api.read(namespace, name);
       await this.options.api.replace(namespace, name, {
@@ -307,7 +321,10 @@ export class KubernetesSecretConnector implements DeploymentConnector {
     return { reachable: true, secret_exists: current !== null };
   }
 
-  async verify(target: ConnectorTarget, expected?: { fingerprint256?: string }): Promise<VerificationOutcome> {
+  async verify(
+    target: ConnectorTarget,
+    expected?: { fingerprint256?: string },
+  ): Promise<VerificationOutcome> {
     const { namespace, name } = this.#config(target);
     let secret: KubeSecret | null;
     try {
@@ -316,7 +333,9 @@ export class KubernetesSecretConnector implements DeploymentConnector {
       return { ok: false, detail: this.#explain(error, 'read', namespace).message };
     }
     if (!secret) return { ok: false, detail: `Secret ${namespace}/${name} does not exist` };
-    const leaf = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(unb64(secret.data?.['tls.crt']))?.[0];
+    const leaf = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(
+      unb64(secret.data?.['tls.crt']),
+    )?.[0];
     if (!leaf) return { ok: false, detail: `Secret ${namespace}/${name} holds no certificate in tls.crt` };
     let fp: string;
     let serial: string;

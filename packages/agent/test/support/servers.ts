@@ -3,7 +3,16 @@
  * configuration and runtime directories, plus throwaway certificates to deploy to them.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, mkdirSync, openSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './nginx.js';
@@ -176,12 +185,18 @@ frontend fe
  * Runs a command that leaves a daemon behind with its output in `log`: with pipes, the wait
  * would last as long as the daemon holds them.
  */
-function startDaemon(argv: string[], log: string, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): void {
+function startDaemon(
+  argv: string[],
+  log: string,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): void {
   const fd = openSync(log, 'a');
   try {
     execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], timeout: 60_000, ...options });
   } catch (error) {
-    throw new Error(`${argv.join(' ')} failed: ${readFileSync(log, 'utf8').slice(-2000)} ${(error as Error).message}`);
+    throw new Error(
+      `${argv.join(' ')} failed: ${readFileSync(log, 'utf8').slice(-2000)} ${(error as Error).message}`,
+    );
   } finally {
     closeSync(fd);
   }
@@ -223,18 +238,37 @@ ${extra}
     );
   write('');
   // Caddy keeps its own state under $HOME/XDG directories; the test's directory, not root's.
-  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const env = {
+    ...process.env,
+    HOME: dir,
+    XDG_DATA_HOME: join(dir, 'data'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+  };
   const pid = join(dir, 'caddy.pid');
-  startDaemon(['caddy', 'start', '--config', conf, '--adapter', 'caddyfile', '--pidfile', pid], join(dir, 'caddy.log'), {
-    env,
-    cwd: dir,
-  });
+  startDaemon(
+    ['caddy', 'start', '--config', conf, '--adapter', 'caddyfile', '--pidfile', pid],
+    join(dir, 'caddy.log'),
+    {
+      env,
+      cwd: dir,
+    },
+  );
   return {
     dir,
     port,
     tlsDir,
     validate: ['caddy', 'validate', '--config', conf, '--adapter', 'caddyfile'],
-    reload: ['caddy', 'reload', '--force', '--config', conf, '--adapter', 'caddyfile', '--address', `127.0.0.1:${admin}`],
+    reload: [
+      'caddy',
+      'reload',
+      '--force',
+      '--config',
+      conf,
+      '--adapter',
+      'caddyfile',
+      '--address',
+      `127.0.0.1:${admin}`,
+    ],
     breakConfig: () => write('\tnot_a_caddy_directive on'),
     repairConfig: () => write(''),
     stop: () => killPidFile(pid),
