@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AgentConnection } from './config.js';
+import type { DiscoveredCertificate } from './discovery.js';
 import { AgentHttp } from './http.js';
 
 /** A job as the server sends it; only the fields an agent reads are typed. */
@@ -58,7 +59,10 @@ export interface JobReport {
   result?: Record<string, unknown>;
 }
 
-/** The four agent routes of the server. */
+/** Entries per discovery report; the server accepts up to 1000 certificates in one. */
+const DISCOVERY_BATCH = 1000;
+
+/** The agent routes of the server. */
 export class AgentApi {
   readonly #http: AgentHttp;
   readonly #id: string;
@@ -78,6 +82,17 @@ export class AgentApi {
 
   report(jobId: string, report: JobReport): Promise<AgentJob> {
     return this.#http.post(`/api/v1/agents/${this.#id}/jobs/${encodeURIComponent(jobId)}/status`, report);
+  }
+
+  /**
+   * Sends a host discovery scan to `POST /api/v1/agents/{id}/discoveries`, in batches the
+   * server accepts; each batch is recorded as one scan. Only paths and certificates are sent.
+   */
+  async reportDiscoveries(found: readonly DiscoveredCertificate[]): Promise<void> {
+    for (let i = 0; i < found.length || i === 0; i += DISCOVERY_BATCH) {
+      const certificates = found.slice(i, i + DISCOVERY_BATCH).map((f) => ({ path: f.path, pem: f.pem }));
+      await this.#http.post(`/api/v1/agents/${this.#id}/discoveries`, { certificates });
+    }
   }
 
   submitCsr(jobId: string, csrPem: string): Promise<AgentJob> {

@@ -12,6 +12,8 @@ export interface DiscoveredCertificate {
   not_before: string;
   not_after: string;
   subject_alt_names: string[];
+  /** The certificate itself as PEM (public; what the server records and fingerprints). */
+  pem: string;
 }
 
 /**
@@ -82,6 +84,7 @@ export function scanForCertificates(paths: readonly string[]): DiscoveredCertifi
           not_before: new Date(cert.validFrom).toISOString(),
           not_after: new Date(cert.validTo).toISOString(),
           subject_alt_names: (cert.subjectAltName ?? '').split(', ').filter(Boolean),
+          pem: cert.toString(),
         });
       } catch {
         // not a certificate

@@ -5,6 +5,7 @@ import {
   copyFileSync,
   existsSync,
   fsyncSync,
+  linkSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -23,19 +24,32 @@ export interface FileOwnership {
 }
 
 /**
+ * The one write call {@link writeFileAtomic} makes, as a port: the default is `fs.writeSync`;
+ * a test can put a failing one in (a full disk, an I/O error) without a full disk.
+ */
+export type FileWriter = (fd: number, data: Uint8Array, offset: number) => number;
+
+const defaultWriter: FileWriter = (fd, data, offset) => writeSync(fd, data, offset);
+
+/**
  * Writes `content` to `path` so that a reader sees either the old file or the whole new one:
  * a temporary file in the same directory is written, synced, given its mode and owner, then
  * renamed over the target (rename is atomic within one file system). A failure at any step —
  * a full disk, a refused chown — removes the temporary file and leaves the target untouched.
  */
-export function writeFileAtomic(path: string, content: string | Uint8Array, own: FileOwnership): void {
+export function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array,
+  own: FileOwnership,
+  write: FileWriter = defaultWriter,
+): void {
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', own.mode);
     const data = typeof content === 'string' ? Buffer.from(content) : content;
     let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off);
+    while (off < data.length) off += write(fd, data, off);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -82,19 +96,50 @@ function syncDirectory(dir: string): void {
 /** Suffix of the copy kept of a file before it is replaced. */
 export const BACKUP_SUFFIX = '.certwright-backup';
 
-/** Copies `path` to its backup (mode kept); returns false when there was no file to keep. */
+/**
+ * Copies `path` to its backup (mode kept); returns false when there was no file to keep. The
+ * copy goes to a temporary name first and is renamed into place, so a backup cut short (a
+ * full disk) never replaces a good one.
+ */
 export function backupFile(path: string): boolean {
   if (!existsSync(path)) return false;
-  copyFileSync(path, path + BACKUP_SUFFIX);
+  // Named like a writeFileAtomic temporary of the backup, so removeStaleTemporaries finds it.
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}${BACKUP_SUFFIX}.${randomBytes(6).toString('hex')}.tmp`,
+  );
+  try {
+    copyFileSync(path, temp);
+    renameSync(temp, path + BACKUP_SUFFIX);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
   return true;
 }
 
-/** Puts the backup back over `path` by rename (atomic), or removes `path` if it had none. */
+/**
+ * Puts the backup back over `path` by rename (atomic), or removes `path` if it had none. The
+ * backup is hard-linked to the temporary name where the file system allows it, so a restore
+ * needs no free space (a full disk is a reason to restore); nothing ever writes a file in
+ * place, so the shared inode is never changed.
+ */
 export function restoreBackup(path: string, hadBackup: boolean): void {
   if (hadBackup) {
     const temp = `${path}.certwright-restore`;
-    copyFileSync(path + BACKUP_SUFFIX, temp);
-    renameSync(temp, path);
+    rmSync(temp, { force: true });
+    try {
+      linkSync(path + BACKUP_SUFFIX, temp);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+      copyFileSync(path + BACKUP_SUFFIX, temp);
+    }
+    try {
+      renameSync(temp, path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
   } else {
     rmSync(path, { force: true });
   }

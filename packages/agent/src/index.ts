@@ -31,6 +31,7 @@ export { type DiscoveredCertificate, type DiscoveryReporter, scanForCertificates
 export {
   BACKUP_SUFFIX,
   checkAllowedPath,
+  type FileWriter,
   JOURNAL_SUFFIX,
   PathNotAllowedError,
   recoverInterrupted,

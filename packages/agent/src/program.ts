@@ -10,12 +10,19 @@ import {
 import type { DeploymentConnector } from './connector.js';
 import {
   apacheConnector,
+  caddyConnector,
+  dovecotConnector,
+  envoyConnector,
   type FileServerOptions,
   haproxyConnector,
   JavaKeystoreConnector,
+  KubernetesRestClient,
+  KubernetesSecretConnector,
   nginxConnector,
+  postfixConnector,
   readIdentity,
   SshConnector,
+  traefikConnector,
 } from './connectors/index.js';
 import { writeFileAtomic } from './files.js';
 import { AgentKeyStore } from './keys.js';
@@ -36,14 +43,25 @@ export interface AgentProgramConfig extends AgentFileSettings {
   connectors?: Record<
     string,
     {
-      allowed_dirs: string[];
+      /** Directories the target config may write in (every connector but KubernetesSecret). */
+      allowed_dirs?: string[];
       validate_command?: string[];
       reload_command?: string[];
       /** SSH only: the private key the agent logs in to remote hosts with. */
       identity_file?: string;
+      /** KubernetesSecret only: the API server (`https://`), token and CA files, namespaces. */
+      api_server?: string;
+      token_file?: string;
+      ca_file?: string;
+      allowed_namespaces?: string[];
     }
   >;
+  /** Host discovery: directories or files scanned for certificates and reported to the server. */
+  discovery?: { paths: string[]; interval_seconds?: number };
 }
+
+/** Where a pod's service account token and cluster CA are mounted. */
+const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 const FACTORIES: Record<
   string,
@@ -52,6 +70,9 @@ const FACTORIES: Record<
   NGINX: nginxConnector,
   Apache: apacheConnector,
   HAProxy: haproxyConnector,
+  Caddy: caddyConnector,
+  Postfix: postfixConnector,
+  Dovecot: dovecotConnector,
 };
 
 const isStrings = (v: unknown): v is string[] =>
@@ -75,6 +96,10 @@ export function readProgramConfig(path: string | undefined): AgentProgramConfig 
 export function buildConnectors(config: AgentProgramConfig): DeploymentConnector[] {
   const out: DeploymentConnector[] = [];
   for (const [type, c] of Object.entries(config.connectors ?? {})) {
+    if (type === 'KubernetesSecret') {
+      out.push(kubernetesConnector(c ?? {}));
+      continue;
+    }
     if (!isStrings(c?.allowed_dirs))
       throw new AgentConfigError(`connectors.${type}.allowed_dirs must list directories`);
     for (const k of ['validate_command', 'reload_command'] as const) {
@@ -106,12 +131,70 @@ export function buildConnectors(config: AgentProgramConfig): DeploymentConnector
       out.push(new SshConnector({ privateKey, allowedDirs: c.allowed_dirs, ...commands }));
       continue;
     }
+    if (type === 'Traefik' || type === 'Envoy') {
+      const make = type === 'Traefik' ? traefikConnector : envoyConnector;
+      out.push(make({ allowedDirs: c.allowed_dirs }));
+      continue;
+    }
     const factory = FACTORIES[type];
     if (!factory)
       throw new AgentConfigError(`connectors.${type}: no built-in connector for this target type`);
     out.push(factory({ allowedDirs: c.allowed_dirs, ...commands }));
   }
   return out;
+}
+
+function kubernetesConnector(
+  c: NonNullable<AgentProgramConfig['connectors']>[string],
+): KubernetesSecretConnector {
+  const server = c.api_server ?? kubernetesServiceUrl();
+  if (!server)
+    throw new AgentConfigError(
+      'connectors.KubernetesSecret.api_server is required outside a pod (KUBERNETES_SERVICE_HOST is not set)',
+    );
+  if (!isStrings(c.allowed_namespaces))
+    throw new AgentConfigError('connectors.KubernetesSecret.allowed_namespaces must list namespaces');
+  const tokenFile = c.token_file ?? `${SERVICE_ACCOUNT}/token`;
+  const caFile = c.ca_file ?? `${SERVICE_ACCOUNT}/ca.crt`;
+  let caPem: string;
+  try {
+    caPem = readFileSync(caFile, 'utf8');
+    readFileSync(tokenFile, 'utf8');
+  } catch {
+    throw new AgentConfigError('connectors.KubernetesSecret: the token_file or ca_file cannot be read');
+  }
+  let client: KubernetesRestClient;
+  try {
+    client = new KubernetesRestClient({
+      server,
+      caPem,
+      // Read on every call: projected service account tokens are rotated by the kubelet.
+      token: () => readFileSync(tokenFile, 'utf8').trim(),
+    });
+  } catch (error) {
+    throw new AgentConfigError(`connectors.KubernetesSecret.api_server: ${(error as Error).message}`);
+  }
+  return new KubernetesSecretConnector({ api: client, allowedNamespaces: c.allowed_namespaces });
+}
+
+function kubernetesServiceUrl(): string | undefined {
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT ?? '443';
+  if (!host) return undefined;
+  return `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** The discovery settings of the configuration file, checked. */
+export function discoveryFromConfig(
+  config: AgentProgramConfig,
+): { paths: string[]; intervalMs?: number } | undefined {
+  const d = config.discovery;
+  if (d === undefined) return undefined;
+  if (!isStrings(d?.paths) || !d.paths.every((p) => p.startsWith('/')))
+    throw new AgentConfigError('discovery.paths must list absolute paths');
+  if (d.interval_seconds !== undefined && !(typeof d.interval_seconds === 'number' && d.interval_seconds > 0))
+    throw new AgentConfigError('discovery.interval_seconds must be a positive number');
+  return { paths: d.paths, ...(d.interval_seconds ? { intervalMs: d.interval_seconds * 1000 } : {}) };
 }
 
 function loopbackListen(value: string): { host: string; port: number } {
@@ -140,6 +223,7 @@ export async function startAgentProgram(
   const config = readProgramConfig(configPath);
   const connection: AgentConnection = connectionFromEnv(env, config);
   const connectors = buildConnectors(config);
+  const discovery = discoveryFromConfig(config);
   const stateDir = config.state_dir ?? '/var/lib/certwright-agent';
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const seconds = (v: unknown, name: string, fallback: number) => {
@@ -154,6 +238,7 @@ export async function startAgentProgram(
     logger,
     pollIntervalMs: seconds(config.poll_interval_seconds, 'poll_interval_seconds', 30),
     heartbeatIntervalMs: seconds(config.heartbeat_interval_seconds, 'heartbeat_interval_seconds', 60),
+    ...(discovery ? { discovery } : {}),
   });
   let statusServer: Server | undefined;
   if (config.status_listen) {

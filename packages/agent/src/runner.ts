@@ -24,8 +24,11 @@ export interface AgentOptions {
   maxBackoffMs?: number;
   /** Facts sent with every heartbeat besides the host's own. */
   facts?: HeartbeatFacts;
-  /** Host discovery: paths scanned for certificate files, and where the findings go. */
-  discovery?: { paths: readonly string[]; reporter: DiscoveryReporter; intervalMs?: number };
+  /**
+   * Host discovery: paths scanned for certificate files, and where the findings go (by default
+   * the server's `POST /api/v1/agents/{id}/discoveries`). Default interval 6 hours.
+   */
+  discovery?: { paths: readonly string[]; reporter?: DiscoveryReporter; intervalMs?: number };
 }
 
 export type StopReason = 'stopped' | 'retired';
@@ -140,7 +143,11 @@ export class CertwrightAgent {
     const discovery = this.#o.discovery;
     if (discovery && now - this.#lastScan >= (discovery.intervalMs ?? 6 * 3_600_000)) {
       const found = scanForCertificates(discovery.paths);
-      await this.#call(() => discovery.reporter.report(this.#o.connection.agentId, found));
+      await this.#call(() =>
+        discovery.reporter
+          ? discovery.reporter.report(this.#o.connection.agentId, found)
+          : this.api.reportDiscoveries(found),
+      );
       this.#lastScan = now;
       this.#log.info({ certificates: found.length }, 'host discovery reported');
     }

@@ -1,5 +1,5 @@
 /**
- * The Apache and HAProxy connectors against the real servers: a deployment is served (checked
+ * The Apache, HAProxy, Caddy, Postfix and Dovecot connectors against the real servers: a deployment is served (checked
  * by a TLS handshake), a second one replaces it, and a broken configuration makes the third
  * roll back while the second keeps serving.
  */
@@ -9,15 +9,22 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   apacheConnector,
   type ConnectorTarget,
+  caddyConnector,
   type DeploymentConnector,
+  dovecotConnector,
+  type Endpoint,
   fingerprint256,
   haproxyConnector,
+  postfixConnector,
   servedCertificate,
 } from '../src/index.js';
 import {
   issueLeaf,
   startApache,
+  startCaddy,
+  startDovecot,
   startHaproxy,
+  startPostfix,
   type TestPki,
   type TestServerProcess,
 } from './support/servers.js';
@@ -43,7 +50,15 @@ interface Case {
   /** The file that holds the leaf. */
   certFile(s: TestServerProcess): string;
   error: string;
+  /** How the test itself reads the served certificate. */
+  endpoint?: Partial<Endpoint>;
 }
+
+const fullchainFiles = (s: TestServerProcess) => ({
+  cert_path: join(s.tlsDir, 'fullchain.pem'),
+  key_path: join(s.tlsDir, 'key.pem'),
+  verify_port: s.port,
+});
 
 const cases: Case[] = [
   {
@@ -69,6 +84,38 @@ const cases: Case[] = [
     certFile: (s) => join(s.tlsDir, 'site.pem'),
     error: 'not_a_haproxy_keyword',
   },
+  {
+    name: 'Caddy',
+    start: startCaddy,
+    connector: (s) =>
+      caddyConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
+    // Caddy picks the certificate by SNI; a handshake without one gets none.
+    config: (s) => ({ ...fullchainFiles(s), verify_server_name: 'localhost' }),
+    certFile: (s) => join(s.tlsDir, 'fullchain.pem'),
+    error: 'not_a_caddy_directive',
+    endpoint: { serverName: 'localhost' },
+  },
+  {
+    name: 'Postfix',
+    start: startPostfix,
+    connector: (s) =>
+      postfixConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
+    config: (s) => ({ ...fullchainFiles(s), verify_starttls: 'smtp' }),
+    certFile: (s) => join(s.tlsDir, 'fullchain.pem'),
+    // Postfix writes its diagnostics to the mail log (syslog), not to a pipe: only the command
+    // and its exit status reach the failure reason.
+    error: 'check failed \\(exit code 1\\)',
+    endpoint: { starttls: 'smtp' },
+  },
+  {
+    name: 'Dovecot',
+    start: startDovecot,
+    connector: (s) =>
+      dovecotConnector({ allowedDirs: [s.tlsDir], validateCommand: s.validate, reloadCommand: s.reload }),
+    config: fullchainFiles,
+    certFile: (s) => join(s.tlsDir, 'fullchain.pem'),
+    error: 'not_a_dovecot_setting',
+  },
 ];
 
 describe.each(cases)('$name connector with the real server', { timeout: 120_000 }, (c) => {
@@ -83,7 +130,7 @@ describe.each(cases)('$name connector with the real server', { timeout: 120_000 
       type: connector.type,
       config: c.config(server),
     };
-    const served = () => servedCertificate({ host: '127.0.0.1', port: server.port });
+    const served = () => servedCertificate({ host: '127.0.0.1', port: server.port, ...c.endpoint });
 
     expect(await connector.testConnection(target)).toEqual({ writable: true, configuration_valid: true });
     const second = issueLeaf();

@@ -11,19 +11,16 @@ import {
 } from '../connector.js';
 import {
   BACKUP_SUFFIX,
-  backupFile,
   checkAllowedPath,
-  closeJournal,
   type FileOwnership,
-  openJournal,
+  type FileWriter,
   recoverInterrupted,
-  removeStaleTemporaries,
   restoreBackup,
-  writeFileAtomic,
 } from '../files.js';
 import type { AgentLogger } from '../logger.js';
 import { type Endpoint, fingerprint256, verifyEndpoint } from '../verify.js';
 import { runCommand } from './command.js';
+import { replaceFiles } from './transaction.js';
 
 /**
  * How a server reads its certificate:
@@ -46,6 +43,8 @@ export interface FileServerOptions {
   reloadCommand: readonly string[];
   /** Where recovery from an interrupted deployment is logged. */
   logger?: AgentLogger;
+  /** The write call of the atomic writes; tests put a failing one in. */
+  writer?: FileWriter;
 }
 
 /** Target config keys (set by the operator on the target in certwright). */
@@ -60,7 +59,7 @@ interface FileTargetConfig {
   verify?: Endpoint;
 }
 
-const mode = (v: unknown, field: string, fallback: number): number => {
+export const mode = (v: unknown, field: string, fallback: number): number => {
   if (v === undefined) return fallback;
   const n = typeof v === 'string' && /^0?[0-7]{3}$/.test(v) ? Number.parseInt(v, 8) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0o777) {
@@ -69,7 +68,7 @@ const mode = (v: unknown, field: string, fallback: number): number => {
   return n;
 };
 
-const id = (v: unknown, field: string): number | undefined => {
+export const id = (v: unknown, field: string): number | undefined => {
   if (v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
     throw new DeploymentError(`target config ${field} must be a numeric id`);
@@ -103,10 +102,15 @@ export class FileServerConnector implements DeploymentConnector {
         throw new DeploymentError('target config verify_port must be a port number');
       }
       const host = typeof c.verify_host === 'string' ? c.verify_host : '127.0.0.1';
+      const starttls = c.verify_starttls;
+      if (starttls !== undefined && starttls !== 'smtp') {
+        throw new DeploymentError('target config verify_starttls must be "smtp" when set');
+      }
       verify = {
         host,
         port,
         ...(typeof c.verify_server_name === 'string' ? { serverName: c.verify_server_name } : {}),
+        ...(starttls ? { starttls } : {}),
       };
     }
     return {
@@ -155,48 +159,24 @@ export class FileServerConnector implements DeploymentConnector {
     const cfg = this.#config(target);
     assertKeyMatches(material);
     const files = this.#files(cfg, material);
-    for (const f of files) removeStaleTemporaries(f.path);
-    // A deployment killed half-way left its files in place unconfirmed: back to the ones before
-    // it, so the backups taken now are of files that were validated and served.
-    if (recoverInterrupted(cfg.cert_path)) {
-      this.options.logger?.warn({ target_id: target.id }, 'an interrupted deployment was rolled back first');
-    }
-    const backups = files.map((f) => ({ path: f.path, had: backupFile(f.path) }));
-    openJournal(cfg.cert_path, backups);
-    const undo = async (reason: string): Promise<never> => {
-      for (const b of backups) restoreBackup(b.path, b.had);
-      closeJournal(cfg.cert_path);
-      // Back to the old files: the running server never stopped serving them, and a reload
-      // that failed half-way is retried on them.
-      await runCommand(this.options.validateCommand)
-        .then(() => runCommand(this.options.reloadCommand))
-        .catch(() => undefined);
-      throw new DeploymentError(`${reason}; the previous certificate was restored`);
-    };
-    try {
-      for (const f of files) writeFileAtomic(f.path, f.content, f.own);
-    } catch (error) {
-      return undo(
-        `writing the files failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      );
-    }
-    try {
-      await runCommand(this.options.validateCommand);
-    } catch (error) {
-      return undo(`validation failed: ${(error as Error).message}`);
-    }
-    try {
-      await runCommand(this.options.reloadCommand);
-    } catch (error) {
-      return undo(`reload failed: ${(error as Error).message}`);
-    }
     const fp = fingerprint256(material.certPem);
-    let verification: VerificationOutcome | undefined;
-    if (cfg.verify) {
-      verification = await verifyEndpoint(cfg.verify, fp);
-      if (!verification.ok) return undo(`verification failed: ${verification.detail}`);
-    }
-    closeJournal(cfg.cert_path);
+    const { validateCommand, reloadCommand } = this.options;
+    const verification = await replaceFiles(
+      cfg.cert_path,
+      files,
+      {
+        validate: () => runCommand(validateCommand).then(() => undefined),
+        activate: () => runCommand(reloadCommand).then(() => undefined),
+        confirm: async () => (cfg.verify ? verifyEndpoint(cfg.verify, fp) : undefined),
+        afterRestore: () =>
+          runCommand(validateCommand).then(() => runCommand(reloadCommand).then(() => undefined)),
+      },
+      {
+        targetId: target.id,
+        ...(this.options.logger ? { logger: this.options.logger } : {}),
+        ...(this.options.writer ? { writer: this.options.writer } : {}),
+      },
+    );
     return { fingerprint256: fp, files: files.map((f) => f.path), ...(verification ? { verification } : {}) };
   }
 
@@ -250,7 +230,7 @@ export class FileServerConnector implements DeploymentConnector {
   }
 }
 
-function checkAllowedPathSafe(path: string, allowed: readonly string[], field: string): string {
+export function checkAllowedPathSafe(path: string, allowed: readonly string[], field: string): string {
   try {
     return checkAllowedPath(path, allowed, field);
   } catch (error) {
@@ -259,7 +239,7 @@ function checkAllowedPathSafe(path: string, allowed: readonly string[], field: s
 }
 
 /** A key that does not belong to the certificate would take the server down on reload. */
-function assertKeyMatches(m: DeploymentMaterial): void {
+export function assertKeyMatches(m: DeploymentMaterial): void {
   let certKey: Buffer;
   let ownKey: Buffer;
   try {

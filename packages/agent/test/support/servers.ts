@@ -3,7 +3,16 @@
  * configuration and runtime directories, plus throwaway certificates to deploy to them.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './nginx.js';
@@ -169,5 +178,227 @@ frontend fe
     breakConfig: () => write('  not_a_haproxy_keyword on'),
     repairConfig: () => write(''),
     stop: () => killPidFile(pid),
+  };
+}
+
+/**
+ * Runs a command that leaves a daemon behind with its output in `log`: with pipes, the wait
+ * would last as long as the daemon holds them.
+ */
+function startDaemon(
+  argv: string[],
+  log: string,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): void {
+  const fd = openSync(log, 'a');
+  try {
+    execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], timeout: 60_000, ...options });
+  } catch (error) {
+    throw new Error(
+      `${argv.join(' ')} failed: ${readFileSync(log, 'utf8').slice(-2000)} ${(error as Error).message}`,
+    );
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A process-tree-free stop: each server here writes a pid file or has a stop command. */
+function tryRun(argv: string[]): void {
+  try {
+    execFileSync(argv[0]!, argv.slice(1), { stdio: 'pipe', timeout: 30_000 });
+  } catch {
+    // already stopped
+  }
+}
+
+/** Debian caddy with its admin API and one HTTPS site on loopback ports. */
+export async function startCaddy(initial: TestPki): Promise<TestServerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'cw-caddy-'));
+  const tlsDir = join(dir, 'tls');
+  mkdirSync(tlsDir);
+  writeInitial(tlsDir, { 'fullchain.pem': initial.certPem + initial.chainPem, 'key.pem': initial.keyPem });
+  const port = await freePort();
+  const admin = await freePort();
+  const conf = join(dir, 'Caddyfile');
+  const write = (extra: string) =>
+    writeFileSync(
+      conf,
+      `{
+	admin 127.0.0.1:${admin}
+	auto_https off
+	storage file_system ${dir}/data
+}
+https://localhost:${port} {
+	bind 127.0.0.1
+	tls ${tlsDir}/fullchain.pem ${tlsDir}/key.pem
+	respond "ok"
+${extra}
+}
+`,
+    );
+  write('');
+  // Caddy keeps its own state under $HOME/XDG directories; the test's directory, not root's.
+  const env = {
+    ...process.env,
+    HOME: dir,
+    XDG_DATA_HOME: join(dir, 'data'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+  };
+  const pid = join(dir, 'caddy.pid');
+  startDaemon(
+    ['caddy', 'start', '--config', conf, '--adapter', 'caddyfile', '--pidfile', pid],
+    join(dir, 'caddy.log'),
+    {
+      env,
+      cwd: dir,
+    },
+  );
+  return {
+    dir,
+    port,
+    tlsDir,
+    validate: ['caddy', 'validate', '--config', conf, '--adapter', 'caddyfile'],
+    reload: [
+      'caddy',
+      'reload',
+      '--force',
+      '--config',
+      conf,
+      '--adapter',
+      'caddyfile',
+      '--address',
+      `127.0.0.1:${admin}`,
+    ],
+    breakConfig: () => write('\tnot_a_caddy_directive on'),
+    repairConfig: () => write(''),
+    stop: () => killPidFile(pid),
+  };
+}
+
+/**
+ * A Postfix instance of its own (config_directory, queue_directory, data_directory in the
+ * test's directory) with only smtpd on a loopback port, offering STARTTLS. Postfix's master
+ * runs as root and its daemons as the `postfix` user, so the directory is made traversable.
+ * There is no postlogd here: Postfix logs to syslog (absent, so dropped) and the commands
+ * print their fatal errors on stderr.
+ */
+export async function startPostfix(initial: TestPki): Promise<TestServerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'cw-postfix-'));
+  chmodSync(dir, 0o755);
+  const tlsDir = join(dir, 'tls');
+  const etc = join(dir, 'etc');
+  for (const d of [tlsDir, etc, join(dir, 'queue'), join(dir, 'data')]) mkdirSync(d);
+  chownSync(join(dir, 'data'), Number(execFileSync('id', ['-u', 'postfix']).toString().trim()), -1);
+  writeInitial(tlsDir, { 'fullchain.pem': initial.certPem + initial.chainPem, 'key.pem': initial.keyPem });
+  const port = await freePort();
+  const write = (extra: string) =>
+    writeFileSync(
+      join(etc, 'main.cf'),
+      `compatibility_level = 3.6
+queue_directory = ${dir}/queue
+data_directory = ${dir}/data
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = localhost
+mydomain = localdomain
+myorigin = localhost
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mydestination =
+relayhost =
+alias_maps =
+alias_database =
+smtpd_peername_lookup = no
+smtpd_tls_security_level = may
+smtpd_tls_chain_files = ${tlsDir}/key.pem, ${tlsDir}/fullchain.pem
+${extra}
+`,
+    );
+  write('');
+  writeFileSync(
+    join(etc, 'master.cf'),
+    `127.0.0.1:${port} inet n - n - - smtpd
+pickup    unix n - n 60 1 pickup
+cleanup   unix n - n - 0 cleanup
+qmgr      unix n - n 300 1 qmgr
+tlsmgr    unix - - n 1000? 1 tlsmgr
+rewrite   unix - - n - - trivial-rewrite
+bounce    unix - - n - 0 bounce
+defer     unix - - n - 0 bounce
+trace     unix - - n - 0 bounce
+verify    unix - - n - 1 verify
+flush     unix n - n 1000? 0 flush
+proxymap  unix - - n - - proxymap
+anvil     unix - - n - 1 anvil
+scache    unix - - n - 1 scache
+`.replace(/1000\?/g, '-'),
+  );
+  startDaemon(['postfix', '-c', etc, 'start'], join(dir, 'start.log'));
+  return {
+    dir,
+    port,
+    tlsDir,
+    validate: ['postfix', '-c', etc, 'check'],
+    reload: ['postfix', '-c', etc, 'reload'],
+    breakConfig: () => write('not_a_postfix_line'),
+    repairConfig: () => write(''),
+    stop: () => tryRun(['postfix', '-c', etc, 'stop']),
+  };
+}
+
+/** Dovecot with its own base_dir and configuration, IMAPS only, on a loopback port. */
+export async function startDovecot(initial: TestPki): Promise<TestServerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'cw-dovecot-'));
+  chmodSync(dir, 0o755);
+  const tlsDir = join(dir, 'tls');
+  mkdirSync(tlsDir);
+  writeInitial(tlsDir, { 'fullchain.pem': initial.certPem + initial.chainPem, 'key.pem': initial.keyPem });
+  const port = await freePort();
+  const conf = join(dir, 'dovecot.conf');
+  const extra = join(dir, 'extra.conf');
+  writeFileSync(extra, '');
+  writeFileSync(
+    conf,
+    `base_dir = ${dir}/run
+state_dir = ${dir}/state
+instance_name = cw-test-${port}
+protocols = imap
+listen = 127.0.0.1
+log_path = ${dir}/dovecot.log
+ssl = required
+ssl_cert = <${tlsDir}/fullchain.pem
+ssl_key = <${tlsDir}/key.pem
+mail_location = maildir:${dir}/mail/%u
+passdb {
+  driver = static
+  args = nopassword=y
+}
+userdb {
+  driver = static
+  args = uid=nobody gid=nogroup home=${dir}/mail/%u
+}
+service imap-login {
+  inet_listener imap {
+    port = 0
+  }
+  inet_listener imaps {
+    address = 127.0.0.1
+    port = ${port}
+    ssl = yes
+  }
+}
+!include_try ${extra}
+`,
+  );
+  startDaemon(['dovecot', '-c', conf], join(dir, 'start.log'));
+  return {
+    dir,
+    port,
+    tlsDir,
+    validate: ['doveconf', '-c', conf, '-n'],
+    reload: ['doveadm', '-c', conf, 'reload'],
+    breakConfig: () => writeFileSync(extra, 'not_a_dovecot_setting = 1\n'),
+    repairConfig: () => writeFileSync(extra, ''),
+    stop: () => tryRun(['doveadm', '-c', conf, 'stop']),
   };
 }
