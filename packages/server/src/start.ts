@@ -40,6 +40,7 @@ import {
   startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
+import { apiSegmentsOf, openWebAssets } from './web-assets.js';
 import { startWorkers, type WorkerHost, workTopics } from './workers.js';
 
 export interface RunningServer {
@@ -64,6 +65,8 @@ export interface RunningServer {
  * to scan and health-check servers on 127.0.0.1, and to tick faster.
  */
 export interface StartOptions {
+  /** The built web console's directory; default @certwright/web's dist/, null serves none. */
+  webDir?: string | null;
   webhooks?: WebhookClientOptions;
   renewalScanIntervalMs?: number;
   discovery?: {
@@ -125,8 +128,13 @@ export async function startServer(
     readiness: async () => ({ storage: { ok: false, detail: 'starting' } }),
   });
   let full: CertwrightHandler | undefined;
-  const handler: Handler = (request, transport) =>
-    full ? full(request, transport) : startingHandler(starting, request, transport);
+  // The web console (docs/web.md) answers GET and HEAD outside the API's and protocols' paths.
+  const web = options.webDir === null ? undefined : openWebAssets(logger, options.webDir);
+  let apiSegments = apiSegmentsOf(starting);
+  const handler: Handler = (request, transport) => {
+    if (web?.owns(request, apiSegments)) return Promise.resolve(web.serve(request));
+    return full ? full(request, transport) : startingHandler(starting, request, transport);
+  };
 
   const tls = await startTlsServer({
     handler,
@@ -228,6 +236,7 @@ export async function startServer(
           await Promise.all(Object.entries(checks).map(async ([name, check]) => [name, await check()])),
         ),
     });
+    apiSegments = apiSegmentsOf(full);
     const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };

@@ -1,0 +1,84 @@
+import { Link, Navigate, Outlet, useRouterState } from '@tanstack/react-router';
+import { useState } from 'react';
+import { MeProvider, useSelf, useSignOut } from '../auth';
+import { ErrorBox, Loading } from './common';
+
+interface NavItem {
+  to: string;
+  label: string;
+  permission: string;
+}
+
+/** Navigation; an entry whose page the caller may not read is not shown. */
+export const NAV: readonly NavItem[] = [
+  { to: '/', label: 'Dashboard', permission: 'cert.read' },
+  { to: '/certificates', label: 'Certificates', permission: 'cert.read' },
+  { to: '/alerts/notifications', label: 'Alerts → Notifications', permission: 'webhook.read' },
+  { to: '/settings/webhook-security', label: 'Webhook security', permission: 'system.read' },
+  { to: '/audit', label: 'Audit trail', permission: 'audit.read' },
+];
+
+export function Shell() {
+  const self = useSelf();
+  const signOut = useSignOut();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const path = useRouterState({ select: (s) => s.location.pathname });
+  if (self.isPending) return <Loading what="Checking who you are" />;
+  if (self.isError) {
+    return (
+      <main className="page">
+        <ErrorBox error={self.error} />
+      </main>
+    );
+  }
+  const me = self.data;
+  if (!me) return <Navigate to="/login" search={{}} />;
+  const items = NAV.filter((item) => me.permissions.includes(item.permission));
+  return (
+    <MeProvider me={me}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to="/" className="brand">
+          certwright
+        </Link>
+        <button
+          type="button"
+          className="button menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="primary-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <span className="who" title={`${me.kind} ${me.id}`}>
+          {me.display_name ?? (me.kind === 'api-key' ? 'API key' : me.id)}
+        </span>
+        <button type="button" className="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <div className="layout">
+        <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'side open' : 'side'}>
+          <ul>
+            {items.map((item) => (
+              <li key={item.to}>
+                <Link
+                  to={item.to}
+                  aria-current={path === item.to ? 'page' : undefined}
+                  onClick={() => setMenuOpen(false)}
+                >
+                  {item.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" className="page" tabIndex={-1}>
+          <Outlet />
+        </main>
+      </div>
+    </MeProvider>
+  );
+}

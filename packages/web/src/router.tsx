@@ -1,0 +1,92 @@
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+} from '@tanstack/react-router';
+import { Shell } from './components/shell';
+
+// Every page is its own chunk (src/pages/<name>.tsx, default export), loaded on first visit.
+const page = (load: () => Promise<{ default: React.ComponentType }>) => lazyRouteComponent(load);
+
+const rootRoute = createRootRoute({ component: Outlet });
+
+export interface SignInSearch {
+  error?: string;
+  reason?: string;
+}
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/login',
+  validateSearch: (search: Record<string, unknown>): SignInSearch => ({
+    ...(typeof search.error === 'string' ? { error: search.error } : {}),
+    ...(typeof search.reason === 'string' ? { reason: search.reason } : {}),
+  }),
+  component: page(() => import('./pages/sign-in')),
+});
+
+const appRoute = createRoute({ getParentRoute: () => rootRoute, id: 'app', component: Shell });
+
+const dashboardRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/',
+  component: page(() => import('./pages/dashboard')),
+});
+
+export const CERT_STATUSES = [
+  'Pending',
+  'Active',
+  'Expiring',
+  'Expired',
+  'RenewalInProgress',
+  'Failed',
+  'Revoked',
+  'Archived',
+] as const;
+export type CertStatus = (typeof CERT_STATUSES)[number];
+export const CERT_SORTS = ['name', 'common_name', 'status', 'expires_at', 'created_at', 'updated_at'] as const;
+
+export interface InventorySearch {
+  page?: number;
+  search?: string;
+  status?: CertStatus[];
+  owner_id?: string;
+  issuer_id?: string;
+  environment?: string;
+  sort?: (typeof CERT_SORTS)[number];
+  order?: 'asc' | 'desc';
+}
+
+/** Inventory filters live in the URL: only known keys and values survive. */
+export function parseInventorySearch(search: Record<string, unknown>): InventorySearch {
+  const out: InventorySearch = {};
+  const page = Number(search.page);
+  if (Number.isInteger(page) && page > 1) out.page = page;
+  for (const key of ['search', 'owner_id', 'issuer_id', 'environment'] as const) {
+    const value = search[key];
+    if (typeof value === 'string' && value.trim() !== '') out[key] = value.slice(0, 200);
+  }
+  const statuses = (Array.isArray(search.status) ? search.status : typeof search.status === 'string' ? search.status.split(',') : [])
+    .filter((s): s is CertStatus => (CERT_STATUSES as readonly unknown[]).includes(s));
+  if (statuses.length > 0) out.status = [...new Set(statuses)];
+  if ((CERT_SORTS as readonly unknown[]).includes(search.sort)) out.sort = search.sort as InventorySearch['sort'];
+  if (search.order === 'asc' || search.order === 'desc') out.order = search.order;
+  return out;
+}
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  appRoute.addChildren([
+    dashboardRoute,
+  ]),
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+export { signInRoute };
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
