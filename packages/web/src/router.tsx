@@ -75,15 +75,44 @@ export function parseInventorySearch(search: Record<string, unknown>): Inventory
   return out;
 }
 
+const inventoryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/certificates',
+  validateSearch: parseInventorySearch,
+  component: page(() => import('./pages/certificates')),
+});
+
+const certificateRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/certificates/$id',
+  component: page(() => import('./pages/certificate')),
+});
+
+const webhookSecurityRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/settings/webhook-security',
+  component: page(() => import('./pages/webhook-security')),
+});
+
+const auditRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/audit',
+  component: page(() => import('./pages/audit')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
     dashboardRoute,
+    inventoryRoute,
+    certificateRoute,
+    webhookSecurityRoute,
+    auditRoute,
   ]),
 ]);
 
 export const router = createRouter({ routeTree, defaultPreload: 'intent' });
-export { signInRoute };
+export { certificateRoute, inventoryRoute, signInRoute };
 
 declare module '@tanstack/react-router' {
   interface Register {
