@@ -23,8 +23,10 @@ export default function SignIn() {
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
+  // The console reads the caller from this cache: fill it before leaving, so a stale
+  // "signed out" answer from before cannot send the browser back here.
   const enter = async () => {
-    await client.invalidateQueries({ queryKey: ['auth', 'me'] });
+    client.setQueryData(['auth', 'me'], await api.get('/api/v1/auth/me'));
     await navigate({ to: '/' });
   };
 
@@ -34,9 +36,8 @@ export default function SignIn() {
     setFailure(null);
     apiKey.set(key.trim());
     try {
-      await api.get('/api/v1/auth/me');
-      setKey('');
       await enter();
+      setKey('');
     } catch (error) {
       apiKey.clear();
       setFailure(
