@@ -229,14 +229,15 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     // Audit trail and its export.
     await page.getByRole('link', { name: 'Audit trail' }).click();
     await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
-    await page.getByRole('cell', { name: 'revoke', exact: true }).first().waitFor();
+    await page.getByRole('cell', { name: /revok/i }).first().waitFor();
     await accessible(page, 'audit');
     const [file] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: /Export/ }).click(),
     ]);
     const lines = readFileSync((await file.path()) as string, 'utf8').trim().split('\n');
-    expect(lines.map((line) => JSON.parse(line).action)).toContain('revoke');
+    const actions = lines.map((line) => String(JSON.parse(line).action));
+    expect(actions.some((action) => /revok/i.test(action)), actions.join(', ')).toBe(true);
 
     // At 390 px the navigation folds behind the menu button.
     await page.setViewportSize({ width: 390, height: 844 });
