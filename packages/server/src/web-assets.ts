@@ -50,8 +50,8 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 interface Asset {
-  body: Uint8Array;
-  gzip: Uint8Array | undefined;
+  body: Uint8Array<ArrayBuffer>;
+  gzip: Uint8Array<ArrayBuffer> | undefined;
   type: string;
   cache: string;
 }
