@@ -88,6 +88,12 @@ const certificateRoute = createRoute({
   component: page(() => import('./pages/certificate')),
 });
 
+const notificationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/alerts/notifications',
+  component: page(() => import('./pages/webhooks')),
+});
+
 const webhookSecurityRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/settings/webhook-security',
@@ -106,6 +112,7 @@ const routeTree = rootRoute.addChildren([
     dashboardRoute,
     inventoryRoute,
     certificateRoute,
+    notificationsRoute,
     webhookSecurityRoute,
     auditRoute,
   ]),

@@ -135,3 +135,28 @@ export function ConfirmDialog({
     </dialog>
   );
 }
+
+/** A labelled form field: the label names the control alone, the hint describes it. */
+export function Field({
+  label,
+  hint,
+  children,
+}: {
+  label: string;
+  hint?: ReactNode;
+  children: (ids: { id: string; describedBy: string | undefined }) => ReactNode;
+}) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {hint ? (
+        <span className="hint" id={hintId}>
+          {hint}
+        </span>
+      ) : null}
+      {children({ id, describedBy: hint ? hintId : undefined })}
+    </div>
+  );
+}

@@ -13,6 +13,7 @@ interface NavItem {
 export const NAV: readonly NavItem[] = [
   { to: '/', label: 'Dashboard', permission: 'cert.read' },
   { to: '/certificates', label: 'Certificates', permission: 'cert.read' },
+  { to: '/alerts/notifications', label: 'Alerts → Notifications', permission: 'webhook.read' },
   { to: '/settings/webhook-security', label: 'Webhook security', permission: 'webhook.read' },
   { to: '/audit', label: 'Audit trail', permission: 'audit.read' },
 ];
