@@ -42,3 +42,9 @@ export function expiryBuckets(
   }
   return bins;
 }
+
+/** Some routes type their timestamps loosely; this makes one a string (or null) for DateTime. */
+export function iso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value.toISOString() : String(value);
+}

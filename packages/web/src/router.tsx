@@ -106,6 +106,90 @@ const auditRoute = createRoute({
   component: page(() => import('./pages/audit')),
 });
 
+const agentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/agents',
+  component: page(() => import('./pages/agents')),
+});
+
+const targetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/targets',
+  component: page(() => import('./pages/targets')),
+});
+
+const jobsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/jobs',
+  component: page(() => import('./pages/jobs')),
+});
+
+const notificationListRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/notifications',
+  component: page(() => import('./pages/notifications')),
+});
+
+const policiesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/policies',
+  component: page(() => import('./pages/policies')),
+});
+
+const renewalPoliciesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/renewal-policies',
+  component: page(() => import('./pages/renewal-policies')),
+});
+
+const profilesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/profiles',
+  component: page(() => import('./pages/profiles')),
+});
+
+const issuersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/issuers',
+  component: page(() => import('./pages/issuers')),
+});
+
+const acmeEabRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/acme-eab-keys',
+  component: page(() => import('./pages/acme-eab')),
+});
+
+const usersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/users',
+  component: page(() => import('./pages/users')),
+});
+
+const sessionsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/sessions',
+  component: page(() => import('./pages/sessions')),
+});
+
+const oidcProvidersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/oidc-providers',
+  component: page(() => import('./pages/oidc-providers')),
+});
+
+const groupMappingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/group-mappings',
+  component: page(() => import('./pages/group-mappings')),
+});
+
+const breakglassRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/breakglass',
+  component: page(() => import('./pages/breakglass')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -115,6 +199,20 @@ const routeTree = rootRoute.addChildren([
     notificationsRoute,
     webhookSecurityRoute,
     auditRoute,
+    agentsRoute,
+    targetsRoute,
+    jobsRoute,
+    notificationListRoute,
+    policiesRoute,
+    renewalPoliciesRoute,
+    profilesRoute,
+    issuersRoute,
+    acmeEabRoute,
+    usersRoute,
+    sessionsRoute,
+    oidcProvidersRoute,
+    groupMappingsRoute,
+    breakglassRoute,
   ]),
 ]);
 

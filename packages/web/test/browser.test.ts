@@ -266,6 +266,36 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     const actions = lines.map((line) => String(JSON.parse(line).action));
     expect(actions.some((action) => /revok/i.test(action)), actions.join(', ')).toBe(true);
 
+    // Every other page: it loads its list (no error), is screenshotted and passes axe.
+    const lists: [string, string][] = [
+      ['/agents', 'Agents'],
+      ['/targets', 'Targets'],
+      ['/jobs', 'Jobs'],
+      ['/notifications', 'Notifications'],
+      ['/policies', 'Policy rules'],
+      ['/renewal-policies', 'Renewal policies'],
+      ['/profiles', 'Profiles'],
+      ['/issuers', 'Issuers'],
+      ['/acme-eab-keys', 'ACME EAB keys'],
+      ['/people/users', 'Users'],
+      ['/people/sessions', 'Sessions'],
+      ['/people/oidc-providers', 'OIDC providers'],
+      ['/people/group-mappings', 'OIDC group mappings'],
+    ];
+    for (const [path, heading] of lists) {
+      await page.goto(`${origin}${path}`);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      await page.locator('table, [role="alert"]').first().waitFor();
+      const alerts = await page.getByRole('alert').allTextContents();
+      expect(alerts, `${path} shows an error`).toEqual([]);
+      await accessible(page, path.slice(1).replaceAll('/', '-'));
+    }
+    await page.goto(`${origin}/people/breakglass`);
+    await page.getByText('Break-glass sign-in is off on this server.').waitFor();
+    await accessible(page, 'people-breakglass');
+    await page.goto(`${origin}/issuers`);
+    await page.getByRole('cell', { name: 'Web Local CA' }).waitFor();
+
     // At 390 px the navigation folds behind the menu button.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${origin}/`);

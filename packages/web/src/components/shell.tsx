@@ -16,6 +16,20 @@ export const NAV: readonly NavItem[] = [
   { to: '/alerts/notifications', label: 'Alerts → Notifications', permission: 'webhook.read' },
   { to: '/settings/webhook-security', label: 'Webhook security', permission: 'webhook.read' },
   { to: '/audit', label: 'Audit trail', permission: 'audit.read' },
+  { to: '/agents', label: 'Agents', permission: 'agent.read' },
+  { to: '/targets', label: 'Targets', permission: 'target.read' },
+  { to: '/jobs', label: 'Jobs', permission: 'job.read' },
+  { to: '/notifications', label: 'Notifications', permission: 'notification.read' },
+  { to: '/policies', label: 'Policy rules', permission: 'policy.read' },
+  { to: '/renewal-policies', label: 'Renewal policies', permission: 'renewal_policy.read' },
+  { to: '/profiles', label: 'Profiles', permission: 'profile.read' },
+  { to: '/issuers', label: 'Issuers', permission: 'issuer.read' },
+  { to: '/acme-eab-keys', label: 'ACME EAB keys', permission: 'acme.eab.read' },
+  { to: '/people/users', label: 'Users', permission: 'auth.user.read' },
+  { to: '/people/sessions', label: 'Sessions', permission: 'auth.session.list' },
+  { to: '/people/oidc-providers', label: 'OIDC providers', permission: 'auth.oidc.list' },
+  { to: '/people/group-mappings', label: 'Group mappings', permission: 'auth.oidc.list' },
+  { to: '/people/breakglass', label: 'Break-glass credentials', permission: 'auth.breakglass.admin' },
 ];
 
 export function Shell() {
