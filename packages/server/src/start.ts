@@ -65,6 +65,8 @@ export interface RunningServer {
  * to scan and health-check servers on 127.0.0.1, and to tick faster.
  */
 export interface StartOptions {
+  /** Test rigs only: the CA bundle (PEM) the OIDC relying party trusts for identity providers. */
+  oidc?: { ca?: string };
   /** The built web console's directory; default @certwright/web's dist/, null serves none. */
   webDir?: string | null;
   webhooks?: WebhookClientOptions;
@@ -99,7 +101,7 @@ export async function startServer(
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
-    oidc: { settings: config.oidc },
+    oidc: { settings: config.oidc, ...(options.oidc?.ca ? { ca: options.oidc.ca } : {}) },
     runtime: {
       trustedProxies: config.trustedProxies,
       demoSeeded: config.demo.seed,

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig, silentLogger } from '@certwright/core';
 import { staticResolver } from '@certwright/core/net';
 import { type RunningServer, startServer } from '@certwright/server';
+import Provider from 'oidc-provider';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, httpsCall } from '../../server/test/support/https.js';
@@ -26,6 +28,51 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+const CLIENT_ID = 'certwright-console';
+const CLIENT_SECRET = 'console-client-secret-0123456789abcdef';
+
+/** oidc-provider signing in `alice` (group pki-admins) without a login form, consent granted. */
+function startIdp(server: HttpsServer, issuer: string, rp: string): void {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'k1', use: 'sig', alg: 'RS256' };
+  const idp = new Provider(issuer, {
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: [`${rp}/auth/oidc/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    jwks: { keys: [jwk] },
+    conformIdTokenClaims: false,
+    claims: { openid: ['sub'], email: ['email'], profile: ['name'], groups: ['groups'] },
+    scopes: ['openid', 'email', 'profile', 'groups'],
+    features: { devInteractions: { enabled: false } },
+    pkce: { required: () => true },
+    cookies: { keys: ['idp-cookie-key-0123456789'] },
+    findAccount: async (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: async () => ({ sub: id, email: `${id}@example.test`, name: 'Alice Operator', groups: ['pki-admins'] }),
+    }),
+  } as never);
+  server.on('request', async (req, res) => {
+    if (req.url?.startsWith('/interaction/')) {
+      const details = await idp.interactionDetails(req, res);
+      if (details.prompt.name === 'login') {
+        await idp.interactionFinished(req, res, { login: { accountId: 'alice' } }, { mergeWithLastSubmission: false });
+        return;
+      }
+      const grant = new idp.Grant({ accountId: details.session!.accountId, clientId: CLIENT_ID });
+      grant.addOIDCScope('openid email profile groups');
+      await idp.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      return;
+    }
+    idp.callback()(req, res);
+  });
+}
 
 /** axe-core on the page as it is: no serious or critical violation. */
 async function accessible(page: Page, name: string) {
@@ -51,6 +98,8 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
   let receiverPort: number;
   const received: string[] = [];
   const cspViolations: string[] = [];
+  let idpServer: HttpsServer;
+  let idpIssuer: string;
 
   beforeAll(async () => {
     if (!existsSync(join(dist, 'index.html'))) {
@@ -78,11 +127,20 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       SVC_PORT: '0',
       SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'cw-web-')),
     });
+    // The test identity provider (oidc-provider) on its own loopback TLS port, same test CA.
+    idpServer = createHttpsServer({
+      cert: readFileSync(pki.issued.server!.cert),
+      key: readFileSync(pki.issued.server!.key),
+    });
+    await new Promise<void>((resolve) => idpServer.listen(0, '127.0.0.1', resolve));
+    idpIssuer = `https://127.0.0.1:${(idpServer.address() as AddressInfo).port}`;
     server = await startServer(config, silentLogger, {
+      oidc: { ca: ca.toString('utf8') },
       webDir: dist,
       webhooks: { loopback: 'when-listed', resolve: staticResolver({ 'receiver.test': '127.0.0.1' }) },
     });
     await server.ready;
+    startIdp(idpServer, idpIssuer, `https://127.0.0.1:${server.port}`);
     // Chromium trusts exactly the test server's key (its SPKI pin), nothing else.
     const spki = new X509Certificate(readFileSync(pki.issued.server!.cert)).publicKey.export({ type: 'spki', format: 'der' });
     const pin = createHash('sha256').update(spki).digest('base64');
@@ -103,6 +161,8 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+    idpServer?.closeAllConnections();
+    await new Promise<void>((resolve) => (idpServer ? idpServer.close(() => resolve()) : resolve()));
     receiver?.closeAllConnections();
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
   });
@@ -305,6 +365,67 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await accessible(page, 'dashboard-390');
 
     expect(cspViolations).toEqual([]);
+    await context.close();
+  });
+
+  it('signs in through the identity provider: a session with the operator role sees only what it may do', async () => {
+    const origin = `https://127.0.0.1:${server.port}`;
+    await api('POST', '/api/v1/auth/oidc/providers', {
+      id: 'corp',
+      name: 'Corp IdP',
+      issuer: idpIssuer,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+      scopes: ['openid', 'email', 'profile', 'groups'],
+      redirect_uri: `${origin}/auth/oidc/callback`,
+      post_login_url: '/',
+    });
+    await api('POST', '/api/v1/auth/oidc/group-mappings', { provider_id: 'corp', group: 'pki-admins', role: 'operator' });
+    const [first] = (await api('GET', '/api/v1/certificates?search=shop-frontend')).data;
+    const owner = await api('POST', '/api/v1/owners', { name: 'Second Owner', email: 'second@example.test' });
+    const second = await api('POST', '/api/v1/certificates', {
+      name: 'billing-api',
+      common_name: 'billing.example.test',
+      sans: ['billing.example.test'],
+      renewal_policy_id: first.renewal_policy_id,
+      issuer_id: first.issuer_id,
+      owner_id: owner.id,
+      team_id: first.team_id,
+      profile_id: first.profile_id,
+    });
+    if ((await api('GET', `/api/v1/certificates/${second.id}`)).status === 'Pending') {
+      await api('POST', `/api/v1/certificates/${second.id}/issue`, {});
+    }
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${origin}/login`);
+    await page.getByRole('link', { name: 'Sign in with Corp IdP' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByText('Alice Operator').waitFor();
+    expect((await context.cookies()).map((c) => c.name)).toEqual(expect.arrayContaining(['__Host-cw_session', '__Host-cw_csrf']));
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // The operator role holds no audit or webhook permission: those pages are not offered.
+    const nav = page.getByRole('navigation', { name: 'Primary' });
+    await nav.getByRole('link', { name: 'Certificates' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Audit trail' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Webhook security' }).count()).toBe(0);
+    await accessible(page, 'oidc-dashboard');
+
+    // Revoke is disabled with the reason; renew works through the cookie session (CSRF header).
+    await page.goto(`${origin}/certificates/${second.id}`);
+    const revoke = page.getByRole('button', { name: 'Revoke', exact: true });
+    await revoke.waitFor();
+    expect(await revoke.isDisabled()).toBe(true);
+    expect(await revoke.getAttribute('title')).toBe('You need the permission cert.revoke');
+    await page.getByRole('button', { name: 'Renew', exact: true }).click();
+    await page.getByRole('button', { name: 'Renew billing-api' }).click();
+    await page.getByText('Renewal started.').waitFor();
+    await accessible(page, 'oidc-certificate');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/login$/);
+    expect((await context.cookies()).filter((c) => c.name === '__Host-cw_session')).toEqual([]);
     await context.close();
   });
 });
