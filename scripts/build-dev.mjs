@@ -131,12 +131,17 @@ if (existsSync(join(webDir, 'vite.config.ts'))) {
   const digest = hash.digest('hex');
   const vite = join(webDir, 'node_modules', 'vite', 'bin', 'vite.js');
   if (!existsSync(vite)) {
-    say('build:dev: packages/web has no vite installed (pnpm install); the server starts without the web console');
+    say(
+      'build:dev: packages/web has no vite installed (pnpm install); the server starts without the web console',
+    );
   } else if (force || readStamp(webDir) !== digest) {
     const began = Date.now();
     await withLock(async () => {
       rmSync(join(webDir, 'dist', STAMP), { force: true });
-      execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: webDir, stdio: 'inherit' });
+      execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+        cwd: webDir,
+        stdio: 'inherit',
+      });
       writeFileSync(join(webDir, 'dist', STAMP), digest);
     });
     say(`build:dev: built packages/web in ${((Date.now() - began) / 1000).toFixed(1)} s`);

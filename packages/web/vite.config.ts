@@ -24,6 +24,8 @@ export default defineConfig({
     },
   },
   server: {
-    proxy: Object.fromEntries(proxied.map((path) => [path, { target: api, changeOrigin: false, secure: false }])),
+    proxy: Object.fromEntries(
+      proxied.map((path) => [path, { target: api, changeOrigin: false, secure: false }]),
+    ),
   },
 });

@@ -104,7 +104,8 @@ export function loadWebAssets(dir: string): WebAssets {
   if (!index) throw new Error(`${dir} holds no index.html`);
 
   const respond = (request: Request, asset: Asset, status = 200): Response => {
-    const gzip = asset.gzip && /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '') ? asset.gzip : undefined;
+    const gzip =
+      asset.gzip && /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '') ? asset.gzip : undefined;
     const body = gzip ?? asset.body;
     const headers = new Headers({
       ...SECURITY_HEADERS,
@@ -134,14 +135,21 @@ export function loadWebAssets(dir: string): WebAssets {
       if (!path.startsWith('/assets/') && !last.includes('.')) return respond(request, index);
       return new Response('not found', {
         status: 404,
-        headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+        headers: {
+          ...SECURITY_HEADERS,
+          'content-type': 'text/plain; charset=utf-8',
+          'cache-control': 'no-store',
+        },
       });
     },
   };
 }
 
 /** The console when it is built; a clear log line when it is not (the API is served either way). */
-export function openWebAssets(logger: Logger, dir: string | undefined = locateWebDist()): WebAssets | undefined {
+export function openWebAssets(
+  logger: Logger,
+  dir: string | undefined = locateWebDist(),
+): WebAssets | undefined {
   if (!dir) {
     logger.info(
       {},
@@ -154,7 +162,10 @@ export function openWebAssets(logger: Logger, dir: string | undefined = locateWe
     logger.info({ dir }, 'web console served at /');
     return web;
   } catch (error) {
-    logger.warn({ err: (error as Error).message }, 'web console could not be loaded: / is not served, the API is');
+    logger.warn(
+      { err: (error as Error).message },
+      'web console could not be loaded: / is not served, the API is',
+    );
     return undefined;
   }
 }

@@ -8,7 +8,10 @@ import { apiSegmentsOf, loadWebAssets, openWebAssets, WEB_CSP } from '../src/web
 function builtConsole(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cw-web-dist-'));
   mkdirSync(join(dir, 'assets'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><script type="module" src="/assets/app-1a2b.js"></script>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><script type="module" src="/assets/app-1a2b.js"></script>',
+  );
   writeFileSync(join(dir, 'assets', 'app-1a2b.js'), `console.log(${JSON.stringify('x'.repeat(4000))});`);
   writeFileSync(join(dir, '.dev-build-stamp'), 'secret-ish');
   return dir;
@@ -18,7 +21,15 @@ function recordingLogger(lines: string[]): Logger {
   const log = (_: unknown, message?: string) => {
     lines.push(message ?? '');
   };
-  const logger = { info: log, warn: log, error: log, debug: log, trace: log, fatal: log, child: () => logger };
+  const logger = {
+    info: log,
+    warn: log,
+    error: log,
+    debug: log,
+    trace: log,
+    fatal: log,
+    child: () => logger,
+  };
   return logger as unknown as Logger;
 }
 
@@ -47,7 +58,9 @@ describe('the web console assets the reference server serves', () => {
     expect(plain.headers.get('content-encoding')).toBeNull();
     const zipped = web.serve(get('/assets/app-1a2b.js', { headers: { 'accept-encoding': 'gzip, br' } }));
     expect(zipped.headers.get('content-encoding')).toBe('gzip');
-    expect(Number(zipped.headers.get('content-length'))).toBeLessThan(Number(plain.headers.get('content-length')));
+    expect(Number(zipped.headers.get('content-length'))).toBeLessThan(
+      Number(plain.headers.get('content-length')),
+    );
     expect(web.serve(get('/assets/other.js')).status).toBe(404);
     expect(web.serve(get('/.dev-build-stamp')).status).toBe(404);
     expect(web.serve(get('/favicon.ico')).status).toBe(404);
@@ -57,12 +70,23 @@ describe('the web console assets the reference server serves', () => {
   });
 
   it('leaves the API, protocol and probe paths and every non-GET method to the API', () => {
-    for (const path of ['/api/v1/certificates', '/auth/oidc/login', '/.well-known/est/cacerts', '/acme/directory', '/health', '/ready', '/metrics']) {
+    for (const path of [
+      '/api/v1/certificates',
+      '/auth/oidc/login',
+      '/.well-known/est/cacerts',
+      '/acme/directory',
+      '/health',
+      '/ready',
+      '/metrics',
+    ]) {
       expect(web.owns(get(path)), path).toBe(false);
     }
     expect(web.owns(get('/certificates'))).toBe(true);
     expect(web.owns(get('/', { method: 'POST' }))).toBe(false);
-    const segments = apiSegmentsOf({ routes: [{ path: '/custom/x' }], protocols: [{ prefix: '/mount/here' }] });
+    const segments = apiSegmentsOf({
+      routes: [{ path: '/custom/x' }],
+      protocols: [{ prefix: '/mount/here' }],
+    });
     expect(web.owns(get('/custom/x'), segments)).toBe(false);
     expect(web.owns(get('/mount/here/a'), segments)).toBe(false);
   });
@@ -71,7 +95,9 @@ describe('the web console assets the reference server serves', () => {
     const lines: string[] = [];
     // A directory that is not a built console: refused with a warning, the API still served.
     expect(openWebAssets(recordingLogger(lines), join(tmpdir(), 'no-such-console'))).toBeUndefined();
-    expect(lines).toEqual([expect.stringMatching(/^web console could not be loaded: \/ is not served, the API is$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^web console could not be loaded: \/ is not served, the API is$/),
+    ]);
     const none: string[] = [];
     // No directory at all: the not-built line.
     expect(openWebAssets(recordingLogger(none), '')).toBeUndefined();

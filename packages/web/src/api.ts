@@ -150,10 +150,12 @@ async function call<P extends keyof paths, M extends Method>(
 }
 
 export const api = {
-  get: <P extends PathsWith<'get'>>(path: P, options?: CallOptions<OpOf<P, 'get'>>) => call('get', path, options),
+  get: <P extends PathsWith<'get'>>(path: P, options?: CallOptions<OpOf<P, 'get'>>) =>
+    call('get', path, options),
   post: <P extends PathsWith<'post'>>(path: P, options?: CallOptions<OpOf<P, 'post'>>) =>
     call('post', path, options),
-  put: <P extends PathsWith<'put'>>(path: P, options?: CallOptions<OpOf<P, 'put'>>) => call('put', path, options),
+  put: <P extends PathsWith<'put'>>(path: P, options?: CallOptions<OpOf<P, 'put'>>) =>
+    call('put', path, options),
   patch: <P extends PathsWith<'patch'>>(path: P, options?: CallOptions<OpOf<P, 'patch'>>) =>
     call('patch', path, options),
   delete: <P extends PathsWith<'delete'>>(path: P, options?: CallOptions<OpOf<P, 'delete'>>) =>

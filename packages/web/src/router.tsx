@@ -45,7 +45,14 @@ export const CERT_STATUSES = [
   'Archived',
 ] as const;
 export type CertStatus = (typeof CERT_STATUSES)[number];
-export const CERT_SORTS = ['name', 'common_name', 'status', 'expires_at', 'created_at', 'updated_at'] as const;
+export const CERT_SORTS = [
+  'name',
+  'common_name',
+  'status',
+  'expires_at',
+  'created_at',
+  'updated_at',
+] as const;
 
 export interface InventorySearch {
   page?: number;
@@ -67,10 +74,16 @@ export function parseInventorySearch(search: Record<string, unknown>): Inventory
     const value = search[key];
     if (typeof value === 'string' && value.trim() !== '') out[key] = value.slice(0, 200);
   }
-  const statuses = (Array.isArray(search.status) ? search.status : typeof search.status === 'string' ? search.status.split(',') : [])
-    .filter((s): s is CertStatus => (CERT_STATUSES as readonly unknown[]).includes(s));
+  const statuses = (
+    Array.isArray(search.status)
+      ? search.status
+      : typeof search.status === 'string'
+        ? search.status.split(',')
+        : []
+  ).filter((s): s is CertStatus => (CERT_STATUSES as readonly unknown[]).includes(s));
   if (statuses.length > 0) out.status = [...new Set(statuses)];
-  if ((CERT_SORTS as readonly unknown[]).includes(search.sort)) out.sort = search.sort as InventorySearch['sort'];
+  if ((CERT_SORTS as readonly unknown[]).includes(search.sort))
+    out.sort = search.sort as InventorySearch['sort'];
   if (search.order === 'asc' || search.order === 'desc') out.order = search.order;
   return out;
 }

@@ -7,11 +7,19 @@ export const TEMPLATE_VARIABLES: readonly { name: string; help: string; sample: 
   { name: 'ResourceID', help: "the certificate's id", sample: 'crt-42' },
   { name: 'Node', help: 'host name of the sending instance', sample: 'cw-1' },
   { name: 'Instance', help: "the instance's URL", sample: 'https://certwright.example' },
-  { name: 'Message', help: "the notification's subject", sample: 'Certificate shop-frontend expires in 5 day(s)' },
+  {
+    name: 'Message',
+    help: "the notification's subject",
+    sample: 'Certificate shop-frontend expires in 5 day(s)',
+  },
   { name: 'Value', help: 'days left until expiry', sample: 5 },
   { name: 'Threshold', help: 'the alert threshold (days) crossed', sample: 7 },
   { name: 'Duration', help: 'time since the event was raised', sample: '2h30m0s' },
-  { name: 'Timestamp', help: 'when this delivery attempt is made (RFC 3339)', sample: '2026-01-01T10:00:00Z' },
+  {
+    name: 'Timestamp',
+    help: 'when this delivery attempt is made (RFC 3339)',
+    sample: '2026-01-01T10:00:00Z',
+  },
   { name: 'StartTime', help: 'when the event was raised (RFC 3339)', sample: '2026-01-01T07:30:00Z' },
 ];
 

@@ -27,7 +27,8 @@ const SECRET = 'web-console-test-secret-0123456789abcdef';
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install chromium)`);
+if (!haveChromium)
+  console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install chromium)`);
 
 const CLIENT_ID = 'certwright-console';
 const CLIENT_SECRET = 'console-client-secret-0123456789abcdef';
@@ -35,7 +36,12 @@ const CLIENT_SECRET = 'console-client-secret-0123456789abcdef';
 /** oidc-provider signing in `alice` (group pki-admins) without a login form, consent granted. */
 function startIdp(server: HttpsServer, issuer: string, rp: string): void {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'k1', use: 'sig', alg: 'RS256' };
+  const jwk = {
+    ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>),
+    kid: 'k1',
+    use: 'sig',
+    alg: 'RS256',
+  };
   const idp = new Provider(issuer, {
     clients: [
       {
@@ -55,19 +61,34 @@ function startIdp(server: HttpsServer, issuer: string, rp: string): void {
     cookies: { keys: ['idp-cookie-key-0123456789'] },
     findAccount: async (_ctx: unknown, id: string) => ({
       accountId: id,
-      claims: async () => ({ sub: id, email: `${id}@example.test`, name: 'Alice Operator', groups: ['pki-admins'] }),
+      claims: async () => ({
+        sub: id,
+        email: `${id}@example.test`,
+        name: 'Alice Operator',
+        groups: ['pki-admins'],
+      }),
     }),
   } as never);
   server.on('request', async (req, res) => {
     if (req.url?.startsWith('/interaction/')) {
       const details = await idp.interactionDetails(req, res);
       if (details.prompt.name === 'login') {
-        await idp.interactionFinished(req, res, { login: { accountId: 'alice' } }, { mergeWithLastSubmission: false });
+        await idp.interactionFinished(
+          req,
+          res,
+          { login: { accountId: 'alice' } },
+          { mergeWithLastSubmission: false },
+        );
         return;
       }
       const grant = new idp.Grant({ accountId: details.session!.accountId, clientId: CLIENT_ID });
       grant.addOIDCScope('openid email profile groups');
-      await idp.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+      await idp.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: await grant.save() } },
+        { mergeWithLastSubmission: true },
+      );
       return;
     }
     idp.callback()(req, res);
@@ -80,7 +101,15 @@ async function accessible(page: Page, name: string) {
   // Evaluated through the DevTools protocol from the installed file, not as an inline script tag.
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (o: unknown) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run: (o: unknown) => Promise<{
+            violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[];
+          }>;
+        };
+      }
+    ).axe;
     const result = await axe.run({ resultTypes: ['violations'] });
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
@@ -103,10 +132,14 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
 
   beforeAll(async () => {
     if (!existsSync(join(dist, 'index.html'))) {
-      execFileSync(process.execPath, [join(webDir, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], {
-        cwd: webDir,
-        stdio: 'inherit',
-      });
+      execFileSync(
+        process.execPath,
+        [join(webDir, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
+        {
+          cwd: webDir,
+          stdio: 'inherit',
+        },
+      );
     }
     mkdirSync(shots, { recursive: true });
     receiver = http.createServer((req, res) => {
@@ -142,7 +175,10 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await server.ready;
     startIdp(idpServer, idpIssuer, `https://127.0.0.1:${server.port}`);
     // Chromium trusts exactly the test server's key (its SPKI pin), nothing else.
-    const spki = new X509Certificate(readFileSync(pki.issued.server!.cert)).publicKey.export({ type: 'spki', format: 'der' });
+    const spki = new X509Certificate(readFileSync(pki.issued.server!.cert)).publicKey.export({
+      type: 'spki',
+      format: 'der',
+    });
     const pin = createHash('sha256').update(spki).digest('base64');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -201,7 +237,10 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     const team = await api('POST', '/api/v1/teams', { name: 'Web Team' });
     const issuer = await api('POST', '/api/v1/issuers', { name: 'Web Local CA', type: 'Local' });
     const profile = await api('POST', '/api/v1/profiles', { name: 'thirty days', max_validity_days: 30 });
-    const policy = await api('POST', '/api/v1/renewal-policies', { name: 'web policy', renewal_window_days: 7 });
+    const policy = await api('POST', '/api/v1/renewal-policies', {
+      name: 'web policy',
+      renewal_window_days: 7,
+    });
     const cert = await api('POST', '/api/v1/certificates', {
       name: 'shop-frontend',
       common_name: 'shop.example.test',
@@ -213,7 +252,10 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       profile_id: profile.id,
     });
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      acceptDownloads: true,
+    });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text());
@@ -241,7 +283,9 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       await page.getByRole('button', { name: 'Issue shop-frontend' }).click();
     }
     await page.getByRole('button', { name: 'Renew', exact: true }).waitFor();
-    await expect.poll(async () => (await api('GET', `/api/v1/certificates/${cert.id}`)).status).toBe('Active');
+    await expect
+      .poll(async () => (await api('GET', `/api/v1/certificates/${cert.id}`)).status)
+      .toBe('Active');
 
     // The dashboard's chart counts it within the next 90 days.
     await page.goto(`${origin}/`);
@@ -249,10 +293,11 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await chart.waitFor();
     await expect
       .poll(async () =>
-        (await page.locator('svg g[data-count]').evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-count'))))).reduce(
-          (a, b) => a + b,
-          0,
-        ),
+        (
+          await page
+            .locator('svg g[data-count]')
+            .evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-count'))))
+        ).reduce((a, b) => a + b, 0),
       )
       .toBe(1);
     await page.getByRole('link', { name: 'shop-frontend' }).waitFor();
@@ -284,7 +329,9 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByLabel(/Allowed private ranges/).fill(`127.0.0.1, 10.20.0.0/16`);
     await page.getByRole('button', { name: 'Save allowlist' }).click();
     await page.getByText('Saved.').waitFor();
-    expect((await api('GET', '/api/system/settings/webhook-security')).allowed_private_ranges).toMatch(/10\.20\.0\.0\/16/);
+    expect((await api('GET', '/api/system/settings/webhook-security')).allowed_private_ranges).toMatch(
+      /10\.20\.0\.0\/16/,
+    );
     await accessible(page, 'webhook-security');
 
     // Alerts → Notifications: a webhook to the local receiver, previewed, saved (secret masked), tested.
@@ -293,12 +340,18 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     const form = page.locator('form');
     await form.getByLabel('Name', { exact: true }).fill('ops chat');
     await form.getByLabel('Kind', { exact: true }).selectOption('generic');
-    await form.getByLabel('URL', { exact: true }).fill(`http://receiver.test:${receiverPort}/hook/{{.ResourceName}}`);
+    await form
+      .getByLabel('URL', { exact: true })
+      .fill(`http://receiver.test:${receiverPort}/hook/{{.ResourceName}}`);
     await form.getByLabel('Revocation').check();
-    await form.getByLabel('Template', { exact: true }).fill('{"text": {{.Message | json}}, "level": "{{.Level}}", "n": {{len .Type}}}');
+    await form
+      .getByLabel('Template', { exact: true })
+      .fill('{"text": {{.Message | json}}, "level": "{{.Level}}", "n": {{len .Type}}}');
     await expect
       .poll(() => page.getByTestId('template-preview').textContent())
-      .toBe('{"text": "Certificate shop-frontend expires in 5 day(s)", "level": "warning", "n": {{len .Type}}}');
+      .toBe(
+        '{"text": "Certificate shop-frontend expires in 5 day(s)", "level": "warning", "n": {{len .Type}}}',
+      );
     await form.getByRole('button', { name: 'Add header' }).click();
     await form.getByLabel('Header name 1').fill('Authorization');
     await form.getByLabel('Header value 1').fill('Bearer receiver-token-7f3a');
@@ -322,9 +375,14 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       page.waitForEvent('download'),
       page.getByRole('button', { name: /Export/ }).click(),
     ]);
-    const lines = readFileSync((await file.path()) as string, 'utf8').trim().split('\n');
+    const lines = readFileSync((await file.path()) as string, 'utf8')
+      .trim()
+      .split('\n');
     const actions = lines.map((line) => String(JSON.parse(line).action));
-    expect(actions.some((action) => /revok/i.test(action)), actions.join(', ')).toBe(true);
+    expect(
+      actions.some((action) => /revok/i.test(action)),
+      actions.join(', '),
+    ).toBe(true);
 
     // Every other page: it loads its list (no error), is screenshotted and passes axe.
     const lists: [string, string][] = [
@@ -380,7 +438,11 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       redirect_uri: `${origin}/auth/oidc/callback`,
       post_login_url: '/',
     });
-    await api('POST', '/api/v1/auth/oidc/group-mappings', { provider_id: 'corp', group: 'pki-admins', role: 'operator' });
+    await api('POST', '/api/v1/auth/oidc/group-mappings', {
+      provider_id: 'corp',
+      group: 'pki-admins',
+      role: 'operator',
+    });
     const [first] = (await api('GET', '/api/v1/certificates?search=shop-frontend')).data;
     const owner = await api('POST', '/api/v1/owners', { name: 'Second Owner', email: 'second@example.test' });
     const second = await api('POST', '/api/v1/certificates', {
@@ -403,7 +465,9 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByRole('link', { name: 'Sign in with Corp IdP' }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     await page.getByText('Alice Operator').waitFor();
-    expect((await context.cookies()).map((c) => c.name)).toEqual(expect.arrayContaining(['__Host-cw_session', '__Host-cw_csrf']));
+    expect((await context.cookies()).map((c) => c.name)).toEqual(
+      expect.arrayContaining(['__Host-cw_session', '__Host-cw_csrf']),
+    );
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     // The operator role holds no audit or webhook permission: those pages are not offered.
     const nav = page.getByRole('navigation', { name: 'Primary' });

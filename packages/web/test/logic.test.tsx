@@ -33,6 +33,7 @@ describe('API calls in the browser', () => {
   it('sends the CSRF cookie as X-CSRF-Token on state-changing cookie calls only', () => {
     expect(csrfToken('a=1; __Host-cw_csrf=tok%2Fen; b=2')).toBe('tok/en');
     expect(csrfToken('a=1')).toBeNull();
+    // biome-ignore lint/suspicious/noDocumentCookie: the console reads this cookie exactly so; the test sets it the same way
     document.cookie = '__Host-cw_csrf=abc';
     const token = csrfToken();
     // happy-dom may refuse a __Host- cookie on its http origin; the header follows the cookie.
@@ -43,14 +44,22 @@ describe('API calls in the browser', () => {
   it('encodes path parameters and comma-joins array queries', () => {
     expect(fillPath('/api/v1/certificates/{id}', { id: 'a/b c' })).toBe('/api/v1/certificates/a%2Fb%20c');
     expect(() => fillPath('/x/{id}', {})).toThrow(/missing path parameter id/);
-    expect(queryString({ status: ['Active', 'Expired'], search: '', page: 2 })).toBe('?status=Active%2CExpired&page=2');
+    expect(queryString({ status: ['Active', 'Expired'], search: '', page: 2 })).toBe(
+      '?status=Active%2CExpired&page=2',
+    );
   });
 });
 
 describe('inventory filters from the URL', () => {
   it('keeps only known keys and values', () => {
     expect(
-      parseInventorySearch({ status: ['Active', 'Bogus', 'Active'], sort: 'expires_at', order: 'up', page: '3', x: 'y' }),
+      parseInventorySearch({
+        status: ['Active', 'Bogus', 'Active'],
+        sort: 'expires_at',
+        order: 'up',
+        page: '3',
+        x: 'y',
+      }),
     ).toEqual({ status: ['Active'], sort: 'expires_at', page: 3 });
     expect(parseInventorySearch({ status: 'Expired,Revoked', page: '0', search: '  ' })).toEqual({
       status: ['Expired', 'Revoked'],
@@ -62,7 +71,13 @@ describe('the expiry chart', () => {
   const now = new Date('2026-01-01T00:00:00Z');
   it('buckets expiries into weeks of the next 90 days and leaves out the rest', () => {
     const bins = expiryBuckets(
-      ['2026-01-02T00:00:00Z', '2026-01-03T00:00:00Z', '2026-02-01T00:00:00Z', '2026-06-01T00:00:00Z', '2025-12-01T00:00:00Z'],
+      [
+        '2026-01-02T00:00:00Z',
+        '2026-01-03T00:00:00Z',
+        '2026-02-01T00:00:00Z',
+        '2026-06-01T00:00:00Z',
+        '2025-12-01T00:00:00Z',
+      ],
       now,
     );
     expect(bins).toHaveLength(13);
@@ -84,7 +99,11 @@ describe('the expiry chart', () => {
 describe('problem details', () => {
   it('shows title, status, detail and request id of an API problem', () => {
     const host = render(
-      <ErrorBox error={new ApiError({ status: 409, title: 'Conflict', detail: 'the name is taken', request_id: 'r-1' })} />,
+      <ErrorBox
+        error={
+          new ApiError({ status: 409, title: 'Conflict', detail: 'the name is taken', request_id: 'r-1' })
+        }
+      />,
     );
     expect(host.textContent).toContain('Conflict (409)');
     expect(host.textContent).toContain('the name is taken');

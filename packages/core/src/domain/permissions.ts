@@ -59,7 +59,7 @@ export const PERMISSIONS = {
   'admin.scep.read': 'SCEP profile snapshots and device-management statistics',
   'admin.scep.reload': 'reload SCEP device-management trust anchors',
 
-  'auth.self.read': 'read who you are signed in as and what you may do (the web console asks this first)',
+  'auth.self.read': 'read who you are and which permissions you hold (the web console asks first)',
   'auth.session.list': 'list your own sessions',
   'auth.session.list.all': "list every user's sessions",
   'auth.session.revoke': 'revoke sessions',

@@ -33,7 +33,13 @@ export function ErrorBox({ error }: { error: unknown }) {
   );
 }
 
-export function DateTime({ value, withTime = true }: { value: string | null | undefined; withTime?: boolean }) {
+export function DateTime({
+  value,
+  withTime = true,
+}: {
+  value: string | null | undefined;
+  withTime?: boolean;
+}) {
   if (!value) return <span className="muted">—</span>;
   return (
     <time dateTime={value} title={exactDate(value)}>
@@ -46,7 +52,15 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ReactNode;
+  actions?: ReactNode;
+}) {
   const id = useId();
   return (
     <section className="card" aria-labelledby={id}>

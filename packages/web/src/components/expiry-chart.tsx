@@ -73,9 +73,7 @@ export function ExpiryChart({ bins }: { bins: { start: Date; end: Date; count: n
           );
         })}
       </svg>
-      <figcaption className="muted">
-        {total} expiring within 90 days · bars are weeks from today
-      </figcaption>
+      <figcaption className="muted">{total} expiring within 90 days · bars are weeks from today</figcaption>
     </figure>
   );
 }

@@ -50,7 +50,13 @@ export function ResourceList<T>({
       {list.isError ? <ErrorBox error={list.error} /> : null}
       {list.data ? (
         <>
-          <DataTable caption={title} columns={columns} rows={list.data.data} rowKey={rowKey} {...(empty ? { empty } : {})} />
+          <DataTable
+            caption={title}
+            columns={columns}
+            rows={list.data.data}
+            rowKey={rowKey}
+            {...(empty ? { empty } : {})}
+          />
           {list.data.total !== undefined && list.data.total > perPage ? (
             <Pager page={page} perPage={perPage} total={list.data.total} onPage={setPage} />
           ) : null}

@@ -43,7 +43,9 @@ export function DataTable<T>({
                     <button
                       type="button"
                       className="sort"
-                      onClick={() => onSort(column.sort as string, active && order === 'asc' ? 'desc' : 'asc')}
+                      onClick={() =>
+                        onSort(column.sort as string, active && order === 'asc' ? 'desc' : 'asc')
+                      }
                     >
                       {column.header}
                       <span aria-hidden="true">{active ? (order === 'desc' ? ' ▼' : ' ▲') : ''}</span>

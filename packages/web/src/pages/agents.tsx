@@ -15,10 +15,22 @@ export default function Agents() {
       columns={[
         { key: 'name', header: 'Name', render: (a) => a.name },
         { key: 'status', header: 'Status', render: (a) => <StatusBadge status={a.status} /> },
-        { key: 'host', header: 'Host', render: (a) => `${a.hostname}${a.ip_address ? ` (${a.ip_address})` : ''}` },
+        {
+          key: 'host',
+          header: 'Host',
+          render: (a) => `${a.hostname}${a.ip_address ? ` (${a.ip_address})` : ''}`,
+        },
         { key: 'version', header: 'Version', render: (a) => a.version ?? '—' },
-        { key: 'seen', header: 'Last heartbeat', render: (a) => <DateTime value={iso(a.last_heartbeat_at)} /> },
-        { key: 'retired', header: 'Retired', render: (a) => (a.retired_at ? <DateTime value={iso(a.retired_at)} /> : '—') },
+        {
+          key: 'seen',
+          header: 'Last heartbeat',
+          render: (a) => <DateTime value={iso(a.last_heartbeat_at)} />,
+        },
+        {
+          key: 'retired',
+          header: 'Retired',
+          render: (a) => (a.retired_at ? <DateTime value={iso(a.retired_at)} /> : '—'),
+        },
       ]}
     />
   );

@@ -7,7 +7,10 @@ type Row = Response200<'/api/v1/auth/breakglass/credentials'>['data'][number];
 
 /** Break-glass credentials, when the server has the feature on (docs/auth/breakglass.md). */
 export default function Breakglass() {
-  const options = useQuery({ queryKey: ['auth', 'sign-in-options'], queryFn: () => api.get('/api/v1/auth/sign-in-options') });
+  const options = useQuery({
+    queryKey: ['auth', 'sign-in-options'],
+    queryFn: () => api.get('/api/v1/auth/sign-in-options'),
+  });
   if (options.isPending) return <Loading />;
   if (options.isError) return <ErrorBox error={options.error} />;
   if (!options.data.breakglass) {

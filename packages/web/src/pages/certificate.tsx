@@ -3,12 +3,22 @@ import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, type Paths } from '../api';
 import { usePermission } from '../auth';
-import { ActionButton, ConfirmDialog, DateTime, ErrorBox, Loading, Section, StatusBadge } from '../components/common';
+import {
+  ActionButton,
+  ConfirmDialog,
+  DateTime,
+  ErrorBox,
+  Loading,
+  Section,
+  StatusBadge,
+} from '../components/common';
 import { DataTable } from '../components/table';
 import { download } from '../download';
 
 type RevokeReason = NonNullable<
-  NonNullable<Paths['/api/v1/certificates/{id}/revoke']['post']['requestBody']>['content']['application/json']['reason']
+  NonNullable<
+    Paths['/api/v1/certificates/{id}/revoke']['post']['requestBody']
+  >['content']['application/json']['reason']
 >;
 const REASONS: RevokeReason[] = [
   'unspecified',
@@ -34,7 +44,10 @@ export default function Certificate() {
   const [reason, setReason] = useState<RevokeReason>('unspecified');
   const [done, setDone] = useState<string | null>(null);
 
-  const cert = useQuery({ queryKey: ['certificate', id], queryFn: () => api.get('/api/v1/certificates/{id}', { params: { id } }) });
+  const cert = useQuery({
+    queryKey: ['certificate', id],
+    queryFn: () => api.get('/api/v1/certificates/{id}', { params: { id } }),
+  });
   const versions = useQuery({
     queryKey: ['certificate', id, 'versions'],
     queryFn: () => api.get('/api/v1/certificates/{id}/versions', { params: { id }, query: { per_page: 50 } }),
@@ -55,13 +68,21 @@ export default function Certificate() {
 
   const act = useMutation({
     mutationFn: async (action: Exclude<Pending, null>) => {
-      if (action === 'revoke') return api.post('/api/v1/certificates/{id}/revoke', { params: { id }, body: { reason } });
-      if (action === 'renew') return api.post('/api/v1/certificates/{id}/renew', { params: { id }, body: {} });
+      if (action === 'revoke')
+        return api.post('/api/v1/certificates/{id}/revoke', { params: { id }, body: { reason } });
+      if (action === 'renew')
+        return api.post('/api/v1/certificates/{id}/renew', { params: { id }, body: {} });
       return api.post('/api/v1/certificates/{id}/issue', { params: { id }, body: {} });
     },
     onSuccess: async (_, action) => {
       setPending(null);
-      setDone(action === 'revoke' ? 'Certificate revoked.' : action === 'renew' ? 'Renewal started.' : 'Certificate issued.');
+      setDone(
+        action === 'revoke'
+          ? 'Certificate revoked.'
+          : action === 'renew'
+            ? 'Renewal started.'
+            : 'Certificate issued.',
+      );
       await client.invalidateQueries({ queryKey: ['certificate', id] });
       await client.invalidateQueries({ queryKey: ['certificates'] });
       await client.invalidateQueries({ queryKey: ['dashboard'] });
@@ -89,7 +110,7 @@ export default function Certificate() {
         </p>
       ) : null}
       {act.isError ? <ErrorBox error={act.error} /> : null}
-      <div className="actions" role="group" aria-label="Certificate actions">
+      <div className="actions">
         {!issued ? (
           <ActionButton {...write} className="button primary" onClick={() => setPending('issue')}>
             Issue
@@ -99,13 +120,20 @@ export default function Certificate() {
             Renew
           </ActionButton>
         )}
-        <ActionButton {...revokePerm} className="button danger" onClick={() => setPending('revoke')} disabled={!issued || revoked}>
+        <ActionButton
+          {...revokePerm}
+          className="button danger"
+          onClick={() => setPending('revoke')}
+          disabled={!issued || revoked}
+        >
           Revoke
         </ActionButton>
         <ActionButton
           {...exportPerm}
           disabled={!issued}
-          onClick={() => void download(`/api/v1/certificates/${encodeURIComponent(id)}/export?format=pem`, `${c.name}.pem`)}
+          onClick={() =>
+            void download(`/api/v1/certificates/${encodeURIComponent(id)}/export?format=pem`, `${c.name}.pem`)
+          }
         >
           Export PEM
         </ActionButton>
@@ -121,8 +149,9 @@ export default function Certificate() {
         onConfirm={() => act.mutate('revoke')}
       >
         <p>
-          The current version{current ? ` (serial ${current.serial_number})` : ''} of <strong>{c.common_name}</strong> will be
-          revoked and published in the CRL and OCSP. This cannot be undone.
+          The current version{current ? ` (serial ${current.serial_number})` : ''} of{' '}
+          <strong>{c.common_name}</strong> will be revoked and published in the CRL and OCSP. This cannot be
+          undone.
         </p>
         <label className="form">
           Reason
@@ -144,8 +173,8 @@ export default function Certificate() {
         onConfirm={() => act.mutate('renew')}
       >
         <p>
-          A new version of <strong>{c.common_name}</strong> will be issued by its issuer; the current one stays valid until it
-          expires.
+          A new version of <strong>{c.common_name}</strong> will be issued by its issuer; the current one
+          stays valid until it expires.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -157,8 +186,8 @@ export default function Certificate() {
         onConfirm={() => act.mutate('issue')}
       >
         <p>
-          A first version of <strong>{c.common_name}</strong> ({c.sans.join(', ') || 'no SANs'}) will be issued with a key
-          generated on the server.
+          A first version of <strong>{c.common_name}</strong> ({c.sans.join(', ') || 'no SANs'}) will be
+          issued with a key generated on the server.
         </p>
       </ConfirmDialog>
 
@@ -197,7 +226,8 @@ export default function Certificate() {
               <ul className="plain">
                 {violations.data.data.map((v) => (
                   <li key={v.id}>
-                    <StatusBadge status={v.severity} /> {v.message} <span className="muted">({v.rule_type})</span>
+                    <StatusBadge status={v.severity} /> {v.message}{' '}
+                    <span className="muted">({v.rule_type})</span>
                   </li>
                 ))}
               </ul>
@@ -218,11 +248,22 @@ export default function Certificate() {
               { key: 'serial', header: 'Serial', render: (v) => <code>{v.serial_number}</code> },
               { key: 'from', header: 'Valid from', render: (v) => <DateTime value={v.not_before} /> },
               { key: 'to', header: 'Valid until', render: (v) => <DateTime value={v.not_after} /> },
-              { key: 'key', header: 'Key', render: (v) => `${v.key_algorithm}${v.key_size ? ` ${v.key_size}` : ''}` },
+              {
+                key: 'key',
+                header: 'Key',
+                render: (v) => `${v.key_algorithm}${v.key_size ? ` ${v.key_size}` : ''}`,
+              },
               {
                 key: 'revoked',
                 header: 'Revoked',
-                render: (v) => (v.revoked_at ? <><DateTime value={v.revoked_at} /> ({v.revocation_reason})</> : '—'),
+                render: (v) =>
+                  v.revoked_at ? (
+                    <>
+                      <DateTime value={v.revoked_at} /> ({v.revocation_reason})
+                    </>
+                  ) : (
+                    '—'
+                  ),
               },
             ]}
           />

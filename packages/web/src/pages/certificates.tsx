@@ -70,7 +70,11 @@ export default function Certificates() {
           Status
           <select
             value={status}
-            onChange={(e) => void update({ status: e.target.value ? [e.target.value as (typeof CERT_STATUSES)[number]] : undefined })}
+            onChange={(e) =>
+              void update({
+                status: e.target.value ? [e.target.value as (typeof CERT_STATUSES)[number]] : undefined,
+              })
+            }
           >
             <option value="">Any</option>
             {CERT_STATUSES.map((s) => (
@@ -119,7 +123,9 @@ export default function Certificates() {
             page={page}
             perPage={PER_PAGE}
             total={list.data.total}
-            onPage={(p) => void navigate({ search: (prev: InventorySearch) => ({ ...prev, page: p > 1 ? p : undefined }) })}
+            onPage={(p) =>
+              void navigate({ search: (prev: InventorySearch) => ({ ...prev, page: p > 1 ? p : undefined }) })
+            }
           />
         </>
       ) : null}

@@ -8,7 +8,13 @@ import { ExpiryChart } from '../components/expiry-chart';
 import { daysUntil, expiryBuckets } from '../format';
 import { CERT_STATUSES } from '../router';
 
-function Query<T>({ query, children }: { query: { isPending: boolean; isError: boolean; error: unknown; data?: T }; children: (data: T) => React.ReactNode }) {
+function Query<T>({
+  query,
+  children,
+}: {
+  query: { isPending: boolean; isError: boolean; error: unknown; data?: T };
+  children: (data: T) => React.ReactNode;
+}) {
   if (query.isPending) return <Loading />;
   if (query.isError) return <ErrorBox error={query.error} />;
   return <>{children(query.data as T)}</>;
@@ -91,7 +97,14 @@ export default function Dashboard() {
         </Section>
         <Section title="Expiry timeline (next 90 days)">
           <Query query={expiring}>
-            {(page) => <ExpiryChart bins={expiryBuckets(page.data.map((c) => c.expires_at ?? ''), now)} />}
+            {(page) => (
+              <ExpiryChart
+                bins={expiryBuckets(
+                  page.data.map((c) => c.expires_at ?? ''),
+                  now,
+                )}
+              />
+            )}
           </Query>
         </Section>
         <Section title="Expiring soon">
@@ -107,7 +120,8 @@ export default function Dashboard() {
                         {cert.name}
                       </Link>{' '}
                       <span className="muted">
-                        in {daysUntil(cert.expires_at ?? now, now)} days (<DateTime value={cert.expires_at} withTime={false} />)
+                        in {daysUntil(cert.expires_at ?? now, now)} days (
+                        <DateTime value={cert.expires_at} withTime={false} />)
                       </span>
                     </li>
                   ))}

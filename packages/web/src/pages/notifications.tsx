@@ -25,7 +25,9 @@ export default function Notifications() {
         title="Notifications"
         queryKey={['notifications', status]}
         load={(page, per_page) =>
-          api.get('/api/v1/notifications', { query: { page, per_page, ...(status ? { status: [status] } : {}) } })
+          api.get('/api/v1/notifications', {
+            query: { page, per_page, ...(status ? { status: [status] } : {}) },
+          })
         }
         toolbar={
           <label>
@@ -54,7 +56,11 @@ export default function Notifications() {
             header: 'Actions',
             render: (n) =>
               n.status === 'dead' || n.status === 'failed' ? (
-                <ActionButton {...write} onClick={() => requeue.mutate(n.id)} aria-label={`Requeue ${n.subject}`}>
+                <ActionButton
+                  {...write}
+                  onClick={() => requeue.mutate(n.id)}
+                  aria-label={`Requeue ${n.subject}`}
+                >
                   Requeue
                 </ActionButton>
               ) : null,

@@ -15,7 +15,11 @@ export default function OidcProviders() {
         { key: 'name', header: 'Name', render: (r) => r.name },
         { key: 'issuer', header: 'Issuer', render: (r) => <code>{r.issuer}</code> },
         { key: 'client', header: 'Client id', render: (r) => r.client_id },
-        { key: 'secret', header: 'Client secret', render: (r) => (r.client_secret_set ? 'set (write-only)' : 'none') },
+        {
+          key: 'secret',
+          header: 'Client secret',
+          render: (r) => (r.client_secret_set ? 'set (write-only)' : 'none'),
+        },
         { key: 'enabled', header: 'Enabled', render: (r) => (r.enabled ? 'yes' : 'no') },
         { key: 'updated', header: 'Updated', render: (r) => <DateTime value={r.updated_at} /> },
       ]}

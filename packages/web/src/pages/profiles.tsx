@@ -14,7 +14,11 @@ export default function Profiles() {
       columns={[
         { key: 'name', header: 'Name', render: (r) => r.name },
         { key: 'validity', header: 'Max validity (days)', render: (r) => r.max_validity_days ?? '—' },
-        { key: 'keys', header: 'Key algorithms', render: (r) => r.allowed_key_algorithms?.join(', ') || 'any' },
+        {
+          key: 'keys',
+          header: 'Key algorithms',
+          render: (r) => r.allowed_key_algorithms?.join(', ') || 'any',
+        },
         { key: 'desc', header: 'Description', render: (r) => r.description ?? '—' },
         { key: 'updated', header: 'Updated', render: (r) => <DateTime value={r.updated_at} /> },
       ]}

@@ -14,7 +14,11 @@ export default function RenewalPolicies() {
       columns={[
         { key: 'name', header: 'Name', render: (r) => r.name },
         { key: 'window', header: 'Renewal window (days)', render: (r) => r.renewal_window_days },
-        { key: 'alerts', header: 'Alert thresholds (days)', render: (r) => r.alert_thresholds_days.join(', ') || '—' },
+        {
+          key: 'alerts',
+          header: 'Alert thresholds (days)',
+          render: (r) => r.alert_thresholds_days.join(', ') || '—',
+        },
         { key: 'retries', header: 'Max retries', render: (r) => r.max_retries },
         { key: 'updated', header: 'Updated', render: (r) => <DateTime value={r.updated_at} /> },
       ]}

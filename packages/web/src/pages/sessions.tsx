@@ -23,7 +23,9 @@ export default function Sessions() {
         intro={all ? "Every user's sessions in your tenant." : 'Your sessions.'}
         queryKey={['sessions', all]}
         load={(page, per_page) =>
-          api.get('/api/v1/auth/sessions', { query: { page, per_page, ...(all ? { all: 'true' as const } : {}) } })
+          api.get('/api/v1/auth/sessions', {
+            query: { page, per_page, ...(all ? { all: 'true' as const } : {}) },
+          })
         }
         rowKey={(s) => s.id}
         empty="No sessions (API-key callers have none)."
@@ -38,7 +40,12 @@ export default function Sessions() {
             header: 'Actions',
             render: (s) =>
               s.current ? null : (
-                <ActionButton {...revokePerm} className="button danger" onClick={() => revoke.mutate(s.id)} aria-label={`Revoke session ${s.id}`}>
+                <ActionButton
+                  {...revokePerm}
+                  className="button danger"
+                  onClick={() => revoke.mutate(s.id)}
+                  aria-label={`Revoke session ${s.id}`}
+                >
                   Revoke
                 </ActionButton>
               ),

@@ -73,7 +73,9 @@ export default function SignIn() {
       {search.error ? (
         <div className="error" role="alert">
           <strong>Sign-in failed</strong>
-          <p>{(search.reason && OIDC_REASONS[search.reason]) ?? `reason: ${search.reason ?? search.error}`}</p>
+          <p>
+            {(search.reason && OIDC_REASONS[search.reason]) ?? `reason: ${search.reason ?? search.error}`}
+          </p>
         </div>
       ) : null}
       {failure ? <ErrorBox error={failure} /> : null}
@@ -85,7 +87,10 @@ export default function SignIn() {
           <ul className="providers">
             {options.data.providers.map((provider) => (
               <li key={provider.id}>
-                <a className="button primary" href={`/auth/oidc/login?provider=${encodeURIComponent(provider.id)}`}>
+                <a
+                  className="button primary"
+                  href={`/auth/oidc/login?provider=${encodeURIComponent(provider.id)}`}
+                >
                   Sign in with {provider.name}
                 </a>
               </li>
@@ -100,7 +105,12 @@ export default function SignIn() {
           <form onSubmit={withBreakglass} className="form">
             <label>
               Actor id
-              <input value={actor} onChange={(e) => setActor(e.target.value)} autoComplete="username" required />
+              <input
+                value={actor}
+                onChange={(e) => setActor(e.target.value)}
+                autoComplete="username"
+                required
+              />
             </label>
             <label>
               Password

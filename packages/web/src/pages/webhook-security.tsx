@@ -18,7 +18,8 @@ export default function WebhookSecurity() {
     if (setting.data) setRanges(setting.data.allowed_private_ranges);
   }, [setting.data]);
   const save = useMutation({
-    mutationFn: () => api.put('/api/system/settings/webhook-security', { body: { allowed_private_ranges: ranges.trim() } }),
+    mutationFn: () =>
+      api.put('/api/system/settings/webhook-security', { body: { allowed_private_ranges: ranges.trim() } }),
     onSuccess: async () => {
       setSaved(true);
       await client.invalidateQueries({ queryKey: ['webhook-security'] });
@@ -34,8 +35,8 @@ export default function WebhookSecurity() {
       <h1>Webhook security</h1>
       <Section title="Private-range allowlist">
         <p className="muted">
-          Webhooks never reach loopback, link-local or cloud metadata addresses. Private addresses (RFC 1918, RFC 4193) are
-          refused unless listed here.
+          Webhooks never reach loopback, link-local or cloud metadata addresses. Private addresses (RFC 1918,
+          RFC 4193) are refused unless listed here.
         </p>
         {setting.isPending ? <Loading /> : null}
         {setting.isError ? <ErrorBox error={setting.error} /> : null}
@@ -50,8 +51,8 @@ export default function WebhookSecurity() {
             <label>
               Allowed private ranges
               <span className="hint" id="ranges-hint">
-                Comma-separated CIDR ranges or single addresses, e.g. 10.20.0.0/16, 192.168.1.5. Empty refuses every private
-                address.
+                Comma-separated CIDR ranges or single addresses, e.g. 10.20.0.0/16, 192.168.1.5. Empty refuses
+                every private address.
               </span>
               <input
                 value={ranges}

@@ -2,7 +2,15 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Paths, type Response200 } from '../api';
 import { usePermission } from '../auth';
-import { ActionButton, ConfirmDialog, DateTime, ErrorBox, Field, Loading, Section } from '../components/common';
+import {
+  ActionButton,
+  ConfirmDialog,
+  DateTime,
+  ErrorBox,
+  Field,
+  Loading,
+  Section,
+} from '../components/common';
 import { DataTable } from '../components/table';
 import { previewTemplate, TEMPLATE_VARIABLES } from '../template-preview';
 
@@ -43,7 +51,10 @@ interface HeaderRow {
 export default function Webhooks() {
   const client = useQueryClient();
   const write = usePermission('webhook.write');
-  const hooks = useQuery({ queryKey: ['webhooks'], queryFn: () => api.get('/api/notifications/webhooks', { query: { per_page: 100 } }) });
+  const hooks = useQuery({
+    queryKey: ['webhooks'],
+    queryFn: () => api.get('/api/notifications/webhooks', { query: { per_page: 100 } }),
+  });
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [kind, setKind] = useState<Kind>('generic');
@@ -61,7 +72,9 @@ export default function Webhooks() {
     service: kind,
     events,
     template,
-    headers: headers.filter((h) => h.name.trim() !== '').map((h) => ({ name: h.name.trim(), value: h.value })),
+    headers: headers
+      .filter((h) => h.name.trim() !== '')
+      .map((h) => ({ name: h.name.trim(), value: h.value })),
   });
   const create = useMutation({
     mutationFn: () => api.post('/api/notifications/webhooks', { body: body() }),
@@ -77,11 +90,15 @@ export default function Webhooks() {
     },
   });
   const test = useMutation({
-    mutationFn: async (hook: Webhook) => ({ hook: hook.name, result: await api.post('/api/notifications/webhooks/test', { body: { id: hook.id } }) }),
+    mutationFn: async (hook: Webhook) => ({
+      hook: hook.name,
+      result: await api.post('/api/notifications/webhooks/test', { body: { id: hook.id } }),
+    }),
     onSuccess: (outcome) => setTestResult(outcome),
   });
   const remove = useMutation({
-    mutationFn: (hook: Webhook) => api.delete('/api/notifications/webhooks/{id}', { params: { id: hook.id } }),
+    mutationFn: (hook: Webhook) =>
+      api.delete('/api/notifications/webhooks/{id}', { params: { id: hook.id } }),
     onSuccess: async () => {
       setDeleting(null);
       await client.invalidateQueries({ queryKey: ['webhooks'] });
@@ -111,7 +128,9 @@ export default function Webhooks() {
               {testResult.result.meaning ? ` — ${testResult.result.meaning}` : ''}
               {testResult.result.error ? ` — ${testResult.result.error}` : ''}
             </p>
-            {testResult.result.response_excerpt ? <pre className="code">{testResult.result.response_excerpt}</pre> : null}
+            {testResult.result.response_excerpt ? (
+              <pre className="code">{testResult.result.response_excerpt}</pre>
+            ) : null}
           </div>
         ) : null}
         {hooks.data ? (
@@ -124,18 +143,36 @@ export default function Webhooks() {
               { key: 'name', header: 'Name', render: (h) => h.name },
               { key: 'kind', header: 'Kind', render: (h) => h.service },
               { key: 'url', header: 'URL', render: (h) => <code>{h.url}</code> },
-              { key: 'events', header: 'Events', render: (h) => (h.events.length ? h.events.join(', ') : 'all') },
-              { key: 'headers', header: 'Headers', render: (h) => h.headers.map((x) => `${x.name}: ${x.value}`).join(', ') || '—' },
+              {
+                key: 'events',
+                header: 'Events',
+                render: (h) => (h.events.length ? h.events.join(', ') : 'all'),
+              },
+              {
+                key: 'headers',
+                header: 'Headers',
+                render: (h) => h.headers.map((x) => `${x.name}: ${x.value}`).join(', ') || '—',
+              },
               { key: 'updated', header: 'Updated', render: (h) => <DateTime value={h.updated_at} /> },
               {
                 key: 'actions',
                 header: 'Actions',
                 render: (h) => (
                   <div className="actions">
-                    <ActionButton {...write} onClick={() => test.mutate(h)} disabled={test.isPending} aria-label={`Test ${h.name}`}>
+                    <ActionButton
+                      {...write}
+                      onClick={() => test.mutate(h)}
+                      disabled={test.isPending}
+                      aria-label={`Test ${h.name}`}
+                    >
                       Test
                     </ActionButton>
-                    <ActionButton {...write} className="button danger" onClick={() => setDeleting(h)} aria-label={`Delete ${h.name}`}>
+                    <ActionButton
+                      {...write}
+                      className="button danger"
+                      onClick={() => setDeleting(h)}
+                      aria-label={`Delete ${h.name}`}
+                    >
                       Delete
                     </ActionButton>
                   </div>
@@ -155,7 +192,8 @@ export default function Webhooks() {
         onConfirm={() => deleting && remove.mutate(deleting)}
       >
         <p>
-          Its pending deliveries resolve without being sent, and <code>{deleting?.url}</code> receives nothing more.
+          Its pending deliveries resolve without being sent, and <code>{deleting?.url}</code> receives nothing
+          more.
         </p>
         {remove.isError ? <ErrorBox error={remove.error} /> : null}
       </ConfirmDialog>
@@ -171,7 +209,15 @@ export default function Webhooks() {
         <form className="form" onSubmit={submit}>
           <fieldset disabled={!write.allowed} className="plain-fieldset">
             <Field label="Name">
-              {({ id }) => <input id={id} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />}
+              {({ id }) => (
+                <input
+                  id={id}
+                  value={name}
+                  onChange={(e) => setName(e.target.value)}
+                  required
+                  maxLength={200}
+                />
+              )}
             </Field>
             <Field label="Kind">
               {({ id }) => (
@@ -184,9 +230,21 @@ export default function Webhooks() {
                 </select>
               )}
             </Field>
-            <Field label="URL" hint={<>http(s); may hold template actions such as {'{{.ResourceName}}'} in its path and query</>}>
+            <Field
+              label="URL"
+              hint={
+                <>http(s); may hold template actions such as {'{{.ResourceName}}'} in its path and query</>
+              }
+            >
               {({ id, describedBy }) => (
-                <input id={id} aria-describedby={describedBy} value={url} onChange={(e) => setUrl(e.target.value)} required inputMode="url" />
+                <input
+                  id={id}
+                  aria-describedby={describedBy}
+                  value={url}
+                  onChange={(e) => setUrl(e.target.value)}
+                  required
+                  inputMode="url"
+                />
               )}
             </Field>
             <fieldset>
@@ -197,16 +255,26 @@ export default function Webhooks() {
                     <input
                       type="checkbox"
                       checked={events.includes(type)}
-                      onChange={(e) => setEvents(e.target.checked ? [...events, type] : events.filter((t) => t !== type))}
+                      onChange={(e) =>
+                        setEvents(e.target.checked ? [...events, type] : events.filter((t) => t !== type))
+                      }
                     />
                     {type}
                   </label>
                 ))}
               </div>
             </fieldset>
-            <Field label="Template" hint="Go-template text of the payload; empty uses the kind's built-in format.">
+            <Field
+              label="Template"
+              hint="Go-template text of the payload; empty uses the kind's built-in format."
+            >
               {({ id, describedBy }) => (
-                <textarea id={id} value={template} onChange={(e) => setTemplate(e.target.value)} aria-describedby={describedBy} />
+                <textarea
+                  id={id}
+                  value={template}
+                  onChange={(e) => setTemplate(e.target.value)}
+                  aria-describedby={describedBy}
+                />
               )}
             </Field>
             <details>
@@ -243,7 +311,11 @@ export default function Webhooks() {
                     Header name {index + 1}
                     <input
                       value={row.name}
-                      onChange={(e) => setHeaders(headers.map((h) => (h.key === row.key ? { ...h, name: e.target.value } : h)))}
+                      onChange={(e) =>
+                        setHeaders(
+                          headers.map((h) => (h.key === row.key ? { ...h, name: e.target.value } : h)),
+                        )
+                      }
                     />
                   </label>
                   <label>
@@ -252,10 +324,18 @@ export default function Webhooks() {
                       type="password"
                       autoComplete="off"
                       value={row.value}
-                      onChange={(e) => setHeaders(headers.map((h) => (h.key === row.key ? { ...h, value: e.target.value } : h)))}
+                      onChange={(e) =>
+                        setHeaders(
+                          headers.map((h) => (h.key === row.key ? { ...h, value: e.target.value } : h)),
+                        )
+                      }
                     />
                   </label>
-                  <button type="button" className="button" onClick={() => setHeaders(headers.filter((h) => h.key !== row.key))}>
+                  <button
+                    type="button"
+                    className="button"
+                    onClick={() => setHeaders(headers.filter((h) => h.key !== row.key))}
+                  >
                     Remove header {index + 1}
                   </button>
                 </div>
