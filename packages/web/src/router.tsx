@@ -203,6 +203,18 @@ const breakglassRoute = createRoute({
   component: page(() => import('./pages/breakglass')),
 });
 
+const ownersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/owners',
+  component: page(() => import('./pages/owners')),
+});
+
+const teamsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/teams',
+  component: page(() => import('./pages/teams')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -212,6 +224,8 @@ const routeTree = rootRoute.addChildren([
     notificationsRoute,
     webhookSecurityRoute,
     auditRoute,
+    ownersRoute,
+    teamsRoute,
     agentsRoute,
     targetsRoute,
     jobsRoute,

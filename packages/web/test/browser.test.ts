@@ -233,25 +233,6 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
   });
 
   it('signs in with the API key and walks the pages: issue, chart, revoke, allowlist, audit export', async () => {
-    const owner = await api('POST', '/api/v1/owners', { name: 'Web Owner', email: 'owner@example.test' });
-    const team = await api('POST', '/api/v1/teams', { name: 'Web Team' });
-    const issuer = await api('POST', '/api/v1/issuers', { name: 'Web Local CA', type: 'Local' });
-    const profile = await api('POST', '/api/v1/profiles', { name: 'thirty days', max_validity_days: 30 });
-    const policy = await api('POST', '/api/v1/renewal-policies', {
-      name: 'web policy',
-      renewal_window_days: 7,
-    });
-    const cert = await api('POST', '/api/v1/certificates', {
-      name: 'shop-frontend',
-      common_name: 'shop.example.test',
-      sans: ['shop.example.test'],
-      renewal_policy_id: policy.id,
-      issuer_id: issuer.id,
-      owner_id: owner.id,
-      team_id: team.id,
-      profile_id: profile.id,
-    });
-
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
       acceptDownloads: true,
@@ -273,6 +254,53 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByRole('button', { name: 'Sign in with API key' }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
+
+    // Owner, team and issuer through their pages' forms.
+    const createThrough = async (
+      path: string,
+      fields: Record<string, string>,
+      submit: string,
+      name: string,
+    ) => {
+      await page.goto(`${origin}${path}`);
+      const form = page.locator('form');
+      for (const [label, value] of Object.entries(fields))
+        await form.getByLabel(label, { exact: true }).fill(value);
+      await form.getByRole('button', { name: submit }).click();
+      await page.getByText(`Created ${name}.`).waitFor();
+      await page.getByRole('cell', { name, exact: true }).waitFor();
+    };
+    await createThrough(
+      '/owners',
+      { Name: 'Web Owner', Email: 'owner@example.test' },
+      'Create owner',
+      'Web Owner',
+    );
+    await accessible(page, 'owners');
+    await createThrough('/teams', { Name: 'Web Team' }, 'Create team', 'Web Team');
+    await createThrough('/issuers', { Name: 'Web Local CA' }, 'Create issuer', 'Web Local CA');
+    await accessible(page, 'issuers');
+    const named = async (path: string, name: string) =>
+      (await api('GET', path)).data.find((row: { name: string }) => row.name === name);
+    const owner = await named('/api/v1/owners', 'Web Owner');
+    const team = await named('/api/v1/teams', 'Web Team');
+    const issuer = await named('/api/v1/issuers', 'Web Local CA');
+    expect(issuer?.type).toBe('Local');
+    const profile = await api('POST', '/api/v1/profiles', { name: 'thirty days', max_validity_days: 30 });
+    const policy = await api('POST', '/api/v1/renewal-policies', {
+      name: 'web policy',
+      renewal_window_days: 7,
+    });
+    const cert = await api('POST', '/api/v1/certificates', {
+      name: 'shop-frontend',
+      common_name: 'shop.example.test',
+      sans: ['shop.example.test'],
+      renewal_policy_id: policy.id,
+      issuer_id: issuer.id,
+      owner_id: owner.id,
+      team_id: team.id,
+      profile_id: profile.id,
+    });
 
     // Issue through the detail page's confirmation (unless the issuance worker was faster).
     await page.goto(`${origin}/certificates/${cert.id}`);
@@ -393,7 +421,6 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       ['/policies', 'Policy rules'],
       ['/renewal-policies', 'Renewal policies'],
       ['/profiles', 'Profiles'],
-      ['/issuers', 'Issuers'],
       ['/acme-eab-keys', 'ACME EAB keys'],
       ['/people/users', 'Users'],
       ['/people/sessions', 'Sessions'],

@@ -16,6 +16,8 @@ export const NAV: readonly NavItem[] = [
   { to: '/alerts/notifications', label: 'Alerts → Notifications', permission: 'webhook.read' },
   { to: '/settings/webhook-security', label: 'Webhook security', permission: 'webhook.read' },
   { to: '/audit', label: 'Audit trail', permission: 'audit.read' },
+  { to: '/owners', label: 'Owners', permission: 'owner.read' },
+  { to: '/teams', label: 'Teams', permission: 'team.read' },
   { to: '/agents', label: 'Agents', permission: 'agent.read' },
   { to: '/targets', label: 'Targets', permission: 'target.read' },
   { to: '/jobs', label: 'Jobs', permission: 'job.read' },
