@@ -119,6 +119,34 @@ const built = await withLock(async () => {
   }
   return stale.map(({ dir }) => relative(root, dir));
 });
+// The web console (packages/web) is a Vite build, not tsup: same stamp scheme over its sources.
+const webDir = join(packagesDir, 'web');
+if (existsSync(join(webDir, 'vite.config.ts'))) {
+  const hash = createHash('sha256').update(common);
+  const inputs = [
+    ...files(join(webDir, 'src')),
+    ...['index.html', 'package.json', 'vite.config.ts'].map((f) => join(webDir, f)).filter(existsSync),
+  ].sort();
+  for (const file of inputs) hash.update(`\0${relative(webDir, file)}\0`).update(readFileSync(file));
+  const digest = hash.digest('hex');
+  const vite = join(webDir, 'node_modules', 'vite', 'bin', 'vite.js');
+  if (!existsSync(vite)) {
+    say(
+      'build:dev: packages/web has no vite installed (pnpm install); the server starts without the web console',
+    );
+  } else if (force || readStamp(webDir) !== digest) {
+    const began = Date.now();
+    await withLock(async () => {
+      rmSync(join(webDir, 'dist', STAMP), { force: true });
+      execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+        cwd: webDir,
+        stdio: 'inherit',
+      });
+      writeFileSync(join(webDir, 'dist', STAMP), digest);
+    });
+    say(`build:dev: built packages/web in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+  }
+}
 // The server's version answer names the commit: refreshed on every run, since an unchanged
 // dist/ may well belong to a newer commit (e.g. one that only changed docs).
 for (const dir of packages) {

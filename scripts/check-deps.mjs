@@ -21,7 +21,7 @@ function files(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return files(path);
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) ? [path] : [];
+    return /\.(ts|tsx|mts|js|mjs)$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -43,7 +43,7 @@ function importsOf(paths) {
   return found;
 }
 
-const isTest = (path) => /\.test\.ts$/.test(path) || /\/test\//.test(path);
+const isTest = (path) => /\.test\.tsx?$/.test(path) || /\/test\//.test(path);
 const problems = [];
 const packagesDir = join(root, 'packages');
 for (const dirName of readdirSync(packagesDir).sort()) {

@@ -39,6 +39,7 @@ import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { authBreakglassRoutes } from './routes/auth-breakglass.js';
 import { authOidcRoutes } from './routes/auth-oidc.js';
 import { authRuntimeRoutes } from './routes/auth-runtime.js';
+import { authSelfRoutes } from './routes/auth-self.js';
 import { featureRoutes } from './routes/index.js';
 import { type ReadinessCheck, systemRoutes, type VersionInfo } from './routes/system.js';
 
@@ -145,6 +146,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     });
     routes.push(...authOidcRoutes(services, rp, clientAddress));
     routes.push(...authBreakglassRoutes(services, clientAddress));
+    routes.push(...authSelfRoutes(services, options.auth.type));
     routes.push(
       ...authRuntimeRoutes(services, {
         authType: options.auth.type,

@@ -43,6 +43,7 @@ import {
   startStorageMaintenance,
 } from './schedulers/index.js';
 import { startTlsServer } from './tls-server.js';
+import { apiSegmentsOf, openWebAssets } from './web-assets.js';
 import { startWorkers, type WorkerHost, workTopics } from './workers.js';
 
 export interface RunningServer {
@@ -67,6 +68,10 @@ export interface RunningServer {
  * to scan and health-check servers on 127.0.0.1, and to tick faster.
  */
 export interface StartOptions {
+  /** Test rigs only: the CA bundle (PEM) the OIDC relying party trusts for identity providers. */
+  oidc?: { ca?: string };
+  /** The built web console's directory; default @certwright/web's dist/, null serves none. */
+  webDir?: string | null;
   webhooks?: WebhookClientOptions;
   renewalScanIntervalMs?: number;
   discovery?: {
@@ -95,13 +100,14 @@ export async function startServer(
   const metrics = createMetrics();
   const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
   const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
+  const oidcTrust = options.oidc?.ca ?? oidcCa;
   const common: HandlerOptions = {
     auth: config.auth,
     version: await readBuildInfo(),
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
-    oidc: { settings: oidcSettings, ...(oidcCa ? { ca: oidcCa } : {}) },
+    oidc: { settings: oidcSettings, ...(oidcTrust ? { ca: oidcTrust } : {}) },
     runtime: {
       trustedProxies: config.trustedProxies,
       demoSeeded: config.demo.seed,
@@ -130,8 +136,13 @@ export async function startServer(
     readiness: async () => ({ storage: { ok: false, detail: 'starting' } }),
   });
   let full: CertwrightHandler | undefined;
-  const handler: Handler = (request, transport) =>
-    full ? full(request, transport) : startingHandler(starting, request, transport);
+  // The web console (docs/web.md) answers GET and HEAD outside the API's and protocols' paths.
+  const web = options.webDir === null ? undefined : openWebAssets(logger, options.webDir);
+  let apiSegments = apiSegmentsOf(starting);
+  const handler: Handler = (request, transport) => {
+    if (web?.owns(request, apiSegments)) return Promise.resolve(web.serve(request));
+    return full ? full(request, transport) : startingHandler(starting, request, transport);
+  };
 
   const tls = await startTlsServer({
     handler,
@@ -233,6 +244,7 @@ export async function startServer(
           await Promise.all(Object.entries(checks).map(async ([name, check]) => [name, await check()])),
         ),
     });
+    apiSegments = apiSegmentsOf(full);
     const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };

@@ -811,7 +811,7 @@ export const operationSpecs = [
             "maxLength": 1024
           },
           "permissions": {
-            "maxItems": 57,
+            "maxItems": 58,
             "type": "array",
             "items": {
               "type": "string",
@@ -862,6 +862,7 @@ export const operationSpecs = [
                 "admin.est.reload",
                 "admin.scep.read",
                 "admin.scep.reload",
+                "auth.self.read",
                 "auth.session.list",
                 "auth.session.list.all",
                 "auth.session.revoke",
@@ -3589,6 +3590,28 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getAuthSelf",
+    "method": "GET",
+    "path": "/api/v1/auth/me",
+    "summary": "The calling principal and every permission it holds",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getAuthUserRoles",
     "method": "GET",
     "path": "/api/v1/auth/users/{id}/roles",
@@ -4199,6 +4222,28 @@ export const operationSpecs = [
         }
       }
     ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getSignInOptions",
+    "method": "GET",
+    "path": "/api/v1/auth/sign-in-options",
+    "summary": "How a browser may sign in: enabled OIDC providers (id and name only) and break-glass",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": true,
+    "pathParams": [],
     "queryParams": [],
     "body": null,
     "success": [
@@ -7635,7 +7680,7 @@ export const operationSpecs = [
             "maxLength": 1024
           },
           "permissions": {
-            "maxItems": 57,
+            "maxItems": 58,
             "type": "array",
             "items": {
               "type": "string",
@@ -7686,6 +7731,7 @@ export const operationSpecs = [
                 "admin.est.reload",
                 "admin.scep.read",
                 "admin.scep.reload",
+                "auth.self.read",
                 "auth.session.list",
                 "auth.session.list.all",
                 "auth.session.revoke",

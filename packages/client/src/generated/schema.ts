@@ -520,6 +520,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling principal and every permission it holds */
+        get: operations["getAuthSelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/oidc/group-mappings": {
         parameters: {
             query?: never;
@@ -725,6 +742,23 @@ export interface paths {
         post?: never;
         /** End one session: yours, or anyone's in the tenant with auth.session.list.all */
         delete: operations["revokeAuthSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-in-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How a browser may sign in: enabled OIDC providers (id and name only) and break-glass */
+        get: operations["getSignInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -6206,6 +6240,84 @@ export interface operations {
             };
         };
     };
+    getAuthSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the user's name or email, when a session is the caller */
+                        display_name: string | null;
+                        /** @description the user id of a session, otherwise the principal kind */
+                        id: string;
+                        /** @enum {string} */
+                        kind: "api-key" | "anonymous" | "agent" | "session";
+                        /** @description every permission the caller holds, sorted */
+                        permissions: string[];
+                        session_id: string | null;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.self.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listOidcGroupMappings: {
         parameters: {
             query?: never;
@@ -7388,7 +7500,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     name: string;
-                    permissions: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                    permissions: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
                 };
             };
         };
@@ -7506,7 +7618,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    permissions?: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                    permissions?: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
                 };
             };
         };
@@ -8076,6 +8188,65 @@ export interface operations {
                 };
             };
             /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSignInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the ways to sign in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        auth_type: "api-key" | "none";
+                        /** @description whether break-glass sign-in is enabled */
+                        breakglass: boolean;
+                        /** @description enabled OIDC providers of the default tenant, by name */
+                        providers: {
+                            id: string;
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description too many requests from this client */
             429: {
                 headers: {
                     /** @description seconds until the client may retry */

@@ -59,6 +59,7 @@ export const PERMISSIONS = {
   'admin.scep.read': 'SCEP profile snapshots and device-management statistics',
   'admin.scep.reload': 'reload SCEP device-management trust anchors',
 
+  'auth.self.read': 'read who you are and which permissions you hold (the web console asks first)',
   'auth.session.list': 'list your own sessions',
   'auth.session.list.all': "list every user's sessions",
   'auth.session.revoke': 'revoke sessions',
@@ -128,6 +129,7 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = Object.freeze([
       'scan.probe',
       'scan.triage',
       'healthcheck.acknowledge',
+      'auth.self.read',
       'auth.session.list',
       'auth.session.revoke',
     ],
@@ -138,6 +140,7 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = Object.freeze([
     permissions: [
       ...reads.filter((p) => !p.startsWith('auth.') && p !== 'audit.read' && p !== 'acme.eab.read'),
       'system.read',
+      'auth.self.read',
       'auth.session.list',
       'auth.session.revoke',
     ],
@@ -149,6 +152,7 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = Object.freeze([
       ...reads.filter((p) => !p.startsWith('auth.') && p !== 'acme.eab.read'),
       'system.read',
       'audit.export',
+      'auth.self.read',
       'auth.session.list',
       'auth.session.revoke',
     ],

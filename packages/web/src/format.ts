@@ -1,0 +1,50 @@
+/** Dates in the user's time zone; the exact instant goes into the title (shown on hover). */
+export function formatDate(value: string | Date | null | undefined, withTime = true): string {
+  if (!value) return '—';
+  const date = typeof value === 'string' ? new Date(value) : value;
+  if (Number.isNaN(date.getTime())) return String(value);
+  return withTime
+    ? date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+    : date.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+export function exactDate(value: string | Date | null | undefined): string {
+  if (!value) return '';
+  const date = typeof value === 'string' ? new Date(value) : value;
+  if (Number.isNaN(date.getTime())) return String(value);
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return `${date.toLocaleString(undefined, { dateStyle: 'full', timeStyle: 'long' })} (${zone}) — ${date.toISOString()}`;
+}
+
+/** Whole days from `now` until `value` (negative once past). */
+export function daysUntil(value: string | Date, now: Date = new Date()): number {
+  const date = typeof value === 'string' ? new Date(value) : value;
+  return Math.floor((date.getTime() - now.getTime()) / 86_400_000);
+}
+
+/** Buckets expiry instants into `weeks` weekly bins starting at `now` (for the timeline chart). */
+export function expiryBuckets(
+  instants: readonly string[],
+  now: Date,
+  days = 90,
+  binDays = 7,
+): { start: Date; end: Date; count: number }[] {
+  const bins: { start: Date; end: Date; count: number }[] = [];
+  for (let offset = 0; offset < days; offset += binDays) {
+    const start = new Date(now.getTime() + offset * 86_400_000);
+    const end = new Date(now.getTime() + Math.min(offset + binDays, days) * 86_400_000);
+    bins.push({ start, end, count: 0 });
+  }
+  for (const instant of instants) {
+    const time = new Date(instant).getTime();
+    const bin = bins.find((b) => time >= b.start.getTime() && time < b.end.getTime());
+    if (bin) bin.count += 1;
+  }
+  return bins;
+}
+
+/** Some routes type their timestamps loosely; this makes one a string (or null) for DateTime. */
+export function iso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value.toISOString() : String(value);
+}

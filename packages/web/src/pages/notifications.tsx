@@ -1,0 +1,72 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, type Response200 } from '../api';
+import { usePermission } from '../auth';
+import { ActionButton, DateTime, ErrorBox, StatusBadge } from '../components/common';
+import { ResourceList } from '../components/resource-list';
+import { iso } from '../format';
+
+type Notification = Response200<'/api/v1/notifications'>['data'][number];
+type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read';
+
+/** Notifications, with a dead filter and requeue for the dead ones. */
+export default function Notifications() {
+  const client = useQueryClient();
+  const write = usePermission('notification.write');
+  const [status, setStatus] = useState<Status | ''>('');
+  const requeue = useMutation({
+    mutationFn: (id: string) => api.post('/api/v1/notifications/{id}/requeue', { params: { id } }),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['notifications'] }),
+  });
+  return (
+    <>
+      {requeue.isError ? <ErrorBox error={requeue.error} /> : null}
+      <ResourceList<Notification>
+        title="Notifications"
+        queryKey={['notifications', status]}
+        load={(page, per_page) =>
+          api.get('/api/v1/notifications', {
+            query: { page, per_page, ...(status ? { status: [status] } : {}) },
+          })
+        }
+        toolbar={
+          <label>
+            Status
+            <select value={status} onChange={(e) => setStatus(e.target.value as Status | '')}>
+              <option value="">Any</option>
+              <option value="dead">Dead</option>
+              <option value="failed">Failed</option>
+              <option value="pending">Pending</option>
+              <option value="sent">Sent</option>
+              <option value="read">Read</option>
+            </select>
+          </label>
+        }
+        rowKey={(n) => n.id}
+        columns={[
+          { key: 'type', header: 'Type', render: (n) => n.type },
+          { key: 'status', header: 'Status', render: (n) => <StatusBadge status={n.status} /> },
+          { key: 'channel', header: 'Channel', render: (n) => n.channel },
+          { key: 'subject', header: 'Subject', render: (n) => n.subject },
+          { key: 'retries', header: 'Retries', render: (n) => n.retry_count },
+          { key: 'error', header: 'Last error', render: (n) => n.last_error ?? '—' },
+          { key: 'created', header: 'Created', render: (n) => <DateTime value={iso(n.created_at)} /> },
+          {
+            key: 'actions',
+            header: 'Actions',
+            render: (n) =>
+              n.status === 'dead' || n.status === 'failed' ? (
+                <ActionButton
+                  {...write}
+                  onClick={() => requeue.mutate(n.id)}
+                  aria-label={`Requeue ${n.subject}`}
+                >
+                  Requeue
+                </ActionButton>
+              ) : null,
+          },
+        ]}
+      />
+    </>
+  );
+}

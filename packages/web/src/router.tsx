@@ -1,0 +1,253 @@
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+} from '@tanstack/react-router';
+import { Shell } from './components/shell';
+
+// Every page is its own chunk (src/pages/<name>.tsx, default export), loaded on first visit.
+const page = (load: () => Promise<{ default: React.ComponentType }>) => lazyRouteComponent(load);
+
+const rootRoute = createRootRoute({ component: Outlet });
+
+export interface SignInSearch {
+  error?: string;
+  reason?: string;
+}
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/login',
+  validateSearch: (search: Record<string, unknown>): SignInSearch => ({
+    ...(typeof search.error === 'string' ? { error: search.error } : {}),
+    ...(typeof search.reason === 'string' ? { reason: search.reason } : {}),
+  }),
+  component: page(() => import('./pages/sign-in')),
+});
+
+const appRoute = createRoute({ getParentRoute: () => rootRoute, id: 'app', component: Shell });
+
+const dashboardRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/',
+  component: page(() => import('./pages/dashboard')),
+});
+
+export const CERT_STATUSES = [
+  'Pending',
+  'Active',
+  'Expiring',
+  'Expired',
+  'RenewalInProgress',
+  'Failed',
+  'Revoked',
+  'Archived',
+] as const;
+export type CertStatus = (typeof CERT_STATUSES)[number];
+export const CERT_SORTS = [
+  'name',
+  'common_name',
+  'status',
+  'expires_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+export interface InventorySearch {
+  page?: number;
+  search?: string;
+  status?: CertStatus[];
+  owner_id?: string;
+  issuer_id?: string;
+  environment?: string;
+  sort?: (typeof CERT_SORTS)[number];
+  order?: 'asc' | 'desc';
+}
+
+/** Inventory filters live in the URL: only known keys and values survive. */
+export function parseInventorySearch(search: Record<string, unknown>): InventorySearch {
+  const out: InventorySearch = {};
+  const page = Number(search.page);
+  if (Number.isInteger(page) && page > 1) out.page = page;
+  for (const key of ['search', 'owner_id', 'issuer_id', 'environment'] as const) {
+    const value = search[key];
+    if (typeof value === 'string' && value.trim() !== '') out[key] = value.slice(0, 200);
+  }
+  const statuses = (
+    Array.isArray(search.status)
+      ? search.status
+      : typeof search.status === 'string'
+        ? search.status.split(',')
+        : []
+  ).filter((s): s is CertStatus => (CERT_STATUSES as readonly unknown[]).includes(s));
+  if (statuses.length > 0) out.status = [...new Set(statuses)];
+  if ((CERT_SORTS as readonly unknown[]).includes(search.sort))
+    out.sort = search.sort as InventorySearch['sort'];
+  if (search.order === 'asc' || search.order === 'desc') out.order = search.order;
+  return out;
+}
+
+const inventoryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/certificates',
+  validateSearch: parseInventorySearch,
+  component: page(() => import('./pages/certificates')),
+});
+
+const certificateRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/certificates/$id',
+  component: page(() => import('./pages/certificate')),
+});
+
+const notificationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/alerts/notifications',
+  component: page(() => import('./pages/webhooks')),
+});
+
+const webhookSecurityRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/settings/webhook-security',
+  component: page(() => import('./pages/webhook-security')),
+});
+
+const auditRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/audit',
+  component: page(() => import('./pages/audit')),
+});
+
+const agentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/agents',
+  component: page(() => import('./pages/agents')),
+});
+
+const targetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/targets',
+  component: page(() => import('./pages/targets')),
+});
+
+const jobsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/jobs',
+  component: page(() => import('./pages/jobs')),
+});
+
+const notificationListRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/notifications',
+  component: page(() => import('./pages/notifications')),
+});
+
+const policiesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/policies',
+  component: page(() => import('./pages/policies')),
+});
+
+const renewalPoliciesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/renewal-policies',
+  component: page(() => import('./pages/renewal-policies')),
+});
+
+const profilesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/profiles',
+  component: page(() => import('./pages/profiles')),
+});
+
+const issuersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/issuers',
+  component: page(() => import('./pages/issuers')),
+});
+
+const acmeEabRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/acme-eab-keys',
+  component: page(() => import('./pages/acme-eab')),
+});
+
+const usersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/users',
+  component: page(() => import('./pages/users')),
+});
+
+const sessionsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/sessions',
+  component: page(() => import('./pages/sessions')),
+});
+
+const oidcProvidersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/oidc-providers',
+  component: page(() => import('./pages/oidc-providers')),
+});
+
+const groupMappingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/group-mappings',
+  component: page(() => import('./pages/group-mappings')),
+});
+
+const breakglassRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/people/breakglass',
+  component: page(() => import('./pages/breakglass')),
+});
+
+const ownersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/owners',
+  component: page(() => import('./pages/owners')),
+});
+
+const teamsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/teams',
+  component: page(() => import('./pages/teams')),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  appRoute.addChildren([
+    dashboardRoute,
+    inventoryRoute,
+    certificateRoute,
+    notificationsRoute,
+    webhookSecurityRoute,
+    auditRoute,
+    ownersRoute,
+    teamsRoute,
+    agentsRoute,
+    targetsRoute,
+    jobsRoute,
+    notificationListRoute,
+    policiesRoute,
+    renewalPoliciesRoute,
+    profilesRoute,
+    issuersRoute,
+    acmeEabRoute,
+    usersRoute,
+    sessionsRoute,
+    oidcProvidersRoute,
+    groupMappingsRoute,
+    breakglassRoute,
+  ]),
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+export { certificateRoute, inventoryRoute, signInRoute };
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
