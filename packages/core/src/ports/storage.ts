@@ -153,11 +153,37 @@ export interface CertificateFilter {
 export interface CertificateListQuery extends CertificateFilter, PageRequest {
   sort?: CertificateSortField;
   order?: SortDirection;
+  /**
+   * Keyset paging: the rows strictly after this position in the list's order (sort column, then
+   * id); `page` is then ignored. Reads only the page, however deep, where an offset reads every
+   * row before it.
+   */
+  after?: CertificateListKey;
+  /**
+   * Count at most this many matches exactly; when more match, `total` is the planner's estimate
+   * (never below this limit + 1) and `totalEstimated` is true. Absent: always exact.
+   */
+  exactTotalLimit?: number;
+}
+
+/** A row's position in a sorted certificate list: its sort column's value and its id. */
+export interface CertificateListKey {
+  /** The sort column's value (a Date for the timestamp sorts; null for a certificate without expiry). */
+  value: string | Date | null;
+  id: string;
+}
+
+/** One page of certificates, with what keyset paging needs to continue. */
+export interface CertificatePage extends PageResult<ManagedCertificate> {
+  /** True when `total` is an estimate (more than `exactTotalLimit` matched). */
+  totalEstimated: boolean;
+  /** Position of the page's last row when more rows follow it; null on the last page. */
+  next: CertificateListKey | null;
 }
 
 export interface CertificateRepository
   extends CrudRepository<ManagedCertificate, NewCertificate, CertificatePatch> {
-  list(query?: CertificateListQuery): Promise<PageResult<ManagedCertificate>>;
+  list(query?: CertificateListQuery): Promise<CertificatePage>;
   /**
    * Ids matching a filter in id order, one batch at a time (keyset paging after `afterId`),
    * for bulk operations over many thousands of certificates.

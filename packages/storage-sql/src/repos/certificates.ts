@@ -1,6 +1,7 @@
 import {
   CERTIFICATE_STATUSES,
   type CertificateFilter,
+  type CertificateListKey,
   type CertificateListQuery,
   type CertificatePatch,
   type CertificateRepository,
@@ -11,7 +12,7 @@ import {
   newId,
   notFound,
 } from '@certwright/core';
-import type { ExpressionBuilder, Selectable, SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 
@@ -113,6 +114,90 @@ function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQ
   return q;
 }
 
+type SortColumn = (typeof SORT_COLUMNS)[keyof typeof SORT_COLUMNS];
+
+/**
+ * Rows strictly after `key` in the order `column order, id order`. PostgreSQL compares the row
+ * value `(column, id)`, which its b-tree serves as one range; MySQL/MariaDB optimize row values
+ * poorly, so there the column's bound comes first and the tie on it is broken by id. NULLs (only
+ * `expires_at` has them) sort last ascending and first descending on PostgreSQL, the other way
+ * round on MySQL/MariaDB: the condition follows each engine's own order, so a keyset walk
+ * returns exactly the rows an offset walk would.
+ */
+function afterKey(
+  ctx: Ctx,
+  eb: ExpressionBuilder<Database, 'certificates'>,
+  column: SortColumn,
+  order: 'asc' | 'desc',
+  key: CertificateListKey,
+) {
+  const col = `certificates.${column}` as const;
+  const cmp = order === 'asc' ? '>' : '<';
+  const nullsFirst = (ctx.flavor === 'mysql') === (order === 'asc');
+  if (key.value === null) {
+    const rest = eb.and([eb(col, 'is', null), eb('certificates.id', cmp, key.id)]);
+    return nullsFirst ? eb.or([rest, eb(col, 'is not', null)]) : rest;
+  }
+  const value = key.value;
+  const beyond =
+    ctx.flavor === 'postgres'
+      ? eb(eb.refTuple(col, 'certificates.id'), cmp, eb.tuple(value, key.id))
+      : eb.and([
+          eb(col, order === 'asc' ? '>=' : '<=', value),
+          eb.or([eb(col, cmp, value), eb('certificates.id', cmp, key.id)]),
+        ]);
+  return nullsFirst ? beyond : eb.or([beyond, eb(col, 'is', null)]);
+}
+
+/**
+ * The number of matches: exact up to `limit` (counting stops at limit + 1 rows, so the cost is
+ * bounded however many match), the query planner's row estimate beyond it. Without a limit,
+ * always exact (bulk operations and other internal callers rely on exact counts).
+ */
+async function countMatches(
+  ctx: Ctx,
+  base: () => CertQuery<object>,
+  limit: number | undefined,
+): Promise<{ total: number; estimated: boolean }> {
+  if (limit === undefined) {
+    const row = await base()
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirst();
+    return { total: count(row), estimated: false };
+  }
+  const capped = await ctx.db
+    .selectFrom(
+      base()
+        .select(sql<number>`1`.as('one'))
+        .limit(limit + 1)
+        .as('m'),
+    )
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  const exact = count(capped);
+  if (exact <= limit) return { total: exact, estimated: false };
+  return { total: Math.max(limit + 1, await plannerEstimate(ctx, base())), estimated: true };
+}
+
+/** The planner's estimate of the rows a query returns (EXPLAIN; nothing is read but statistics). */
+async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> {
+  const compiled = q.select(sql<number>`1`.as('one')).compile();
+  if (ctx.flavor === 'postgres') {
+    const res = await ctx.db.executeQuery<{ 'QUERY PLAN': unknown }>(
+      CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
+    );
+    const raw = res.rows[0]?.['QUERY PLAN'];
+    const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: { 'Plan Rows'?: number } }[];
+    return Math.round(Number(plan?.[0]?.Plan?.['Plan Rows'] ?? 0));
+  }
+  const res = await ctx.db.executeQuery<{ rows?: number | string; filtered?: number | string | null }>(
+    CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
+  );
+  const first = res.rows[0];
+  const filtered = first?.filtered == null ? 100 : Number(first.filtered);
+  return Math.round((Number(first?.rows ?? 0) * filtered) / 100);
+}
+
 export function certificateRepository(ctx: Ctx): CertificateRepository {
   const get = async (id: string) => {
     const row = await ctx.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirst();
@@ -203,19 +288,28 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     async list(query: CertificateListQuery = {}) {
       const { limit, offset } = pageWindow(query);
       const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
-      const totalRow = await base()
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirst();
-      const column = SORT_COLUMNS[query.sort ?? 'created_at'];
+      const sort = query.sort ?? 'created_at';
+      const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
-      const rows = await base()
-        .selectAll()
+      const after = query.after;
+      let page = base().selectAll();
+      if (after) page = page.where((eb) => afterKey(ctx, eb, column, order, after));
+      // One row beyond the page says whether another page follows.
+      const rows = await page
         .orderBy(column, order)
         .orderBy('id', order)
-        .limit(limit)
-        .offset(offset)
+        .limit(limit + 1)
+        .offset(after ? 0 : offset)
         .execute();
-      return { items: rows.map(toCertificate), total: count(totalRow) };
+      const more = rows.length > limit;
+      const items = rows.slice(0, limit).map(toCertificate);
+      const last = items[items.length - 1];
+      const next = more && last ? { value: last[sort] as string | Date | null, id: last.id } : null;
+      // An offset page that is the last one, and not empty, already tells the total.
+      if (!after && !more && (offset === 0 || items.length > 0))
+        return { items, total: offset + items.length, totalEstimated: false, next };
+      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
+      return { items, total, totalEstimated: estimated, next };
     },
 
     async listIds(filter, batch) {
