@@ -164,6 +164,11 @@ export interface CertificateListQuery extends CertificateFilter, PageRequest {
    * (never below this limit + 1) and `totalEstimated` is true. Absent: always exact.
    */
   exactTotalLimit?: number;
+  /**
+   * A total estimated earlier for the same query (a keyset cursor carries it): answered as
+   * `total` with `totalEstimated` true, and nothing is counted.
+   */
+  estimatedTotal?: number;
 }
 
 /** A row's position in a sorted certificate list: its sort column's value and its id. */

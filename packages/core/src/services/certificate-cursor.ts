@@ -25,6 +25,8 @@ interface CursorBody {
   t: 's' | 'd';
   /** Id of the last row before the cursor. */
   i: string;
+  /** The estimated total of the first page, when it was estimated (not counted again). */
+  n?: number;
 }
 
 /** A digest of everything that decides the order and membership of a list (not the page). */
@@ -39,7 +41,12 @@ export function queryDigest(query: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 22);
 }
 
-export function encodeCursor(digest: string, page: number, key: CertificateListKey): string {
+export function encodeCursor(
+  digest: string,
+  page: number,
+  key: CertificateListKey,
+  estimatedTotal?: number,
+): string {
   const body: CursorBody = {
     v: 1,
     q: digest,
@@ -47,6 +54,7 @@ export function encodeCursor(digest: string, page: number, key: CertificateListK
     k: key.value instanceof Date ? key.value.toISOString() : key.value,
     t: key.value instanceof Date ? 'd' : 's',
     i: key.id,
+    ...(estimatedTotal === undefined ? {} : { n: estimatedTotal }),
   };
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
@@ -58,7 +66,7 @@ export function decodeCursor(
   cursor: string,
   digest: string,
   timestampSort: boolean,
-): { page: number; key: CertificateListKey } {
+): { page: number; key: CertificateListKey; estimatedTotal?: number } {
   if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor))
     throw invalid('is not a cursor this list returned');
   let body: Partial<CursorBody>;
@@ -79,7 +87,8 @@ export function decodeCursor(
     (body.p as number) < 2 ||
     (body.t !== 's' && body.t !== 'd') ||
     (body.k !== null && typeof body.k !== 'string') ||
-    (typeof body.k === 'string' && body.k.length > 512)
+    (typeof body.k === 'string' && body.k.length > 512) ||
+    (body.n !== undefined && (!Number.isSafeInteger(body.n) || (body.n as number) < 0))
   )
     throw invalid('is not a cursor this list returned');
   if (body.q !== digest)
@@ -92,5 +101,9 @@ export function decodeCursor(
     if (Number.isNaN(at.getTime())) throw invalid('is not a cursor this list returned');
     value = at;
   }
-  return { page: body.p as number, key: { value, id: body.i } };
+  return {
+    page: body.p as number,
+    key: { value, id: body.i },
+    ...(body.n === undefined ? {} : { estimatedTotal: body.n }),
+  };
 }

@@ -242,12 +242,15 @@ export class CertificateService {
     const digest = queryDigest(filter);
     let page = q.page;
     let after: CertificateListKey | undefined;
+    let estimatedTotal: number | undefined;
     if (q.cursor !== undefined) {
       if (page > 1)
         throw validationError([{ field: 'page', message: 'cannot be combined with cursor; send one of them' }]);
       const decoded = decodeCursor(q.cursor, digest, TIMESTAMP_SORTS.has(q.sort ?? 'created_at'));
       page = decoded.page;
       after = decoded.key;
+      // An estimate is not redone on every page: the first page's travels in the cursor.
+      estimatedTotal = decoded.estimatedTotal;
     }
     const result = await this.deps.storage.certificates.list({
       ...filter,
@@ -255,6 +258,7 @@ export class CertificateService {
       perPage: q.per_page,
       after,
       exactTotalLimit: EXACT_TOTAL_LIMIT,
+      estimatedTotal,
     });
     return {
       data: result.items,
@@ -262,7 +266,9 @@ export class CertificateService {
       total_estimated: result.totalEstimated,
       page,
       per_page: q.per_page,
-      next_cursor: result.next ? encodeCursor(digest, page + 1, result.next) : null,
+      next_cursor: result.next
+        ? encodeCursor(digest, page + 1, result.next, result.totalEstimated ? result.total : undefined)
+        : null,
     };
   }
 

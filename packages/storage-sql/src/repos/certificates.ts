@@ -12,7 +12,15 @@ import {
   newId,
   notFound,
 } from '@certwright/core';
-import { CompiledQuery, type ExpressionBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
+import {
+  CompiledQuery,
+  type Expression,
+  type ExpressionBuilder,
+  type Selectable,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 
@@ -117,36 +125,38 @@ function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQ
 type SortColumn = (typeof SORT_COLUMNS)[keyof typeof SORT_COLUMNS];
 
 /**
- * Rows strictly after `key` in the order `column order, id order`. PostgreSQL compares the row
- * value `(column, id)`, which its b-tree serves as one range; MySQL/MariaDB optimize row values
- * poorly, so there the column's bound comes first and the tie on it is broken by id. NULLs (only
+ * Rows strictly after `key` in the order `column order, id order`, as conditions to run one after
+ * another (each ordered the same way) until the page is full. PostgreSQL compares the row value
+ * `(column, id)`, which its b-tree serves as one range; MySQL/MariaDB optimize row values poorly,
+ * so there the column's bound comes first and the tie on it is broken by id. NULLs (only
  * `expires_at` has them) sort last ascending and first descending on PostgreSQL, the other way
- * round on MySQL/MariaDB: the condition follows each engine's own order, so a keyset walk
- * returns exactly the rows an offset walk would.
+ * round on MySQL/MariaDB: the conditions follow each engine's own order, so a keyset walk returns
+ * exactly the rows an offset walk would. The NULL rows are a second condition rather than an OR,
+ * which would keep the database from using the index range.
  */
 function afterKey(
   ctx: Ctx,
-  eb: ExpressionBuilder<Database, 'certificates'>,
   column: SortColumn,
   order: 'asc' | 'desc',
   key: CertificateListKey,
-) {
+): ((eb: ExpressionBuilder<Database, 'certificates'>) => Expression<SqlBool>)[] {
   const col = `certificates.${column}` as const;
   const cmp = order === 'asc' ? '>' : '<';
   const nullsFirst = (ctx.flavor === 'mysql') === (order === 'asc');
-  if (key.value === null) {
-    const rest = eb.and([eb(col, 'is', null), eb('certificates.id', cmp, key.id)]);
-    return nullsFirst ? eb.or([rest, eb(col, 'is not', null)]) : rest;
-  }
   const value = key.value;
-  const beyond =
+  if (value === null) {
+    const rest = (eb: ExpressionBuilder<Database, 'certificates'>) =>
+      eb.and([eb(col, 'is', null), eb('certificates.id', cmp, key.id)]);
+    return nullsFirst ? [rest, (eb) => eb(col, 'is not', null)] : [rest];
+  }
+  const beyond = (eb: ExpressionBuilder<Database, 'certificates'>) =>
     ctx.flavor === 'postgres'
       ? eb(eb.refTuple(col, 'certificates.id'), cmp, eb.tuple(value, key.id))
       : eb.and([
           eb(col, order === 'asc' ? '>=' : '<=', value),
           eb.or([eb(col, cmp, value), eb('certificates.id', cmp, key.id)]),
         ]);
-  return nullsFirst ? beyond : eb.or([beyond, eb(col, 'is', null)]);
+  return nullsFirst || column !== 'expires_at' ? [beyond] : [beyond, (eb) => eb(col, 'is', null)];
 }
 
 /**
@@ -292,15 +302,25 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
       const after = query.after;
-      let page = base().selectAll();
-      if (after) page = page.where((eb) => afterKey(ctx, eb, column, order, after));
+      const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
       // One row beyond the page says whether another page follows.
-      const rows = await page
-        .orderBy(column, order)
-        .orderBy('id', order)
-        .limit(limit + 1)
-        .offset(after ? 0 : offset)
-        .execute();
+      let rows: Row[];
+      if (!after) {
+        rows = await ordered(base().selectAll())
+          .limit(limit + 1)
+          .offset(offset)
+          .execute();
+      } else {
+        rows = [];
+        for (const condition of afterKey(ctx, column, order, after)) {
+          if (rows.length > limit) break;
+          rows.push(
+            ...(await ordered(base().selectAll().where(condition))
+              .limit(limit + 1 - rows.length)
+              .execute()),
+          );
+        }
+      }
       const more = rows.length > limit;
       const items = rows.slice(0, limit).map(toCertificate);
       const last = items[items.length - 1];
@@ -308,6 +328,8 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // An offset page that is the last one, and not empty, already tells the total.
       if (!after && !more && (offset === 0 || items.length > 0))
         return { items, total: offset + items.length, totalEstimated: false, next };
+      if (query.estimatedTotal !== undefined)
+        return { items, total: query.estimatedTotal, totalEstimated: true, next };
       const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
       return { items, total, totalEstimated: estimated, next };
     },
