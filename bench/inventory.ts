@@ -239,7 +239,7 @@ async function run(engine: string) {
       }
     }
 
-    await timed(engine, 'dashboard: certificates by status', RUNS, () => services.certificates.countByStatus());
+    await timed(engine, 'dashboard: certificates.summary() (by status, expiring soon)', RUNS, () => services.certificates.summary());
     await timed(engine, 'dashboard: GET /api/v1/dashboard/summary', RUNS, () => get('/api/v1/dashboard/summary'));
   } finally {
     await s.close();

@@ -41,7 +41,7 @@ export const certificateJson = z.object({
 const certificateListJson = envelope(certificateJson).extend({
   total_estimated: z
     .boolean()
-    .describe('true when more certificates match than are counted exactly (10,000): total is then an estimate'),
+    .describe("true when more than 1,000 certificates match: total is then the database's estimate"),
   next_cursor: z
     .string()
     .nullable()

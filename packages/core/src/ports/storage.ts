@@ -197,6 +197,11 @@ export interface CertificateRepository
   /** Applies one patch to many certificates in one statement; returns how many changed. */
   updateMany(ids: readonly string[], patch: CertificatePatch): Promise<number>;
   countByStatus(): Promise<Record<CertificateStatus, number>>;
+  /**
+   * How many certificates match: exact up to `exactLimit` (counting stops there, so the cost is
+   * bounded), the planner's estimate above it (`estimated` true). Without a limit, exact.
+   */
+  count(filter: CertificateFilter, options?: { exactLimit?: number }): Promise<{ total: number; estimated: boolean }>;
   /** Replaces the target bindings of a certificate (`invalid_reference` for an unknown target). */
   setTargets(certificateId: string, targetIds: readonly string[]): Promise<void>;
   listTargetIds(certificateId: string): Promise<string[]>;

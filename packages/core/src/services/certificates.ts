@@ -132,7 +132,22 @@ export const certificateListSchema = pageQuerySchema.extend({
  * `total_estimated` is true (docs/api/inventory.md). Counting stops here so a page costs the
  * same whether a thousand or a million certificates match.
  */
-export const EXACT_TOTAL_LIMIT = 10_000;
+export const EXACT_TOTAL_LIMIT = 1000;
+
+/** The dashboard's "expiring soon" window. */
+export const EXPIRING_SOON_DAYS = 30;
+
+/** Dashboard figures about the inventory (`CertificateService.summary`). */
+export interface InventorySummary {
+  by_status: Record<CertificateStatus, number>;
+  /** Sum of by_status. */
+  total: number;
+  /** Active or Expiring, latest version expiring from now to now + expiring_soon_days. */
+  expiring_soon: number;
+  expiring_soon_days: number;
+  /** True when any figure is an estimate (more than EXACT_TOTAL_LIMIT matched). */
+  estimated: boolean;
+}
 
 const TIMESTAMP_SORTS = new Set(['expires_at', 'created_at', 'updated_at']);
 
@@ -385,6 +400,38 @@ export class CertificateService {
 
   countByStatus(): Promise<Record<CertificateStatus, number>> {
     return this.deps.storage.certificates.countByStatus();
+  }
+
+  /**
+   * Dashboard figures: certificates by status and those Active or Expiring whose latest version
+   * expires within 30 days. Like list totals, each count is exact up to EXACT_TOTAL_LIMIT and the
+   * database's estimate above it (`estimated` says whether any is), so the cost stays bounded.
+   */
+  async summary(): Promise<InventorySummary> {
+    const certificates = this.deps.storage.certificates;
+    const limit = { exactLimit: EXACT_TOTAL_LIMIT };
+    const now = this.deps.clock.now();
+    const [byStatus, expiring] = await Promise.all([
+      Promise.all(CERTIFICATE_STATUSES.map((status) => certificates.count({ status }, limit))),
+      certificates.count(
+        {
+          status: ['Active', 'Expiring'],
+          expiresAfter: now,
+          expiresBefore: new Date(now.getTime() + EXPIRING_SOON_DAYS * 86_400_000),
+        },
+        limit,
+      ),
+    ]);
+    const by_status = Object.fromEntries(
+      CERTIFICATE_STATUSES.map((status, i) => [status, byStatus[i]?.total ?? 0]),
+    ) as Record<CertificateStatus, number>;
+    return {
+      by_status,
+      total: Object.values(by_status).reduce((a, b) => a + b, 0),
+      expiring_soon: expiring.total,
+      expiring_soon_days: EXPIRING_SOON_DAYS,
+      estimated: expiring.estimated || byStatus.some((c) => c.estimated),
+    };
   }
 }
 

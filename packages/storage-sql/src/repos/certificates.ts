@@ -168,6 +168,7 @@ async function countMatches(
   ctx: Ctx,
   base: () => CertQuery<object>,
   limit: number | undefined,
+  sort?: { column: SortColumn; order: 'asc' | 'desc' },
 ): Promise<{ total: number; estimated: boolean }> {
   if (limit === undefined) {
     const row = await base()
@@ -177,8 +178,12 @@ async function countMatches(
   }
   const capped = await ctx.db
     .selectFrom(
-      base()
-        .select(sql<number>`1`.as('one'))
+      // Counted in the list's order when there is one: the planner then walks the sort's index
+      // and stops after limit + 1 matches, instead of building bitmaps of every match.
+      (sort
+        ? base().select(sql<number>`1`.as('one')).orderBy(sort.column, sort.order).orderBy('id', sort.order)
+        : base().select(sql<number>`1`.as('one'))
+      )
         .limit(limit + 1)
         .as('m'),
     )
@@ -305,7 +310,28 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
       // One row beyond the page says whether another page follows.
       let rows: Row[];
-      if (!after) {
+      let counted: number | undefined;
+      const exactLimit = query.exactTotalLimit;
+      if (!after && exactLimit !== undefined && offset + limit <= exactLimit) {
+        // An early page and the bounded count in one pass: the first exactLimit + 1 matches in
+        // list order, counted by a window, of which the page is a slice. The matches are read
+        // once, in the order the page needs (which also steers the planner to the sort's index).
+        const window = await ctx.db
+          .selectFrom(
+            ordered(base().selectAll())
+              .limit(exactLimit + 1)
+              .as('m'),
+          )
+          .selectAll()
+          .select(sql<number | string>`count(*) over ()`.as('cw_matches'))
+          .orderBy(`m.${column}`, order)
+          .orderBy('m.id', order)
+          .limit(limit + 1)
+          .offset(offset)
+          .execute();
+        rows = window;
+        if (window.length > 0) counted = Number(window[0]?.cw_matches);
+      } else if (!after) {
         rows = await ordered(base().selectAll())
           .limit(limit + 1)
           .offset(offset)
@@ -328,9 +354,14 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // An offset page that is the last one, and not empty, already tells the total.
       if (!after && !more && (offset === 0 || items.length > 0))
         return { items, total: offset + items.length, totalEstimated: false, next };
+      if (counted !== undefined && exactLimit !== undefined) {
+        if (counted <= exactLimit) return { items, total: counted, totalEstimated: false, next };
+        const estimate = await plannerEstimate(ctx, base());
+        return { items, total: Math.max(exactLimit + 1, estimate), totalEstimated: true, next };
+      }
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
-      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
+      const { total, estimated } = await countMatches(ctx, base, exactLimit, { column, order });
       return { items, total, totalEstimated: estimated, next };
     },
 
@@ -364,6 +395,10 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         .where('id', 'in', ids)
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
+    },
+
+    count(filter, options) {
+      return countMatches(ctx, () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter), options?.exactLimit);
     },
 
     async countByStatus() {
