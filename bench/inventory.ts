@@ -157,20 +157,35 @@ async function run(engine: string) {
       await load(BULK, owner);
       revokeOwners.push(owner);
     }
-    await timed(engine, 'bulk revoke, 10,000 certificates + versions', bulkRuns, async (r) => {
-      const res = await services.bulk.revoke(SYSTEM_ACTOR, { owner_id: revokeOwners[r], reason: 'superseded' });
-      if (res.total_revoked !== BULK) throw new Error(`revoked ${res.total_revoked}`);
-    }, false);
+    await timed(
+      engine,
+      'bulk revoke, 10,000 certificates + versions',
+      bulkRuns,
+      async (r) => {
+        const res = await services.bulk.revoke(SYSTEM_ACTOR, {
+          owner_id: revokeOwners[r],
+          reason: 'superseded',
+        });
+        if (res.total_revoked !== BULK) throw new Error(`revoked ${res.total_revoked}`);
+      },
+      false,
+    );
     const lists: string[][] = [];
     for (let r = 0; r < bulkRuns; r++) lists.push(await load(BULK));
     const target = (await s.owners.create({ name: 'new owner' })).id;
-    await timed(engine, 'bulk reassign, 10,000 listed certificates', bulkRuns, async (r) => {
-      const res = await services.bulk.reassign(SYSTEM_ACTOR, {
-        certificate_ids: lists[r] as string[],
-        owner_id: target,
-      });
-      if (res.total_reassigned !== BULK) throw new Error(`reassigned ${res.total_reassigned}`);
-    }, false);
+    await timed(
+      engine,
+      'bulk reassign, 10,000 listed certificates',
+      bulkRuns,
+      async (r) => {
+        const res = await services.bulk.reassign(SYSTEM_ACTOR, {
+          certificate_ids: lists[r] as string[],
+          owner_id: target,
+        });
+        if (res.total_reassigned !== BULK) throw new Error(`reassigned ${res.total_reassigned}`);
+      },
+      false,
+    );
 
     // Fill up to the inventory size, then the statistics an operator's database would have.
     let started = performance.now();
@@ -227,27 +242,36 @@ async function run(engine: string) {
       const est = first.total_estimated ? ' (estimated)' : '';
       console.log(`  ${label}: total ${first.total}${est}`);
       await timed(engine, `${label}: page 1`, RUNS, () => get(base));
-      if (first.total > 100 * 50) await timed(engine, `${label}: page 100 (offset)`, RUNS, () => get(`${base}&page=100`));
+      if (first.total > 100 * 50)
+        await timed(engine, `${label}: page 100 (offset)`, RUNS, () => get(`${base}&page=100`));
       // A cursor half-way through the matches, reached with offset pages of 500 (not timed).
       const depth = Math.floor(Math.min(first.total, loaded) / 2 / 500);
       if (depth >= 2) {
         const deep = await get(`/api/v1/certificates?per_page=500&page=${depth}${query ? `&${query}` : ''}`);
         if (deep.next_cursor) {
           const cursor = encodeURIComponent(deep.next_cursor);
-          await timed(engine, `${label}: cursor at row ${depth * 500}`, RUNS, () => get(`${base}&cursor=${cursor}`));
+          await timed(engine, `${label}: cursor at row ${depth * 500}`, RUNS, () =>
+            get(`${base}&cursor=${cursor}`),
+          );
         }
       }
     }
 
-    await timed(engine, 'dashboard: certificates.summary() (by status, expiring soon)', RUNS, () => services.certificates.summary());
-    await timed(engine, 'dashboard: GET /api/v1/dashboard/summary', RUNS, () => get('/api/v1/dashboard/summary'));
+    await timed(engine, 'dashboard: certificates.summary() (by status, expiring soon)', RUNS, () =>
+      services.certificates.summary(),
+    );
+    await timed(engine, 'dashboard: GET /api/v1/dashboard/summary', RUNS, () =>
+      get('/api/v1/dashboard/summary'),
+    );
   } finally {
     await s.close();
     await cleanup();
   }
 }
 
-console.log(`inventory benchmark: ${INVENTORY} certificates, bulk size ${BULK}, ${RUNS} runs per list query, node ${process.version}`);
+console.log(
+  `inventory benchmark: ${INVENTORY} certificates, bulk size ${BULK}, ${RUNS} runs per list query, node ${process.version}`,
+);
 for (const engine of ENGINES) await run(engine);
 
 if (ENGINES.length > 1) {
@@ -255,7 +279,8 @@ if (ENGINES.length > 1) {
   console.log(`  ${'query'.padEnd(66)} ${ENGINES.map((e) => e.padStart(10)).join(' ')}   ratio`);
   for (const [label, byEngine] of results) {
     const p99 = ENGINES.map((e) => byEngine.get(e)?.p99);
-    const ratio = p99[0] !== undefined && p99[1] !== undefined && p99[1] > 0 ? (p99[0] / p99[1]).toFixed(2) : '-';
+    const ratio =
+      p99[0] !== undefined && p99[1] !== undefined && p99[1] > 0 ? (p99[0] / p99[1]).toFixed(2) : '-';
     console.log(
       `  ${label.padEnd(66)} ${p99.map((v) => (v === undefined ? '-' : v.toFixed(1)).padStart(10)).join(' ')}   ${ratio}`,
     );

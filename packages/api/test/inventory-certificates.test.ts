@@ -253,14 +253,20 @@ describe('certificate list paging at scale: cursor and estimated totals', () => 
   });
 
   it('counts exactly up to 1,000 matches and says when the total is an estimate', async () => {
-    const exact = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&search=many-0&per_page=5`);
+    const exact = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&search=many-0&per_page=5`,
+    );
     expect(exact.body).toMatchObject({ total: 1000, total_estimated: false });
     const res = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&per_page=5`);
     expect(res.body.total_estimated).toBe(true);
     expect(res.body.total).toBeGreaterThanOrEqual(1001);
     expect(res.body.data).toHaveLength(5);
     // The estimate travels with the cursor instead of being made again on every page.
-    const next = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&per_page=5&cursor=${res.body.next_cursor}`);
+    const next = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&per_page=5&cursor=${res.body.next_cursor}`,
+    );
     expect(next.body).toMatchObject({ page: 2, total: res.body.total, total_estimated: true });
     const last = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&per_page=500&page=3`);
     expect(last.body).toMatchObject({ total: 1001, total_estimated: false, next_cursor: null });
@@ -283,16 +289,25 @@ describe('certificate list paging at scale: cursor and estimated totals', () => 
       ['other order', `cursor=${cursor}&order=desc`, 'belongs to a list with other'],
       ['too long', `cursor=${'A'.repeat(1025)}`, ''],
     ] as const) {
-      const res = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&${query}`);
+      const res = await app.call(
+        'GET',
+        `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&${query}`,
+      );
       expect(res.status, label).toBe(400);
       expect(res.body.errors[0].field, label).toBe('cursor');
       expect(res.body.errors[0].message, label).toContain(message);
       expect(JSON.stringify(res.body), label).not.toMatch(/select|stack|\/work\//i);
     }
-    const both = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&page=2&cursor=${cursor}`);
+    const both = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&page=2&cursor=${cursor}`,
+    );
     expect(both.status).toBe(400);
     expect(both.body.errors[0].field).toBe('page');
-    const good = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&cursor=${cursor}`);
+    const good = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&cursor=${cursor}`,
+    );
     expect(good.body.data.map((c: { name: string }) => c.name)).toEqual(['many-0002', 'many-0003']);
   });
 
@@ -305,7 +320,16 @@ describe('certificate list paging at scale: cursor and estimated totals', () => 
     expect(c.expiring_soon_days).toBe(30);
     expect(c.total).toBe(Object.values(c.by_status as Record<string, number>).reduce((a, b) => a + b, 0));
     expect(Object.keys(c.by_status).sort()).toEqual(
-      ['Active', 'Archived', 'Expired', 'Expiring', 'Failed', 'Pending', 'Revoked', 'RenewalInProgress'].sort(),
+      [
+        'Active',
+        'Archived',
+        'Expired',
+        'Expiring',
+        'Failed',
+        'Pending',
+        'Revoked',
+        'RenewalInProgress',
+      ].sort(),
     );
   });
 });

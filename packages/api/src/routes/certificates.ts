@@ -45,7 +45,9 @@ const certificateListJson = envelope(certificateJson).extend({
   next_cursor: z
     .string()
     .nullable()
-    .describe('send as cursor for the next page (keyset: as fast on page 10,000 as on page 2); null on the last page'),
+    .describe(
+      'send as cursor for the next page (keyset: as fast on page 10,000 as on page 2); null on the last page',
+    ),
 });
 
 export const versionJson = z.object({

@@ -35,8 +35,8 @@ import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
 import type { DiscoveryStorage } from './discovery-storage.js';
-import type { ScepStorage } from './scep-storage.js';
 import type { PeopleStorage } from './people-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one
@@ -201,7 +201,10 @@ export interface CertificateRepository
    * How many certificates match: exact up to `exactLimit` (counting stops there, so the cost is
    * bounded), the planner's estimate above it (`estimated` true). Without a limit, exact.
    */
-  count(filter: CertificateFilter, options?: { exactLimit?: number }): Promise<{ total: number; estimated: boolean }>;
+  count(
+    filter: CertificateFilter,
+    options?: { exactLimit?: number },
+  ): Promise<{ total: number; estimated: boolean }>;
   /** Replaces the target bindings of a certificate (`invalid_reference` for an unknown target). */
   setTargets(certificateId: string, targetIds: readonly string[]): Promise<void>;
   listTargetIds(certificateId: string): Promise<string[]>;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CertificateListKey } from '../ports/storage.js';
 import { validationError } from '../errors.js';
+import type { CertificateListKey } from '../ports/storage.js';
 
 /*
  * The opaque `cursor` / `next_cursor` of the certificate list (docs/api/inventory.md, "Paging a

@@ -12,8 +12,8 @@ import {
 import { idSchema } from '../domain/common.js';
 import { CertwrightError, type FieldIssue, fail, notFound, validationError } from '../errors.js';
 import type { CertificateListKey, Storage } from '../ports/storage.js';
-import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
 import type { AuditService } from './audit.js';
+import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
 import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
@@ -260,7 +260,9 @@ export class CertificateService {
     let estimatedTotal: number | undefined;
     if (q.cursor !== undefined) {
       if (page > 1)
-        throw validationError([{ field: 'page', message: 'cannot be combined with cursor; send one of them' }]);
+        throw validationError([
+          { field: 'page', message: 'cannot be combined with cursor; send one of them' },
+        ]);
       const decoded = decodeCursor(q.cursor, digest, TIMESTAMP_SORTS.has(q.sort ?? 'created_at'));
       page = decoded.page;
       after = decoded.key;

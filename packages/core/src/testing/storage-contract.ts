@@ -404,7 +404,14 @@ export function describeStorageContract(
             );
           made.push(cert.id);
         }
-        for (const sort of ['name', 'common_name', 'status', 'expires_at', 'created_at', 'updated_at'] as const) {
+        for (const sort of [
+          'name',
+          'common_name',
+          'status',
+          'expires_at',
+          'created_at',
+          'updated_at',
+        ] as const) {
           for (const order of ['asc', 'desc'] as const) {
             const q = { owner_id: r.owner.id, sort, order };
             const all = (await s.certificates.list({ ...q, perPage: 100 })).items.map((x) => x.id);
@@ -430,7 +437,12 @@ export function describeStorageContract(
         expect(estimated.totalEstimated).toBe(true);
         expect(estimated.total).toBeGreaterThanOrEqual(4);
         expect(estimated.items).toHaveLength(1);
-        const last = await s.certificates.list({ owner_id: r.owner.id, perPage: 5, page: 2, exactTotalLimit: 3 });
+        const last = await s.certificates.list({
+          owner_id: r.owner.id,
+          perPage: 5,
+          page: 2,
+          exactTotalLimit: 3,
+        });
         expect(last).toMatchObject({ total: 7, totalEstimated: false, next: null });
         expect(last.items).toHaveLength(2);
         expect(await s.certificates.list({ owner_id: r.owner.id, perPage: 5, page: 3 })).toMatchObject({

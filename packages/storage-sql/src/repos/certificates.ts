@@ -398,7 +398,11 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     },
 
     count(filter, options) {
-      return countMatches(ctx, () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter), options?.exactLimit);
+      return countMatches(
+        ctx,
+        () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter),
+        options?.exactLimit,
+      );
     },
 
     async countByStatus() {
