@@ -450,6 +450,16 @@ export function describeStorageContract(
           total: 7,
           next: null,
         });
+        expect(await s.certificates.count({ owner_id: r.owner.id })).toEqual({ total: 7, estimated: false });
+        expect(
+          await s.certificates.count({ owner_id: r.owner.id, status: 'Pending' }, { exactLimit: 2 }),
+        ).toEqual({
+          total: 2,
+          estimated: false,
+        });
+        const counted = await s.certificates.count({ owner_id: r.owner.id }, { exactLimit: 3 });
+        expect(counted.estimated).toBe(true);
+        expect(counted.total).toBeGreaterThanOrEqual(4);
         expect(made).toHaveLength(7);
       });
 
