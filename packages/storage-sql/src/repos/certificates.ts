@@ -168,7 +168,6 @@ async function countMatches(
   ctx: Ctx,
   base: () => CertQuery<object>,
   limit: number | undefined,
-  sort?: { column: SortColumn; order: 'asc' | 'desc' },
 ): Promise<{ total: number; estimated: boolean }> {
   if (limit === undefined) {
     const row = await base()
@@ -176,14 +175,11 @@ async function countMatches(
       .executeTakeFirst();
     return { total: count(row), estimated: false };
   }
+  // Unordered, so the planner may answer from any index (often index-only) and stop early.
   const capped = await ctx.db
     .selectFrom(
-      // Counted in the list's order when there is one: the planner then walks the sort's index
-      // and stops after limit + 1 matches, instead of building bitmaps of every match.
-      (sort
-        ? base().select(sql<number>`1`.as('one')).orderBy(sort.column, sort.order).orderBy('id', sort.order)
-        : base().select(sql<number>`1`.as('one'))
-      )
+      base()
+        .select(sql<number>`1`.as('one'))
         .limit(limit + 1)
         .as('m'),
     )
@@ -310,28 +306,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
       // One row beyond the page says whether another page follows.
       let rows: Row[];
-      let counted: number | undefined;
-      const exactLimit = query.exactTotalLimit;
-      if (!after && exactLimit !== undefined && offset + limit <= exactLimit) {
-        // An early page and the bounded count in one pass: the first exactLimit + 1 matches in
-        // list order, counted by a window, of which the page is a slice. The matches are read
-        // once, in the order the page needs (which also steers the planner to the sort's index).
-        const window = await ctx.db
-          .selectFrom(
-            ordered(base().selectAll())
-              .limit(exactLimit + 1)
-              .as('m'),
-          )
-          .selectAll()
-          .select(sql<number | string>`count(*) over ()`.as('cw_matches'))
-          .orderBy(`m.${column}`, order)
-          .orderBy('m.id', order)
-          .limit(limit + 1)
-          .offset(offset)
-          .execute();
-        rows = window;
-        if (window.length > 0) counted = Number(window[0]?.cw_matches);
-      } else if (!after) {
+      if (!after) {
         rows = await ordered(base().selectAll())
           .limit(limit + 1)
           .offset(offset)
@@ -354,14 +329,9 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // An offset page that is the last one, and not empty, already tells the total.
       if (!after && !more && (offset === 0 || items.length > 0))
         return { items, total: offset + items.length, totalEstimated: false, next };
-      if (counted !== undefined && exactLimit !== undefined) {
-        if (counted <= exactLimit) return { items, total: counted, totalEstimated: false, next };
-        const estimate = await plannerEstimate(ctx, base());
-        return { items, total: Math.max(exactLimit + 1, estimate), totalEstimated: true, next };
-      }
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
-      const { total, estimated } = await countMatches(ctx, base, exactLimit, { column, order });
+      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
       return { items, total, totalEstimated: estimated, next };
     },
 
