@@ -253,9 +253,8 @@ async function run(engine: string) {
         const deep = await get(`/api/v1/certificates?per_page=500&page=${depth}${query ? `&${query}` : ''}`);
         if (deep.next_cursor) {
           const cursor = encodeURIComponent(deep.next_cursor);
-          await timed(engine, `${label}: cursor at row ${depth * 500}`, RUNS, () =>
-            get(`${base}&cursor=${cursor}`),
-          );
+          console.log(`  ${label}: cursor after row ${depth * 500}`);
+          await timed(engine, `${label}: cursor half-way`, RUNS, () => get(`${base}&cursor=${cursor}`));
         }
       }
     }
@@ -278,14 +277,16 @@ console.log(
 for (const engine of ENGINES) await run(engine);
 
 if (ENGINES.length > 1) {
-  console.log('\ncomparison (p99 ms):');
-  console.log(`  ${'query'.padEnd(66)} ${ENGINES.map((e) => e.padStart(10)).join(' ')}   ratio`);
+  // PGlite against PostgreSQL when both ran; otherwise the first engine against the second.
+  const [a, b] =
+    ENGINES.includes('pglite') && ENGINES.includes('postgres') ? ['pglite', 'postgres'] : ENGINES;
+  console.log(`\ncomparison (p50 / p99 ms; ratio of p50, ${a} / ${b}):`);
+  console.log(`  ${'query'.padEnd(66)} ${String(a).padStart(16)} ${String(b).padStart(16)}   ratio`);
+  const cell = (v?: Percentiles) => (v ? `${v.p50.toFixed(1)} / ${v.p99.toFixed(1)}` : '-').padStart(16);
   for (const [label, byEngine] of results) {
-    const p99 = ENGINES.map((e) => byEngine.get(e)?.p99);
-    const ratio =
-      p99[0] !== undefined && p99[1] !== undefined && p99[1] > 0 ? (p99[0] / p99[1]).toFixed(2) : '-';
-    console.log(
-      `  ${label.padEnd(66)} ${p99.map((v) => (v === undefined ? '-' : v.toFixed(1)).padStart(10)).join(' ')}   ${ratio}`,
-    );
+    const x = byEngine.get(a as string);
+    const y = byEngine.get(b as string);
+    const ratio = x && y && y.p50 > 0 ? (x.p50 / y.p50).toFixed(2) : '-';
+    console.log(`  ${label.padEnd(66)} ${cell(x)} ${cell(y)}   ${ratio}`);
   }
 }
