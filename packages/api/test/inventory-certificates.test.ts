@@ -206,6 +206,134 @@ describe('certificate list', () => {
   });
 });
 
+describe('certificate list paging at scale: cursor and estimated totals', () => {
+  let many: References;
+
+  beforeAll(async () => {
+    // 1,001 certificates of one owner: one more than the list counts exactly.
+    many = await seedReferences(app, ' (many)');
+    for (let i = 0; i < 1001; i++) {
+      await app.storage.certificates.create({
+        name: `many-${String(i).padStart(4, '0')}`,
+        common_name: `many-${i}.scale.test`,
+        renewal_policy_id: many.policy,
+        issuer_id: many.issuer,
+        owner_id: many.owner,
+        team_id: many.team,
+        created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 7)),
+      });
+    }
+  });
+
+  it('walks a list with next_cursor, page by page, exactly as page numbers would', async () => {
+    const query = `owner_id=${many.owner}&sort=name&order=desc&per_page=7&search=many-09`;
+    const byPage: string[] = [];
+    for (let page = 1; page <= 2; page++) {
+      const res = await app.call('GET', `/api/v1/certificates?${query}&page=${page}`);
+      byPage.push(...res.body.data.map((c: { name: string }) => c.name));
+    }
+    const walked: string[] = [];
+    let res = await app.call('GET', `/api/v1/certificates?${query}`);
+    expect(res.body).toMatchObject({ total: 100, total_estimated: false, page: 1, per_page: 7 });
+    const pages: number[] = [];
+    for (;;) {
+      walked.push(...res.body.data.map((c: { name: string }) => c.name));
+      pages.push(res.body.page);
+      expect(res.body.total).toBe(100);
+      if (res.body.next_cursor === null) break;
+      expect(res.body.next_cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      res = await app.call('GET', `/api/v1/certificates?${query}&cursor=${res.body.next_cursor}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    expect(walked).toHaveLength(100);
+    expect(walked.slice(0, 14)).toEqual(byPage);
+    expect(walked[0]).toBe('many-0999');
+    expect(walked[99]).toBe('many-0900');
+    expect(pages).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
+  });
+
+  it('counts exactly up to 1,000 matches and says when the total is an estimate', async () => {
+    const exact = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&search=many-0&per_page=5`,
+    );
+    expect(exact.body).toMatchObject({ total: 1000, total_estimated: false });
+    const res = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&per_page=5`);
+    expect(res.body.total_estimated).toBe(true);
+    expect(res.body.total).toBeGreaterThanOrEqual(1001);
+    expect(res.body.data).toHaveLength(5);
+    // The estimate travels with the cursor instead of being made again on every page.
+    const next = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&per_page=5&cursor=${res.body.next_cursor}`,
+    );
+    expect(next.body).toMatchObject({ page: 2, total: res.body.total, total_estimated: true });
+    const last = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&per_page=500&page=3`);
+    expect(last.body).toMatchObject({ total: 1001, total_estimated: false, next_cursor: null });
+    expect(last.body.data).toHaveLength(1);
+  });
+
+  it('answers 400 naming cursor for a cursor it did not issue or one of another query', async () => {
+    const first = await app.call('GET', `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2`);
+    const cursor = first.body.next_cursor as string;
+    const body = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    const forged = (patch: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ ...body, ...patch })).toString('base64url');
+    for (const [label, query, message] of [
+      ['not base64url', 'cursor=%25%25%25', 'is not a cursor'],
+      ['not JSON', `cursor=${Buffer.from('nope').toString('base64url')}`, 'is not a cursor'],
+      ['page number 0', `cursor=${forged({ p: 0 })}`, 'is not a cursor'],
+      ['id not a string', `cursor=${forged({ i: 5 })}`, 'is not a cursor'],
+      ['timestamp kind on a name sort', `cursor=${forged({ t: 'd' })}`, 'is not a cursor'],
+      ['other filters', `cursor=${cursor}&status=Active`, 'belongs to a list with other'],
+      ['other order', `cursor=${cursor}&order=desc`, 'belongs to a list with other'],
+      ['too long', `cursor=${'A'.repeat(1025)}`, ''],
+    ] as const) {
+      const res = await app.call(
+        'GET',
+        `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&${query}`,
+      );
+      expect(res.status, label).toBe(400);
+      expect(res.body.errors[0].field, label).toBe('cursor');
+      expect(res.body.errors[0].message, label).toContain(message);
+      expect(JSON.stringify(res.body), label).not.toMatch(/select|stack|\/work\//i);
+    }
+    const both = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&page=2&cursor=${cursor}`,
+    );
+    expect(both.status).toBe(400);
+    expect(both.body.errors[0].field).toBe('page');
+    const good = await app.call(
+      'GET',
+      `/api/v1/certificates?owner_id=${many.owner}&sort=name&per_page=2&cursor=${cursor}`,
+    );
+    expect(good.body.data.map((c: { name: string }) => c.name)).toEqual(['many-0002', 'many-0003']);
+  });
+
+  it('puts certificates by status and expiring soon on the dashboard summary', async () => {
+    const res = await app.call('GET', '/api/v1/dashboard/summary');
+    expect(res.status).toBe(200);
+    const c = res.body.certificates;
+    expect(c.by_status.Pending).toBeGreaterThanOrEqual(1001);
+    expect(c.estimated).toBe(true);
+    expect(c.expiring_soon_days).toBe(30);
+    expect(c.total).toBe(Object.values(c.by_status as Record<string, number>).reduce((a, b) => a + b, 0));
+    expect(Object.keys(c.by_status).sort()).toEqual(
+      [
+        'Active',
+        'Archived',
+        'Expired',
+        'Expiring',
+        'Failed',
+        'Pending',
+        'Revoked',
+        'RenewalInProgress',
+      ].sort(),
+    );
+  });
+});
+
 describe('certificate update, archive, delete, versions', () => {
   it('updates fields, keeps the others, and checks references', async () => {
     const cert = await createCertificate(app, refs, { name: 'to-update', environment: 'staging' });

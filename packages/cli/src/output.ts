@@ -36,7 +36,9 @@ export function render(value: unknown, format: Format): string {
   if (isPage(value)) {
     const shown = value.data.length === 0 ? '' : table(value.data);
     const last = Math.max(1, Math.ceil(value.total / value.per_page));
-    return `${shown}${shown ? '\n' : ''}page ${value.page} of ${last} · ${value.total} total\n`;
+    // The certificate list estimates totals above 1,000 matches (docs/api/inventory.md).
+    const about = (value as { total_estimated?: unknown }).total_estimated === true ? 'about ' : '';
+    return `${shown}${shown ? '\n' : ''}page ${value.page} of ${about}${last} · ${about}${value.total} total\n`;
   }
   if (value !== null && typeof value === 'object') return keyValues(value as Record<string, unknown>);
   return `${String(value)}\n`;

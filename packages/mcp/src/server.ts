@@ -138,7 +138,9 @@ function summary(tool: ToolSpec, value: Record<string, unknown>): string {
         [i.id, i.name ?? i.common_name, i.status].filter((x) => x !== undefined && x !== null).join(' '),
       )
       .join('; ');
-    return `${items.length} of ${value.total} (page ${value.page}, ${value.per_page} per page)${shown ? `: ${shown}` : ''}`;
+    // The certificate list estimates totals above 1,000 matches (docs/api/inventory.md).
+    const about = value.total_estimated === true ? 'about ' : '';
+    return `${items.length} of ${about}${value.total} (page ${value.page}, ${value.per_page} per page)${shown ? `: ${shown}` : ''}`;
   }
   const counts = Object.entries(value).filter(([, v]) => typeof v === 'number');
   if (typeof value.id === 'string') {

@@ -6,6 +6,7 @@ import {
   withErrorTranslation,
 } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PgliteDialect } from './pglite-dialect.js';
@@ -96,7 +97,12 @@ export async function createPgliteStorage(
   options: StorageOpenOptions,
 ): Promise<MaintainedStorage> {
   const logger = (options.logger ?? silentLogger).child({ component: 'storage', engine: 'pglite' });
-  const pglite = 'dataDir' in location ? await PGlite.create(location.dataDir) : await PGlite.create();
+  // pg_trgm backs the trigram index of the certificate search (migration 14).
+  const extensions = { pg_trgm };
+  const pglite =
+    'dataDir' in location
+      ? await PGlite.create({ dataDir: location.dataDir, extensions })
+      : await PGlite.create({ extensions });
   logger.info(
     { data_dir: 'dataDir' in location ? location.dataDir : ':memory:' },
     'opened embedded PGlite storage',

@@ -37,6 +37,19 @@ export const certificateJson = z.object({
   updated_at: timestamp,
 });
 
+/** The list envelope plus keyset paging and the estimated-total flag (docs/api/inventory.md). */
+const certificateListJson = envelope(certificateJson).extend({
+  total_estimated: z
+    .boolean()
+    .describe("true when more than 1,000 certificates match: total is then the database's estimate"),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe(
+      'send as cursor for the next page (keyset: as fast on page 10,000 as on page 2); null on the last page',
+    ),
+});
+
 export const versionJson = z.object({
   id: z.string(),
   certificate_id: z.string(),
@@ -109,8 +122,18 @@ export function certificateRoutes(services: Services): RouteSpec[] {
       summary: 'List certificates with filters, free-text search and sorting',
       tags: [TAG],
       query: certificateListSchema,
-      responses: { 200: { description: 'one page of certificates', schema: envelope(certificateJson) } },
-      handle: async ({ query }) => ({ status: 200, body: pageOf(await certs.list(query), (c) => c) }),
+      responses: { 200: { description: 'one page of certificates', schema: certificateListJson } },
+      handle: async ({ query }) => {
+        const list = await certs.list(query);
+        return {
+          status: 200,
+          body: {
+            ...pageOf(list, (c) => c),
+            total_estimated: list.total_estimated,
+            next_cursor: list.next_cursor,
+          },
+        };
+      },
     }),
     defineRoute({
       method: 'POST',

@@ -93,12 +93,24 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       operationId: 'getDashboardSummary',
       permission: 'cert.read',
       summary:
-        'Counts for the dashboard: agents by status, jobs by status, notifications by status (dead included)',
+        'Counts for the dashboard: certificates by status and expiring soon, agents by status, jobs by status, notifications by status (dead included)',
       tags: ['dashboard'],
       responses: {
         200: {
           description: 'summary',
           schema: z.object({
+            certificates: z.object({
+              by_status: countsSchema,
+              total: z.number().int(),
+              expiring_soon: z
+                .number()
+                .int()
+                .describe('Active or Expiring, latest version expiring within expiring_soon_days from now'),
+              expiring_soon_days: z.number().int(),
+              estimated: z
+                .boolean()
+                .describe('true when a figure is an estimate (more than 1,000 certificates matched it)'),
+            }),
             agents: countsSchema,
             jobs: countsSchema,
             notifications: countsSchema,
@@ -107,14 +119,15 @@ export function notificationRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async () => {
-        const [agents, byStatus, jobs] = await Promise.all([
+        const [certificates, agents, byStatus, jobs] = await Promise.all([
+          services.certificates.summary(),
           services.agents.summary(),
           notifications.countByStatus(),
           jobCounts(services),
         ]);
         return {
           status: 200,
-          body: { agents, jobs, notifications: byStatus, dead_notifications: byStatus.dead },
+          body: { certificates, agents, jobs, notifications: byStatus, dead_notifications: byStatus.dead },
           headers: { 'cache-control': 'no-store' },
         };
       },

@@ -3717,7 +3717,7 @@ export const operationSpecs = [
     "operationId": "getDashboardSummary",
     "method": "GET",
     "path": "/api/v1/dashboard/summary",
-    "summary": "Counts for the dashboard: agents by status, jobs by status, notifications by status (dead included)",
+    "summary": "Counts for the dashboard: certificates by status and expiring soon, agents by status, jobs by status, notifications by status (dead included)",
     "tags": [
       "dashboard"
     ],
@@ -5131,6 +5131,16 @@ export const operationSpecs = [
             "asc",
             "desc"
           ]
+        }
+      },
+      {
+        "name": "cursor",
+        "required": false,
+        "description": "next_cursor of the previous page of the same query: continues after its last row (keyset), however deep; not combined with page",
+        "schema": {
+          "description": "next_cursor of the previous page of the same query: continues after its last row (keyset), however deep; not combined with page",
+          "type": "string",
+          "maxLength": 1024
         }
       }
     ],

@@ -1048,7 +1048,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts for the dashboard: agents by status, jobs by status, notifications by status (dead included) */
+        /** Counts for the dashboard: certificates by status and expiring soon, agents by status, jobs by status, notifications by status (dead included) */
         get: operations["getDashboardSummary"];
         put?: never;
         post?: never;
@@ -8817,6 +8817,8 @@ export interface operations {
             query?: {
                 /** @description certificates bound to a target of this agent */
                 agent_id?: string;
+                /** @description next_cursor of the previous page of the same query: continues after its last row (keyset), however deep; not combined with page */
+                cursor?: string;
                 environment?: string;
                 /** @description latest version not_after at or after (RFC 3339) */
                 expires_after?: unknown | string;
@@ -8884,9 +8886,13 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                         }[];
+                        /** @description send as cursor for the next page (keyset: as fast on page 10,000 as on page 2); null on the last page */
+                        next_cursor: string | null;
                         page: number;
                         per_page: number;
                         total: number;
+                        /** @description true when more than 1,000 certificates match: total is then the database's estimate */
+                        total_estimated: boolean;
                     };
                 };
             };
@@ -10949,6 +10955,17 @@ export interface operations {
                     "application/json": {
                         agents: {
                             [key: string]: number;
+                        };
+                        certificates: {
+                            by_status: {
+                                [key: string]: number;
+                            };
+                            /** @description true when a figure is an estimate (more than 1,000 certificates matched it) */
+                            estimated: boolean;
+                            /** @description Active or Expiring, latest version expiring within expiring_soon_days from now */
+                            expiring_soon: number;
+                            expiring_soon_days: number;
+                            total: number;
                         };
                         dead_notifications: number;
                         jobs: {

@@ -153,11 +153,42 @@ export interface CertificateFilter {
 export interface CertificateListQuery extends CertificateFilter, PageRequest {
   sort?: CertificateSortField;
   order?: SortDirection;
+  /**
+   * Keyset paging: the rows strictly after this position in the list's order (sort column, then
+   * id); `page` is then ignored. Reads only the page, however deep, where an offset reads every
+   * row before it.
+   */
+  after?: CertificateListKey;
+  /**
+   * Count at most this many matches exactly; when more match, `total` is the planner's estimate
+   * (never below this limit + 1) and `totalEstimated` is true. Absent: always exact.
+   */
+  exactTotalLimit?: number;
+  /**
+   * A total estimated earlier for the same query (a keyset cursor carries it): answered as
+   * `total` with `totalEstimated` true, and nothing is counted.
+   */
+  estimatedTotal?: number;
+}
+
+/** A row's position in a sorted certificate list: its sort column's value and its id. */
+export interface CertificateListKey {
+  /** The sort column's value (a Date for the timestamp sorts; null for a certificate without expiry). */
+  value: string | Date | null;
+  id: string;
+}
+
+/** One page of certificates, with what keyset paging needs to continue. */
+export interface CertificatePage extends PageResult<ManagedCertificate> {
+  /** True when `total` is an estimate (more than `exactTotalLimit` matched). */
+  totalEstimated: boolean;
+  /** Position of the page's last row when more rows follow it; null on the last page. */
+  next: CertificateListKey | null;
 }
 
 export interface CertificateRepository
   extends CrudRepository<ManagedCertificate, NewCertificate, CertificatePatch> {
-  list(query?: CertificateListQuery): Promise<PageResult<ManagedCertificate>>;
+  list(query?: CertificateListQuery): Promise<CertificatePage>;
   /**
    * Ids matching a filter in id order, one batch at a time (keyset paging after `afterId`),
    * for bulk operations over many thousands of certificates.
@@ -166,6 +197,14 @@ export interface CertificateRepository
   /** Applies one patch to many certificates in one statement; returns how many changed. */
   updateMany(ids: readonly string[], patch: CertificatePatch): Promise<number>;
   countByStatus(): Promise<Record<CertificateStatus, number>>;
+  /**
+   * How many certificates match: exact up to `exactLimit` (counting stops there, so the cost is
+   * bounded), the planner's estimate above it (`estimated` true). Without a limit, exact.
+   */
+  count(
+    filter: CertificateFilter,
+    options?: { exactLimit?: number },
+  ): Promise<{ total: number; estimated: boolean }>;
   /** Replaces the target bindings of a certificate (`invalid_reference` for an unknown target). */
   setTargets(certificateId: string, targetIds: readonly string[]): Promise<void>;
   listTargetIds(certificateId: string): Promise<string[]>;

@@ -10,9 +10,10 @@ import {
   revocationReasonSchema,
 } from '../domain/certificate.js';
 import { idSchema } from '../domain/common.js';
-import { CertwrightError, type FieldIssue, fail, notFound } from '../errors.js';
-import type { Storage } from '../ports/storage.js';
+import { CertwrightError, type FieldIssue, fail, notFound, validationError } from '../errors.js';
+import type { CertificateListKey, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
+import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
 import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
@@ -117,7 +118,46 @@ export const certificateListSchema = pageQuerySchema.extend({
     .describe('case-insensitive substring of name, common_name or any SAN'),
   sort: z.enum(CERTIFICATE_SORT_FIELDS).optional().describe('default created_at'),
   order: z.enum(['asc', 'desc']).optional().describe('default desc for created_at, asc otherwise'),
+  cursor: z
+    .string()
+    .max(1024)
+    .optional()
+    .describe(
+      'next_cursor of the previous page of the same query: continues after its last row (keyset), however deep; not combined with page',
+    ),
 });
+
+/**
+ * Matches counted exactly by the list; beyond it `total` is the database's estimate and
+ * `total_estimated` is true (docs/api/inventory.md). Counting stops here so a page costs the
+ * same whether a thousand or a million certificates match.
+ */
+export const EXACT_TOTAL_LIMIT = 1000;
+
+/** The dashboard's "expiring soon" window. */
+export const EXPIRING_SOON_DAYS = 30;
+
+/** Dashboard figures about the inventory (`CertificateService.summary`). */
+export interface InventorySummary {
+  by_status: Record<CertificateStatus, number>;
+  /** Sum of by_status. */
+  total: number;
+  /** Active or Expiring, latest version expiring from now to now + expiring_soon_days. */
+  expiring_soon: number;
+  expiring_soon_days: number;
+  /** True when any figure is an estimate (more than EXACT_TOTAL_LIMIT matched). */
+  estimated: boolean;
+}
+
+const TIMESTAMP_SORTS = new Set(['expires_at', 'created_at', 'updated_at']);
+
+/** The certificate list envelope: the common `{data, total, page, per_page}` plus keyset paging. */
+export interface CertificateList extends Paged<ManagedCertificate> {
+  /** True when more than EXACT_TOTAL_LIMIT match and `total` is an estimate. */
+  total_estimated: boolean;
+  /** Cursor of the next page (send it as `cursor`); null on the last page. */
+  next_cursor: string | null;
+}
 export const versionListSchema = pageQuerySchema;
 export const revokeSchema = z.object({
   reason: revocationReasonSchema.optional().describe('default unspecified'),
@@ -196,11 +236,9 @@ export class CertificateService {
     return certificate;
   }
 
-  async list(query: CertificateListRequest = {}): Promise<Paged<ManagedCertificate>> {
+  async list(query: CertificateListRequest = {}): Promise<CertificateList> {
     const q = parseInput(certificateListSchema, query);
-    const result = await this.deps.storage.certificates.list({
-      page: q.page,
-      perPage: q.per_page,
+    const filter = {
       status: q.status,
       issuer_id: q.issuer_id,
       owner_id: q.owner_id,
@@ -215,8 +253,40 @@ export class CertificateService {
       search: q.search,
       sort: q.sort,
       order: q.order,
+    };
+    const digest = queryDigest(filter);
+    let page = q.page;
+    let after: CertificateListKey | undefined;
+    let estimatedTotal: number | undefined;
+    if (q.cursor !== undefined) {
+      if (page > 1)
+        throw validationError([
+          { field: 'page', message: 'cannot be combined with cursor; send one of them' },
+        ]);
+      const decoded = decodeCursor(q.cursor, digest, TIMESTAMP_SORTS.has(q.sort ?? 'created_at'));
+      page = decoded.page;
+      after = decoded.key;
+      // An estimate is not redone on every page: the first page's travels in the cursor.
+      estimatedTotal = decoded.estimatedTotal;
+    }
+    const result = await this.deps.storage.certificates.list({
+      ...filter,
+      page,
+      perPage: q.per_page,
+      after,
+      exactTotalLimit: EXACT_TOTAL_LIMIT,
+      estimatedTotal,
     });
-    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+    return {
+      data: result.items,
+      total: result.total,
+      total_estimated: result.totalEstimated,
+      page,
+      per_page: q.per_page,
+      next_cursor: result.next
+        ? encodeCursor(digest, page + 1, result.next, result.totalEstimated ? result.total : undefined)
+        : null,
+    };
   }
 
   async update(actor: Actor, id: string, input: CertificateUpdate): Promise<ManagedCertificate> {
@@ -332,6 +402,38 @@ export class CertificateService {
 
   countByStatus(): Promise<Record<CertificateStatus, number>> {
     return this.deps.storage.certificates.countByStatus();
+  }
+
+  /**
+   * Dashboard figures: certificates by status and those Active or Expiring whose latest version
+   * expires within 30 days. Like list totals, each count is exact up to EXACT_TOTAL_LIMIT and the
+   * database's estimate above it (`estimated` says whether any is), so the cost stays bounded.
+   */
+  async summary(): Promise<InventorySummary> {
+    const certificates = this.deps.storage.certificates;
+    const limit = { exactLimit: EXACT_TOTAL_LIMIT };
+    const now = this.deps.clock.now();
+    const [byStatus, expiring] = await Promise.all([
+      Promise.all(CERTIFICATE_STATUSES.map((status) => certificates.count({ status }, limit))),
+      certificates.count(
+        {
+          status: ['Active', 'Expiring'],
+          expiresAfter: now,
+          expiresBefore: new Date(now.getTime() + EXPIRING_SOON_DAYS * 86_400_000),
+        },
+        limit,
+      ),
+    ]);
+    const by_status = Object.fromEntries(
+      CERTIFICATE_STATUSES.map((status, i) => [status, byStatus[i]?.total ?? 0]),
+    ) as Record<CertificateStatus, number>;
+    return {
+      by_status,
+      total: Object.values(by_status).reduce((a, b) => a + b, 0),
+      expiring_soon: expiring.total,
+      expiring_soon_days: EXPIRING_SOON_DAYS,
+      estimated: expiring.estimated || byStatus.some((c) => c.estimated),
+    };
   }
 }
 

@@ -4,7 +4,7 @@ import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
 import type { CertificateStatus } from '../domain/certificate.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
-import type { NewCertificateVersion, Storage } from '../ports/storage.js';
+import type { CertificateListKey, NewCertificateVersion, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
 import { describeScepProbeRepository } from './scep-probe-contract.js';
 import { describeRowLocks } from './storage-locks.js';
@@ -423,6 +423,86 @@ export function describeStorageContract(
         expect(
           await s.certificates.listIds({ owner_id: r.owner.id }, { limit: 10, afterId: first }),
         ).toHaveLength(2);
+      });
+
+      it('pages by keyset exactly as by offset, for every sort and order, and bounds the exact total', async () => {
+        const r = await refs();
+        const at = new Date('2026-03-01T00:00:00.000Z');
+        const statuses = ['Active', 'Active', 'Pending', 'Expiring', 'Active', 'Failed', 'Pending'] as const;
+        const made: string[] = [];
+        for (let i = 0; i < 7; i++) {
+          // Ties on every sort column: two creation instants, repeated statuses and names, and
+          // certificates without a version (expires_at null) among those with one.
+          const cert = await s.certificates.create({
+            ...r.base,
+            name: `keyset-${r.tag}-${i % 3}`,
+            common_name: `k${i % 2}.${r.tag}.test`,
+            status: statuses[i],
+            created_at: new Date(at.getTime() + (i % 2) * 1000),
+          });
+          if (i % 3 !== 0)
+            await s.versions.create(
+              versionInput(cert.id, r.issuer.id, new Date(at.getTime() + (i % 4) * DAY), `7${i}`),
+            );
+          made.push(cert.id);
+        }
+        for (const sort of [
+          'name',
+          'common_name',
+          'status',
+          'expires_at',
+          'created_at',
+          'updated_at',
+        ] as const) {
+          for (const order of ['asc', 'desc'] as const) {
+            const q = { owner_id: r.owner.id, sort, order };
+            const all = (await s.certificates.list({ ...q, perPage: 100 })).items.map((x) => x.id);
+            expect(all).toHaveLength(7);
+            const walked: string[] = [];
+            let after: CertificateListKey | undefined;
+            for (let n = 0; n < 10; n++) {
+              const page = await s.certificates.list({ ...q, perPage: 2, after });
+              walked.push(...page.items.map((x) => x.id));
+              expect(page.totalEstimated).toBe(false);
+              expect(page.total).toBe(7);
+              if (!page.next) break;
+              expect(page.next.id).toBe(page.items[page.items.length - 1]?.id);
+              after = page.next;
+            }
+            expect({ sort, order, ids: walked }).toEqual({ sort, order, ids: all });
+          }
+        }
+        // Exact up to the limit; beyond it an estimate (never below limit + 1), flagged.
+        const exact = await s.certificates.list({ owner_id: r.owner.id, perPage: 1, exactTotalLimit: 7 });
+        expect(exact).toMatchObject({ total: 7, totalEstimated: false });
+        const estimated = await s.certificates.list({ owner_id: r.owner.id, perPage: 1, exactTotalLimit: 3 });
+        expect(estimated.totalEstimated).toBe(true);
+        expect(estimated.total).toBeGreaterThanOrEqual(4);
+        expect(estimated.items).toHaveLength(1);
+        const last = await s.certificates.list({
+          owner_id: r.owner.id,
+          perPage: 5,
+          page: 2,
+          exactTotalLimit: 3,
+        });
+        expect(last).toMatchObject({ total: 7, totalEstimated: false, next: null });
+        expect(last.items).toHaveLength(2);
+        expect(await s.certificates.list({ owner_id: r.owner.id, perPage: 5, page: 3 })).toMatchObject({
+          items: [],
+          total: 7,
+          next: null,
+        });
+        expect(await s.certificates.count({ owner_id: r.owner.id })).toEqual({ total: 7, estimated: false });
+        expect(
+          await s.certificates.count({ owner_id: r.owner.id, status: 'Pending' }, { exactLimit: 2 }),
+        ).toEqual({
+          total: 2,
+          estimated: false,
+        });
+        const counted = await s.certificates.count({ owner_id: r.owner.id }, { exactLimit: 3 });
+        expect(counted.estimated).toBe(true);
+        expect(counted.total).toBeGreaterThanOrEqual(4);
+        expect(made).toHaveLength(7);
       });
 
       it('keeps the latest version on the certificate, and the private key sealed', async () => {

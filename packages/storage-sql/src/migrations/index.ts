@@ -13,6 +13,7 @@ import { scepRa } from './0010_scep_ra.js';
 import { people } from './0011_people.js';
 import { discovery } from './0012_discovery.js';
 import { oidcProviders } from './0013_oidc_providers.js';
+import { inventoryListing } from './0014_inventory_listing.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { columnTypes, type Migration } from './types.js';
 
@@ -32,6 +33,7 @@ export const MIGRATIONS: readonly Migration[] = [
   people,
   discovery,
   oidcProviders,
+  inventoryListing,
   breakglassLockout,
 ];
 

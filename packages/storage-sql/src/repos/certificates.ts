@@ -1,6 +1,7 @@
 import {
   CERTIFICATE_STATUSES,
   type CertificateFilter,
+  type CertificateListKey,
   type CertificateListQuery,
   type CertificatePatch,
   type CertificateRepository,
@@ -11,7 +12,16 @@ import {
   newId,
   notFound,
 } from '@certwright/core';
-import type { ExpressionBuilder, Insertable, Selectable, SelectQueryBuilder } from 'kysely';
+import {
+  CompiledQuery,
+  type Expression,
+  type ExpressionBuilder,
+  type Insertable,
+  type Selectable,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 
@@ -155,6 +165,93 @@ function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQ
   return q;
 }
 
+type SortColumn = (typeof SORT_COLUMNS)[keyof typeof SORT_COLUMNS];
+
+/**
+ * Rows strictly after `key` in the order `column order, id order`, as conditions to run one after
+ * another (each ordered the same way) until the page is full. PostgreSQL compares the row value
+ * `(column, id)`, which its b-tree serves as one range; MySQL/MariaDB optimize row values poorly,
+ * so there the column's bound comes first and the tie on it is broken by id. NULLs (only
+ * `expires_at` has them) sort last ascending and first descending on PostgreSQL, the other way
+ * round on MySQL/MariaDB: the conditions follow each engine's own order, so a keyset walk returns
+ * exactly the rows an offset walk would. The NULL rows are a second condition rather than an OR,
+ * which would keep the database from using the index range.
+ */
+function afterKey(
+  ctx: Ctx,
+  column: SortColumn,
+  order: 'asc' | 'desc',
+  key: CertificateListKey,
+): ((eb: ExpressionBuilder<Database, 'certificates'>) => Expression<SqlBool>)[] {
+  const col = `certificates.${column}` as const;
+  const cmp = order === 'asc' ? '>' : '<';
+  const nullsFirst = (ctx.flavor === 'mysql') === (order === 'asc');
+  const value = key.value;
+  if (value === null) {
+    const rest = (eb: ExpressionBuilder<Database, 'certificates'>) =>
+      eb.and([eb(col, 'is', null), eb('certificates.id', cmp, key.id)]);
+    return nullsFirst ? [rest, (eb) => eb(col, 'is not', null)] : [rest];
+  }
+  const beyond = (eb: ExpressionBuilder<Database, 'certificates'>) =>
+    ctx.flavor === 'postgres'
+      ? eb(eb.refTuple(col, 'certificates.id'), cmp, eb.tuple(value, key.id))
+      : eb.and([
+          eb(col, order === 'asc' ? '>=' : '<=', value),
+          eb.or([eb(col, cmp, value), eb('certificates.id', cmp, key.id)]),
+        ]);
+  return nullsFirst || column !== 'expires_at' ? [beyond] : [beyond, (eb) => eb(col, 'is', null)];
+}
+
+/**
+ * The number of matches: exact up to `limit` (counting stops at limit + 1 rows, so the cost is
+ * bounded however many match), the query planner's row estimate beyond it. Without a limit,
+ * always exact (bulk operations and other internal callers rely on exact counts).
+ */
+async function countMatches(
+  ctx: Ctx,
+  base: () => CertQuery<object>,
+  limit: number | undefined,
+): Promise<{ total: number; estimated: boolean }> {
+  if (limit === undefined) {
+    const row = await base()
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirst();
+    return { total: count(row), estimated: false };
+  }
+  // Unordered, so the planner may answer from any index (often index-only) and stop early.
+  const capped = await ctx.db
+    .selectFrom(
+      base()
+        .select(sql<number>`1`.as('one'))
+        .limit(limit + 1)
+        .as('m'),
+    )
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  const exact = count(capped);
+  if (exact <= limit) return { total: exact, estimated: false };
+  return { total: Math.max(limit + 1, await plannerEstimate(ctx, base())), estimated: true };
+}
+
+/** The planner's estimate of the rows a query returns (EXPLAIN; nothing is read but statistics). */
+async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> {
+  const compiled = q.select(sql<number>`1`.as('one')).compile();
+  if (ctx.flavor === 'postgres') {
+    const res = await ctx.db.executeQuery<{ 'QUERY PLAN': unknown }>(
+      CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
+    );
+    const raw = res.rows[0]?.['QUERY PLAN'];
+    const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { Plan?: { 'Plan Rows'?: number } }[];
+    return Math.round(Number(plan?.[0]?.Plan?.['Plan Rows'] ?? 0));
+  }
+  const res = await ctx.db.executeQuery<{ rows?: number | string; filtered?: number | string | null }>(
+    CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
+  );
+  const first = res.rows[0];
+  const filtered = first?.filtered == null ? 100 : Number(first.filtered);
+  return Math.round((Number(first?.rows ?? 0) * filtered) / 100);
+}
+
 export function certificateRepository(ctx: Ctx): CertificateRepository {
   const get = async (id: string) => {
     const row = await ctx.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirst();
@@ -215,19 +312,40 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     async list(query: CertificateListQuery = {}) {
       const { limit, offset } = pageWindow(query);
       const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
-      const totalRow = await base()
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirst();
-      const column = SORT_COLUMNS[query.sort ?? 'created_at'];
+      const sort = query.sort ?? 'created_at';
+      const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
-      const rows = await base()
-        .selectAll()
-        .orderBy(column, order)
-        .orderBy('id', order)
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      return { items: rows.map(toCertificate), total: count(totalRow) };
+      const after = query.after;
+      const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
+      // One row beyond the page says whether another page follows.
+      let rows: Row[];
+      if (!after) {
+        rows = await ordered(base().selectAll())
+          .limit(limit + 1)
+          .offset(offset)
+          .execute();
+      } else {
+        rows = [];
+        for (const condition of afterKey(ctx, column, order, after)) {
+          if (rows.length > limit) break;
+          rows.push(
+            ...(await ordered(base().selectAll().where(condition))
+              .limit(limit + 1 - rows.length)
+              .execute()),
+          );
+        }
+      }
+      const more = rows.length > limit;
+      const items = rows.slice(0, limit).map(toCertificate);
+      const last = items[items.length - 1];
+      const next = more && last ? { value: last[sort] as string | Date | null, id: last.id } : null;
+      // An offset page that is the last one, and not empty, already tells the total.
+      if (!after && !more && (offset === 0 || items.length > 0))
+        return { items, total: offset + items.length, totalEstimated: false, next };
+      if (query.estimatedTotal !== undefined)
+        return { items, total: query.estimatedTotal, totalEstimated: true, next };
+      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
+      return { items, total, totalEstimated: estimated, next };
     },
 
     async listIds(filter, batch) {
@@ -260,6 +378,14 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         .where('id', 'in', ids)
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
+    },
+
+    count(filter, options) {
+      return countMatches(
+        ctx,
+        () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter),
+        options?.exactLimit,
+      );
     },
 
     async countByStatus() {
