@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTempDatabase, postgresSkipReason } from '../../storage-pg/test/helpers.js';
+import { httpsCall } from './support/https.js';
 import { redisServerSkipReason } from './support/private-services.js';
 import { AcmeKey, acmeNonce, acmePost, type Cluster, ocspStatusAt, startCluster } from './support/scale.js';
 
@@ -16,6 +17,8 @@ async function waitFor(condition: () => Promise<boolean> | boolean, what: string
   throw new Error(`timed out waiting for ${what}`);
 }
 
+const PUBLIC_LIMIT = 9;
+
 /**
  * Three server processes on one PostgreSQL database and one Redis, behind a round-robin TCP
  * balancer (docs/operations/scaling.md).
@@ -26,7 +29,12 @@ describe.skipIf(skip !== undefined)('three instances behind a load balancer', ()
 
   beforeAll(async () => {
     database = await createTempDatabase();
-    cluster = await startCluster({ instances: 3, databaseUrl: database.url });
+    cluster = await startCluster({
+      instances: 3,
+      databaseUrl: database.url,
+      // A small public budget the rate-limit case below spends; nothing else calls public routes.
+      env: { SVC_RATE_LIMIT_PUBLIC: String(PUBLIC_LIMIT), SVC_RATE_LIMIT_WINDOW: '10m' },
+    });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -115,5 +123,21 @@ describe.skipIf(skip !== undefined)('three instances behind a load balancer', ()
     // A fresh nonce from the error answer still works elsewhere: the store is shared, not broken.
     const again = key.jws({ termsOfServiceAgreed: true }, { url, nonce: await acmeNonce(c, ca) });
     expect((await acmePost(a, ca, '/acme/new-account', again)).status).toBe(200);
+  });
+
+  it('shares rate limits: the budget spent on one instance is gone on the others', async () => {
+    const { ca, servers } = cluster;
+    const replies = [];
+    for (let i = 0; i < PUBLIC_LIMIT; i++) {
+      const port = servers[i % servers.length]!.port;
+      replies.push((await httpsCall(port, ca, '/api/v1/version')).status);
+    }
+    expect(replies).toEqual(Array(PUBLIC_LIMIT).fill(200));
+    // Each instance alone saw a third of the budget; together they spent all of it.
+    for (const server of servers) {
+      const refused = await httpsCall(server.port, ca, '/api/v1/version');
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBeDefined();
+    }
   });
 });
