@@ -76,6 +76,42 @@ describe.skipIf(skip !== undefined)('three instances sharing Redis', () => {
     }
   });
 
+  it('keeps the lease through a tick that outlasts it', async () => {
+    const stores = clients.map((client) => new RedisEphemeralStore(client));
+    let release: () => void = () => {};
+    const slowWork = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let runs = 0;
+    const tasks = stores.map((ephemeral, i) =>
+      startLeasedTask({
+        name: 'scheduler:scale-test-slow',
+        holder: `instance-${i}`,
+        // The lease is one second; the first tick below holds its work far longer.
+        intervalMs: 1000,
+        ephemeral,
+        logger: silentLogger,
+        run: async () => {
+          runs++;
+          if (i === 0) await slowWork;
+        },
+      }),
+    );
+    try {
+      const first = tasks[0]!.tick();
+      await waitFor(() => runs === 1, 'the slow tick to start');
+      // Three lease lengths later the slow tick still holds it: nobody else runs.
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(await Promise.all([tasks[1]!.tick(), tasks[2]!.tick()])).toEqual([false, false]);
+      expect(runs).toBe(1);
+      release();
+      expect(await first).toBe(true);
+    } finally {
+      release();
+      await Promise.all(tasks.map((t) => t.stop()));
+    }
+  });
+
   it('hands each job to exactly one worker', async () => {
     const queues = clients.map((client) => new RedisQueue(client));
     const topic = 'scale-test';
