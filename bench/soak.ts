@@ -164,6 +164,9 @@ const deadline = started + durationMs;
 let measuring = false;
 let rssAfterWarmup: number[] = [];
 const events: string[] = [];
+/** What is broken right now (faults form), so 5xx are attributed to the outage they fell in. */
+let phase = 'steady';
+const fivexxByPhase = new Map<string, number>();
 
 async function worker() {
   while (performance.now() < deadline) {
@@ -174,8 +177,10 @@ async function worker() {
       const status = await run(op);
       if (measuring) {
         s.ms += performance.now() - t;
-        if (status >= 500) s.s5xx++;
-        else if (status >= 400) s.s4xx++;
+        if (status >= 500) {
+          s.s5xx++;
+          fivexxByPhase.set(phase, (fivexxByPhase.get(phase) ?? 0) + 1);
+        } else if (status >= 400) s.s4xx++;
         else s.ok++;
       }
     } catch {
@@ -201,20 +206,25 @@ async function faultPlan() {
   await at(0.3);
   const victim = cluster.servers[2]!;
   victim.child.kill('SIGKILL');
+  phase = 'one instance killed';
   events.push(`${elapsed()} SIGKILLed the instance on ${victim.port}; the balancer skips it`);
   await at(0.45);
+  phase = 'Redis down';
   await cluster.redis.stop();
   await new Promise((r) => setTimeout(r, 1500));
   events.push(`${elapsed()} Redis down: /ready of ${survivor.port} → ${await ready(survivor.port)}`);
   await new Promise((r) => setTimeout(r, outageMs));
   await cluster.redis.start();
+  phase = 'after Redis returned';
   events.push(`${elapsed()} Redis back (empty)`);
   await at(0.65);
+  phase = 'PostgreSQL down';
   await pg.stop();
   await new Promise((r) => setTimeout(r, 1500));
   events.push(`${elapsed()} PostgreSQL down: /ready of ${survivor.port} → ${await ready(survivor.port)}`);
   await new Promise((r) => setTimeout(r, outageMs));
   await pg.start();
+  phase = 'after PostgreSQL returned';
   events.push(`${elapsed()} PostgreSQL back`);
   for (let i = 0; i < 600; i++) {
     if ((await ready(survivor.port)).startsWith('200')) break;
@@ -267,7 +277,9 @@ for (const [op, s] of stats) {
     `${op.padEnd(12)} ${String(s.ok).padStart(6)} ${String(s.s4xx).padStart(6)} ${String(s.s5xx).padStart(5)} ${String(s.errors).padStart(8)} ${((n / measuredMs) * 1000).toFixed(1).padStart(7)} ${(n ? s.ms / n : 0).toFixed(1).padStart(9)}`,
   );
 }
-console.log(`5xx total: ${total5xx}`);
+console.log(
+  `5xx total: ${total5xx}${total5xx ? ` (${[...fivexxByPhase].map(([p, n]) => `${p}: ${n}`).join(', ')})` : ''}`,
+);
 console.log(
   `resident memory after warm-up → end: ${cluster.servers
     .map((_, i) => {
