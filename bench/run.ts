@@ -7,6 +7,7 @@
  *   pnpm bench pki storage     only those (names are the file names without .ts)
  *   BENCH_SCALE=0.02 pnpm bench   a quick smoke run at 2% of the row counts
  *   pnpm bench fuzz            the parser fuzz campaign (FUZZ_CASES, FUZZ_TARGETS)
+ *   pnpm bench soak [faults]   three instances under mixed load (BENCH_SCALE shortens it)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,9 +32,13 @@ const BENCHMARKS: Record<string, string[]> = {
   hsm: [],
   discovery: [],
   fuzz: [],
+  soak: [],
 };
 
-const selected = process.argv.slice(2);
+// `pnpm bench soak faults`: `faults` is the soak's argument, not a benchmark of its own.
+const soakFaults = process.argv.includes('faults');
+const selected = process.argv.slice(2).filter((name) => name !== 'faults');
+if (soakFaults) BENCHMARKS.soak = ['faults'];
 const names = selected.length > 0 ? selected : Object.keys(BENCHMARKS);
 let failed = 0;
 for (const name of names) {

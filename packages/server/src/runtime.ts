@@ -29,6 +29,8 @@ export interface Runtime {
 
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 15_000;
+/** /ready's Redis round trip gives up after this long. */
+const REDIS_CHECK_TIMEOUT_MS = 2000;
 
 /**
  * Opens storage (migrating and seeding it) and, with SVC_REDIS_URL, Redis. A database that is
@@ -87,11 +89,21 @@ export async function openRuntime(
         ...custodyCheck,
         storage: () => opened.check(),
         redis: async () => {
+          // Bounded like the storage check: a Redis that accepts the connection but never
+          // answers (stopped, overloaded) is reported as down instead of hanging /ready.
+          let timer: NodeJS.Timeout | undefined;
           try {
-            await client.ping();
+            await Promise.race([
+              client.ping(),
+              new Promise<never>((_, reject) => {
+                timer = setTimeout(() => reject(new Error('timeout')), REDIS_CHECK_TIMEOUT_MS);
+              }),
+            ]);
             return { ok: true };
           } catch (error) {
             return { ok: false, detail: isCertwrightError(error) ? error.code : 'unreachable' };
+          } finally {
+            clearTimeout(timer);
           }
         },
       },

@@ -25,8 +25,9 @@ export interface LeasedTask {
 
 /**
  * Runs `run` every `intervalMs` on at most one instance per tick. The lease lasts one interval
- * (at least one second): held past the work's end on purpose, so that an instance whose timer
- * fires slightly later cannot run the same tick again. Ticks never overlap within a process.
+ * (at least one second) and is renewed while the work runs: held past the work's end on
+ * purpose, so that an instance whose timer fires slightly later cannot run the same tick again.
+ * Ticks never overlap within a process, nor across instances.
  */
 export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
   const log = options.logger.child({ scheduler: options.name });
@@ -35,14 +36,32 @@ export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
   let stopped = false;
 
   const once = async (): Promise<boolean> => {
+    let heartbeat: NodeJS.Timeout | undefined;
     try {
       if (!(await options.ephemeral.acquireLease(options.name, options.holder, leaseMs))) return false;
+      // A tick that outlasts its lease keeps it: renewed every third of it while the work runs,
+      // so a slow tick (a loaded machine, a long scan) is never joined by another instance.
+      heartbeat = setInterval(
+        () => {
+          options.ephemeral.renewLease(options.name, options.holder, leaseMs).then(
+            (held) => {
+              if (!held)
+                log.warn({}, 'scheduler lease lost during a tick; another instance may run the next one');
+            },
+            (error: unknown) => log.warn({ err: error }, 'scheduler lease could not be renewed'),
+          );
+        },
+        Math.max(100, Math.floor(leaseMs / 3)),
+      );
+      heartbeat.unref();
       const result = await options.run();
       log.debug({ result }, 'scheduler tick done');
       return true;
     } catch (error) {
       log.error({ err: error }, 'scheduler tick failed; retrying next tick');
       return false;
+    } finally {
+      clearInterval(heartbeat);
     }
   };
   const tick = (): Promise<boolean> => {

@@ -1,0 +1,307 @@
+/**
+ * Soak benchmark (not a test; no thresholds): three certwright-server processes on one private
+ * PostgreSQL and one private Redis behind a round-robin TCP balancer, under mixed load for 30
+ * minutes — issuance, renewal, revocation, OCSP, list queries, ACME accounts. Prints resident
+ * memory growth after warm-up, 5xx count, lost writes (acknowledged issuances and revocations
+ * missing from the database at the end) and throughput per operation.
+ *
+ *   pnpm bench soak                        30 minutes
+ *   BENCH_SCALE=0.05 pnpm bench soak       90 s
+ *   pnpm bench soak faults                 plus faults: an instance SIGKILLed, Redis restarted,
+ *   (or BENCH_SOAK_FAULTS=1)               PostgreSQL restarted, each mid-load
+ *
+ * The PostgreSQL and Redis are private instances started here; the machine's shared services
+ * are never touched. Figures go to docs/operations/scaling.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { httpsCall } from '../packages/server/test/support/https.js';
+import { startPrivatePostgres } from '../packages/server/test/support/private-services.js';
+import {
+  AcmeKey,
+  acmeNonce,
+  acmePost,
+  type Cluster,
+  startCluster,
+} from '../packages/server/test/support/scale.js';
+
+const scale = Number(process.env.BENCH_SCALE ?? '1');
+const faults = process.argv.includes('faults') || process.env.BENCH_SOAK_FAULTS === '1';
+const durationMs = Math.max(20_000, Math.round(30 * 60_000 * scale));
+const warmupMs = Math.round(durationMs * 0.2);
+const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? '6');
+
+type Op = 'issue' | 'renew' | 'revoke' | 'ocsp' | 'list' | 'acme';
+/** Relative weights of the mixed load. */
+const WEIGHTS: [Op, number][] = [
+  ['issue', 3],
+  ['renew', 2],
+  ['revoke', 1],
+  ['ocsp', 6],
+  ['list', 4],
+  ['acme', 2],
+];
+const stats = new Map<Op, { ok: number; s4xx: number; s5xx: number; errors: number; ms: number }>();
+for (const [op] of WEIGHTS) stats.set(op, { ok: 0, s4xx: 0, s5xx: 0, errors: 0, ms: 0 });
+
+const pg = await startPrivatePostgres();
+const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
+log(`private PostgreSQL on ${pg.port}; starting three instances`);
+const cluster: Cluster = await startCluster({
+  instances: 3,
+  databaseUrl: pg.url,
+  env: {
+    // The balancer's address is the single client of every request: lift the per-client limits.
+    SVC_RATE_LIMIT_PUBLIC: '0',
+    SVC_RATE_LIMIT_PKI: '0',
+    SVC_RATE_LIMIT_ENROLLMENT: '0',
+  },
+});
+const { call, ca } = cluster;
+
+const psql = (query: string): string =>
+  execFileSync(
+    'psql',
+    ['-At', '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-d', 'postgres', '-c', query],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
+
+const setup = await Promise.all([
+  call('POST', '/api/v1/owners', { name: 'Soak', email: 'soak@example.com' }),
+  call('POST', '/api/v1/teams', { name: 'Soak' }),
+  call('POST', '/api/v1/issuers', { name: 'Soak CA', type: 'Local' }),
+]);
+if (setup.some((r) => r.status !== 201)) throw new Error(`setup failed: ${setup.map((r) => r.status)}`);
+const [owner, team, issuer] = setup.map((r) => r.json.id as string) as [string, string, string];
+
+/** Acknowledged writes: what the database must hold at the end. */
+const issued = new Map<string, string>(); // certificate id → serial
+const revoked = new Set<string>();
+const active: string[] = [];
+let seq = 0;
+
+function pick(): Op {
+  const total = WEIGHTS.reduce((a, [, w]) => a + w, 0);
+  let r = Math.random() * total;
+  for (const [op, w] of WEIGHTS) {
+    r -= w;
+    if (r < 0) return op;
+  }
+  return 'list';
+}
+
+async function run(op: Op): Promise<number> {
+  switch (op) {
+    case 'issue': {
+      const n = seq++;
+      const created = await call('POST', '/api/v1/certificates', {
+        name: `soak-${n}`,
+        common_name: `soak-${n}.example.com`,
+        sans: [`soak-${n}.example.com`],
+        renewal_policy_id: 'rp-default',
+        issuer_id: issuer,
+        owner_id: owner,
+        team_id: team,
+        profile_id: 'prof-default',
+      });
+      if (created.status !== 201) return created.status;
+      const done = await call('POST', `/api/v1/certificates/${created.json.id}/issue`, {});
+      if (done.status >= 200 && done.status < 300) {
+        const key = await call('GET', `/api/v1/certificates/${created.json.id}/key-data`);
+        issued.set(created.json.id, key.json?.serial_number ?? '');
+        active.push(created.json.id);
+      }
+      return done.status;
+    }
+    case 'renew': {
+      const id = active[Math.floor(Math.random() * active.length)];
+      if (!id) return 200;
+      return (await call('POST', `/api/v1/certificates/${id}/renew`, {})).status;
+    }
+    case 'revoke': {
+      if (active.length < 5) return 200;
+      const id = active.splice(Math.floor(Math.random() * active.length), 1)[0]!;
+      const reply = await call('POST', `/api/v1/certificates/${id}/revoke`, { reason: 'superseded' });
+      if (reply.status === 200) revoked.add(id);
+      else active.push(id);
+      return reply.status;
+    }
+    case 'ocsp': {
+      const serials = [...issued.values()].filter(Boolean);
+      const serial = serials[Math.floor(Math.random() * serials.length)];
+      if (!serial) return 200;
+      return (await httpsCall(cluster.balancer.port, ca, `/.well-known/pki/ocsp/${issuer}/serial/${serial}`))
+        .status;
+    }
+    case 'list':
+      return (await call('GET', '/api/v1/certificates?per_page=50&page=1')).status;
+    case 'acme': {
+      const key = new AcmeKey();
+      const nonce = await acmeNonce(cluster.balancer.port, ca);
+      const jws = key.jws(
+        { termsOfServiceAgreed: true },
+        { url: `${cluster.baseUrl}/acme/new-account`, nonce },
+      );
+      return (await acmePost(cluster.balancer.port, ca, '/acme/new-account', jws)).status;
+    }
+  }
+}
+
+const rss = () =>
+  cluster.servers.map((s) => {
+    try {
+      const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+    } catch {
+      return 0;
+    }
+  });
+
+const started = performance.now();
+const deadline = started + durationMs;
+let measuring = false;
+let rssAfterWarmup: number[] = [];
+const events: string[] = [];
+/** What is broken right now (faults form), so 5xx are attributed to the outage they fell in. */
+let phase = 'steady';
+const fivexxByPhase = new Map<string, number>();
+
+async function worker() {
+  while (performance.now() < deadline) {
+    const op = pick();
+    const s = stats.get(op)!;
+    const t = performance.now();
+    try {
+      const status = await run(op);
+      if (measuring) {
+        s.ms += performance.now() - t;
+        if (status >= 500) {
+          s.s5xx++;
+          fivexxByPhase.set(phase, (fivexxByPhase.get(phase) ?? 0) + 1);
+        } else if (status >= 400) s.s4xx++;
+        else s.ok++;
+      }
+    } catch {
+      if (measuring) s.errors++;
+    }
+  }
+}
+
+async function ready(port: number): Promise<string> {
+  try {
+    const r = await httpsCall(port, ca, '/ready');
+    return `${r.status} ${JSON.stringify(r.json?.checks ?? {})}`;
+  } catch (error) {
+    return `unreachable (${(error as Error).message})`;
+  }
+}
+
+async function faultPlan() {
+  const at = (fraction: number) =>
+    new Promise((r) => setTimeout(r, Math.max(0, started + durationMs * fraction - performance.now())));
+  const outageMs = Math.min(10_000, Math.max(3_000, durationMs * 0.05));
+  const survivor = cluster.servers[0]!;
+  await at(0.3);
+  const victim = cluster.servers[2]!;
+  victim.child.kill('SIGKILL');
+  phase = 'one instance killed';
+  events.push(`${elapsed()} SIGKILLed the instance on ${victim.port}; the balancer skips it`);
+  await at(0.45);
+  phase = 'Redis down';
+  await cluster.redis.stop();
+  await new Promise((r) => setTimeout(r, 1500));
+  events.push(`${elapsed()} Redis down: /ready of ${survivor.port} → ${await ready(survivor.port)}`);
+  await new Promise((r) => setTimeout(r, outageMs));
+  await cluster.redis.start();
+  phase = 'after Redis returned';
+  events.push(`${elapsed()} Redis back (empty)`);
+  await at(0.65);
+  phase = 'PostgreSQL down';
+  await pg.stop();
+  await new Promise((r) => setTimeout(r, 1500));
+  events.push(`${elapsed()} PostgreSQL down: /ready of ${survivor.port} → ${await ready(survivor.port)}`);
+  await new Promise((r) => setTimeout(r, outageMs));
+  await pg.start();
+  phase = 'after PostgreSQL returned';
+  events.push(`${elapsed()} PostgreSQL back`);
+  for (let i = 0; i < 600; i++) {
+    if ((await ready(survivor.port)).startsWith('200')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  events.push(`${elapsed()} /ready of ${survivor.port} → ${await ready(survivor.port)}`);
+}
+const elapsed = () => `t+${((performance.now() - started) / 1000).toFixed(1)}s`;
+
+log(
+  `mixed load for ${(durationMs / 1000).toFixed(0)} s, ${CONCURRENCY} clients, faults ${faults ? 'on' : 'off'}`,
+);
+setTimeout(() => {
+  measuring = true;
+  rssAfterWarmup = rss();
+  log(`warm-up over; RSS ${rssAfterWarmup.map((b) => (b / 2 ** 20).toFixed(0)).join(' / ')} MiB`);
+}, warmupMs);
+await Promise.all([...Array.from({ length: CONCURRENCY }, () => worker()), ...(faults ? [faultPlan()] : [])]);
+const rssEnd = rss();
+const measuredMs = durationMs - warmupMs;
+
+// Lost writes: every acknowledged issuance has its certificate and a version, every
+// acknowledged revocation its Revoked status.
+const ids = [...issued.keys()];
+const quote = (xs: string[]) => xs.map((x) => `'${x.replace(/'/g, "''")}'`).join(',');
+const foundIssued =
+  ids.length === 0
+    ? 0
+    : Number(
+        psql(
+          `select count(distinct c.id) from certificates c join certificate_versions v on v.certificate_id = c.id where c.id in (${quote(ids)})`,
+        ),
+      );
+const foundRevoked =
+  revoked.size === 0
+    ? 0
+    : Number(
+        psql(`select count(*) from certificates where status = 'Revoked' and id in (${quote([...revoked])})`),
+      );
+
+console.log(
+  `\nsoak: 3 instances, PostgreSQL + Redis, ${CONCURRENCY} clients, ${(durationMs / 1000).toFixed(0)} s (${(measuredMs / 1000).toFixed(0)} s measured after warm-up)${faults ? ', with faults' : ''}`,
+);
+console.log('operation       ok    4xx   5xx   errors   per s   mean ms');
+let total5xx = 0;
+for (const [op, s] of stats) {
+  total5xx += s.s5xx;
+  const n = s.ok + s.s4xx + s.s5xx + s.errors;
+  console.log(
+    `${op.padEnd(12)} ${String(s.ok).padStart(6)} ${String(s.s4xx).padStart(6)} ${String(s.s5xx).padStart(5)} ${String(s.errors).padStart(8)} ${((n / measuredMs) * 1000).toFixed(1).padStart(7)} ${(n ? s.ms / n : 0).toFixed(1).padStart(9)}`,
+  );
+}
+console.log(
+  `5xx total: ${total5xx}${total5xx ? ` (${[...fivexxByPhase].map(([p, n]) => `${p}: ${n}`).join(', ')})` : ''}`,
+);
+console.log(
+  `resident memory after warm-up → end: ${cluster.servers
+    .map((_, i) => {
+      const a = rssAfterWarmup[i] ?? 0;
+      const b = rssEnd[i] ?? 0;
+      return a && b
+        ? `${(a / 2 ** 20).toFixed(0)} → ${(b / 2 ** 20).toFixed(0)} MiB (${(((b - a) / a) * 100).toFixed(1)} %)`
+        : 'gone';
+    })
+    .join('; ')}`,
+);
+console.log(
+  `lost writes: issuances ${ids.length - foundIssued} of ${ids.length} acknowledged, revocations ${revoked.size - foundRevoked} of ${revoked.size} acknowledged`,
+);
+if (revoked.size > foundRevoked) {
+  // Which acknowledged revocations no longer read Revoked, and what they read instead.
+  const rows = psql(
+    `select id, status from certificates where status <> 'Revoked' and id in (${quote([...revoked])})`,
+  );
+  console.log(`revocations not in the database as Revoked (id|status now):\n${rows}`);
+}
+for (const event of events) console.log(`fault: ${event}`);
+
+await cluster.stop();
+await pg.destroy();
