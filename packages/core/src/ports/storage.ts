@@ -187,7 +187,8 @@ export interface CertificatePage extends PageResult<ManagedCertificate> {
 }
 
 export interface CertificateRepository
-  extends CrudRepository<ManagedCertificate, NewCertificate, CertificatePatch> {
+  extends CrudRepository<ManagedCertificate, NewCertificate, CertificatePatch>,
+    Lockable<ManagedCertificate> {
   list(query?: CertificateListQuery): Promise<CertificatePage>;
   /**
    * Ids matching a filter in id order, one batch at a time (keyset paging after `afterId`),

@@ -22,6 +22,7 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
+import { lockFound } from './crud.js';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 
@@ -253,10 +254,12 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
 }
 
 export function certificateRepository(ctx: Ctx): CertificateRepository {
-  const get = async (id: string) => {
-    const row = await ctx.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirst();
+  const read = async (id: string, lock = false) => {
+    const q = ctx.db.selectFrom('certificates').selectAll().where('id', '=', id);
+    const row = await (lock ? q.forUpdate() : q).executeTakeFirst();
     return row ? toCertificate(row) : null;
   };
+  const get = (id: string) => read(id);
   const require = async (id: string) => {
     const found = await get(id);
     if (!found) throw notFound('certificate', id);
@@ -266,6 +269,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
   const repo: CertificateRepository = {
     get,
     require,
+    lockForUpdate: lockFound(ctx, 'certificate', (id) => read(id, true)),
 
     async create(input: NewCertificate) {
       const { certificate, row } = newCertificateRow(input, ctx.clock.now());

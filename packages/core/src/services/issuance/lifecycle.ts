@@ -116,6 +116,20 @@ export class LifecycleService {
     const issued = await this.signer.sign(certificate.issuer_id, material, kind);
     const now = this.deps.clock.now();
     return this.deps.storage.transaction(async (tx) => {
+      // A revocation (or archival) may have committed since the status was read: storing now
+      // would make a revoked certificate Active again with an unrevoked serial. The row lock
+      // orders this transaction with the revocation's update of the same row.
+      const current = await tx.certificates.lockForUpdate(certificate.id);
+      if (current.status === 'Revoked' || current.status === 'Archived') {
+        this.deps.logger.warn(
+          { certificate_id: certificate.id, job_id: job.id, serial_number: issued.serialNumber },
+          'certificate changed while it was being signed; the new certificate was not stored',
+        );
+        throw fail(
+          'invalid_state',
+          `certificate '${certificate.id}' became ${current.status} while it was being ${kind === 'renew' ? 'renewed' : 'issued'}; nothing was stored`,
+        );
+      }
       const version = await this.signer.storeVersion(
         tx,
         certificate.id,
@@ -203,7 +217,10 @@ export class LifecycleService {
             }
           : { completed_at: now }),
       });
-      if (!retry) {
+      // A certificate revoked or archived meanwhile keeps that status: Failed would undo it.
+      const current = await tx.certificates.lockForUpdate(certificate.id);
+      const settled = current.status === 'Revoked' || current.status === 'Archived';
+      if (!retry && !settled) {
         await tx.certificates.update(certificate.id, { status: 'Failed' });
         if (job.type === 'Renewal') {
           await this.#notify(
