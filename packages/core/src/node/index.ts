@@ -83,7 +83,8 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
           finished = true;
           controller.close();
         });
-        req.once('error', (error) => {
+        // `on`, not `once`: a second error event must not go unhandled.
+        req.on('error', (error) => {
           if (finished) return;
           finished = true;
           controller.error(error);
