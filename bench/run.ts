@@ -20,6 +20,7 @@ const rows = (n: number) => String(Math.max(1000, Math.round(n * scale)));
 const BENCHMARKS: Record<string, string[]> = {
   pki: [],
   pipeline: [],
+  bridge: [],
   'pki-server': [],
   est: [],
   scep: [],

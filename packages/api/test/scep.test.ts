@@ -174,6 +174,39 @@ describe('SCEP operations', () => {
     expect(again.body.equals(first.body)).toBe(true);
   });
 
+  it('PKIOperation sees a changed challenge password and a disabled SCEP block at once (its profile lookup is reused only while nothing changed)', async () => {
+    const created = await app.call('POST', '/api/v1/profiles', {
+      name: 'SCEP operation lookup',
+      enrollment: {
+        issuer_id: 'iss-local',
+        owner_id: 'own-default',
+        team_id: 'team-default',
+        renewal_policy_id: 'rp-default',
+      },
+      scep: { enabled: true, path_id: 'oplookup', challenge_password: CHALLENGE },
+    });
+    expect(created.status).toBe(201);
+    const path = '/scep/oplookup?operation=PKIOperation';
+    const ra = await raCertificate('/scep/oplookup');
+    const first = await device('first.oplookup.test');
+    expect(reply((await scep('POST', path, message(first, ra).der)).body, ra, first).status).toBe('SUCCESS');
+    const changed = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, {
+      scep: { challenge_password: 'another challenge' },
+    });
+    expect(changed.status).toBe(200);
+    const old = await device('old.oplookup.test');
+    expect(reply((await scep('POST', path, message(old, ra).der)).body, ra, old)).toMatchObject({
+      status: 'FAILURE',
+      failInfo: 'badRequest',
+    });
+    const fresh = await device('new.oplookup.test', 'another challenge');
+    expect(reply((await scep('POST', path, message(fresh, ra).der)).body, ra, fresh).status).toBe('SUCCESS');
+    const off = await app.call('PUT', `/api/v1/profiles/${created.body.id}`, { scep: { enabled: false } });
+    expect(off.status).toBe(200);
+    const late = await device('late.oplookup.test', 'another challenge');
+    expect((await scep('POST', path, message(late, ra).der)).status).toBe(404);
+  });
+
   it('PKCSReq over POST and over GET: SUCCESS with the certificate, in the inventory as SCEP, audited', async () => {
     const ra = await raCertificate();
     const d = await device('post.scep.test');

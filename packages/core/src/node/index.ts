@@ -4,7 +4,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { TransportContext } from '../transport.js';
 
@@ -18,25 +17,98 @@ export interface ToWebRequestOptions {
 }
 
 export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions): Request {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-  }
   const method = req.method ?? 'GET';
-  const controller = new AbortController();
-  req.once('close', () => {
-    if (!req.complete) controller.abort();
-  });
-  const init: RequestInit & { duplex?: 'half' } = { method, headers, signal: controller.signal };
+  const init: RequestInit & { duplex?: 'half' } = { method };
   if (method !== 'GET' && method !== 'HEAD') {
     if (options.body !== undefined) {
       init.body = options.body as Uint8Array<ArrayBuffer>;
     } else {
-      init.body = Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>;
+      init.body = bodyStream(req);
       init.duplex = 'half';
     }
   }
-  return new Request(new URL(options.url ?? req.url ?? '/', options.origin), init);
+  const request = new Request(new URL(options.url ?? req.url ?? '/', options.origin), init);
+  // Filled in place: a Headers object handed to the constructor would be copied entry by entry.
+  const headers = request.headers;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  // The abort signal (the client went away before its request was complete) is made on first
+  // use: linking a signal into every Request costs more than the rest of the conversion.
+  let signal: AbortSignal | undefined;
+  Object.defineProperty(request, 'signal', {
+    configurable: true,
+    enumerable: false,
+    get() {
+      if (signal === undefined) {
+        const controller = new AbortController();
+        signal = controller.signal;
+        if (req.destroyed && !req.complete) controller.abort();
+        else
+          req.once('close', () => {
+            if (!req.complete) controller.abort();
+          });
+      }
+      return signal;
+    },
+  });
+  return request;
+}
+
+/** Requests whose body stream a reader cancelled: their connection closes after the answer. */
+const cancelledBodies = new WeakSet<IncomingMessage>();
+
+/**
+ * The request body as a Web stream that reads the socket only when pulled: at most one chunk
+ * waits in the stream (back-pressure reaches the socket through `pause`), and a connection
+ * that closes before the body's end errors the stream. A reader that cancels (a body over its
+ * limit) stops the reading at once; the answer is still sent (a 413 reaches the client), and
+ * then the connection closes instead of taking in the rest of the body.
+ */
+function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let finished = false;
+  const onData = (chunk: Buffer) => {
+    // A copy: the chunk may be a view into a larger socket buffer.
+    controller.enqueue(new Uint8Array(chunk));
+    if ((controller.desiredSize ?? 0) <= 0) req.pause();
+  };
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        req.pause();
+        req.on('data', onData);
+        req.once('end', () => {
+          if (finished) return;
+          finished = true;
+          controller.close();
+        });
+        // `on`, not `once`: a second error event must not go unhandled.
+        req.on('error', (error) => {
+          if (finished) return;
+          finished = true;
+          controller.error(error);
+        });
+        req.once('close', () => {
+          if (finished) return;
+          finished = true;
+          controller.error(
+            Object.assign(new Error('request closed before its body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+          );
+        });
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        finished = true;
+        req.off('data', onData);
+        req.pause();
+        if (!req.complete) cancelledBodies.add(req);
+      },
+    },
+    { highWaterMark: 1 },
+  );
 }
 
 /** Writes a Web Response to a Node response, streaming the body with back-pressure. */
@@ -51,6 +123,14 @@ export async function sendWebResponse(
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers['set-cookie'] = cookies;
+  const req = res.req as IncomingMessage | undefined;
+  const unread = req !== undefined && cancelledBodies.has(req);
+  if (unread) {
+    // The rest of the body is never read: the connection cannot carry another request.
+    res.shouldKeepAlive = false;
+    res.once('finish', () => req.destroy());
+    res.once('close', () => req.destroy());
+  }
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (response.body === null || method === 'HEAD') {
     await response.body?.cancel();

@@ -119,12 +119,25 @@ export function parseCertificationRequest(
   input: Uint8Array | string,
   limits: CsrLimits = DEFAULT_CSR_LIMITS,
 ): CertificationRequest {
+  if (typeof input !== 'string') {
+    const known = PARSED.get(input);
+    if (known !== undefined && known.limits === limits && known.bytes.equals(input)) return known.request;
+  }
+  let request: CertificationRequest;
   try {
-    return parse(toDer(input, limits.maxBytes), limits);
+    request = parse(toDer(input, limits.maxBytes), limits);
   } catch (cause) {
     throw asCsrFailure(cause);
   }
+  // A protocol front end (SCEP, EST) reads the request for its own checks and hands `der` on to
+  // the enrollment pipeline, which parses it again: the second parse of the very same, unchanged
+  // bytes answers from here instead of importing the key and verifying the signature twice.
+  PARSED.set(request.der, { bytes: Buffer.from(request.der), limits, request });
+  return request;
 }
+
+/** Requests parsed so far, by the DER array they were returned with (held only while it lives). */
+const PARSED = new WeakMap<Uint8Array, { bytes: Buffer; limits: CsrLimits; request: CertificationRequest }>();
 
 function parse(der: Uint8Array, limits: CsrLimits): CertificationRequest {
   assertDerBounds(der, limits, 'certificate request');

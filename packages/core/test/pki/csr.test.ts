@@ -151,6 +151,16 @@ describe('hostile certificate requests are refused with a clear reason', () => {
     expect(r.message).toMatch(/proof of possession/);
   });
 
+  it('parses the same array again after it was altered in place, never answering from the first parse', () => {
+    const bytes = Buffer.from(valid);
+    const first = parseCertificationRequest(bytes);
+    expect(parseCertificationRequest(first.der)).toBe(first);
+    first.der[first.der.length - 1]! ^= 0x01;
+    expect(reasonOf(() => parseCertificationRequest(first.der)).reason).toBe('csr_signature_invalid');
+    first.der[first.der.length - 1]! ^= 0x01;
+    expect(parseCertificationRequest(first.der).subject).toEqual(first.subject);
+  });
+
   it('refuses a request whose signed content was altered', () => {
     const tampered = Buffer.from(valid);
     const at = tampered.indexOf(Buffer.from('csr.example.test'));

@@ -58,10 +58,10 @@ export interface ScepOptions {
   /** Largest accepted distance of a request's signingTime from now; default 24 h. */
   maxClockSkewMs?: number;
   /**
-   * How long GetCACaps and GetCACert reuse a profile lookup (default 1000 ms; 0: never). They
-   * only route and publish (capabilities, CA and RA certificates); PKIOperation always reads
-   * the profile. A change made through this process is seen at once (see `profileRevision`),
-   * one made by another instance within this time.
+   * How long GetCACaps, GetCACert and PKIOperation reuse a profile lookup (PKIOperation's with
+   * the profile's challenge secrets; default 1000 ms; 0: never). A change made through this
+   * process is seen at once (see `profileRevision`), one made by another instance within this
+   * time.
    */
   profileLookupMs?: number;
   /** The profile service's change counter (`ProfileService.revision`); without it nothing is reused. */
@@ -151,6 +151,10 @@ export class ScepService {
   readonly #memoryNonces = new Map<string, number>();
   readonly #caCerts = new Map<string, CaCertsEntry>();
   readonly #lookups = new Map<string, { profile: CertificateProfile; at: number; revision: number }>();
+  readonly #operationLookups = new Map<
+    string,
+    { found: { profile: CertificateProfile; secrets: EnrollmentSecrets }; at: number; revision: number }
+  >();
   readonly #lookupMs: number;
   readonly #revision: (() => number) | undefined;
   #mdm: ScepMdmVerifier | undefined;
@@ -422,9 +426,27 @@ export class ScepService {
 
   /**
    * The profile of a PKIOperation with its opened secrets (the challenge password hash), in one
-   * read for the root routes; as {@link profile} otherwise.
+   * read for the root routes; as {@link profile} otherwise. Reused like GetCACaps' lookup (see
+   * `profileLookupMs`): for `profileLookupMs` while no profile changed through this process (a
+   * changed challenge password or a disabled SCEP block is seen by the next request), by
+   * another instance within that time. A refusal (`not_found`) is not remembered.
    */
   async #profileWithSecrets(
+    pathId: string | null,
+  ): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets }> {
+    if (this.#lookupMs <= 0 || !this.#revision) return this.#readProfileWithSecrets(pathId);
+    const key = pathId ?? '';
+    const revision = this.#revision();
+    const now = performance.now();
+    const hit = this.#operationLookups.get(key);
+    if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.found;
+    const found = await this.#readProfileWithSecrets(pathId);
+    if (this.#operationLookups.size >= 256 && !this.#operationLookups.has(key)) this.#operationLookups.clear();
+    this.#operationLookups.set(key, { found, at: now, revision });
+    return found;
+  }
+
+  async #readProfileWithSecrets(
     pathId: string | null,
   ): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets }> {
     if (pathId !== null) {
