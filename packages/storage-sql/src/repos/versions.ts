@@ -6,6 +6,7 @@ import {
   notFound,
   type Revocation,
   type RevocationReason,
+  type RevokedEntry,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
@@ -211,6 +212,24 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         if (after !== undefined) q = q.where('serial_number', '>', after);
         const rows = await q.orderBy('serial_number').limit(pageSize).execute();
         for (const r of rows) yield toVersion({ ...r, private_key_sealed: null });
+        if (rows.length < pageSize) return;
+        after = rows[rows.length - 1]?.serial_number;
+      }
+    },
+
+    async *streamRevokedEntries(issuerId, pageSize = 50_000) {
+      if (!(pageSize >= 1)) throw new CertwrightError('bad_request', 'pageSize must be at least 1');
+      let after: string | undefined;
+      for (;;) {
+        // Keyset pages over the (issuer_id, serial_number) unique index; four columns only.
+        let q = ctx.db
+          .selectFrom('certificate_versions')
+          .select(['serial_number', 'revoked_at', 'revocation_reason', 'invalidity_date'])
+          .where('issuer_id', '=', issuerId)
+          .where('revoked_at', 'is not', null);
+        if (after !== undefined) q = q.where('serial_number', '>', after);
+        const rows = (await q.orderBy('serial_number').limit(pageSize).execute()) as RevokedEntry[];
+        if (rows.length > 0) yield rows;
         if (rows.length < pageSize) return;
         after = rows[rows.length - 1]?.serial_number;
       }
