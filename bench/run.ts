@@ -19,6 +19,7 @@ const rows = (n: number) => String(Math.max(1000, Math.round(n * scale)));
 const BENCHMARKS: Record<string, string[]> = {
   pki: [],
   'pki-server': [],
+  revocation: [rows(1_000_000)],
   est: [],
   scep: [],
   acme: [],

@@ -13,6 +13,7 @@ import { scepRa } from './0010_scep_ra.js';
 import { people } from './0011_people.js';
 import { discovery } from './0012_discovery.js';
 import { oidcProviders } from './0013_oidc_providers.js';
+import { crlEntriesIndex } from './0016_crl_entries_index.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly Migration[] = [
   people,
   discovery,
   oidcProviders,
+  crlEntriesIndex,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
