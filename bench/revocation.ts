@@ -14,6 +14,13 @@ import {
   silentLogger,
   systemClock,
 } from '../packages/core/src/index.js';
+import {
+  buildCrl,
+  type CrlEntry,
+  createSelfSignedCertificate,
+  generateKeyPair,
+  prepareIssuer,
+} from '../packages/core/src/pki/index.js';
 import { openBenchStorage } from './support/engines.js';
 
 // kysely is storage-sql's dependency, not the workspace root's: resolve it from there.
@@ -91,6 +98,37 @@ async function crlFromStorage(engine: string, entries: number) {
   }
 }
 
+/** Anchor: the same number of entries built and signed from memory, no storage involved. */
+async function crlFromMemory(entries: number) {
+  const { privateKey } = await generateKeyPair('ECDSA-P256');
+  const now = new Date();
+  const root = createSelfSignedCertificate(
+    { subject: 'CN=bench', notBefore: now, notAfter: new Date(now.getTime() + 1e10), basicConstraints: { ca: true } },
+    privateKey,
+  );
+  const ca = prepareIssuer(root.der, privateKey);
+  const reasons = ['keyCompromise', 'superseded', 'cessationOfOperation', 'unspecified'] as const;
+  const list: CrlEntry[] = Array.from({ length: entries }, (_, i) => ({
+    serial: `${(i + 4096).toString(16)}a1b2c3d4e5f60718293a4b5c6d7e8f90`,
+    revokedAt: new Date(now.getTime() - i * 1000),
+    reason: reasons[i % 4],
+  }));
+  const t = performance.now();
+  const der = buildCrl({
+    issuerCert: ca.certificate,
+    issuerKey: ca.privateKey,
+    thisUpdate: now,
+    nextUpdate: new Date(now.getTime() + 86_400_000),
+    crlNumber: 1,
+    entries: list,
+  });
+  report(
+    `anchor: CRL build + sign from memory, ${entries.toLocaleString('en-US')} entries (no storage)`,
+    `${(performance.now() - t).toFixed(0)} ms (${(der.length / 1048576).toFixed(1)} MiB)`,
+  );
+}
+
+await crlFromMemory(ENTRIES);
 for (const engine of ENGINES) await crlFromStorage(engine, ENTRIES);
 
 console.log('\n| measure | result |\n| --- | --- |');
