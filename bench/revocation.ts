@@ -8,12 +8,7 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import {
-  createServices,
-  SYSTEM_ACTOR,
-  silentLogger,
-  systemClock,
-} from '../packages/core/src/index.js';
+import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
 import {
   buildCrl,
   type CrlEntry,
@@ -78,7 +73,9 @@ async function crlFromStorage(engine: string, entries: number) {
         from generate_series(${from}::int, ${to}::int) g`.execute(storage.db);
     }
     await sql`analyze certificate_versions`.execute(storage.db);
-    console.error(`  ${engine}: inserted ${total} versions in ${((performance.now() - tInsert) / 1000).toFixed(0)} s`);
+    console.error(
+      `  ${engine}: inserted ${total} versions in ${((performance.now() - tInsert) / 1000).toFixed(0)} s`,
+    );
     const times: number[] = [];
     let size = 0;
     for (let i = 0; i < RUNS; i++) {
@@ -103,7 +100,12 @@ async function crlFromMemory(entries: number) {
   const { privateKey } = await generateKeyPair('ECDSA-P256');
   const now = new Date();
   const root = createSelfSignedCertificate(
-    { subject: 'CN=bench', notBefore: now, notAfter: new Date(now.getTime() + 1e10), basicConstraints: { ca: true } },
+    {
+      subject: 'CN=bench',
+      notBefore: now,
+      notAfter: new Date(now.getTime() + 1e10),
+      basicConstraints: { ca: true },
+    },
     privateKey,
   );
   const ca = prepareIssuer(root.der, privateKey);

@@ -35,8 +35,8 @@ import type { Team } from '../domain/team.js';
 import type { Webhook, WebhookHeaders, WebhookWithHeaders } from '../domain/webhook.js';
 import type { AcmeStorage } from './acme-storage.js';
 import type { DiscoveryStorage } from './discovery-storage.js';
-import type { ScepStorage } from './scep-storage.js';
 import type { PeopleStorage } from './people-storage.js';
+import type { ScepStorage } from './scep-storage.js';
 
 /*
  * The storage port. Every method either succeeds or throws a CertwrightError whose code is one

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
-import type { CertificateStatus } from '../domain/certificate.js';
+import type { CertificateStatus, CertificateVersion } from '../domain/certificate.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import type { NewCertificateVersion, RevokedEntry, Storage } from '../ports/storage.js';
@@ -429,7 +429,7 @@ export function describeStorageContract(
       it('revokes once, keeps the first reason, and streams an issuer revocations page by page', async () => {
         const r = await refs();
         const cert = await s.certificates.create({ ...r.base, name: 'rev', common_name: 'rev.test' });
-        const versions = [];
+        const versions: CertificateVersion[] = [];
         for (let i = 0; i < 7; i++)
           versions.push(
             await s.versions.create(

@@ -248,7 +248,8 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
               serial_number: r.serial_number,
               revoked_at: new Date(Math.round(Number(r.revoked_ms))),
               revocation_reason: r.revocation_reason,
-              invalidity_date: r.invalidity_ms === null ? null : new Date(Math.round(Number(r.invalidity_ms))),
+              invalidity_date:
+                r.invalidity_ms === null ? null : new Date(Math.round(Number(r.invalidity_ms))),
             };
           }
         } else {
