@@ -276,7 +276,7 @@ export class RevocationStatusService {
           entries.push({
             serial: v.serial_number,
             revokedAt: v.revoked_at,
-            reason: (v.revocation_reason ?? undefined) as CrlEntry['reason'],
+            reason: (v.revocation_reason || undefined) as CrlEntry['reason'],
             invalidityDate: v.invalidity_date ?? undefined,
           });
         }
