@@ -100,9 +100,9 @@ function gatedStorage(storage: Storage) {
           const versions = target.versions;
           return new Proxy(versions, {
             get(v, name, r) {
-              if (name !== 'streamRevoked') return Reflect.get(v, name, r);
+              if (name !== 'streamRevokedEntries') return Reflect.get(v, name, r);
               return async function* (issuerId: string, pageSize?: number) {
-                for await (const version of v.streamRevoked(issuerId, pageSize)) yield version;
+                for await (const page of v.streamRevokedEntries(issuerId, pageSize)) yield page;
                 if (armed) {
                   armed = false;
                   reached();

@@ -265,6 +265,20 @@ export interface CertificateVersionRepository {
   revokeForCertificates(certificateIds: readonly string[], revocation: Revocation): Promise<number>;
   /** Revoked versions of an issuer in serial order, fetched page by page (CRL building). */
   streamRevoked(issuerId: string, pageSize?: number): AsyncIterable<CertificateVersion>;
+  /**
+   * What a CRL lists of each revoked version of an issuer (RFC 5280 §5.3: serial, revocation
+   * date, reason, invalidity date) and nothing else, in serial order, one page per step. The
+   * CRL builder's read: no PEM columns, no per-version objects beyond these four fields.
+   */
+  streamRevokedEntries(issuerId: string, pageSize?: number): AsyncIterable<RevokedEntry[]>;
+}
+
+/** One revoked version as a CRL entry needs it. */
+export interface RevokedEntry {
+  serial_number: string;
+  revoked_at: Date;
+  revocation_reason: string | null;
+  invalidity_date: Date | null;
 }
 
 // ---------------------------------------------------------------------------------------------

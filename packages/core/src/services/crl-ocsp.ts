@@ -69,6 +69,8 @@ export const revocationGenerationKey = (issuerId: string) => `revocation-generat
 const UNSEEN = Symbol('unseen');
 /** Listed in SERVICE_MANAGED_CONFIG_KEYS, so issuer updates keep it. */
 const CRL_NUMBER_KEY = 'crl_number';
+/** Revoked entries read per statement while building a CRL. */
+const CRL_READ_PAGE = 50_000;
 
 type CrlEntry = Parameters<NonNullable<IssuerConnector['revocationSigner']>['signCrl']>[0]['entries'][number];
 
@@ -268,14 +270,16 @@ export class RevocationStatusService {
       const issuer = await tx.issuers.getWithConfig(issuerId);
       if (!issuer) throw notFound('issuer', issuerId);
       const entries: CrlEntry[] = [];
-      for await (const v of tx.versions.streamRevoked(issuerId, 5000)) {
-        if (!v.revoked_at) continue;
-        entries.push({
-          serial: v.serial_number,
-          revokedAt: v.revoked_at,
-          ...(v.revocation_reason ? { reason: v.revocation_reason } : {}),
-          ...(v.invalidity_date ? { invalidityDate: v.invalidity_date } : {}),
-        });
+      for await (const page of tx.versions.streamRevokedEntries(issuerId, CRL_READ_PAGE)) {
+        for (const v of page) {
+          // One object shape for every entry (absent fields undefined, not missing).
+          entries.push({
+            serial: v.serial_number,
+            revokedAt: v.revoked_at,
+            reason: (v.revocation_reason || undefined) as CrlEntry['reason'],
+            invalidityDate: v.invalidity_date ?? undefined,
+          });
+        }
       }
       const thisUpdate = this.deps.clock.now();
       const crlNumber = nextCrlNumber(issuer.config[CRL_NUMBER_KEY], thisUpdate);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
-import type { CertificateStatus } from '../domain/certificate.js';
+import type { CertificateStatus, CertificateVersion } from '../domain/certificate.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
-import type { CertificateListKey, NewCertificateVersion, Storage } from '../ports/storage.js';
+import type { CertificateListKey, NewCertificateVersion, RevokedEntry, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
 import { describeScepProbeRepository } from './scep-probe-contract.js';
 import { describeRowLocks } from './storage-locks.js';
@@ -551,7 +551,7 @@ export function describeStorageContract(
       it('revokes once, keeps the first reason, and streams an issuer revocations page by page', async () => {
         const r = await refs();
         const cert = await s.certificates.create({ ...r.base, name: 'rev', common_name: 'rev.test' });
-        const versions = [];
+        const versions: CertificateVersion[] = [];
         for (let i = 0; i < 7; i++)
           versions.push(
             await s.versions.create(
@@ -580,6 +580,32 @@ export function describeStorageContract(
         const seen: string[] = [];
         for await (const v of s.versions.streamRevoked(r.issuer.id, 3)) seen.push(v.serial_number);
         expect(seen).toEqual(['01', '02', '03', '04', '05', '06', '07']);
+        const pages: number[] = [];
+        const entries: RevokedEntry[] = [];
+        for await (const page of s.versions.streamRevokedEntries(r.issuer.id, 3)) {
+          pages.push(page.length);
+          entries.push(...page);
+        }
+        expect(pages).toEqual([3, 3, 1]);
+        expect(entries.map((e) => e.serial_number)).toEqual(['01', '02', '03', '04', '05', '06', '07']);
+        expect(Object.keys(entries[0]!).sort()).toEqual([
+          'invalidity_date',
+          'revocation_reason',
+          'revoked_at',
+          'serial_number',
+        ]);
+        const firstEntry = entries.find((e) => e.serial_number === versions[0]!.serial_number)!;
+        expect(firstEntry.revocation_reason).toBe('keyCompromise');
+        expect(firstEntry.revoked_at.toISOString()).toBe(at.toISOString());
+        expect(firstEntry.invalidity_date?.toISOString()).toBe(at.toISOString());
+        expect(entries.filter((e) => e.revocation_reason === 'cessationOfOperation')).toHaveLength(6);
+        expect(
+          await codeOf(
+            (async () => {
+              for await (const _ of s.versions.streamRevokedEntries(r.issuer.id, 0)) void _;
+            })(),
+          ),
+        ).toBe('bad_request');
       });
 
       it('finds certificates whose renewal window opened, per policy window', async () => {

@@ -7,8 +7,9 @@ import {
   notFound,
   type Revocation,
   type RevocationReason,
+  type RevokedEntry,
 } from '@certwright/core';
-import type { Insertable, Selectable } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
 import type { CertificateVersionsTable } from '../schema.js';
 import { newCertificateRow } from './certificates.js';
@@ -269,6 +270,52 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         for (const r of rows) yield toVersion({ ...r, private_key_sealed: null });
         if (rows.length < pageSize) return;
         after = rows[rows.length - 1]?.serial_number;
+      }
+    },
+
+    async *streamRevokedEntries(issuerId, pageSize = 50_000) {
+      if (!(pageSize >= 1)) throw new CertwrightError('bad_request', 'pageSize must be at least 1');
+      let after: string | undefined;
+      for (;;) {
+        // Keyset pages in serial order; four columns only, which ix_versions_crl covers.
+        const base = ctx.db
+          .selectFrom('certificate_versions')
+          .where('issuer_id', '=', issuerId)
+          .where('revoked_at', 'is not', null)
+          .$if(after !== undefined, (q) => q.where('serial_number', '>', after!))
+          .orderBy('serial_number')
+          .limit(pageSize);
+        let page: RevokedEntry[];
+        if (ctx.flavor === 'postgres') {
+          // Times as epoch milliseconds (float8): a number per row instead of a timestamp text
+          // the driver parses into a Date, which is most of the client's work at a million rows.
+          const rows = await base
+            .select([
+              'serial_number',
+              'revocation_reason',
+              sql<number>`(extract(epoch from revoked_at) * 1000)::float8`.as('revoked_ms'),
+              sql<number | null>`(extract(epoch from invalidity_date) * 1000)::float8`.as('invalidity_ms'),
+            ])
+            .execute();
+          page = new Array<RevokedEntry>(rows.length);
+          for (let i = 0; i < rows.length; i++) {
+            const r = rows[i]!;
+            page[i] = {
+              serial_number: r.serial_number,
+              revoked_at: new Date(Math.round(Number(r.revoked_ms))),
+              revocation_reason: r.revocation_reason,
+              invalidity_date:
+                r.invalidity_ms === null ? null : new Date(Math.round(Number(r.invalidity_ms))),
+            };
+          }
+        } else {
+          page = (await base
+            .select(['serial_number', 'revoked_at', 'revocation_reason', 'invalidity_date'])
+            .execute()) as RevokedEntry[];
+        }
+        if (page.length > 0) yield page;
+        if (page.length < pageSize) return;
+        after = page[page.length - 1]?.serial_number;
       }
     },
   };
