@@ -215,6 +215,30 @@ const teamsRoute = createRoute({
   component: page(() => import('./pages/teams')),
 });
 
+const scanTargetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery/targets',
+  component: page(() => import('./pages/scan-targets')),
+});
+
+const discoveryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery',
+  component: page(() => import('./pages/discovery')),
+});
+
+const healthChecksRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/health-checks',
+  component: page(() => import('./pages/health-checks')),
+});
+
+const healthCheckRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/health-checks/$id',
+  component: page(() => import('./pages/health-check')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -240,6 +264,10 @@ const routeTree = rootRoute.addChildren([
     oidcProvidersRoute,
     groupMappingsRoute,
     breakglassRoute,
+    scanTargetsRoute,
+    discoveryRoute,
+    healthChecksRoute,
+    healthCheckRoute,
   ]),
 ]);
 
