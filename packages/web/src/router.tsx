@@ -239,6 +239,18 @@ const healthCheckRoute = createRoute({
   component: page(() => import('./pages/health-check')),
 });
 
+const estAdminRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/enrollment/est',
+  component: page(() => import('./pages/est-admin')),
+});
+
+const scepAdminRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/enrollment/scep',
+  component: page(() => import('./pages/scep-admin')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -268,6 +280,8 @@ const routeTree = rootRoute.addChildren([
     discoveryRoute,
     healthChecksRoute,
     healthCheckRoute,
+    estAdminRoute,
+    scepAdminRoute,
   ]),
 ]);
 

@@ -422,6 +422,8 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       ['/renewal-policies', 'Renewal policies'],
       ['/profiles', 'Profiles'],
       ['/acme-eab-keys', 'ACME EAB keys'],
+      ['/enrollment/est', 'EST'],
+      ['/enrollment/scep', 'SCEP'],
       ['/people/users', 'Users'],
       ['/people/sessions', 'Sessions'],
       ['/people/oidc-providers', 'OIDC providers'],
@@ -435,6 +437,45 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       expect(alerts, `${path} shows an error`).toEqual([]);
       await accessible(page, path.slice(1).replaceAll('/', '-'));
     }
+    // Discovery: a scan target created through its form is listed; the discovery page loads.
+    await page.goto(`${origin}/discovery/targets`);
+    await page.getByRole('heading', { name: 'Scan targets', exact: true }).waitFor();
+    const targetForm = page.locator('form');
+    await targetForm.getByLabel('Name', { exact: true }).fill('Web lab range');
+    await targetForm.getByLabel('Address ranges', { exact: true }).fill('192.0.2.0/30');
+    await targetForm.getByLabel('Ports', { exact: true }).fill('443, 8443');
+    await targetForm.getByRole('button', { name: 'Create scan target' }).click();
+    await page.getByText('Created Web lab range.').waitFor();
+    await page.getByRole('cell', { name: 'Web lab range', exact: true }).waitFor();
+    await page.getByRole('cell', { name: '443, 8443', exact: true }).waitFor();
+    await accessible(page, 'discovery-targets');
+    await page.goto(`${origin}/discovery`);
+    await page.getByRole('heading', { name: 'Discovered certificates' }).waitFor();
+    await page.getByRole('heading', { name: 'Scans' }).waitFor();
+    await page.locator('table').nth(1).waitFor();
+    expect(await page.getByRole('alert').allTextContents(), '/discovery shows an error').toEqual([]);
+    await accessible(page, 'discovery');
+
+    // TLS health check: created through the form, checked at once; its page shows the history.
+    await page.goto(`${origin}/health-checks`);
+    await page.getByRole('heading', { name: 'TLS health checks', exact: true }).waitFor();
+    const checkForm = page.locator('form');
+    await checkForm.getByLabel('Name', { exact: true }).fill('Web endpoint');
+    await checkForm.getByLabel('Host', { exact: true }).fill('endpoint.invalid');
+    await checkForm.getByLabel('Port', { exact: true }).fill('443');
+    await checkForm.getByLabel('Expected SHA-256 fingerprint', { exact: true }).fill('ab'.repeat(32));
+    await checkForm.getByRole('button', { name: 'Create health check' }).click();
+    await page.getByText('Created Web endpoint.').waitFor();
+    await accessible(page, 'health-checks');
+    await page.getByRole('link', { name: 'Web endpoint', exact: true }).click();
+    await page.getByRole('heading', { name: 'Web endpoint', exact: true }).waitFor();
+    const history = page.getByRole('table', { name: 'Check history' });
+    await history.getByRole('cell', { name: 'failed', exact: true }).first().waitFor();
+    await accessible(page, 'health-check');
+    await page.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.getByRole('button', { name: 'Acknowledge' }).and(page.locator('[disabled]')).waitFor();
+    await page.getByText('Acknowledged').waitFor();
+
     await page.goto(`${origin}/people/breakglass`);
     await page.getByText('Break-glass sign-in is off on this server.').waitFor();
     await accessible(page, 'people-breakglass');

@@ -29,6 +29,8 @@ export const NAV: readonly NavItem[] = [
   { to: '/renewal-policies', label: 'Renewal policies', permission: 'renewal_policy.read' },
   { to: '/profiles', label: 'Profiles', permission: 'profile.read' },
   { to: '/issuers', label: 'Issuers', permission: 'issuer.read' },
+  { to: '/enrollment/est', label: 'EST', permission: 'admin.est.read' },
+  { to: '/enrollment/scep', label: 'SCEP', permission: 'admin.scep.read' },
   { to: '/acme-eab-keys', label: 'ACME EAB keys', permission: 'acme.eab.read' },
   { to: '/people/users', label: 'Users', permission: 'auth.user.read' },
   { to: '/people/sessions', label: 'Sessions', permission: 'auth.session.list' },
