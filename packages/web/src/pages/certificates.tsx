@@ -3,6 +3,7 @@ import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
 import { DateTime, ErrorBox, Loading, StatusBadge } from '../components/common';
+import { NewCertificate } from '../components/new-certificate';
 import { type Column, DataTable, Pager } from '../components/table';
 import { CERT_STATUSES, type InventorySearch } from '../router';
 
@@ -61,6 +62,7 @@ export default function Certificates() {
   return (
     <>
       <h1>Certificates</h1>
+      <NewCertificate />
       <form className="filters" onSubmit={onSearch} aria-label="Filter certificates">
         <label>
           Search
