@@ -338,7 +338,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByRole('heading', { name: 'Certificates' }).waitFor();
     await page.getByLabel('Status').selectOption('Active');
     await expect.poll(() => decodeURIComponent(page.url())).toMatch(/status=.*Active/);
-    await page.getByRole('cell', { name: 'shop-frontend' }).waitFor();
+    await page.getByRole('cell', { name: 'shop-frontend', exact: true }).waitFor();
     await accessible(page, 'inventory');
 
     // Revoke, with a confirmation that names the certificate.
@@ -353,6 +353,30 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByText('Certificate revoked.').waitFor();
     expect((await api('GET', `/api/v1/certificates/${cert.id}`)).status).toBe('Revoked');
     await accessible(page, 'certificate');
+
+    // New certificate through the inventory's form, then a bulk renew of the selection.
+    await page.goto(`${origin}/certificates`);
+    await page.getByRole('button', { name: 'New certificate' }).click();
+    const newCert = page.getByRole('form', { name: 'New certificate' });
+    await newCert.getByLabel('Name', { exact: true }).fill('web-form-cert');
+    await newCert.getByLabel('Common name', { exact: true }).fill('form.example.test');
+    await newCert.getByLabel('Issuer', { exact: true }).selectOption({ label: 'Web Local CA' });
+    await newCert.getByLabel('Owner', { exact: true }).selectOption({ label: 'Web Owner' });
+    await newCert.getByLabel('Team', { exact: true }).selectOption({ label: 'Web Team' });
+    await newCert.getByLabel('Renewal policy', { exact: true }).selectOption({ label: 'web policy' });
+    await accessible(page, 'certificate-new');
+    await newCert.getByRole('button', { name: 'Create certificate' }).click();
+    await page.getByRole('heading', { name: /web-form-cert/ }).waitFor();
+    await page.goto(`${origin}/certificates?search=web-form-cert`);
+    await page.getByRole('checkbox', { name: 'Select web-form-cert' }).check();
+    await page.getByText('1 selected').waitFor();
+    await page.getByRole('button', { name: 'Renew selected' }).click();
+    const bulk = page.getByRole('dialog', { name: 'Renew 1 certificate?' });
+    await bulk.getByText('web-form-cert').waitFor();
+    await bulk.getByRole('button', { name: 'Renew 1' }).click();
+    await bulk.getByText(/^1 of 1 sent/).waitFor();
+    await accessible(page, 'certificates-bulk');
+    await bulk.getByRole('button', { name: 'Close' }).first().click();
 
     // Webhook security: the allowlist changes through the form.
     await page.getByRole('link', { name: 'Webhook security' }).click();

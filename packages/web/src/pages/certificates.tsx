@@ -3,6 +3,7 @@ import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
 import { DateTime, ErrorBox, Loading, StatusBadge } from '../components/common';
+import { BulkActions } from '../components/bulk-actions';
 import { NewCertificate } from '../components/new-certificate';
 import { type Column, DataTable, Pager } from '../components/table';
 import { CERT_STATUSES, type InventorySearch } from '../router';
@@ -33,6 +34,13 @@ export default function Certificates() {
   const search = useSearch({ from: '/app/certificates' }) as InventorySearch;
   const navigate = useNavigate({ from: '/certificates' });
   const [text, setText] = useState(search.search ?? '');
+  const [selected, setSelected] = useState<Map<string, string>>(new Map());
+  const toggle = (c: Cert, on: boolean) => {
+    const next = new Map(selected);
+    if (on) next.set(c.id, c.name);
+    else next.delete(c.id);
+    setSelected(next);
+  };
   const page = search.page ?? 1;
   const list = useQuery({
     queryKey: ['certificates', search],
@@ -111,9 +119,27 @@ export default function Certificates() {
       {list.isError ? <ErrorBox error={list.error} /> : null}
       {list.data ? (
         <>
+          <BulkActions
+            selected={[...selected].map(([id, name]) => ({ id, name }))}
+            onDone={() => setSelected(new Map())}
+          />
           <DataTable
             caption="Certificates"
-            columns={columns}
+            columns={[
+              {
+                key: 'select',
+                header: 'Select',
+                render: (c) => (
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${c.name}`}
+                    checked={selected.has(c.id)}
+                    onChange={(e) => toggle(c, e.target.checked)}
+                  />
+                ),
+              },
+              ...columns,
+            ]}
             rows={list.data.data}
             rowKey={(c) => c.id}
             sort={search.sort ?? 'created_at'}
