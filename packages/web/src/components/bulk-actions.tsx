@@ -88,12 +88,17 @@ export function BulkActions({
   const count = selected.length;
   const finished = outcome !== null && !running;
   return (
-    <div className="filters" role="group" aria-label="Bulk actions">
+    <fieldset className="filters plain-fieldset">
+      <legend className="sr-only">Bulk actions</legend>
       <span>{count} selected</span>
       <ActionButton {...(count === 0 ? none : canRenew)} onClick={() => setAction('renew')}>
         Renew selected
       </ActionButton>
-      <ActionButton {...(count === 0 ? none : canRevoke)} className="button danger" onClick={() => setAction('revoke')}>
+      <ActionButton
+        {...(count === 0 ? none : canRevoke)}
+        className="button danger"
+        onClick={() => setAction('revoke')}
+      >
         Revoke selected
       </ActionButton>
       <ConfirmDialog
@@ -144,8 +149,8 @@ export function BulkActions({
               </progress>
             </label>
             <p>
-              {outcome.done} of {count} sent: {outcome.changed} {action === 'revoke' ? 'revoked' : 'renewing'},{' '}
-              {outcome.skipped} skipped, {outcome.failed} failed.
+              {outcome.done} of {count} sent: {outcome.changed} {action === 'revoke' ? 'revoked' : 'renewing'}
+              , {outcome.skipped} skipped, {outcome.failed} failed.
             </p>
             {outcome.errors.length > 0 ? (
               <ul>
@@ -158,6 +163,6 @@ export function BulkActions({
         ) : null}
         {error ? <ErrorBox error={error} /> : null}
       </ConfirmDialog>
-    </div>
+    </fieldset>
   );
 }

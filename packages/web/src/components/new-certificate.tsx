@@ -97,7 +97,12 @@ export function NewCertificate() {
     event.preventDefault();
     create.mutate();
   };
-  const text = (key: 'name' | 'common_name' | 'sans' | 'environment', label: string, hint?: string, required?: boolean) => (
+  const text = (
+    key: 'name' | 'common_name' | 'sans' | 'environment',
+    label: string,
+    hint?: string,
+    required?: boolean,
+  ) => (
     <Field label={label} {...(hint ? { hint } : {})}>
       {({ id, describedBy }) => (
         <input

@@ -47,8 +47,8 @@ function RetireDialog({ agent, onClose }: { agent: Agent | null; onClose: () => 
       onCancel={onClose}
     >
       <p>
-        Its key stops working and it gets no more jobs. Without force the server refuses while
-        targets, certificates or jobs still depend on it.
+        Its key stops working and it gets no more jobs. Without force the server refuses while targets,
+        certificates or jobs still depend on it.
       </p>
       {blocked ? (
         <p className="error" role="alert">
@@ -60,11 +60,14 @@ function RetireDialog({ agent, onClose }: { agent: Agent | null; onClose: () => 
       <div className="form">
         <div className="field">
           <label>
-            <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Force,
-            even with dependents
+            <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> Force, even
+            with dependents
           </label>
         </div>
-        <Field label="Reason" hint={force ? 'required when forcing; kept in the audit trail' : 'kept in the audit trail'}>
+        <Field
+          label="Reason"
+          hint={force ? 'required when forcing; kept in the audit trail' : 'kept in the audit trail'}
+        >
           {({ id, describedBy }) => (
             <textarea
               id={id}

@@ -2,7 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
-import { ActionButton, ConfirmDialog, DateTime, ErrorBox, Field, Loading, Section, StatusBadge } from '../components/common';
+import {
+  ActionButton,
+  ConfirmDialog,
+  DateTime,
+  ErrorBox,
+  Field,
+  Loading,
+  Section,
+  StatusBadge,
+} from '../components/common';
 import { DataTable, Pager } from '../components/table';
 import { iso } from '../format';
 
@@ -30,8 +39,16 @@ function Scans() {
               { key: 'started', header: 'Started', render: (s) => <DateTime value={iso(s.started_at)} /> },
               { key: 'source', header: 'Source', render: (s) => s.source },
               { key: 'status', header: 'Status', render: (s) => <StatusBadge status={s.status} /> },
-              { key: 'endpoints', header: 'Endpoints (TLS)', render: (s) => `${s.endpoints_total} (${s.endpoints_tls})` },
-              { key: 'found', header: 'Certificates (new)', render: (s) => `${s.certificates_found} (${s.certificates_new})` },
+              {
+                key: 'endpoints',
+                header: 'Endpoints (TLS)',
+                render: (s) => `${s.endpoints_total} (${s.endpoints_tls})`,
+              },
+              {
+                key: 'found',
+                header: 'Certificates (new)',
+                render: (s) => `${s.certificates_found} (${s.certificates_new})`,
+              },
               {
                 key: 'errors',
                 header: 'Errors',
@@ -101,7 +118,11 @@ function ClaimDialog({ found, onClose }: { found: Found | null; onClose: (messag
       onClose(`Claimed ${found?.subject ?? 'the certificate'}; it is now managed.`);
     },
   });
-  const select = (key: 'issuer_id' | 'owner_id' | 'team_id', label: string, rows: { id: string; name: string }[] | undefined) => (
+  const select = (
+    key: 'issuer_id' | 'owner_id' | 'team_id',
+    label: string,
+    rows: { id: string; name: string }[] | undefined,
+  ) => (
     <Field label={label}>
       {({ id }) => (
         <select id={id} value={claim[key]} onChange={(e) => setClaim({ ...claim, [key]: e.target.value })}>
@@ -163,7 +184,8 @@ function Found() {
       }),
   });
   const dismiss = useMutation({
-    mutationFn: (f: Found) => api.post('/api/v1/discovery/certificates/{id}/dismiss', { params: { id: f.id } }),
+    mutationFn: (f: Found) =>
+      api.post('/api/v1/discovery/certificates/{id}/dismiss', { params: { id: f.id } }),
     onSuccess: async (_, f) => {
       setNotice(`Dismissed ${f.subject}.`);
       await client.invalidateQueries({ queryKey: ['discovered'] });
@@ -230,7 +252,11 @@ function Found() {
                       <ActionButton {...triage} onClick={() => setClaiming(f)}>
                         Claim
                       </ActionButton>{' '}
-                      <ActionButton {...triage} onClick={() => dismiss.mutate(f)} disabled={dismiss.isPending}>
+                      <ActionButton
+                        {...triage}
+                        onClick={() => dismiss.mutate(f)}
+                        disabled={dismiss.isPending}
+                      >
                         Dismiss
                       </ActionButton>
                     </span>
@@ -258,16 +284,19 @@ function Found() {
 }
 
 export default function Discovery() {
-  const summary = useQuery({ queryKey: ['discovery-summary'], queryFn: () => api.get('/api/v1/discovery/summary') });
+  const summary = useQuery({
+    queryKey: ['discovery-summary'],
+    queryFn: () => api.get('/api/v1/discovery/summary'),
+  });
   return (
     <>
       <h1>Discovery</h1>
       {summary.isError ? <ErrorBox error={summary.error} /> : null}
       {summary.data ? (
         <p className="muted">
-          {summary.data.total} certificates found, {summary.data.unmanaged} not managed, {summary.data.expired}{' '}
-          expired, {summary.data.expiring.days_30} expiring within 30 days; {summary.data.scans.running} scans
-          running.
+          {summary.data.total} certificates found, {summary.data.unmanaged} not managed,{' '}
+          {summary.data.expired} expired, {summary.data.expiring.days_30} expiring within 30 days;{' '}
+          {summary.data.scans.running} scans running.
         </p>
       ) : null}
       <Found />

@@ -30,8 +30,8 @@ export default function EstAdmin() {
     <>
       <h1>EST</h1>
       <p className="muted">
-        Enrollment over Secure Transport (RFC 7030): each profile's path, mutual-TLS trust and event
-        counters from the audit trail.
+        Enrollment over Secure Transport (RFC 7030): each profile's path, mutual-TLS trust and event counters
+        from the audit trail.
       </p>
       <p>
         <ActionButton {...reload} onClick={() => reloadTrust.mutate(null)} disabled={reloadTrust.isPending}>
@@ -54,14 +54,26 @@ export default function EstAdmin() {
           empty="No EST profile."
           columns={[
             { key: 'name', header: 'Profile', render: (p) => p.name },
-            { key: 'path', header: 'Path', render: (p) => (p.path_id ? `/.well-known/est/${p.path_id}` : 'default') },
+            {
+              key: 'path',
+              header: 'Path',
+              render: (p) => (p.path_id ? `/.well-known/est/${p.path_id}` : 'default'),
+            },
             { key: 'enabled', header: 'Enabled', render: (p) => (p.enabled ? 'yes' : 'no') },
-            { key: 'keygen', header: 'Server key generation', render: (p) => (p.server_keygen ? 'yes' : 'no') },
+            {
+              key: 'keygen',
+              header: 'Server key generation',
+              render: (p) => (p.server_keygen ? 'yes' : 'no'),
+            },
             {
               key: 'trust',
               header: 'Trust anchors loaded',
               render: (p) =>
-                p.mtls_trust_bundle_path === null ? 'no bundle' : <DateTime value={p.trust_anchors_loaded_at} />,
+                p.mtls_trust_bundle_path === null ? (
+                  'no bundle'
+                ) : (
+                  <DateTime value={p.trust_anchors_loaded_at} />
+                ),
             },
             {
               key: 'counters',
@@ -79,7 +91,11 @@ export default function EstAdmin() {
                 p.mtls_trust_bundle_path === null ? (
                   '—'
                 ) : (
-                  <ActionButton {...reload} onClick={() => reloadTrust.mutate(p)} disabled={reloadTrust.isPending}>
+                  <ActionButton
+                    {...reload}
+                    onClick={() => reloadTrust.mutate(p)}
+                    disabled={reloadTrust.isPending}
+                  >
                     Reload trust of {p.name}
                   </ActionButton>
                 ),

@@ -20,7 +20,8 @@ export default function HealthCheck() {
   });
   const history = useQuery({
     queryKey: ['health-checks', 'history', id, page],
-    queryFn: () => api.get('/api/v1/health-checks/{id}/history', { params: { id }, query: { page, per_page: 25 } }),
+    queryFn: () =>
+      api.get('/api/v1/health-checks/{id}/history', { params: { id }, query: { page, per_page: 25 } }),
   });
   const acknowledge = useMutation({
     mutationFn: () => api.post('/api/v1/health-checks/{id}/acknowledge', { params: { id } }),
@@ -42,7 +43,9 @@ export default function HealthCheck() {
         title="Current state"
         actions={
           <ActionButton
-            {...(problem ? ack : { allowed: false, reason: 'Nothing to acknowledge: the endpoint is healthy' })}
+            {...(problem
+              ? ack
+              : { allowed: false, reason: 'Nothing to acknowledge: the endpoint is healthy' })}
             onClick={() => acknowledge.mutate()}
             disabled={acknowledge.isPending || c.acknowledged_at !== null}
           >

@@ -54,7 +54,11 @@ export default function HealthChecks() {
             header: 'Acknowledged',
             render: (c) => (c.acknowledged_at ? <DateTime value={iso(c.acknowledged_at)} /> : '—'),
           },
-          { key: 'checked', header: 'Last checked', render: (c) => <DateTime value={iso(c.last_checked_at)} /> },
+          {
+            key: 'checked',
+            header: 'Last checked',
+            render: (c) => <DateTime value={iso(c.last_checked_at)} />,
+          },
           { key: 'error', header: 'Last error', render: (c) => c.last_error ?? '—' },
         ]}
       />
@@ -98,8 +102,8 @@ export default function HealthChecks() {
       />
       <Section title="About health checks">
         <p className="muted">
-          A new check connects at once; its history is on its page. Acknowledging a problem hides
-          it from the unacknowledged count until the next change of status.
+          A new check connects at once; its history is on its page. Acknowledging a problem hides it from the
+          unacknowledged count until the next change of status.
         </p>
       </Section>
     </>

@@ -35,7 +35,15 @@ function enrollment(r: Row): string {
   return on.join(', ') || 'none';
 }
 
-function Check({ label, checked, onChange }: { label: string; checked: boolean; onChange: (v: boolean) => void }) {
+function Check({
+  label,
+  checked,
+  onChange,
+}: {
+  label: string;
+  checked: boolean;
+  onChange: (v: boolean) => void;
+}) {
   return (
     <div className="field">
       <label>
@@ -90,7 +98,9 @@ function NewProfile() {
           id={id}
           value={draft[protocol].path_id}
           aria-describedby={describedBy}
-          onChange={(e) => setDraft({ ...draft, [protocol]: { ...draft[protocol], path_id: e.target.value } })}
+          onChange={(e) =>
+            setDraft({ ...draft, [protocol]: { ...draft[protocol], path_id: e.target.value } })
+          }
         />
       )}
     </Field>
@@ -108,7 +118,12 @@ function NewProfile() {
         <fieldset className="plain-fieldset" disabled={!allowed.allowed}>
           <Field label="Name">
             {({ id }) => (
-              <input id={id} required value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+              <input
+                id={id}
+                required
+                value={draft.name}
+                onChange={(e) => setDraft({ ...draft, name: e.target.value })}
+              />
             )}
           </Field>
           <Field label="Max validity (days)" hint="default 397">
@@ -124,7 +139,11 @@ function NewProfile() {
           </Field>
           <Field label="Description">
             {({ id }) => (
-              <input id={id} value={draft.description} onChange={(e) => setDraft({ ...draft, description: e.target.value })} />
+              <input
+                id={id}
+                value={draft.description}
+                onChange={(e) => setDraft({ ...draft, description: e.target.value })}
+              />
             )}
           </Field>
           <fieldset>
@@ -163,7 +182,10 @@ function NewProfile() {
               onChange={(v) => setDraft({ ...draft, scep: { ...draft.scep, enabled: v } })}
             />
             {pathField('scep')}
-            <Field label="Challenge password" hint="at least 8 characters; stored hashed and never shown again">
+            <Field
+              label="Challenge password"
+              hint="at least 8 characters; stored hashed and never shown again"
+            >
               {({ id, describedBy }) => (
                 <input
                   id={id}
@@ -171,7 +193,9 @@ function NewProfile() {
                   autoComplete="new-password"
                   aria-describedby={describedBy}
                   value={draft.scep.challenge_password}
-                  onChange={(e) => setDraft({ ...draft, scep: { ...draft.scep, challenge_password: e.target.value } })}
+                  onChange={(e) =>
+                    setDraft({ ...draft, scep: { ...draft.scep, challenge_password: e.target.value } })
+                  }
                 />
               )}
             </Field>

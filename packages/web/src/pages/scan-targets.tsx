@@ -2,7 +2,15 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
-import { ActionButton, ConfirmDialog, DateTime, ErrorBox, Field, Loading, Section } from '../components/common';
+import {
+  ActionButton,
+  ConfirmDialog,
+  DateTime,
+  ErrorBox,
+  Field,
+  Loading,
+  Section,
+} from '../components/common';
 import { DataTable, Pager } from '../components/table';
 import { iso } from '../format';
 
@@ -66,13 +74,7 @@ function bodyOf(d: Draft) {
   };
 }
 
-function TargetForm({
-  editing,
-  onDone,
-}: {
-  editing: Target | null;
-  onDone: (message: string) => void;
-}) {
+function TargetForm({ editing, onDone }: { editing: Target | null; onDone: (message: string) => void }) {
   const client = useQueryClient();
   const allowed = usePermission('scan.write');
   const [draft, setDraft] = useState<Draft>(editing ? draftOf(editing) : emptyDraft);
@@ -113,11 +115,20 @@ function TargetForm({
       <form className="form" onSubmit={submit}>
         <fieldset className="plain-fieldset" disabled={!allowed.allowed}>
           {text('name', 'Name', undefined, true)}
-          {text('cidrs', 'Address ranges', 'CIDR ranges or single addresses, comma-separated (at most 4096 addresses in all)')}
+          {text(
+            'cidrs',
+            'Address ranges',
+            'CIDR ranges or single addresses, comma-separated (at most 4096 addresses in all)',
+          )}
           {text('hosts', 'Host names', 'DNS names, resolved at scan time and sent as SNI')}
           {text('ports', 'Ports', 'TCP ports, comma-separated', true)}
           {text('sni_names', 'Extra SNI names', 'tried on every address of the ranges')}
-          {text('interval_seconds', 'Interval (seconds)', '0 scans only on demand; otherwise at least 300', true)}
+          {text(
+            'interval_seconds',
+            'Interval (seconds)',
+            '0 scans only on demand; otherwise at least 300',
+            true,
+          )}
           <div className="field">
             <label>
               <input
@@ -172,8 +183,8 @@ export default function ScanTargets() {
     <>
       <h1>Scan targets</h1>
       <p className="muted">
-        Network ranges and ports the server scanner walks for TLS certificates. Creating, changing or
-        running a target authorizes connections into internal networks.
+        Network ranges and ports the server scanner walks for TLS certificates. Creating, changing or running
+        a target authorizes connections into internal networks.
       </p>
       {notice ? (
         <p className="notice" role="status">

@@ -14,9 +14,12 @@ export default function ScepAdmin() {
   const [notice, setNotice] = useState('');
   const stats = useQuery({ queryKey: ['admin-scep'], queryFn: () => api.get('/api/v1/admin/scep/profiles') });
   const reloadTrust = useMutation({
-    mutationFn: (p: Profile) => api.post('/api/v1/admin/scep/mdm/reload-trust', { body: { path_id: p.path_id } }),
+    mutationFn: (p: Profile) =>
+      api.post('/api/v1/admin/scep/mdm/reload-trust', { body: { path_id: p.path_id } }),
     onSuccess: async (result, p) => {
-      setNotice(`Reloaded ${result?.anchors.length ?? 0} device-management signing certificates for ${p.name}.`);
+      setNotice(
+        `Reloaded ${result?.anchors.length ?? 0} device-management signing certificates for ${p.name}.`,
+      );
       await client.invalidateQueries({ queryKey: ['admin-scep'] });
     },
   });
@@ -58,7 +61,11 @@ export default function ScepAdmin() {
                 ),
             },
             { key: 'mtls', header: 'Mutual TLS', render: (p) => (p.mtls_enabled ? 'on' : 'off') },
-            { key: 'challenge', header: 'Challenge password', render: (p) => (p.challenge_password_set ? 'set' : 'none') },
+            {
+              key: 'challenge',
+              header: 'Challenge password',
+              render: (p) => (p.challenge_password_set ? 'set' : 'none'),
+            },
             {
               key: 'mdm',
               header: 'Device management',
@@ -77,7 +84,11 @@ export default function ScepAdmin() {
               header: 'Actions',
               render: (p) =>
                 p.mdm?.trust_bundle_path ? (
-                  <ActionButton {...reload} onClick={() => reloadTrust.mutate(p)} disabled={reloadTrust.isPending}>
+                  <ActionButton
+                    {...reload}
+                    onClick={() => reloadTrust.mutate(p)}
+                    disabled={reloadTrust.isPending}
+                  >
                     Reload device-management trust of {p.name}
                   </ActionButton>
                 ) : (

@@ -337,7 +337,9 @@ export default function Webhooks() {
             <fieldset>
               <legend>Custom headers</legend>
               {editing ? (
-                <p className="hint">A value left as ******** keeps the stored value; type a new one to replace it.</p>
+                <p className="hint">
+                  A value left as ******** keeps the stored value; type a new one to replace it.
+                </p>
               ) : null}
               {headers.map((row, index) => (
                 <div key={row.key} className="header-row">
