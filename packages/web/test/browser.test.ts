@@ -516,6 +516,25 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     expect(await acknowledge.isDisabled()).toBe(true);
     expect(await acknowledge.getAttribute('title')).toBe('Nothing to acknowledge: the endpoint is healthy');
 
+    // A profile with a SCEP block: the challenge password is gone from the page once saved.
+    await page.goto(`${origin}/profiles`);
+    const profileForm = page.getByRole('form', { name: 'New profile' });
+    await profileForm.getByLabel('Name', { exact: true }).fill('web enrollment');
+    await profileForm.getByLabel('SCEP enabled').check();
+    await profileForm.getByLabel('Issuer', { exact: true }).selectOption({ label: 'Web Local CA' });
+    await profileForm.getByLabel('Owner', { exact: true }).selectOption({ label: 'Web Owner' });
+    await profileForm.getByLabel('Team', { exact: true }).selectOption({ label: 'Web Team' });
+    await profileForm.getByLabel('Renewal policy', { exact: true }).selectOption({ label: 'web policy' });
+    await profileForm.getByLabel('Challenge password', { exact: true }).fill('scep-secret-91c2');
+    await profileForm.getByRole('button', { name: 'Create profile' }).click();
+    await page.getByText('Created web enrollment.').or(page.getByRole('alert')).first().waitFor();
+    expect(await page.getByRole('alert').allTextContents(), 'profile create').toEqual([]);
+    const profileRow = page.getByRole('row').filter({ hasText: 'web enrollment' });
+    await profileRow.getByRole('cell', { name: 'SCEP', exact: true }).waitFor();
+    await profileRow.getByRole('cell', { name: 'set', exact: true }).waitFor();
+    expect(await profileForm.getByLabel('Challenge password', { exact: true }).inputValue()).toBe('');
+    expect(await page.content()).not.toContain('scep-secret-91c2');
+
     await page.goto(`${origin}/people/breakglass`);
     await page.getByText('Break-glass sign-in is off on this server.').waitFor();
     await accessible(page, 'people-breakglass');

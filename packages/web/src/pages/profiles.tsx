@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
@@ -12,7 +12,16 @@ interface Block {
   path_id: string;
 }
 
+const DEFAULTS = [
+  ['issuer_id', 'Issuer'],
+  ['owner_id', 'Owner'],
+  ['team_id', 'Team'],
+  ['renewal_policy_id', 'Renewal policy'],
+] as const;
+type DefaultKey = (typeof DEFAULTS)[number][0];
+
 interface Draft {
+  enrollment: Record<DefaultKey, string>;
   name: string;
   description: string;
   max_validity_days: string;
@@ -22,6 +31,7 @@ interface Draft {
 }
 
 const empty: Draft = {
+  enrollment: { issuer_id: '', owner_id: '', team_id: '', renewal_policy_id: '' },
   name: '',
   description: '',
   max_validity_days: '',
@@ -59,6 +69,25 @@ function NewProfile() {
   const allowed = usePermission('profile.write');
   const [draft, setDraft] = useState<Draft>(empty);
   const [created, setCreated] = useState('');
+  const choices = useQuery({
+    queryKey: ['profile-form-choices'],
+    enabled: allowed.allowed,
+    queryFn: async () => {
+      const q = { query: { page: 1, per_page: 100 } };
+      const [issuers, owners, teams, policies] = await Promise.all([
+        api.get('/api/v1/issuers', q),
+        api.get('/api/v1/owners', q),
+        api.get('/api/v1/teams', q),
+        api.get('/api/v1/renewal-policies', q),
+      ]);
+      return {
+        issuer_id: issuers.data,
+        owner_id: owners.data,
+        team_id: teams.data,
+        renewal_policy_id: policies.data,
+      };
+    },
+  });
   const save = useMutation({
     mutationFn: () => {
       const days = draft.max_validity_days.trim();
@@ -69,6 +98,9 @@ function NewProfile() {
           name: draft.name.trim(),
           ...(draft.description.trim() ? { description: draft.description.trim() } : {}),
           ...(days ? { max_validity_days: Number(days) } : {}),
+          enrollment: Object.fromEntries(
+            DEFAULTS.map(([key]) => [key, draft.enrollment[key] === '' ? null : draft.enrollment[key]]),
+          ),
           acme: { enabled: draft.acme.enabled, eab_required: draft.acme.eab_required, ...pathOf(draft.acme) },
           est: { enabled: draft.est.enabled, server_keygen: draft.est.server_keygen, ...pathOf(draft.est) },
           scep: {
@@ -146,6 +178,31 @@ function NewProfile() {
               />
             )}
           </Field>
+          <fieldset>
+            <legend>Certificates the enrollment protocols create</legend>
+            <p className="hint">Required once ACME, EST or SCEP is enabled.</p>
+            {choices.isError ? <ErrorBox error={choices.error} /> : null}
+            {DEFAULTS.map(([key, label]) => (
+              <Field key={key} label={label}>
+                {({ id }) => (
+                  <select
+                    id={id}
+                    value={draft.enrollment[key]}
+                    onChange={(e) =>
+                      setDraft({ ...draft, enrollment: { ...draft.enrollment, [key]: e.target.value } })
+                    }
+                  >
+                    <option value="">none</option>
+                    {choices.data?.[key].map((row) => (
+                      <option key={row.id} value={row.id}>
+                        {row.name}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+            ))}
+          </fieldset>
           <fieldset>
             <legend>ACME (RFC 8555)</legend>
             <Check
