@@ -215,6 +215,42 @@ const teamsRoute = createRoute({
   component: page(() => import('./pages/teams')),
 });
 
+const scanTargetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery/targets',
+  component: page(() => import('./pages/scan-targets')),
+});
+
+const discoveryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery',
+  component: page(() => import('./pages/discovery')),
+});
+
+const healthChecksRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/health-checks',
+  component: page(() => import('./pages/health-checks')),
+});
+
+const healthCheckRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/health-checks/$id',
+  component: page(() => import('./pages/health-check')),
+});
+
+const estAdminRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/enrollment/est',
+  component: page(() => import('./pages/est-admin')),
+});
+
+const scepAdminRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/enrollment/scep',
+  component: page(() => import('./pages/scep-admin')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -240,6 +276,12 @@ const routeTree = rootRoute.addChildren([
     oidcProvidersRoute,
     groupMappingsRoute,
     breakglassRoute,
+    scanTargetsRoute,
+    discoveryRoute,
+    healthChecksRoute,
+    healthCheckRoute,
+    estAdminRoute,
+    scepAdminRoute,
   ]),
 ]);
 

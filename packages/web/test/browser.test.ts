@@ -126,6 +126,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
   let receiver: http.Server;
   let receiverPort: number;
   const received: string[] = [];
+  const receivedAuth: (string | undefined)[] = [];
   const cspViolations: string[] = [];
   let idpServer: HttpsServer;
   let idpIssuer: string;
@@ -146,6 +147,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        receivedAuth.push(req.headers.authorization);
         received.push(Buffer.concat(chunks).toString('utf8'));
         res.end('received');
       });
@@ -336,7 +338,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByRole('heading', { name: 'Certificates' }).waitFor();
     await page.getByLabel('Status').selectOption('Active');
     await expect.poll(() => decodeURIComponent(page.url())).toMatch(/status=.*Active/);
-    await page.getByRole('cell', { name: 'shop-frontend' }).waitFor();
+    await page.getByRole('cell', { name: 'shop-frontend', exact: true }).waitFor();
     await accessible(page, 'inventory');
 
     // Revoke, with a confirmation that names the certificate.
@@ -351,6 +353,30 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByText('Certificate revoked.').waitFor();
     expect((await api('GET', `/api/v1/certificates/${cert.id}`)).status).toBe('Revoked');
     await accessible(page, 'certificate');
+
+    // New certificate through the inventory's form, then a bulk renew of the selection.
+    await page.goto(`${origin}/certificates`);
+    await page.getByRole('button', { name: 'New certificate' }).click();
+    const newCert = page.getByRole('form', { name: 'New certificate' });
+    await newCert.getByLabel('Name', { exact: true }).fill('web-form-cert');
+    await newCert.getByLabel('Common name', { exact: true }).fill('form.example.test');
+    await newCert.getByLabel('Issuer', { exact: true }).selectOption({ label: 'Web Local CA' });
+    await newCert.getByLabel('Owner', { exact: true }).selectOption({ label: 'Web Owner' });
+    await newCert.getByLabel('Team', { exact: true }).selectOption({ label: 'Web Team' });
+    await newCert.getByLabel('Renewal policy', { exact: true }).selectOption({ label: 'web policy' });
+    await accessible(page, 'certificate-new');
+    await newCert.getByRole('button', { name: 'Create certificate' }).click();
+    await page.getByRole('heading', { name: /web-form-cert/ }).waitFor();
+    await page.goto(`${origin}/certificates?search=web-form-cert`);
+    await page.getByRole('checkbox', { name: 'Select web-form-cert' }).check();
+    await page.getByText('1 selected').waitFor();
+    await page.getByRole('button', { name: 'Renew selected' }).click();
+    const bulk = page.getByRole('dialog', { name: 'Renew 1 certificate?' });
+    await bulk.getByText('web-form-cert').waitFor();
+    await bulk.getByRole('button', { name: 'Renew 1' }).click();
+    await bulk.getByText(/^1 of 1 sent/).waitFor();
+    await accessible(page, 'certificates-bulk');
+    await bulk.getByRole('button', { name: 'Close' }).first().click();
 
     // Webhook security: the allowlist changes through the form.
     await page.getByRole('link', { name: 'Webhook security' }).click();
@@ -393,6 +419,19 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await page.getByText(/Status 200 in/).waitFor();
     expect(received.length).toBeGreaterThan(0);
     await accessible(page, 'notifications');
+    // Edit: the header value arrives masked, is saved untouched, and the stored secret is kept.
+    await page.getByRole('button', { name: 'Edit ops chat' }).click();
+    await page.getByRole('heading', { name: 'Edit webhook ops chat' }).waitFor();
+    expect(await form.getByLabel('Header value 1').inputValue()).toBe('********');
+    await form.getByLabel('URL', { exact: true }).fill(`http://receiver.test:${receiverPort}/edited`);
+    await form.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook ops chat saved.').waitFor();
+    await page.getByRole('cell', { name: `http://receiver.test:${receiverPort}/edited` }).waitFor();
+    const before = receivedAuth.length;
+    await page.getByRole('button', { name: 'Test ops chat' }).click();
+    await expect.poll(() => receivedAuth.length).toBeGreaterThan(before);
+    expect(receivedAuth.at(-1)).toBe('Bearer receiver-token-7f3a');
+    expect(await page.content()).not.toContain('receiver-token-7f3a');
 
     // Audit trail and its export.
     await page.getByRole('link', { name: 'Audit trail' }).click();
@@ -422,6 +461,8 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       ['/renewal-policies', 'Renewal policies'],
       ['/profiles', 'Profiles'],
       ['/acme-eab-keys', 'ACME EAB keys'],
+      ['/enrollment/est', 'EST'],
+      ['/enrollment/scep', 'SCEP'],
       ['/people/users', 'Users'],
       ['/people/sessions', 'Sessions'],
       ['/people/oidc-providers', 'OIDC providers'],
@@ -435,6 +476,65 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       expect(alerts, `${path} shows an error`).toEqual([]);
       await accessible(page, path.slice(1).replaceAll('/', '-'));
     }
+    // Discovery: a scan target created through its form is listed; the discovery page loads.
+    await page.goto(`${origin}/discovery/targets`);
+    await page.getByRole('heading', { name: 'Scan targets', exact: true }).waitFor();
+    const targetForm = page.locator('form');
+    await targetForm.getByLabel('Name', { exact: true }).fill('Web lab range');
+    await targetForm.getByLabel('Address ranges', { exact: true }).fill('192.0.2.0/30');
+    await targetForm.getByLabel('Ports', { exact: true }).fill('443, 8443');
+    await targetForm.getByRole('button', { name: 'Create scan target' }).click();
+    await page.getByText('Created Web lab range.').waitFor();
+    await page.getByRole('cell', { name: 'Web lab range', exact: true }).waitFor();
+    await page.getByRole('cell', { name: '443, 8443', exact: true }).waitFor();
+    await accessible(page, 'discovery-targets');
+    await page.goto(`${origin}/discovery`);
+    await page.getByRole('heading', { name: 'Discovered certificates' }).waitFor();
+    await page.getByRole('heading', { name: 'Scans' }).waitFor();
+    await page.locator('table').nth(1).waitFor();
+    expect(await page.getByRole('alert').allTextContents(), '/discovery shows an error').toEqual([]);
+    await accessible(page, 'discovery');
+
+    // TLS health check: created through the form, checked at once; its page shows the history.
+    await page.goto(`${origin}/health-checks`);
+    await page.getByRole('heading', { name: 'TLS health checks', exact: true }).waitFor();
+    const checkForm = page.locator('form');
+    await checkForm.getByLabel('Name', { exact: true }).fill('Web endpoint');
+    await checkForm.getByLabel('Host', { exact: true }).fill('endpoint.invalid');
+    await checkForm.getByLabel('Port', { exact: true }).fill('443');
+    await checkForm.getByLabel('Expected SHA-256 fingerprint', { exact: true }).fill('ab'.repeat(32));
+    await checkForm.getByRole('button', { name: 'Create health check' }).click();
+    await page.getByText('Created Web endpoint.').waitFor();
+    await accessible(page, 'health-checks');
+    await page.getByRole('link', { name: 'Web endpoint', exact: true }).click();
+    await page.getByRole('heading', { name: 'Web endpoint', exact: true }).waitFor();
+    const history = page.getByRole('table', { name: 'Check history' });
+    await history.getByRole('cell', { name: 'failed', exact: true }).first().waitFor();
+    await accessible(page, 'health-check');
+    // One failed handshake does not yet change the status: nothing to acknowledge, and it says so.
+    const acknowledge = page.getByRole('button', { name: 'Acknowledge' });
+    expect(await acknowledge.isDisabled()).toBe(true);
+    expect(await acknowledge.getAttribute('title')).toBe('Nothing to acknowledge: the endpoint is healthy');
+
+    // A profile with a SCEP block: the challenge password is gone from the page once saved.
+    await page.goto(`${origin}/profiles`);
+    const profileForm = page.getByRole('form', { name: 'New profile' });
+    await profileForm.getByLabel('Name', { exact: true }).fill('web enrollment');
+    await profileForm.getByLabel('SCEP enabled').check();
+    await profileForm.getByLabel('Issuer', { exact: true }).selectOption({ label: 'Web Local CA' });
+    await profileForm.getByLabel('Owner', { exact: true }).selectOption({ label: 'Web Owner' });
+    await profileForm.getByLabel('Team', { exact: true }).selectOption({ label: 'Web Team' });
+    await profileForm.getByLabel('Renewal policy', { exact: true }).selectOption({ label: 'web policy' });
+    await profileForm.getByLabel('Challenge password', { exact: true }).fill('scep-secret-91c2');
+    await profileForm.getByRole('button', { name: 'Create profile' }).click();
+    await page.getByText('Created web enrollment.').or(page.getByRole('alert')).first().waitFor();
+    expect(await page.getByRole('alert').allTextContents(), 'profile create').toEqual([]);
+    const profileRow = page.getByRole('row').filter({ hasText: 'web enrollment' });
+    await profileRow.getByRole('cell', { name: 'SCEP', exact: true }).waitFor();
+    await profileRow.getByRole('cell', { name: 'set', exact: true }).waitFor();
+    expect(await profileForm.getByLabel('Challenge password', { exact: true }).inputValue()).toBe('');
+    expect(await page.content()).not.toContain('scep-secret-91c2');
+
     await page.goto(`${origin}/people/breakglass`);
     await page.getByText('Break-glass sign-in is off on this server.').waitFor();
     await accessible(page, 'people-breakglass');

@@ -2,7 +2,9 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
+import { BulkActions } from '../components/bulk-actions';
 import { DateTime, ErrorBox, Loading, StatusBadge } from '../components/common';
+import { NewCertificate } from '../components/new-certificate';
 import { type Column, DataTable, Pager } from '../components/table';
 import { CERT_STATUSES, type InventorySearch } from '../router';
 
@@ -32,6 +34,13 @@ export default function Certificates() {
   const search = useSearch({ from: '/app/certificates' }) as InventorySearch;
   const navigate = useNavigate({ from: '/certificates' });
   const [text, setText] = useState(search.search ?? '');
+  const [selected, setSelected] = useState<Map<string, string>>(new Map());
+  const toggle = (c: Cert, on: boolean) => {
+    const next = new Map(selected);
+    if (on) next.set(c.id, c.name);
+    else next.delete(c.id);
+    setSelected(next);
+  };
   const page = search.page ?? 1;
   const list = useQuery({
     queryKey: ['certificates', search],
@@ -61,6 +70,7 @@ export default function Certificates() {
   return (
     <>
       <h1>Certificates</h1>
+      <NewCertificate />
       <form className="filters" onSubmit={onSearch} aria-label="Filter certificates">
         <label>
           Search
@@ -109,9 +119,27 @@ export default function Certificates() {
       {list.isError ? <ErrorBox error={list.error} /> : null}
       {list.data ? (
         <>
+          <BulkActions
+            selected={[...selected].map(([id, name]) => ({ id, name }))}
+            onDone={() => setSelected(new Map())}
+          />
           <DataTable
             caption="Certificates"
-            columns={columns}
+            columns={[
+              {
+                key: 'select',
+                header: 'Select',
+                render: (c) => (
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${c.name}`}
+                    checked={selected.has(c.id)}
+                    onChange={(e) => toggle(c, e.target.checked)}
+                  />
+                ),
+              },
+              ...columns,
+            ]}
             rows={list.data.data}
             rowKey={(c) => c.id}
             sort={search.sort ?? 'created_at'}

@@ -65,6 +65,7 @@ export default function Webhooks() {
   const [created, setCreated] = useState<string | null>(null);
   const [testResult, setTestResult] = useState<{ hook: string; result: TestResult } | null>(null);
   const [deleting, setDeleting] = useState<Webhook | null>(null);
+  const [editing, setEditing] = useState<Webhook | null>(null);
 
   const body = (): CreateBody => ({
     name: name.trim(),
@@ -76,10 +77,37 @@ export default function Webhooks() {
       .filter((h) => h.name.trim() !== '')
       .map((h) => ({ name: h.name.trim(), value: h.value })),
   });
+  const reset = () => {
+    setEditing(null);
+    setHeaders([]);
+    setName('');
+    setUrl('');
+    setKind('generic');
+    setTemplate('');
+    setEvents([]);
+  };
+  /** Editing starts from the stored webhook; header values arrive masked and stay masked. */
+  const startEdit = (hook: Webhook) => {
+    setCreated(null);
+    setEditing(hook);
+    setName(hook.name);
+    setUrl(hook.url);
+    setKind(hook.service as Kind);
+    setEvents(hook.events as EventType[]);
+    setTemplate(hook.template ?? '');
+    setHeaders(hook.headers.map((h, i) => ({ key: nextKey + i, name: h.name, value: h.value })));
+    setNextKey(nextKey + hook.headers.length);
+  };
   const create = useMutation({
-    mutationFn: () => api.post('/api/notifications/webhooks', { body: body() }),
+    // A header whose value is still the mask keeps its stored value on the server.
+    mutationFn: () =>
+      editing
+        ? api.put('/api/notifications/webhooks/{id}', { params: { id: editing.id }, body: body() })
+        : api.post('/api/notifications/webhooks', { body: body() }),
     onSuccess: async (hook) => {
-      setCreated(hook.name);
+      setCreated(editing ? `${hook.name} saved` : `${hook.name} created`);
+      setEditing(null);
+      setKind('generic');
       // Secrets typed into the form are gone once saved; the list shows them masked.
       setHeaders([]);
       setName('');
@@ -167,6 +195,9 @@ export default function Webhooks() {
                     >
                       Test
                     </ActionButton>
+                    <ActionButton {...write} onClick={() => startEdit(h)} aria-label={`Edit ${h.name}`}>
+                      Edit
+                    </ActionButton>
                     <ActionButton
                       {...write}
                       className="button danger"
@@ -198,10 +229,10 @@ export default function Webhooks() {
         {remove.isError ? <ErrorBox error={remove.error} /> : null}
       </ConfirmDialog>
 
-      <Section title="New webhook">
+      <Section title={editing ? `Edit webhook ${editing.name}` : 'New webhook'}>
         {created ? (
           <p className="notice" role="status">
-            Webhook {created} created.
+            Webhook {created}.
           </p>
         ) : null}
         {create.isError ? <ErrorBox error={create.error} /> : null}
@@ -305,6 +336,11 @@ export default function Webhooks() {
             ) : null}
             <fieldset>
               <legend>Custom headers</legend>
+              {editing ? (
+                <p className="hint">
+                  A value left as ******** keeps the stored value; type a new one to replace it.
+                </p>
+              ) : null}
               {headers.map((row, index) => (
                 <div key={row.key} className="header-row">
                   <label>
@@ -352,8 +388,13 @@ export default function Webhooks() {
               </button>
             </fieldset>
             <button type="submit" className="button primary" disabled={create.isPending}>
-              Create webhook
+              {editing ? 'Save webhook' : 'Create webhook'}
             </button>
+            {editing ? (
+              <button type="button" className="button" onClick={reset}>
+                Cancel edit
+              </button>
+            ) : null}
           </fieldset>
         </form>
       </Section>
