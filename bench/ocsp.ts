@@ -18,7 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHandler } from '../packages/api/src/index.js';
-import { createServices, SecretBox, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
+import {
+  createServices,
+  SecretBox,
+  SYSTEM_ACTOR,
+  silentLogger,
+  systemClock,
+} from '../packages/core/src/index.js';
 import {
   buildCertId,
   certificateToPem,
@@ -60,7 +66,9 @@ interface Load {
 /** Runs the load generator process; returns answers/s, and the CPU the server process used per answer. */
 async function drive(load: Load, serverPid: number): Promise<string> {
   const args = { ...load, connections: CONNECTIONS, seconds: SECONDS, warmup: 1 };
-  const child = spawn(process.execPath, [LOADER, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [LOADER, JSON.stringify(args)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (c) => {
     out += c;
@@ -160,7 +168,22 @@ async function opensslAnchor() {
     const port = await freePort();
     const responder = spawn(
       'openssl',
-      ['ocsp', '-index', 'index.txt', '-CA', 'ca.pem', '-rsigner', 'ca.pem', '-rkey', 'key.pem', '-port', String(port), '-ignore_err', '-nmin', '60'],
+      [
+        'ocsp',
+        '-index',
+        'index.txt',
+        '-CA',
+        'ca.pem',
+        '-rsigner',
+        'ca.pem',
+        '-rkey',
+        'key.pem',
+        '-port',
+        String(port),
+        '-ignore_err',
+        '-nmin',
+        '60',
+      ],
       { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';
@@ -180,8 +203,14 @@ async function opensslAnchor() {
         certId: Buffer.from(certId).toString('base64'),
       };
       // openssl signs every answer (it keeps no cache): "cached" here is only "no nonce".
-      report('anchor: openssl ocsp -port (one process), plain HTTP, no nonce', await drive({ ...load, fresh: false }, responder.pid!));
-      report('anchor: openssl ocsp -port (one process), plain HTTP, nonce per request', await drive({ ...load, fresh: true }, responder.pid!));
+      report(
+        'anchor: openssl ocsp -port (one process), plain HTTP, no nonce',
+        await drive({ ...load, fresh: false }, responder.pid!),
+      );
+      report(
+        'anchor: openssl ocsp -port (one process), plain HTTP, nonce per request',
+        await drive({ ...load, fresh: true }, responder.pid!),
+      );
     } catch (error) {
       report('anchor: openssl ocsp -port', `failed: ${(error as Error).message} ${err.slice(0, 200)}`);
     } finally {
@@ -235,7 +264,12 @@ async function bulkRevoke(engine: string) {
       const r = await services.pki.revocationStatus.serialStatus(issuer.id, (first + 7).toString(16));
       return r?.status;
     };
-    await services.pki.revocationStatus.respond(issuer.id, { certIds: [probe], nonce: undefined, signed: false, extensions: [] });
+    await services.pki.revocationStatus.respond(issuer.id, {
+      certIds: [probe],
+      nonce: undefined,
+      signed: false,
+      extensions: [],
+    });
     await services.pki.revocationStatus.currentCrl(issuer.id);
     const t = performance.now();
     const res = await handler(
@@ -248,7 +282,8 @@ async function bulkRevoke(engine: string) {
     );
     const json = (await res.json()) as { total_revoked?: number };
     const ms = performance.now() - t;
-    if (res.status !== 200 || json.total_revoked !== N) throw new Error(`bulk revoke: ${res.status} ${JSON.stringify(json)}`);
+    if (res.status !== 200 || json.total_revoked !== N)
+      throw new Error(`bulk revoke: ${res.status} ${JSON.stringify(json)}`);
     // Visible as soon as the call returned: the CRL lists every entry, OCSP says revoked.
     const crl = await services.pki.revocationStatus.currentCrl(issuer.id);
     const status = await ocspStatus();
@@ -268,7 +303,9 @@ async function bulkRevoke(engine: string) {
   }
 }
 
-console.error(`ocsp benchmark, node ${process.version}, ${SECONDS} s per load run\nuptime before: ${uptime()}`);
+console.error(
+  `ocsp benchmark, node ${process.version}, ${SECONDS} s per load run\nuptime before: ${uptime()}`,
+);
 await ocspThroughput();
 await opensslAnchor();
 console.error(`uptime after OCSP runs: ${uptime()}`);

@@ -17,7 +17,8 @@ const base = Buffer.from(o.der, 'base64');
 function tlv(tag, ...parts) {
   const body = Buffer.concat(parts);
   const n = body.length;
-  const len = n < 128 ? Buffer.from([n]) : n < 256 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 255]);
+  const len =
+    n < 128 ? Buffer.from([n]) : n < 256 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 255]);
   return Buffer.concat([Buffer.from([tag]), len, body]);
 }
 const certId = Buffer.from(o.certId, 'base64');
@@ -44,7 +45,10 @@ let stop = false;
 function open() {
   return new Promise((resolve, reject) => {
     const socket = o.tls
-      ? tlsConnect({ host: o.host, port: o.port, ca: o.ca, minVersion: 'TLSv1.3', servername: undefined }, () => resolve(socket))
+      ? tlsConnect(
+          { host: o.host, port: o.port, ca: o.ca, minVersion: 'TLSv1.3', servername: undefined },
+          () => resolve(socket),
+        )
       : tcpConnect({ host: o.host, port: o.port }, () => resolve(socket));
     socket.setNoDelay(true);
     socket.once('error', reject);
@@ -57,6 +61,7 @@ function open() {
  */
 async function drive(first) {
   let socket = first;
+  live.add(socket);
   while (!stop) {
     await new Promise((resolve) => {
       let buf = Buffer.alloc(0);
@@ -97,10 +102,16 @@ async function drive(first) {
       send();
     });
     socket.destroy();
-    if (!stop) socket = await open();
+    live.delete(socket);
+    if (!stop) {
+      socket = await open();
+      live.add(socket);
+    }
   }
 }
 
+/** Connections open now, closed after the grace period at the end. */
+const live = new Set();
 const sockets = [];
 for (let i = 0; i < o.connections; i++) sockets.push(await open());
 const all = Promise.all(sockets.map(drive));
@@ -111,5 +122,11 @@ await new Promise((r) => setTimeout(r, o.seconds * 1000));
 counting = false;
 const ms = performance.now() - t;
 stop = true;
+// A responder that serves one connection at a time can leave requests unanswered: give the
+// answers in flight two seconds, then close what is left.
+const grace = setTimeout(() => {
+  for (const s of live) s.destroy();
+}, 2000);
 await all;
+clearTimeout(grace);
 process.stdout.write(`${JSON.stringify({ ok, failed, ms })}\n`);
