@@ -165,56 +165,46 @@ async function opensslAnchor() {
     writeFileSync(join(dir, 'key.pem'), exportPkcs8Pem(key.privateKey));
     const serial = '1A2B3C4D5E6F';
     writeFileSync(join(dir, 'index.txt'), `V\t301231235959Z\t\t${serial}\tunknown\t/CN=anchor.bench.test\n`);
-    const port = await freePort();
-    const responder = spawn(
-      'openssl',
-      [
-        'ocsp',
-        '-index',
-        'index.txt',
-        '-CA',
-        'ca.pem',
-        '-rsigner',
-        'ca.pem',
-        '-rkey',
-        'key.pem',
-        '-port',
-        String(port),
-        '-ignore_err',
-        '-nmin',
-        '60',
-      ],
-      { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let err = '';
-    responder.stderr.on('data', (c) => {
-      err += c;
-    });
-    await new Promise((r) => setTimeout(r, 500));
     const certId = buildCertId(readCertificate(caPem), serial.toLowerCase(), 'sha1').der;
     const body = der.sequence(der.sequence(der.sequence(der.sequence(certId))));
-    try {
-      const load = {
-        host: '127.0.0.1',
-        port,
-        tls: false,
-        path: '/',
-        der: Buffer.from(body).toString('base64'),
-        certId: Buffer.from(certId).toString('base64'),
-      };
-      // openssl signs every answer (it keeps no cache): "cached" here is only "no nonce".
-      report(
-        'anchor: openssl ocsp -port (one process), plain HTTP, no nonce',
-        await drive({ ...load, fresh: false }, responder.pid!),
+    // A fresh responder per case: one left behind by the previous generator can stall openssl.
+    for (const [label, fresh] of [
+      ['anchor: openssl ocsp -port (one process), plain HTTP, no nonce', false],
+      ['anchor: openssl ocsp -port (one process), plain HTTP, nonce per request', true],
+    ] as const) {
+      const port = await freePort();
+      const responder = spawn(
+        'openssl',
+        ['ocsp', '-index', 'index.txt', '-CA', 'ca.pem', '-rsigner', 'ca.pem', '-rkey', 'key.pem'].concat([
+          '-port',
+          String(port),
+          '-ignore_err',
+          '-nmin',
+          '60',
+        ]),
+        { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
       );
-      report(
-        'anchor: openssl ocsp -port (one process), plain HTTP, nonce per request',
-        await drive({ ...load, fresh: true }, responder.pid!),
-      );
-    } catch (error) {
-      report('anchor: openssl ocsp -port', `failed: ${(error as Error).message} ${err.slice(0, 200)}`);
-    } finally {
-      responder.kill();
+      let err = '';
+      responder.stderr.on('data', (c) => {
+        err += c;
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      try {
+        const load = {
+          host: '127.0.0.1',
+          port,
+          tls: false,
+          path: '/',
+          der: Buffer.from(body).toString('base64'),
+          certId: Buffer.from(certId).toString('base64'),
+        };
+        // openssl signs every answer (it keeps no cache): "no nonce" is not a cache hit there.
+        report(label, await drive({ ...load, fresh }, responder.pid!));
+      } catch (error) {
+        report(label, `failed: ${(error as Error).message} ${err.slice(-200).replace(/\s+/g, ' ')}`);
+      } finally {
+        responder.kill();
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
