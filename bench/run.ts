@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, string[]> = {
   pipeline: [],
   bridge: [],
   'pki-server': [],
+  ocsp: [],
   revocation: [rows(1_000_000)],
   est: [],
   scep: [],
