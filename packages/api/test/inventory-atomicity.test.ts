@@ -106,9 +106,11 @@ describe('a bulk call that fails part-way', () => {
     const renew = await post('/api/v1/certificates/bulk-renew', { owner_id: owner });
     expect(renew.status).toBe(500);
 
-    expect(
-      (await app.call('GET', `/api/v1/certificates?owner_id=${owner}&status=Active&per_page=1`)).body.total,
-    ).toBe(1100);
+    // Counted exactly through storage: list totals above 1,000 are estimates.
+    expect(await app.storage.certificates.count({ owner_id: owner, status: 'Active' })).toEqual({
+      total: 1100,
+      estimated: false,
+    });
     const revokedVersions = await app.storage.db
       .selectFrom('certificate_versions')
       .select((eb) => eb.fn.countAll().as('n'))
