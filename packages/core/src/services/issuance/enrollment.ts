@@ -177,9 +177,9 @@ export class EnrollmentService {
       let version: CertificateVersion;
       let certificate: ManagedCertificate | null;
       if (target.renews) {
-        // Re-read in the transaction: it may have been revoked or archived while the CA signed.
-        const renewed = await tx.certificates.get(target.renews.id);
-        if (!renewed) throw notFound('certificate', target.renews.id);
+        // Re-read under the row lock: it may have been revoked or archived while the CA signed,
+        // and a revocation committing after a plain read would be undone by the update below.
+        const renewed = await tx.certificates.lockForUpdate(target.renews.id);
         assertRenewable(renewed);
         certificateId = renewed.id;
         version = await this.signer.storeVersion(tx, certificateId, target.issuerId, material, issued);
