@@ -160,7 +160,7 @@ async function pebble(): Promise<void> {
     console.error(`pebble: skipped (${PEBBLE} is not installed: apt-get install pebble)`);
     return;
   }
-  const p = await startPebble(PEBBLE);
+  const p = await startPebble({ binary: PEBBLE });
   try {
     await drive('pebble', p.directoryUrl, p.ca, p.child.pid!);
   } finally {

@@ -25,19 +25,32 @@ export function freePort(): Promise<number> {
 export interface Pebble {
   child: ChildProcess;
   directoryUrl: string;
+  /** Port of pebble's management interface (roots, certificate status) on 127.0.0.1. */
+  managementPort: number;
   /** The PEM of pebble's TLS certificate (self-signed here; the package ships none). */
   ca: string;
   stop(): Promise<void>;
 }
 
+export interface PebbleOptions {
+  binary?: string;
+  /**
+   * Validate for real instead of accepting every challenge: http-01 on `httpPort` of the name,
+   * names resolved (and dns-01 TXT read) through `dnsServer` (pebble-challtestsrv).
+   */
+  validation?: { httpPort: number; dnsServer: string };
+  /** PEBBLE_WFE_NONCEREJECT: the percentage of nonces refused at random (default 0). */
+  nonceRejectPercent?: number;
+}
+
 /**
  * Debian's pebble (`/usr/bin/pebble`) on loopback ports chosen free, with its own config and
- * TLS certificate in a temporary directory. Every challenge is valid at once
- * (PEBBLE_VA_ALWAYS_VALID, PEBBLE_VA_NOSLEEP), no nonce is rejected at random
- * (PEBBLE_WFE_NONCEREJECT=0) and authorizations are never reused (PEBBLE_AUTHZREUSE=0), so
- * every order does the whole flow.
+ * TLS certificate in a temporary directory. Without `validation` every challenge is valid at
+ * once (PEBBLE_VA_ALWAYS_VALID); PEBBLE_VA_NOSLEEP always; authorizations are never reused
+ * (PEBBLE_AUTHZREUSE=0), so every order does the whole flow.
  */
-export async function startPebble(binary = '/usr/bin/pebble'): Promise<Pebble> {
+export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> {
+  const binary = options.binary ?? '/usr/bin/pebble';
   const dir = await mkdtemp(join(tmpdir(), 'cw-bench-pebble-'));
   const tlsKey = await generateKeyPair('ECDSA-P256');
   const ca = certificateToPem(
@@ -55,27 +68,30 @@ export async function startPebble(binary = '/usr/bin/pebble'): Promise<Pebble> {
   await writeFile(join(dir, 'cert.pem'), ca);
   await writeFile(join(dir, 'key.pem'), exportPkcs8Pem(tlsKey.privateKey));
   const port = await freePort();
+  const managementPort = await freePort();
   const config = {
     pebble: {
       listenAddress: `127.0.0.1:${port}`,
-      managementListenAddress: `127.0.0.1:${await freePort()}`,
+      managementListenAddress: `127.0.0.1:${managementPort}`,
       certificate: join(dir, 'cert.pem'),
       privateKey: join(dir, 'key.pem'),
-      // Never contacted: every challenge is valid without validation.
-      httpPort: await freePort(),
+      // Without validation never contacted: every challenge is valid at once.
+      httpPort: options.validation?.httpPort ?? (await freePort()),
       tlsPort: await freePort(),
       ocspResponderURL: '',
       externalAccountBindingRequired: false,
     },
   };
   await writeFile(join(dir, 'pebble-config.json'), JSON.stringify(config));
-  const child = spawn(binary, ['-config', join(dir, 'pebble-config.json')], {
+  const args = ['-config', join(dir, 'pebble-config.json')];
+  if (options.validation) args.push('-dnsserver', options.validation.dnsServer);
+  const child = spawn(binary, args, {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? '',
-      PEBBLE_VA_ALWAYS_VALID: '1',
+      ...(options.validation ? {} : { PEBBLE_VA_ALWAYS_VALID: '1' }),
       PEBBLE_VA_NOSLEEP: '1',
-      PEBBLE_WFE_NONCEREJECT: '0',
+      PEBBLE_WFE_NONCEREJECT: String(options.nonceRejectPercent ?? 0),
       PEBBLE_AUTHZREUSE: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -106,5 +122,5 @@ export async function startPebble(binary = '/usr/bin/pebble'): Promise<Pebble> {
     await stop();
     throw error;
   }
-  return { child, directoryUrl: `https://127.0.0.1:${port}/dir`, ca, stop };
+  return { child, directoryUrl: `https://127.0.0.1:${port}/dir`, managementPort, ca, stop };
 }

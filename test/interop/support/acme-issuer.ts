@@ -3,14 +3,11 @@
  * against this process's listener, dns-01 through pebble-challtestsrv), and an in-process
  * certwright (PGlite, composed handler) whose `/.well-known/acme-challenge/` answers pebble.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { startPebble } from '../../../bench/support/pebble.js';
 import { createHandler } from '../../../packages/api/src/index.js';
 import {
   type AcmeConnectorDeps,
@@ -31,7 +28,6 @@ import {
 } from '../../../packages/core/src/pki/index.js';
 import { createRequestListener } from '../../../packages/server/src/index.js';
 import { createPgliteStorage } from '../../../packages/storage-pg/src/index.js';
-import { freePort } from './acme-server.js';
 
 /** A self-signed TLS certificate for 127.0.0.1 (also its own trust anchor). */
 export async function loopbackTls(): Promise<{ certPem: string; keyPem: string }> {
@@ -68,71 +64,15 @@ export async function startRealPebble(options: {
   dnsServer: string;
   nonceRejectPercent?: number;
 }): Promise<RealPebble> {
-  const dir = await mkdtemp(join(tmpdir(), 'cw-acme-issuer-pebble-'));
-  const tls = await loopbackTls();
-  await writeFile(join(dir, 'cert.pem'), tls.certPem);
-  await writeFile(join(dir, 'key.pem'), tls.keyPem);
-  const port = await freePort();
-  const managementPort = await freePort();
-  await writeFile(
-    join(dir, 'pebble-config.json'),
-    JSON.stringify({
-      pebble: {
-        listenAddress: `127.0.0.1:${port}`,
-        managementListenAddress: `127.0.0.1:${managementPort}`,
-        certificate: join(dir, 'cert.pem'),
-        privateKey: join(dir, 'key.pem'),
-        httpPort: options.httpPort,
-        tlsPort: await freePort(),
-        ocspResponderURL: '',
-        externalAccountBindingRequired: false,
-      },
-    }),
-  );
-  const child: ChildProcess = spawn(
-    '/usr/bin/pebble',
-    ['-config', join(dir, 'pebble-config.json'), '-dnsserver', options.dnsServer],
-    {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        PEBBLE_VA_NOSLEEP: '1',
-        PEBBLE_WFE_NONCEREJECT: String(options.nonceRejectPercent ?? 0),
-        PEBBLE_AUTHZREUSE: '0',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  const listening = new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      if (output.length < 65_536) output += d;
-      if (output.includes('Listening on')) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`pebble exited with ${code}:\n${output}`)));
-    setTimeout(() => reject(new Error(`pebble did not start:\n${output}`)), 30_000).unref();
+  const pebble = await startPebble({
+    validation: { httpPort: options.httpPort, dnsServer: options.dnsServer },
+    ...(options.nonceRejectPercent === undefined ? {} : { nonceRejectPercent: options.nonceRejectPercent }),
   });
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    await listening;
-  } catch (error) {
-    await stop();
-    throw error;
-  }
   const manage = async (path: string) => {
     const { request } = await import('node:https');
     return new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: managementPort, path, method: 'GET', ca: tls.certPem },
+        { host: '127.0.0.1', port: pebble.managementPort, path, method: 'GET', ca: pebble.ca },
         (res) => {
           let body = '';
           res.on('data', (c) => {
@@ -145,7 +85,7 @@ export async function startRealPebble(options: {
       req.end();
     });
   };
-  return { directoryUrl: `https://127.0.0.1:${port}/dir`, tlsCa: tls.certPem, manage, stop };
+  return { directoryUrl: pebble.directoryUrl, tlsCa: pebble.ca, manage, stop: pebble.stop };
 }
 
 export interface CertwrightApp {
