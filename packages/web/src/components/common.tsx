@@ -10,6 +10,16 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
   );
 }
 
+/** The outcome of the last action (saved, tested, reloaded), announced politely; nothing when empty. */
+export function Notice({ message }: { message: ReactNode }) {
+  if (!message) return null;
+  return (
+    <p className="notice" role="status">
+      {message}
+    </p>
+  );
+}
+
 /** A failure, with the API's problem detail when there is one. */
 export function ErrorBox({ error }: { error: unknown }) {
   if (error instanceof ApiError) {

@@ -9,6 +9,7 @@ import {
   DateTime,
   ErrorBox,
   Loading,
+  Notice,
   Section,
   StatusBadge,
 } from '../components/common';
@@ -104,11 +105,7 @@ export default function Certificate() {
       <h1>
         {c.name} <StatusBadge status={c.status} />
       </h1>
-      {done ? (
-        <p className="notice" role="status">
-          {done}
-        </p>
-      ) : null}
+      <Notice message={done} />
       {act.isError ? <ErrorBox error={act.error} /> : null}
       <div className="actions">
         {!issued ? (

@@ -9,6 +9,7 @@ import {
   ErrorBox,
   Field,
   Loading,
+  Notice,
   Section,
   StatusBadge,
 } from '../components/common';
@@ -214,11 +215,7 @@ function Found() {
           )}
         </Field>
       </div>
-      {notice ? (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice message={notice} />
       {dismiss.isError ? <ErrorBox error={dismiss.error} /> : null}
       {found.isPending ? <Loading what="Loading discovered certificates" /> : null}
       {found.isError ? <ErrorBox error={found.error} /> : null}

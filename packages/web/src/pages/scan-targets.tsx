@@ -9,6 +9,7 @@ import {
   ErrorBox,
   Field,
   Loading,
+  Notice,
   Section,
 } from '../components/common';
 import { DataTable, Pager } from '../components/table';
@@ -186,11 +187,7 @@ export default function ScanTargets() {
         Network ranges and ports the server scanner walks for TLS certificates. Creating, changing or running
         a target authorizes connections into internal networks.
       </p>
-      {notice ? (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice message={notice} />
       {scan.isError ? <ErrorBox error={scan.error} /> : null}
       {list.isPending ? <Loading what="Loading scan targets" /> : null}
       {list.isError ? <ErrorBox error={list.error} /> : null}

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
-import { ActionButton, DateTime, ErrorBox, Loading } from '../components/common';
+import { ActionButton, DateTime, ErrorBox, Loading, Notice } from '../components/common';
 import { DataTable } from '../components/table';
 
 type Profile = Response200<'/api/v1/admin/scep/profiles'>['profiles'][number];
@@ -30,11 +30,7 @@ export default function ScepAdmin() {
         Each SCEP profile's path, RA certificate, mutual TLS, whether a challenge password is set (the
         password itself is never shown) and, where enabled, device-management challenges.
       </p>
-      {notice ? (
-        <p className="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice message={notice} />
       {reloadTrust.isError ? <ErrorBox error={reloadTrust.error} /> : null}
       {stats.isPending ? <Loading what="Loading SCEP profiles" /> : null}
       {stats.isError ? <ErrorBox error={stats.error} /> : null}
