@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { problem } from '../http/problem.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 
 const TAG = 'EST administration';
 
@@ -51,22 +52,14 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
       responses: {
         200: {
           description: 'every EST profile (and the default profile) with its counters',
-          schema: z.object({
-            profiles: z.array(profileStats),
-            profile_count: z.number().int(),
-            generated_at: z.string(),
-          }),
+          schema: profilesEnvelope(profileStats),
         },
       },
       handle: async () => {
         const profiles = await services.est.stats();
         return {
           status: 200,
-          body: {
-            profiles,
-            profile_count: profiles.length,
-            generated_at: services.deps.clock.now().toISOString(),
-          },
+          body: profilesBody(profiles, services.deps.clock.now()),
         };
       },
     }),

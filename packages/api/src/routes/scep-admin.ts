@@ -1,6 +1,7 @@
 import type { Services } from '@certwright/core';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 import { mdmSnapshotSchema } from './scep-mdm-admin.js';
 
 const TAG = 'SCEP administration';
@@ -42,11 +43,7 @@ export function scepAdminRoutes(services: Services): RouteSpec[] {
       responses: {
         200: {
           description: 'every SCEP profile (and the default profile)',
-          schema: z.object({
-            profiles: z.array(profileSnapshot),
-            profile_count: z.number().int(),
-            generated_at: z.string(),
-          }),
+          schema: profilesEnvelope(profileSnapshot),
         },
       },
       handle: async () => {
@@ -59,11 +56,7 @@ export function scepAdminRoutes(services: Services): RouteSpec[] {
         );
         return {
           status: 200,
-          body: {
-            profiles,
-            profile_count: profiles.length,
-            generated_at: services.deps.clock.now().toISOString(),
-          },
+          body: profilesBody(profiles, services.deps.clock.now()),
         };
       },
     }),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { problem } from '../http/problem.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 
 const TAG = 'SCEP administration';
 
@@ -68,22 +69,14 @@ export function scepMdmAdminRoutes(services: Services): RouteSpec[] {
       responses: {
         200: {
           description: 'every profile with the device-management integration enabled',
-          schema: z.object({
-            profiles: z.array(profileStats),
-            profile_count: z.number().int(),
-            generated_at: z.string(),
-          }),
+          schema: profilesEnvelope(profileStats),
         },
       },
       handle: async () => {
         const profiles = await services.scepMdm.stats();
         return {
           status: 200,
-          body: {
-            profiles,
-            profile_count: profiles.length,
-            generated_at: services.deps.clock.now().toISOString(),
-          },
+          body: profilesBody(profiles, services.deps.clock.now()),
         };
       },
     }),
