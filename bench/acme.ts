@@ -24,6 +24,7 @@ import { createCertificationRequest, generateKeyPair } from '../packages/core/sr
 import { type AcmeAccountKey, AcmeBenchClient } from './support/acme-client.js';
 import type { Measurement } from './support/acme-server.js';
 import { startPebble } from './support/pebble.js';
+import { postgresBackendsCpuMs } from './support/postgres-backends.js';
 import { processCpuMs } from './support/proc-cpu.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -201,7 +202,7 @@ async function certwright(engine: string): Promise<void> {
   try {
     const first = await line();
     const { port, ca, database } = JSON.parse(first) as { port: number; ca: string; database?: string };
-    const backendCpuMs = database ? await postgresBackends(database) : undefined;
+    const backendCpuMs = database ? postgresBackendsCpuMs(database) : undefined;
     await drive(
       `certwright (${engine})`,
       `https://127.0.0.1:${port}/acme/directory`,
@@ -220,31 +221,6 @@ async function certwright(engine: string): Promise<void> {
     child.stdin?.end();
     await exited;
   }
-}
-
-/** CPU of the PostgreSQL backends serving `database` (same machine; /proc is readable). */
-async function postgresBackends(database: string): Promise<(() => Promise<number>) | undefined> {
-  const { createRequire } = await import('node:module');
-  const pg = createRequire(new URL('../packages/storage-pg/package.json', import.meta.url))('pg');
-  const url = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  return async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query('select pid from pg_stat_activity where datname = $1', [database]);
-      let total = 0;
-      for (const { pid } of rows as { pid: number }[]) {
-        try {
-          total += processCpuMs(pid);
-        } catch {
-          // A backend that ended between the query and the read: its time is gone either way.
-        }
-      }
-      return total;
-    } finally {
-      await client.end();
-    }
-  };
 }
 
 console.error(

@@ -1,15 +1,22 @@
 /**
  * The certwright side of `pnpm bench scep`, in its own process so that its CPU time is the
  * server's alone: SCEP on the default profile (static challenge) behind the server's request
- * listener on 127.0.0.1, plain HTTP like micromdm scepserver. Prints `{port, raFingerprint}`
- * as one JSON line once it answers, then serves until killed.
+ * listener on 127.0.0.1, plain HTTP like micromdm scepserver. Prints `{port, raFingerprint,
+ * database?}` as one JSON line once it answers, then serves until killed.
+ *
+ * SIGUSR2 opens and closes a measurement window: the second of a pair prints what was counted
+ * in between; with `BENCH_SCEP_PROFILE=<dir>` the window is also a V8 CPU profile written there
+ * (start-up and warm-up left out).
  *
  *   node --conditions=source --import tsx bench/support/scep-server.ts <engine> <challenge>
  */
 import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../../packages/core/src/index.js';
 import { createRequestListener } from '../../packages/server/src/index.js';
@@ -19,7 +26,7 @@ const engine = process.argv[2] ?? 'pglite';
 const challenge = process.argv[3] ?? 'bench challenge';
 
 // Statements sent to PostgreSQL, counted at the driver (the storage package's copy of pg): each
-// SIGUSR2 prints the count since the previous one to stderr as `statements <n>`.
+// SIGUSR2 prints the count since the previous one to stderr as `statements <n> pipeline_us <n>`.
 let statements = 0;
 if (engine === 'postgres') {
   const pg = createRequire(new URL('../../packages/storage-pg/package.json', import.meta.url))('pg') as {
@@ -34,13 +41,39 @@ if (engine === 'postgres') {
 // CPU inside the shared enrollment pipeline (services.pki.enrollment.enroll), user + system µs:
 // exact with one client at a time (BENCH_SCEP_CONCURRENCY=1), when nothing else runs meanwhile.
 let pipelineUs = 0;
+const PROFILE_DIR = process.env.BENCH_SCEP_PROFILE;
+let session: Session | undefined;
+let signals = 0;
+// The process's kernel time (sockets, mostly) since the previous SIGUSR2.
+let cpuMark = process.cpuUsage();
 process.on('SIGUSR2', () => {
-  process.stderr.write(`statements ${statements} pipeline_us ${pipelineUs}\n`);
+  // Read and reset at once; the line goes out once the profiler has started or been written
+  // (the benchmark waits for it, and stops this process after the second).
+  const cpu = process.cpuUsage(cpuMark);
+  cpuMark = process.cpuUsage();
+  const counted = `statements ${statements} pipeline_us ${pipelineUs} system_us ${cpu.system}\n`;
   statements = 0;
   pipelineUs = 0;
+  const opening = signals++ % 2 === 0;
+  void (async () => {
+    if (opening && PROFILE_DIR) {
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 200 });
+      await session.post('Profiler.start');
+    } else if (!opening && session) {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      session = undefined;
+      mkdirSync(PROFILE_DIR!, { recursive: true });
+      writeFileSync(join(PROFILE_DIR!, `scep-${engine}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    }
+    process.stderr.write(counted);
+  })();
 });
 
-const { s: storage, cleanup } = await openBenchStorage(engine, 'cw-bench-scep');
+const { s: storage, cleanup, database } = await openBenchStorage(engine, 'cw-bench-scep');
 await storage.migrate();
 const services = createServices({ storage, clock: systemClock, logger: silentLogger });
 await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
@@ -67,6 +100,7 @@ process.stdout.write(
   `${JSON.stringify({
     port: (server.address() as AddressInfo).port,
     raFingerprint: createHash('sha256').update(ra).digest('hex'),
+    database,
   })}\n`,
 );
 const stop = async () => {
