@@ -48,6 +48,20 @@ describe('keys', () => {
     }
   });
 
+  it('imports the key the bytes hold now, even when a buffer imported before was rewritten in place', () => {
+    const a = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
+    const b = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
+    const bytes = Buffer.from(a.export({ format: 'der', type: 'spki' }));
+    expect(importSpkiDer(bytes).equals(a)).toBe(true);
+    expect(importSpkiDer(Buffer.from(bytes)).equals(a)).toBe(true);
+    b.export({ format: 'der', type: 'spki' }).copy(bytes);
+    expect(importSpkiDer(bytes).equals(b)).toBe(true);
+    // A refused key is refused every time, not remembered as anything.
+    const truncated = bytes.subarray(0, bytes.length - 1);
+    expect(() => importSpkiDer(truncated)).toThrow();
+    expect(() => importSpkiDer(truncated)).toThrow();
+  }, 30_000);
+
   it('refuses garbage and the wrong PEM label', async () => {
     expect(() => importPkcs8Der(Buffer.from('3000', 'hex'))).toThrow(/PKCS#8/);
     const { publicKey } = await generateKeyPair('ECDSA-P256');

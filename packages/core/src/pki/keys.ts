@@ -123,8 +123,27 @@ export const importPkcs8Pem = (pem: string): KeyObject => importPkcs8Der(pemDeco
 
 const EC_COORDINATE_BYTES = { 'P-256': 32, 'P-384': 48, 'P-521': 66 } as const;
 
+/**
+ * Public keys imported lately, by their SPKI bytes. One request often names one key twice — a
+ * SCEP PKCSReq is signed by a self-signed certificate over the key of the CSR it carries — and
+ * OpenSSL's decoder takes about as long for an RSA key as an RSA signature check. A KeyObject
+ * is immutable, so the same bytes may share one; only keys that passed the checks are kept.
+ */
+const recentSpki = new Map<string, KeyObject>();
+const RECENT_SPKI_MAX = 64;
+
 /** Imports a SubjectPublicKeyInfo after {@link checkSubjectPublicKeyInfo} accepted it. */
 export function importSpkiDer(der: Uint8Array): KeyObject {
+  const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString('latin1');
+  const known = recentSpki.get(id);
+  if (known) return known;
+  const key = importCheckedSpki(der);
+  if (recentSpki.size >= RECENT_SPKI_MAX) recentSpki.delete(recentSpki.keys().next().value!);
+  recentSpki.set(id, key);
+  return key;
+}
+
+function importCheckedSpki(der: Uint8Array): KeyObject {
   const description = checkSubjectPublicKeyInfo(der);
   try {
     // An EC key goes in as its point (RFC 7518 §6.2.1): the same key, and about half the
