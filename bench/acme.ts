@@ -144,7 +144,7 @@ async function drive(
             ? ' (an upper bound: other orders run while one enrolls; BENCH_ACME_CONCURRENCY=1 for the exact split)'
             : '') +
           (measured.statementsTotal > 0
-            ? `; ${each(measured.statementsTotal)} SQL statements each, ${each(measured.enrollStatements)} of them in the enrollment`
+            ? `; ${each(measured.statementsTotal)} SQL statements each, ${each(measured.enrollStatements)} of them while an enrollment ran`
             : ''),
       );
       if (measured.statementsTotal > 0 && process.env.BENCH_ACME_STATEMENTS)

@@ -12,7 +12,6 @@
  * JSON line (see {@link Measurement}). It stops, removing its storage, when its standard
  * input closes.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
@@ -28,7 +27,11 @@ export interface Measurement {
   /** SQL statements sent (PostgreSQL only; PGlite runs the same ones), by their first words. */
   statements: Record<string, number>;
   statementsTotal: number;
-  /** Of them, the ones sent inside `services.pki.enrollment.enroll`. */
+  /**
+   * Of them, the ones sent while `services.pki.enrollment.enroll` ran: exact with one order in
+   * flight, an upper bound with more (told by a count of enrollments under way, not by
+   * AsyncLocalStorage, whose promise hooks would slow every request of the server measured).
+   */
   enrollStatements: number;
   /** `enroll` calls and the process CPU (user + system) spent while one ran, in ms: exact with one order in flight, an upper bound with more (other requests' work interleaves). */
   enrolls: number;
@@ -50,7 +53,7 @@ const stop = async (code: number) => {
 };
 
 // Statement counting: every query the storage package's `pg` sends passes Client#query.
-const inEnroll = new AsyncLocalStorage<true>();
+let enrolling = 0;
 let counting = false;
 const statements = new Map<string, number>();
 let enrollStatements = 0;
@@ -66,7 +69,7 @@ if (engine === 'postgres') {
       if (text) {
         const key = text.replace(/\s+/g, ' ').trim().split(' ').slice(0, 4).join(' ').slice(0, 60);
         statements.set(key, (statements.get(key) ?? 0) + 1);
-        if (inEnroll.getStore()) enrollStatements++;
+        if (enrolling > 0) enrollStatements++;
       }
     }
     return query.apply(this, args);
@@ -93,9 +96,11 @@ try {
   enrollment.enroll = (async (...args: Parameters<typeof enroll>) => {
     if (!counting) return enroll(...args);
     const before = process.cpuUsage();
+    enrolling++;
     try {
-      return await inEnroll.run(true, () => enroll(...args));
+      return await enroll(...args);
     } finally {
+      enrolling--;
       const used = process.cpuUsage(before);
       enrolls++;
       enrollCpuUs += used.user + used.system;
