@@ -275,7 +275,7 @@ describe.skipIf(!haveChromium)('console actions in Chromium change the server’
 
   it('requeues a dead notification: it leaves the dead list and is delivered', async () => {
     await api('PUT', '/api/system/settings/webhook-security', { allowed_private_ranges: '127.0.0.1' });
-    const hook = await api('POST', '/api/v1/webhooks', {
+    const hook = await api('POST', '/api/notifications/webhooks', {
       name: 'flaky receiver',
       url: `http://receiver.test:${portOf(receiver)}/alerts`,
       service: 'generic',
