@@ -175,7 +175,7 @@ describe.skipIf(!haveChromium)('console actions in Chromium change the server’
     await form.getByLabel('Interval (seconds)', { exact: true }).fill('60');
     await form.getByRole('button', { name: 'Save scan target' }).click();
     // Below the 300 s minimum: the server's refusal is shown and nothing changes.
-    await page.getByRole('alert').first().waitFor();
+    await page.getByRole('alert').getByText('interval_seconds must be 0 or at least 300').waitFor();
     expect((await api('GET', `/api/v1/network-scan/targets/${target.id}`)).interval_seconds).toBe(0);
     await form.getByLabel('Interval (seconds)', { exact: true }).fill('3600');
     await form.getByLabel('Ports', { exact: true }).fill(String(portOf(claimed)));
