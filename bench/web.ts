@@ -44,7 +44,7 @@ if (!haveChromium) {
   console.log('web benchmark: skipped, /usr/bin/chromium is missing (apt-get install chromium)');
   process.exit(0);
 }
-ensureConsoleBuilt();
+ensureConsoleBuilt(true);
 
 const encryptionKey = randomBytes(32);
 const opened = await openBenchStorage('postgres', 'cw-bench-web', { encryptionKey });

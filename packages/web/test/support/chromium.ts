@@ -16,9 +16,12 @@ export const haveChromium = existsSync(CHROMIUM);
 export const webDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const dist = join(webDir, 'dist');
 
-/** Runs `vite build` into dist/ unless a build is there already. */
-export function ensureConsoleBuilt(): void {
-  if (existsSync(join(dist, 'index.html'))) return;
+/**
+ * Runs `vite build` into dist/ unless a build is there already (tests), or always (`fresh`: a
+ * benchmark must not measure a build older than the sources).
+ */
+export function ensureConsoleBuilt(fresh = false): void {
+  if (!fresh && existsSync(join(dist, 'index.html'))) return;
   execFileSync(
     process.execPath,
     [join(webDir, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
