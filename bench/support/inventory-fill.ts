@@ -6,12 +6,14 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { SqlStorage } from '../../packages/storage-sql/src/index.js';
 
+type Kysely = typeof import('../../packages/storage-sql/node_modules/kysely/dist/esm/index.js');
 // kysely is storage-sql's dependency, not the workspace root's: resolve it from there.
-export const { sql } = (await import(
+const kysely = (await import(
   pathToFileURL(
     createRequire(new URL('../../packages/storage-sql/package.json', import.meta.url)).resolve('kysely'),
   ).href
-)) as typeof import('../../packages/storage-sql/node_modules/kysely/dist/esm/index.js');
+)) as Kysely;
+export const sql: Kysely['sql'] = kysely.sql;
 
 const STATUSES = ['Active', 'Active', 'Active', 'Expiring', 'Pending', 'Failed', 'Archived'] as const;
 /** Rows per INSERT … SELECT of the bulk fill. */
