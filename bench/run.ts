@@ -30,6 +30,7 @@ const BENCHMARKS: Record<string, string[]> = {
   'acme-issuer': [],
   storage: [rows(1_000_000)],
   inventory: [rows(1_000_000)],
+  web: [rows(1_000_000)],
   template: [],
   webhooks: [],
   hsm: [],

@@ -26,6 +26,8 @@ export interface BenchStorage {
   cleanup: () => Promise<void>;
   /** The PostgreSQL database created for the run (absent on PGlite). */
   database?: string;
+  /** Its connection URL, for a server started on it (absent on PGlite). */
+  url?: string;
 }
 
 /**
@@ -33,14 +35,16 @@ export interface BenchStorage {
  * PostgreSQL in a database created for the run on SVC_BENCH_POSTGRES_URL (default the local
  * test server). `prefix` (e.g. `cw-bench-inv`) names the directory and the database, so that
  * leftovers of an interrupted run show which benchmark made them. Throws when PostgreSQL cannot
- * be reached or the database cannot be created.
+ * be reached or the database cannot be created. `encryptionKey` seals the secrets the migrations
+ * write, for a server started on the database afterwards with the same SVC_ENCRYPTION_KEY.
  */
 export async function openBenchStorage(
   engine: string,
   prefix: string,
-  options: { maxConnections?: number } = {},
+  options: { maxConnections?: number; encryptionKey?: Uint8Array } = {},
 ): Promise<BenchStorage> {
-  const box = new SecretBox(SecretBox.generateKey());
+  const { encryptionKey, ...pool } = options;
+  const box = new SecretBox(encryptionKey ?? SecretBox.generateKey());
   if (engine === 'pglite') {
     const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
     const s = await createPgliteStorage({ dataDir: dir }, { secretBox: box });
@@ -56,10 +60,11 @@ export async function openBenchStorage(
   }
   const url = new URL(PG_URL);
   url.pathname = `/${name}`;
-  const s = createPostgresStorage(url.toString(), { secretBox: box, ...options });
+  const s = createPostgresStorage(url.toString(), { secretBox: box, ...pool });
   return {
     s,
     database: name,
+    url: url.toString(),
     cleanup: async () => {
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();

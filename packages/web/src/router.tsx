@@ -6,6 +6,8 @@ import {
   Outlet,
 } from '@tanstack/react-router';
 import { Shell } from './components/shell';
+import { inventoryQuery } from './inventory-query';
+import { queryClient } from './query-client';
 
 // Every page is its own chunk (src/pages/<name>.tsx, default export), loaded on first visit.
 const page = (load: () => Promise<{ default: React.ComponentType }>) => lazyRouteComponent(load);
@@ -92,6 +94,11 @@ const inventoryRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/certificates',
   validateSearch: parseInventorySearch,
+  // Not awaited: the list request starts now, the page renders it when it arrives.
+  loaderDeps: ({ search }) => search,
+  loader: ({ deps }) => {
+    void queryClient.prefetchQuery(inventoryQuery(deps));
+  },
   component: page(() => import('./pages/certificates')),
 });
 

@@ -1,32 +1,20 @@
-import { execFileSync } from 'node:child_process';
-import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseConfig, silentLogger } from '@certwright/core';
 import { staticResolver } from '@certwright/core/net';
-import { type RunningServer, startServer } from '@certwright/server';
+import type { RunningServer } from '@certwright/server';
 import Provider from 'oidc-provider';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, httpsCall } from '../../server/test/support/https.js';
 import { makeTestPki } from '../../server/test/support/openssl-pki.js';
+import { CHROMIUM, haveChromium, launchChromium } from './support/chromium.js';
+import { accessible, type ConsoleServer, startConsoleServer } from './support/console.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const here = dirname(fileURLToPath(import.meta.url));
-const webDir = join(here, '..');
-const dist = join(webDir, 'dist');
-/** Screenshots of every page, for people to look at (git-ignored). */
-const shots = join(webDir, 'test-output', 'screenshots');
 const SECRET = 'web-console-test-secret-0123456789abcdef';
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium)
   console.warn(`skipping the browser test: ${CHROMIUM} is missing (apt-get install chromium)`);
 
@@ -95,33 +83,11 @@ function startIdp(server: HttpsServer, issuer: string, rp: string): void {
   });
 }
 
-/** axe-core on the page as it is: no serious or critical violation. */
-async function accessible(page: Page, name: string) {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  // Evaluated through the DevTools protocol from the installed file, not as an inline script tag.
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run: (o: unknown) => Promise<{
-            violations: { id: string; impact: string; help: string; nodes: { target: unknown }[] }[];
-          }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run({ resultTypes: ['violations'] });
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-  });
-  expect(violations, `axe on ${name}`).toEqual([]);
-}
-
 describe.skipIf(!haveChromium)('the web console in Chromium against the running server', () => {
   const pki = makeTestPki(['server']);
   const ca = readFileSync(pki.ca);
   let server: RunningServer;
+  let api: ConsoleServer['api'];
   let browser: Browser;
   let receiver: http.Server;
   let receiverPort: number;
@@ -132,17 +98,6 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
   let idpIssuer: string;
 
   beforeAll(async () => {
-    if (!existsSync(join(dist, 'index.html'))) {
-      execFileSync(
-        process.execPath,
-        [join(webDir, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
-        {
-          cwd: webDir,
-          stdio: 'inherit',
-        },
-      );
-    }
-    mkdirSync(shots, { recursive: true });
     receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -154,14 +109,6 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverPort = (receiver.address() as AddressInfo).port;
-    const config = parseConfig({
-      SVC_TLS_CERT_PATH: pki.issued.server!.cert,
-      SVC_TLS_KEY_PATH: pki.issued.server!.key,
-      SVC_AUTH_SECRET: SECRET,
-      SVC_LISTEN_ADDR: '127.0.0.1',
-      SVC_PORT: '0',
-      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'cw-web-')),
-    });
     // The test identity provider (oidc-provider) on its own loopback TLS port, same test CA.
     idpServer = createHttpsServer({
       cert: readFileSync(pki.issued.server!.cert),
@@ -169,31 +116,12 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     });
     await new Promise<void>((resolve) => idpServer.listen(0, '127.0.0.1', resolve));
     idpIssuer = `https://127.0.0.1:${(idpServer.address() as AddressInfo).port}`;
-    server = await startServer(config, silentLogger, {
+    ({ server, api } = await startConsoleServer(pki, SECRET, {
       oidc: { ca: ca.toString('utf8') },
-      webDir: dist,
       webhooks: { loopback: 'when-listed', resolve: staticResolver({ 'receiver.test': '127.0.0.1' }) },
-    });
-    await server.ready;
+    }));
     startIdp(idpServer, idpIssuer, `https://127.0.0.1:${server.port}`);
-    // Chromium trusts exactly the test server's key (its SPKI pin), nothing else.
-    const spki = new X509Certificate(readFileSync(pki.issued.server!.cert)).publicKey.export({
-      type: 'spki',
-      format: 'der',
-    });
-    const pin = createHash('sha256').update(spki).digest('base64');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        `--ignore-certificate-errors-spki-list=${pin}`,
-      ],
-    });
+    browser = await launchChromium(readFileSync(pki.issued.server!.cert));
   }, 180_000);
 
   afterAll(async () => {
@@ -204,12 +132,6 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     receiver?.closeAllConnections();
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
   });
-
-  const api = async (method: string, path: string, body?: unknown) => {
-    const reply = await httpsCall(server.port, ca, path, { method, body, headers: bearer(SECRET) });
-    if (reply.status >= 400) throw new Error(`${method} ${path} → ${reply.status} ${reply.body}`);
-    return reply.json;
-  };
 
   it('serves the console with strict headers and keeps the API paths the API’s', async () => {
     const index = await httpsCall(server.port, ca, '/certificates?status=Active');

@@ -1,15 +1,15 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import { api, type Response200 } from '../api';
+import type { Response200 } from '../api';
 import { BulkActions } from '../components/bulk-actions';
 import { DateTime, ErrorBox, Loading, StatusBadge } from '../components/common';
 import { NewCertificate } from '../components/new-certificate';
 import { type Column, DataTable, Pager } from '../components/table';
+import { INVENTORY_PER_PAGE, inventoryQuery } from '../inventory-query';
 import { CERT_STATUSES, type InventorySearch } from '../router';
 
 type Cert = Response200<'/api/v1/certificates'>['data'][number];
-const PER_PAGE = 25;
 
 const columns: Column<Cert>[] = [
   {
@@ -42,24 +42,7 @@ export default function Certificates() {
     setSelected(next);
   };
   const page = search.page ?? 1;
-  const list = useQuery({
-    queryKey: ['certificates', search],
-    placeholderData: keepPreviousData,
-    queryFn: () =>
-      api.get('/api/v1/certificates', {
-        query: {
-          page,
-          per_page: PER_PAGE,
-          ...(search.search ? { search: search.search } : {}),
-          ...(search.status ? { status: search.status } : {}),
-          ...(search.owner_id ? { owner_id: search.owner_id } : {}),
-          ...(search.issuer_id ? { issuer_id: search.issuer_id } : {}),
-          ...(search.environment ? { environment: search.environment } : {}),
-          ...(search.sort ? { sort: search.sort } : {}),
-          ...(search.order ? { order: search.order } : {}),
-        },
-      }),
-  });
+  const list = useQuery({ ...inventoryQuery(search), placeholderData: keepPreviousData });
   const update = (next: Partial<InventorySearch>) =>
     navigate({ search: (prev: InventorySearch) => ({ ...prev, page: undefined, ...next }) });
   const onSearch = (event: FormEvent) => {
@@ -149,7 +132,7 @@ export default function Certificates() {
           />
           <Pager
             page={page}
-            perPage={PER_PAGE}
+            perPage={INVENTORY_PER_PAGE}
             total={list.data.total}
             onPage={(p) =>
               void navigate({ search: (prev: InventorySearch) => ({ ...prev, page: p > 1 ? p : undefined }) })
