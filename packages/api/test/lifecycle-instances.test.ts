@@ -113,7 +113,7 @@ async function ocspStatusWithNonce(handler: CertwrightHandler, serial: string): 
     new Request(`https://localhost:8443/.well-known/pki/ocsp/${issuerId}`, {
       method: 'POST',
       headers: { 'content-type': 'application/ocsp-request' },
-      body: request,
+      body: new Uint8Array(request),
     }),
     { remoteAddress: '127.0.0.1' },
   );
