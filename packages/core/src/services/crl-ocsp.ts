@@ -115,7 +115,8 @@ interface IssuerState {
  */
 function certIdsKey(certIds: readonly OcspCertId[]): string {
   let key = '';
-  for (const c of certIds) key += Buffer.from(c.der.buffer, c.der.byteOffset, c.der.byteLength).toString('latin1');
+  for (const c of certIds)
+    key += Buffer.from(c.der.buffer, c.der.byteOffset, c.der.byteLength).toString('latin1');
   return key;
 }
 

@@ -230,7 +230,11 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
     return ocspPlain(busy ? 503 : 500, buildOcspErrorResponse(busy ? 'tryLater' : 'internalError'));
   };
 
-  const handleParsed = async (issuerId: string, der: Uint8Array, cacheable: boolean): Promise<PlainResponse> => {
+  const handleParsed = async (
+    issuerId: string,
+    der: Uint8Array,
+    cacheable: boolean,
+  ): Promise<PlainResponse> => {
     let parsed: OcspRequest;
     try {
       parsed = parseOcspRequest(der, limits);
