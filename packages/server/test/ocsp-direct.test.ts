@@ -5,8 +5,8 @@ import { type CertwrightHandler, createHandler, type ResponseEvent } from '@cert
 import {
   createServices,
   SecretBox,
-  SYSTEM_ACTOR,
   type Services,
+  SYSTEM_ACTOR,
   silentLogger,
   systemClock,
 } from '@certwright/core';
