@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   CertwrightError,
+  type DirectPath,
   type EphemeralStore,
   type Handler,
   isCertwrightError,
@@ -8,6 +9,8 @@ import {
   type Logger,
   MemoryEphemeralStore,
   type Permission,
+  type PlainResponse,
+  type RequestHead,
   readBodyBytes,
   type Services,
   silentLogger,
@@ -100,6 +103,8 @@ export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
   readonly protocols: readonly ProtocolMount[];
+  /** The protocol mounts' direct entries (OCSP), for hosts that use them; same rules as the handler. */
+  readonly direct: DirectPath;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -223,6 +228,19 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     return null;
   };
 
+  /** Spends the client's rate limit of a public route; the seconds to wait when it is exhausted. */
+  const spendPublic = async (
+    access: PublicAccess,
+    request: RequestHead,
+    transport: TransportContext,
+    outcome: Outcome,
+  ): Promise<number | undefined> => {
+    const verdict = await limiter.request(access.rateLimit, clientKey(clientAddress(request, transport)));
+    if (verdict.allowed) return undefined;
+    outcome.rateLimited = true;
+    return verdict.retryAfterSeconds;
+  };
+
   /**
    * Public: spends the client's rate limit (principal null). Otherwise authenticates: a
    * principal, or the 401 / 429 to answer.
@@ -234,13 +252,11 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     requestId: string,
     outcome: Outcome,
   ): Promise<{ principal: Principal | null } | { refused: Response } | { limited: number }> => {
-    const client = clientKey(clientAddress(request, transport));
     if (access) {
-      const verdict = await limiter.request(access.rateLimit, client);
-      if (verdict.allowed) return { principal: null };
-      outcome.rateLimited = true;
-      return { limited: verdict.retryAfterSeconds };
+      const limited = await spendPublic(access, request, transport, outcome);
+      return limited === undefined ? { principal: null } : { limited };
     }
+    const client = clientKey(clientAddress(request, transport));
     const principal = await authenticate(request, client);
     if (typeof principal === 'number') {
       outcome.rateLimited = true;
@@ -370,10 +386,36 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     return result instanceof Response ? result : jsonResponse(result);
   };
 
+  const requestIdOf = (request: RequestHead): string => {
+    const incoming = request.headers.get('x-request-id');
+    return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  };
+
+  /** Metrics and the access log line, once per answered request, whichever entry answered it. */
+  const report = (
+    request: RequestHead,
+    transport: TransportContext,
+    started: number,
+    requestId: string,
+    outcome: Outcome,
+    status: number,
+  ): void => {
+    const event: ResponseEvent = {
+      method: request.method,
+      route: outcome.route,
+      ...(outcome.operationId ? { operationId: outcome.operationId } : {}),
+      status,
+      durationMs: performance.now() - started,
+      requestId,
+      ...(outcome.rateLimited ? { rateLimited: true as const } : {}),
+    };
+    options.onResponse?.(event);
+    logger.debug({ request_id: requestId, ...event, remote: transport.remoteAddress }, 'request');
+  };
+
   const handler = async (request: Request, transport: TransportContext): Promise<Response> => {
     const started = performance.now();
-    const incoming = request.headers.get('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(request);
     const outcome: Outcome = { route: 'unmatched' };
     let response: Response;
     try {
@@ -382,18 +424,47 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       response = errorResponse(error, requestId, logger);
     }
     response.headers.set('x-request-id', requestId);
-    const event: ResponseEvent = {
-      method: request.method,
-      route: outcome.route,
-      ...(outcome.operationId ? { operationId: outcome.operationId } : {}),
-      status: response.status,
-      durationMs: performance.now() - started,
-      requestId,
-      ...(outcome.rateLimited ? { rateLimited: true as const } : {}),
-    };
-    options.onResponse?.(event);
-    logger.debug({ request_id: requestId, ...event, remote: transport.remoteAddress }, 'request');
+    report(request, transport, started, requestId, outcome, response.status);
     return response;
+  };
+
+  /**
+   * The direct entry: only public mounts that offer one, and only the requests their `prepare`
+   * takes. The steps are those of dispatchProtocol for a public mount (route, operation, rate
+   * limit, the mount's over-limit answer), then the same request id and report as the handler.
+   */
+  const direct: DirectPath = {
+    bodyLimit(method, pathname) {
+      const mount = mounts.match(pathname);
+      return mount?.public && mount.direct ? mount.direct.bodyLimit(method, pathname) : undefined;
+    },
+    async answer(request, body, transport) {
+      const pathname = new URL(request.url).pathname;
+      const mount = mounts.match(pathname);
+      if (!mount?.public || !mount.direct) return undefined;
+      const produce = mount.direct.prepare(request, body, pathname);
+      if (!produce) return undefined;
+      const started = performance.now();
+      const requestId = requestIdOf(request);
+      const outcome: Outcome = { route: mount.route };
+      const operationId = mount.operationOf?.(request);
+      if (operationId) outcome.operationId = operationId;
+      let answer: PlainResponse | Response;
+      try {
+        const limited = await spendPublic(mount.public, request, transport, outcome);
+        answer =
+          limited === undefined ? await produce() : await (mount.rateLimited ?? tooManyRequestsText)(limited);
+      } catch (error) {
+        answer = errorResponse(error, requestId, logger);
+      }
+      if (answer instanceof Response) {
+        answer.headers.set('x-request-id', requestId);
+      } else {
+        answer = { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } };
+      }
+      report(request, transport, started, requestId, outcome, answer.status);
+      return answer;
+    },
   };
 
   return Object.assign(handler, {
@@ -402,6 +473,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     },
     routes,
     protocols: mounts.all,
+    direct,
   });
 }
 

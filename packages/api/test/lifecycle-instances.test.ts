@@ -97,6 +97,39 @@ async function ocspStatus(handler: CertwrightHandler, serial: string): Promise<s
   return text.match(/Cert Status: (\w+)/)![1]!;
 }
 
+/** A POSTed request with a nonce (RFC 8954), answered freshly signed, as openssl prints it. */
+async function ocspStatusWithNonce(handler: CertwrightHandler, serial: string): Promise<string> {
+  const chain = await (await call(handler, 'GET', `/api/v1/issuers/${issuerId}/chain`)).text();
+  const issuingPem = chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/)![0];
+  const certId = buildCertId(readCertificate(issuingPem), serial, 'sha1').der;
+  const nonce = der.sequence(
+    der.oid('1.3.6.1.5.5.7.48.1.2'),
+    der.octetString(der.octetString(randomBytes(16))),
+  );
+  const request = der.sequence(
+    der.sequence(der.sequence(der.sequence(certId)), der.explicit(2, der.sequence(nonce))),
+  );
+  const res = await handler(
+    new Request(`https://localhost:8443/.well-known/pki/ocsp/${issuerId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/ocsp-request' },
+      body: new Uint8Array(request),
+    }),
+    { remoteAddress: '127.0.0.1' },
+  );
+  expect(res.status).toBe(200);
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  const text = openssl([
+    'ocsp',
+    '-respin',
+    { name: 'r.der', file: Buffer.from(await res.arrayBuffer()) },
+    '-resp_text',
+    '-noverify',
+  ]);
+  expect(text).toContain('OCSP Nonce');
+  return text.match(/Cert Status: (\w+)/)![1]!;
+}
+
 async function crlText(handler: CertwrightHandler): Promise<string> {
   const res = await call(handler, 'GET', `/.well-known/pki/crl/${issuerId}`);
   expect(res.status).toBe(200);
@@ -141,5 +174,20 @@ describe('CRL and OCSP caches across instances sharing one database and one Ephe
 
     expect(await ocspStatus(a, cert.serial)).toBe('revoked');
     expect(await crlText(a)).toContain(cert.serial);
+  });
+
+  it('freshly signed answers (a nonce each) say revoked through the instance that did not revoke', async () => {
+    const cert = await issuedCertificate();
+    // Twice: the second answer comes from instance B's status index, not storage.
+    expect(await ocspStatusWithNonce(b, cert.serial)).toBe('good');
+    expect(await ocspStatusWithNonce(b, cert.serial)).toBe('good');
+
+    const revoke = await call(a, 'POST', `/api/v1/certificates/${cert.id}/revoke`, {
+      reason: 'keyCompromise',
+    });
+    expect(revoke.status).toBe(200);
+
+    expect(await ocspStatusWithNonce(b, cert.serial)).toBe('revoked');
+    expect(await ocspStatusWithNonce(a, cert.serial)).toBe('revoked');
   });
 });

@@ -20,3 +20,44 @@ export interface TlsInfo {
 
 /** The one handler type every certwright protocol and API surface implements. */
 export type Handler = (request: Request, transport: TransportContext) => Promise<Response>;
+
+/**
+ * What a host knows of a request before it reads the body. A Web `Request` is one; the
+ * server's listener also hands a lighter object to a {@link DirectPath}.
+ */
+export interface RequestHead {
+  method: string;
+  /** Absolute URL, like `Request.url`. */
+  url: string;
+  headers: { get(name: string): string | null };
+}
+
+/** A complete answer a host writes as it is: no Web `Response`, no body stream. */
+export interface PlainResponse {
+  status: number;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/**
+ * A handler's optional second entry for small, frequent requests (OCSP): the host reads the
+ * whole body first (at most `bodyLimit` bytes) and asks for the answer without building a
+ * Web `Request` or `Response`. The handler behind it keeps every rule of its Web path (rate
+ * limits, request ids, metrics); it only skips the Web objects. Hosts that ignore it lose
+ * nothing but speed.
+ */
+export interface DirectPath {
+  /** Largest body to read for a request to this path; undefined: not a direct request. */
+  bodyLimit(method: string, pathname: string): number | undefined;
+  /**
+   * The answer; undefined when the Web handler must take the request after all (it then gets
+   * the body already read). Once a request was admitted here (rate limit spent), an answer
+   * is always given.
+   */
+  answer(
+    head: RequestHead,
+    body: Uint8Array,
+    transport: TransportContext,
+  ): Promise<PlainResponse | Response | undefined>;
+}

@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import type { TransportContext } from '@certwright/core';
+import type { RequestHead, TransportContext } from '@certwright/core';
 import { type AddressAllowlist, parseAddress } from '@certwright/core/net';
 
 /**
@@ -8,7 +8,7 @@ import { type AddressAllowlist, parseAddress } from '@certwright/core/net';
  * every client then shares the proxy's address; resolving the client from `Forwarded` /
  * `X-Forwarded-For` for configured trusted proxies belongs here, and only here.
  */
-export type ClientAddressResolver = (request: Request, transport: TransportContext) => string;
+export type ClientAddressResolver = (request: RequestHead, transport: TransportContext) => string;
 
 export const socketClientAddress: ClientAddressResolver = (_request, transport) => transport.remoteAddress;
 

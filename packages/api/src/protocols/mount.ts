@@ -1,4 +1,11 @@
-import { CertwrightError, type Handler, isPermission, type Permission } from '@certwright/core';
+import {
+  CertwrightError,
+  type Handler,
+  isPermission,
+  type Permission,
+  type PlainResponse,
+  type RequestHead,
+} from '@certwright/core';
 import type { PublicAccess } from '../http/route.js';
 
 /** An OpenAPI 3.1 operation object, written by hand for wire protocols (no zod schemas). */
@@ -34,7 +41,19 @@ export interface ProtocolMount {
   /** Operations this mount serves, by OpenAPI path template; they join the API document. */
   operations?: Record<string, Partial<Record<'get' | 'post' | 'put' | 'delete', OpenApiOperation>>>;
   /** Which of `operations` a request is, for metrics, logs and conformance checks. */
-  operationOf?: (request: Request) => string | undefined;
+  operationOf?: (request: RequestHead) => string | undefined;
+  /**
+   * A public mount's entry for hosts that read small bodies themselves (core's `DirectPath`):
+   * createHandler admits the request (rate limit), runs the answer `prepare` returned, and
+   * reports it like any other. `prepare` decides from the request alone and runs nothing.
+   */
+  direct?: ProtocolDirect;
+}
+
+/** The protocol side of a direct path (the OCSP responder's `OcspDirect`). */
+export interface ProtocolDirect {
+  bodyLimit(method: string, pathname: string): number | undefined;
+  prepare(head: RequestHead, body: Uint8Array, pathname: string): (() => Promise<PlainResponse>) | undefined;
 }
 
 /** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */

@@ -1,4 +1,4 @@
-import type { Logger, Services } from '@certwright/core';
+import type { Logger, RequestHead, Services } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
 import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
 import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
@@ -88,18 +88,21 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
       content: { 'application/ocsp-response': {} },
     },
   };
+  const handler = createOcspHandler({
+    source: status,
+    now: () => services.deps.clock.now(),
+    limits: {
+      ...DEFAULT_OCSP_REQUEST_LIMITS,
+      maxBytes: Math.min(DEFAULT_OCSP_REQUEST_LIMITS.maxBytes, maxBodyBytes),
+    },
+    onError: (error) => logger.error({ err: error }, 'OCSP request failed'),
+  });
   return {
     prefix: OCSP_BASE_PATH,
     route: base,
-    handler: createOcspHandler({
-      source: status,
-      now: () => services.deps.clock.now(),
-      limits: {
-        ...DEFAULT_OCSP_REQUEST_LIMITS,
-        maxBytes: Math.min(DEFAULT_OCSP_REQUEST_LIMITS.maxBytes, maxBodyBytes),
-      },
-      onError: (error) => logger.error({ err: error }, 'OCSP request failed'),
-    }),
+    handler,
+    // OCSP requests proper skip the Web Request/Response objects on the server's own listener.
+    direct: handler.direct,
     public: PKI_ACCESS,
     // RFC 6960 §2.3 `tryLater` with HTTP 200: OCSP clients (OpenSSL, Go's x/crypto/ocsp, the
     // stapling code of web servers) read the OCSP status only from a 200 answer, and tryLater
@@ -210,7 +213,7 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
   };
 }
 
-function segments(request: Request, prefix: string): string[] {
+function segments(request: RequestHead, prefix: string): string[] {
   const rest = new URL(request.url).pathname.slice(prefix.length).replace(/^\/+/, '');
   return rest === '' ? [] : rest.split('/');
 }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { TransportContext } from '../transport.js';
+import type { PlainResponse, RequestHead, TransportContext } from '../transport.js';
 
 export interface ToWebRequestOptions {
   /** Origin the request URL is built on, e.g. `https://localhost:8443`. */
@@ -93,7 +93,9 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
           if (finished) return;
           finished = true;
           controller.error(
-            Object.assign(new Error('request closed before its body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+            Object.assign(new Error('request closed before its body ended'), {
+              code: 'ERR_STREAM_PREMATURE_CLOSE',
+            }),
           );
         });
       },
@@ -165,6 +167,67 @@ export async function sendWebResponse(
     throw error;
   }
   res.end();
+}
+
+/**
+ * The head of a request for a `DirectPath`: method, absolute URL and the raw headers, read the
+ * way `Headers.get` reads them (case-insensitive, repeated fields joined with ", "), so the
+ * direct entry sees what the Web handler would.
+ */
+export function requestHead(req: IncomingMessage, url: string): RequestHead {
+  const raw = req.rawHeaders;
+  return {
+    method: req.method ?? 'GET',
+    url,
+    headers: {
+      get(name) {
+        const wanted = name.toLowerCase();
+        let value: string | null = null;
+        for (let i = 0; i < raw.length; i += 2) {
+          if ((raw[i] as string).toLowerCase() !== wanted) continue;
+          const v = (raw[i + 1] as string).trim();
+          value = value === null ? v : `${value}, ${v}`;
+        }
+        return value;
+      },
+    },
+  };
+}
+
+/**
+ * The body length a request declares, when the whole body may be read up front: a
+ * Content-Length of at most `limit` (none counts as 0). Undefined for chunked bodies and
+ * longer ones, which stream through the Web path with its own limits.
+ */
+export function declaredBodyLength(req: IncomingMessage, limit: number): number | undefined {
+  if (req.headers['transfer-encoding'] !== undefined) return undefined;
+  const declared = req.headers['content-length'];
+  if (declared === undefined) return 0;
+  const length = Number(declared);
+  return Number.isSafeInteger(length) && length >= 0 && length <= limit ? length : undefined;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Reads a body of the declared `length` (see {@link declaredBodyLength}); rejects when the client goes away first. */
+export function readDeclaredBody(req: IncomingMessage, length: number): Promise<Uint8Array> {
+  if (length === 0) return Promise.resolve(EMPTY);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('request closed before its body ended'));
+    });
+  });
+}
+
+/** Writes a {@link PlainResponse}; HEAD gets the headers only. */
+export function sendPlainResponse(res: ServerResponse, answer: PlainResponse, method = 'GET'): void {
+  res.writeHead(answer.status, answer.headers);
+  if (method === 'HEAD') res.end();
+  else res.end(answer.body);
 }
 
 const PLAIN_HOST = /^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;

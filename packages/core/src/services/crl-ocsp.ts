@@ -59,6 +59,12 @@ export interface RevocationStatusOptions {
   ocspValidityMs?: number;
   /** Cached OCSP answers per issuer; the oldest go first. Default 10,000. */
   ocspCacheEntries?: number;
+  /**
+   * Known serial statuses (good or revoked) kept per issuer for freshly signed answers (a
+   * nonce per request), so those do not read storage each time; the oldest go first.
+   * Default 100,000 (a few MB).
+   */
+  ocspStatusEntries?: number;
 }
 
 const HOUR = 3_600_000;
@@ -94,6 +100,33 @@ interface IssuerState {
   crl?: { generation: number; snapshot: CrlSnapshot };
   building?: { generation: number; promise: Promise<CrlSnapshot> };
   ocsp: Map<string, OcspAnswer & { nextUpdate: Date }>;
+  /**
+   * Serial → status read from storage under the current generation, with the time it stops
+   * being trusted. Only good and revoked are kept: an unknown serial may be issued any moment
+   * (issuance does not bump the generation), a known one changes only by revocation, which
+   * clears this map like the answer cache.
+   */
+  statuses: Map<string, { status: OcspCertStatus; until: number }>;
+}
+
+/**
+ * The answer-cache key of a request without nonce: its CertIDs' DER, in order. DER encodings
+ * carry their own lengths, so the concatenation of two different lists never coincides.
+ */
+function certIdsKey(certIds: readonly OcspCertId[]): string {
+  let key = '';
+  for (const c of certIds)
+    key += Buffer.from(c.der.buffer, c.der.byteOffset, c.der.byteLength).toString('latin1');
+  return key;
+}
+
+/** Map.set that first evicts the oldest entry when the map is full (insertion order). */
+function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
+  if (!map.has(key) && map.size >= limit) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(key, value);
 }
 
 export class RevocationStatusService {
@@ -116,6 +149,7 @@ export class RevocationStatusService {
       crlRefreshMs: options.crlRefreshMs ?? HOUR,
       ocspValidityMs: options.ocspValidityMs ?? HOUR,
       ocspCacheEntries: options.ocspCacheEntries ?? 10_000,
+      ocspStatusEntries: options.ocspStatusEntries ?? 100_000,
     };
     this.#tokenTtlMs = Math.max(
       7 * DAY,
@@ -134,6 +168,7 @@ export class RevocationStatusService {
       const state = this.#state(id);
       state.generation += 1;
       state.ocsp.clear();
+      state.statuses.clear();
       // Our own token needs no second invalidation; when another instance won the write we
       // leave the old one and the next request re-syncs (one extra rebuild at most).
       if (token !== undefined) state.shared = token;
@@ -145,7 +180,7 @@ export class RevocationStatusService {
   #state(issuerId: string): IssuerState {
     let state = this.#states.get(issuerId);
     if (!state) {
-      state = { generation: 0, shared: UNSEEN, ocsp: new Map() };
+      state = { generation: 0, shared: UNSEEN, ocsp: new Map(), statuses: new Map() };
       this.#states.set(issuerId, state);
     }
     return state;
@@ -193,6 +228,7 @@ export class RevocationStatusService {
     state.shared = token;
     state.generation += 1;
     state.ocsp.clear();
+    state.statuses.clear();
   }
 
   async #signer(issuerId: string) {
@@ -329,23 +365,21 @@ export class RevocationStatusService {
     if (!found) return null;
     const state = this.#state(issuerId);
     const now = this.deps.clock.now();
-    const key = request.nonce
-      ? undefined
-      : request.certIds.map((c) => Buffer.from(c.der).toString('base64')).join(',');
-    // Answers with a nonce are never cached: no shared check needed for them.
+    const nowMs = now.getTime();
+    const key = request.nonce ? undefined : certIdsKey(request.certIds);
+    // Both the answer cache and the status index must reflect other instances' revocations.
+    await this.#syncShared(issuerId, state);
     if (key !== undefined) {
-      await this.#syncShared(issuerId, state);
       const hit = state.ocsp.get(key);
-      if (hit && hit.nextUpdate.getTime() > now.getTime() && hit.producedAt.getTime() <= now.getTime())
-        return hit;
+      if (hit && hit.nextUpdate.getTime() > nowMs && hit.producedAt.getTime() <= nowMs) return hit;
     }
     const generation = state.generation;
     const matches = this.#matcher(found.connector);
-    const nextUpdate = new Date(now.getTime() + this.#options.ocspValidityMs);
+    const nextUpdate = new Date(nowMs + this.#options.ocspValidityMs);
     const responses: OcspSingleResponse[] = [];
     for (const certId of request.certIds) {
       const certStatus = matches(certId)
-        ? (await this.#status(issuerId, certId.serialNumber)).status
+        ? await this.#indexedStatus(issuerId, state, certId.serialNumber, nowMs)
         : ({ status: 'unknown' } as const);
       responses.push({ certId, certStatus, thisUpdate: now, nextUpdate });
     }
@@ -360,13 +394,36 @@ export class RevocationStatusService {
     // A revocation that committed while we looked up statuses bumped the generation: don't
     // cache an answer that may predate it.
     if (key !== undefined && state.generation === generation) {
-      if (state.ocsp.size >= this.#options.ocspCacheEntries) {
-        const oldest = state.ocsp.keys().next().value;
-        if (oldest !== undefined) state.ocsp.delete(oldest);
-      }
-      state.ocsp.set(key, answer);
+      boundedSet(state.ocsp, key, answer, this.#options.ocspCacheEntries);
     }
     return answer;
+  }
+
+  /**
+   * A serial's status from the issuer's index, read from storage on a miss. An entry is
+   * trusted for `ocspValidityMs` at most, the same staleness bound as a cached answer when the
+   * shared generation cannot be read.
+   */
+  async #indexedStatus(
+    issuerId: string,
+    state: IssuerState,
+    serial: string,
+    nowMs: number,
+  ): Promise<OcspCertStatus> {
+    const known = state.statuses.get(serial);
+    if (known && known.until > nowMs) return known.status;
+    const generation = state.generation;
+    const { status } = await this.#status(issuerId, serial);
+    // Same rule as the answer cache: a revocation committed during the read bumped the generation.
+    if (status.status !== 'unknown' && state.generation === generation) {
+      boundedSet(
+        state.statuses,
+        serial,
+        { status, until: nowMs + this.#options.ocspValidityMs },
+        this.#options.ocspStatusEntries,
+      );
+    }
+    return status;
   }
 
   /** A signed answer for one serial (SHA-1 CertID, as openssl builds by default). */

@@ -1,4 +1,10 @@
-import { type Handler, isCertwrightError, readBodyBytes } from '@certwright/core';
+import {
+  type Handler,
+  isCertwrightError,
+  type PlainResponse,
+  type RequestHead,
+  readBodyBytes,
+} from '@certwright/core';
 import {
   buildOcspErrorResponse,
   DEFAULT_OCSP_REQUEST_LIMITS,
@@ -76,9 +82,41 @@ export const OCSP_BASE_PATH = '/.well-known/pki/ocsp';
 const OCSP_RESPONSE = 'application/ocsp-response';
 const SERIAL_HEX = /^[0-9a-fA-F]{1,40}$/;
 
-function malformed(status: number): Response {
-  return binaryResponse(status, buildOcspErrorResponse('malformedRequest'), OCSP_RESPONSE);
+/** An OCSPResponse answer, as written on the wire. */
+function ocspPlain(status: number, body: Uint8Array, headers: Record<string, string> = {}): PlainResponse {
+  return {
+    status,
+    headers: { 'content-type': OCSP_RESPONSE, 'content-length': String(body.byteLength), ...headers },
+    body,
+  };
 }
+
+const malformedPlain = (status: number): PlainResponse =>
+  ocspPlain(status, buildOcspErrorResponse('malformedRequest'));
+
+const toResponse = (plain: PlainResponse): Response =>
+  binaryResponse(plain.status, plain.body, plain.headers['content-type']!, plain.headers);
+
+const malformed = (status: number): Response => toResponse(malformedPlain(status));
+
+/** A Content-Type a POSTed request may carry: none (some clients omit it) or application/ocsp-request. */
+const isRequestType = (type: string | null): boolean =>
+  type === null || type.split(';')[0]!.trim().toLowerCase() === 'application/ocsp-request';
+
+/**
+ * The direct entry of the responder (see `DirectPath` in @certwright/core): the answers to
+ * OCSP requests proper, POST and GET, for a host that has read the body and built no Web
+ * Request. The same functions answer them on the Web path; everything else (the serial route,
+ * HEAD, wrong methods or types) is left to it.
+ */
+export interface OcspDirect {
+  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
+  bodyLimit(method: string, pathname: string): number | undefined;
+  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
+  prepare(head: RequestHead, body: Uint8Array, pathname: string): (() => Promise<PlainResponse>) | undefined;
+}
+
+export type OcspHandler = Handler & { readonly direct: OcspDirect };
 
 /**
  * RFC 5019 §5 has clients use GET only for requests under 255 bytes; 512 bytes hold a
@@ -160,19 +198,17 @@ export function decodeGetRequest(encoded: string, maxBytes: number): Uint8Array 
   return bytes === 0 || bytes > maxBytes ? null : out.subarray(0, bytes);
 }
 
-export function createOcspHandler(options: OcspHandlerOptions): Handler {
+export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
   const basePath = (options.basePath ?? OCSP_BASE_PATH).replace(/\/+$/, '');
   const limits: OcspRequestLimits = { ...DEFAULT_OCSP_REQUEST_LIMITS, ...options.limits };
   const maxGetBytes = Math.min(options.maxGetRequestBytes ?? OCSP_GET_MAX_REQUEST_BYTES, limits.maxBytes);
   const now = options.now ?? (() => new Date());
   const { source } = options;
 
-  const answer = (result: OcspAnswer | null, issuerId: string, cacheable: boolean): Response => {
+  const answer = (result: OcspAnswer | null, issuerId: string, cacheable: boolean): PlainResponse => {
     if (!result) {
       // RFC 6960 §2.3: a responder asked about a CA it does not serve answers `unauthorized`.
-      return binaryResponse(404, buildOcspErrorResponse('unauthorized'), OCSP_RESPONSE, {
-        'x-ocsp-issuer': issuerId,
-      });
+      return ocspPlain(404, buildOcspErrorResponse('unauthorized'), { 'x-ocsp-issuer': issuerId });
     }
     const headers: Record<string, string> = {};
     if (cacheable && result.nextUpdate) {
@@ -184,20 +220,69 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
     } else {
       headers['cache-control'] = 'no-store';
     }
-    return binaryResponse(200, result.der, OCSP_RESPONSE, headers);
+    return ocspPlain(200, result.der, headers);
   };
 
-  const handleParsed = async (issuerId: string, der: Uint8Array, cacheable: boolean): Promise<Response> => {
+  /** A failure of the source, answered as OCSP clients expect (RFC 6960 §2.3). */
+  const failed = (error: unknown): PlainResponse => {
+    options.onError?.(error);
+    const busy = isCertwrightError(error) && error.code === 'unavailable';
+    return ocspPlain(busy ? 503 : 500, buildOcspErrorResponse(busy ? 'tryLater' : 'internalError'));
+  };
+
+  const handleParsed = async (
+    issuerId: string,
+    der: Uint8Array,
+    cacheable: boolean,
+  ): Promise<PlainResponse> => {
     let parsed: OcspRequest;
     try {
       parsed = parseOcspRequest(der, limits);
     } catch (error) {
       // Every parse failure is a bad_request (whatever its reason): RFC 6960 malformedRequest.
-      if (isCertwrightError(error) && error.code === 'bad_request') return malformed(400);
-      throw error;
+      if (isCertwrightError(error) && error.code === 'bad_request') return malformedPlain(400);
+      return failed(error);
     }
-    // A request with a nonce gets a response no one else may reuse.
-    return answer(await source.respond(issuerId, parsed), issuerId, cacheable && !parsed.nonce);
+    try {
+      // A request with a nonce gets a response no one else may reuse.
+      return answer(await source.respond(issuerId, parsed), issuerId, cacheable && !parsed.nonce);
+    } catch (error) {
+      return failed(error);
+    }
+  };
+
+  /** GET `{issuer}/{encoded request}`: the DER request from the path. */
+  const handleGet = (issuerId: string, rest: readonly string[]): Promise<PlainResponse> => {
+    // Unencoded '/' in base64 splits the path; join the pieces back (RFC 6960 A.1 clients vary).
+    const der = decodeGetRequest(rest.join('/'), maxGetBytes);
+    return der ? handleParsed(issuerId, der, true) : Promise.resolve(malformedPlain(400));
+  };
+
+  /** The serial route is `{issuer}/serial/{hex}`; every other longer path is a GET request. */
+  const isSerialRoute = (rest: readonly string[]) => rest[0] === 'serial' && rest.length === 2;
+
+  const direct: OcspDirect = {
+    bodyLimit(method, pathname) {
+      const segments = segmentsAfter(pathname, basePath);
+      if (!segments || segments.length === 0) return undefined;
+      if (method === 'POST' && segments.length === 1) return limits.maxBytes;
+      if (method === 'GET' && segments.length > 1 && !isSerialRoute(segments.slice(1))) return 0;
+      return undefined;
+    },
+    prepare(head, body, pathname) {
+      const segments = segmentsAfter(pathname, basePath);
+      if (!segments || segments.length === 0 || !isIssuerId(segments[0]!)) return undefined;
+      const issuerId = segments[0]!;
+      const rest = segments.slice(1);
+      if (head.method === 'POST' && rest.length === 0) {
+        if (!isRequestType(head.headers.get('content-type')) || body.length === 0) return undefined;
+        return () => handleParsed(issuerId, body, false);
+      }
+      if (head.method === 'GET' && rest.length > 0 && !isSerialRoute(rest)) {
+        return () => handleGet(issuerId, rest);
+      }
+      return undefined;
+    },
   };
 
   const route = async (request: Request): Promise<Response> => {
@@ -212,8 +297,7 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
       if (request.method !== 'POST') {
         return textResponse(405, `${request.method} is not allowed here`, { allow: 'POST' });
       }
-      const type = request.headers.get('content-type');
-      if (type !== null && type.split(';')[0]!.trim().toLowerCase() !== 'application/ocsp-request') {
+      if (!isRequestType(request.headers.get('content-type'))) {
         return textResponse(415, 'Content-Type must be application/ocsp-request', {
           accept: 'application/ocsp-request',
         });
@@ -226,17 +310,17 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
         throw error;
       }
       if (body.length === 0) return malformed(400);
-      return handleParsed(issuerId, body, false);
+      return toResponse(await handleParsed(issuerId, body, false));
     }
 
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return textResponse(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD' });
     }
-    if (rest[0] === 'serial' && rest.length === 2) {
+    if (isSerialRoute(rest)) {
       const hex = rest[1]!;
       if (!SERIAL_HEX.test(hex)) return textResponse(400, 'the serial must be 1 to 40 hex digits');
       if (accepts(request, OCSP_RESPONSE)) {
-        return answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, true);
+        return toResponse(answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, true));
       }
       const status = await source.serialStatus(issuerId, hex.toLowerCase());
       if (!status) return textResponse(404, `issuer '${issuerId}' does not exist or runs no OCSP responder`);
@@ -253,27 +337,18 @@ export function createOcspHandler(options: OcspHandlerOptions): Handler {
         { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } },
       );
     }
-    // Unencoded '/' in base64 splits the path; join the pieces back (RFC 6960 A.1 clients vary).
-    const der = decodeGetRequest(rest.join('/'), maxGetBytes);
-    if (!der) return malformed(400);
-    return handleParsed(issuerId, der, true);
+    return toResponse(await handleGet(issuerId, rest));
   };
 
-  return async (request) => {
+  const handler: Handler = async (request) => {
     try {
       const response = await route(request);
       return request.method === 'HEAD'
         ? new Response(null, { status: response.status, headers: response.headers })
         : response;
     } catch (error) {
-      options.onError?.(error);
-      // OCSP clients expect an OCSPResponse even on failure (RFC 6960 §2.3).
-      const busy = isCertwrightError(error) && error.code === 'unavailable';
-      return binaryResponse(
-        busy ? 503 : 500,
-        buildOcspErrorResponse(busy ? 'tryLater' : 'internalError'),
-        OCSP_RESPONSE,
-      );
+      return toResponse(failed(error));
     }
   };
+  return Object.assign(handler, { direct });
 }

@@ -1,0 +1,284 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type CertwrightHandler, createHandler, type ResponseEvent } from '@certwright/api';
+import {
+  createServices,
+  SecretBox,
+  type Services,
+  SYSTEM_ACTOR,
+  silentLogger,
+  systemClock,
+} from '@certwright/core';
+import { buildCertId, der, OID, readCertificate } from '@certwright/core/pki';
+import { createPgliteStorage } from '@certwright/storage-pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestListener } from '../src/request-listener.js';
+import { ocspCertStatus } from './support/scale.js';
+
+/**
+ * The listener answers OCSP requests through the handler's direct entry (no Web Request or
+ * Response). What relying parties and operators see must not change: the same status, headers,
+ * request id, rate limit answer and metrics event as the Web path gives, and revocations show
+ * at once.
+ */
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const PKI_LIMIT = 8;
+let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
+let services: Services;
+let handler: CertwrightHandler;
+let server: Server;
+let port: number;
+let issuerId: string;
+let certificateId: string;
+let certId: Uint8Array;
+const events: ResponseEvent[] = [];
+/** Requests that reached the Web handler: the direct entry must have taken the others. */
+let webCalls = 0;
+/** A new client address per test, so that each starts with a full rate limit. */
+let client = 0;
+
+function send(
+  method: string,
+  path: string,
+  options: { body?: Uint8Array; headers?: Record<string, string>; chunked?: boolean } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          'x-forwarded-for': `192.0.2.${client}`,
+          ...(options.body && !options.chunked ? { 'content-length': String(options.body.length) } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    if (options.body) req.end(options.body);
+    else req.end();
+  });
+}
+
+/** The same request through the Web handler, for comparison. */
+async function viaWeb(method: string, path: string, body?: Uint8Array, headers: Record<string, string> = {}) {
+  const response = await handler(
+    new Request(`https://localhost${path}`, {
+      method,
+      headers,
+      ...(body ? { body: new Uint8Array(body) } : {}),
+    }),
+    { remoteAddress: `192.0.2.${client}` },
+  );
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: Buffer.from(await response.arrayBuffer()),
+  };
+}
+
+const ocspRequest = (nonce?: Uint8Array) =>
+  der.sequence(
+    der.sequence(
+      der.sequence(der.sequence(certId)),
+      ...(nonce
+        ? [der.explicit(2, der.sequence(der.extension(OID.idPkixOcspNonce, false, der.octetString(nonce))))]
+        : []),
+    ),
+  );
+
+/** Headers both entries must agree on (date and request id differ per answer by design). */
+const comparable = (headers: Record<string, unknown>) => {
+  const { date: _date, 'x-request-id': _id, connection: _c, 'keep-alive': _k, ...rest } = headers;
+  return rest;
+};
+
+beforeAll(async () => {
+  storage = await createPgliteStorage(
+    { memory: true },
+    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
+  );
+  await storage.migrate();
+  services = createServices({ storage, clock: systemClock, logger: silentLogger });
+  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'owner' });
+  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'team' });
+  const issuer = await services.issuers.create(SYSTEM_ACTOR, { name: 'direct CA', type: 'Local' });
+  issuerId = issuer.id;
+  const cert = await services.certificates.create(SYSTEM_ACTOR, {
+    name: 'direct',
+    common_name: 'direct.example.test',
+    renewal_policy_id: 'rp-default',
+    issuer_id: issuer.id,
+    owner_id: owner.id,
+    team_id: team.id,
+  });
+  certificateId = cert.id;
+  const issued = await services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, {});
+  const [issuingPem] = await services.pki.lifecycle.caChain(issuer.id);
+  certId = buildCertId(readCertificate(issuingPem!), issued.version!.serial_number, 'sha1').der;
+  handler = createHandler({
+    auth: { type: 'none' },
+    services,
+    rateLimits: { pki: PKI_LIMIT },
+    clientAddress: (req) => req.headers.get('x-forwarded-for') ?? 'unknown',
+    onResponse: (event) => events.push(event),
+  });
+  const counted = Object.assign(
+    (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
+      webCalls++;
+      return handler(req, transport);
+    },
+    { direct: handler.direct },
+  );
+  server = createServer(createRequestListener(counted));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+}, 180_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await storage?.close();
+});
+
+describe("the server's listener answering OCSP directly", () => {
+  it('answers POST and GET like the Web handler: status, headers, a signed good answer', async () => {
+    client++;
+    webCalls = 0;
+    const body = ocspRequest();
+    const post = await send('POST', `/.well-known/pki/ocsp/${issuerId}`, {
+      body,
+      headers: { 'content-type': 'application/ocsp-request' },
+    });
+    const postWeb = await viaWeb('POST', `/.well-known/pki/ocsp/${issuerId}`, body, {
+      'content-type': 'application/ocsp-request',
+    });
+    expect(post.status).toBe(200);
+    expect(comparable(post.headers)).toEqual(comparable(postWeb.headers));
+    expect(post.headers['cache-control']).toBe('no-store');
+    expect(ocspCertStatus(post.body)).toBe('good');
+    // A request without nonce is served from the cache: the very bytes the Web entry gives.
+    expect(post.body.equals(postWeb.body)).toBe(true);
+
+    const path = `/.well-known/pki/ocsp/${issuerId}/${encodeURIComponent(Buffer.from(body).toString('base64'))}`;
+    const get = await send('GET', path);
+    const getWeb = await viaWeb('GET', path);
+    expect(get.status).toBe(200);
+    expect(get.headers['cache-control']).toMatch(/^max-age=\d+, public, no-transform, must-revalidate$/);
+    expect(comparable(get.headers)).toEqual(comparable(getWeb.headers));
+    expect(get.body.equals(getWeb.body)).toBe(true);
+    // Both listener requests went the direct way (the comparisons call the handler itself).
+    expect(webCalls).toBe(0);
+  });
+
+  it('echoes a valid X-Request-Id and reports the answer to onResponse like the Web path', async () => {
+    client++;
+    events.length = 0;
+    const reply = await send('POST', `/.well-known/pki/ocsp/${issuerId}`, {
+      body: ocspRequest(randomBytes(16)),
+      headers: { 'content-type': 'application/ocsp-request', 'x-request-id': 'relying-party-42' },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['x-request-id']).toBe('relying-party-42');
+    expect(events).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        route: '/.well-known/pki/ocsp/{issuer_id}',
+        operationId: 'postOcspRequest',
+        status: 200,
+        requestId: 'relying-party-42',
+      }),
+    ]);
+  });
+
+  it('spends the pki rate limit and answers an HTTP 200 tryLater with Retry-After past it', async () => {
+    client++;
+    events.length = 0;
+    const body = ocspRequest();
+    const replies: Reply[] = [];
+    for (let i = 0; i <= PKI_LIMIT; i++) {
+      replies.push(
+        await send('POST', `/.well-known/pki/ocsp/${issuerId}`, {
+          body,
+          headers: { 'content-type': 'application/ocsp-request' },
+        }),
+      );
+    }
+    const last = replies.at(-1)!;
+    expect(replies.slice(0, PKI_LIMIT).every((r) => r.body.length > 5)).toBe(true);
+    expect(last.status).toBe(200);
+    // OCSPResponse { responseStatus tryLater (3) }, unsigned.
+    expect(last.body.toString('hex')).toBe('30030a0103');
+    expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
+    expect(last.headers['x-request-id']).toBeTruthy();
+    expect(events.at(-1)).toMatchObject({ rateLimited: true, status: 200 });
+  });
+
+  it('leaves what it does not answer to the Web path: wrong type, HEAD, the serial route, a chunked body', async () => {
+    client++;
+    webCalls = 0;
+    const base = `/.well-known/pki/ocsp/${issuerId}`;
+    const wrongType = await send('POST', base, {
+      body: ocspRequest(),
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(wrongType.status).toBe(415);
+    const serial = await send('GET', `${base}/serial/01`);
+    expect(serial.status).toBe(200);
+    expect(JSON.parse(serial.body.toString()).status).toBe('unknown');
+    const head = await send(
+      'HEAD',
+      `${base}/${encodeURIComponent(Buffer.from(ocspRequest()).toString('base64'))}`,
+    );
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    const chunked = await send('POST', base, {
+      body: ocspRequest(),
+      chunked: true,
+      headers: { 'content-type': 'application/ocsp-request', 'transfer-encoding': 'chunked' },
+    });
+    expect(chunked.status).toBe(200);
+    expect(ocspCertStatus(chunked.body)).toBe('good');
+    const garbage = await send('POST', base, {
+      body: Buffer.from('not der'),
+      headers: { 'content-type': 'application/ocsp-request' },
+    });
+    expect(garbage.status).toBe(400);
+    // All but the unparsable body (a direct request, answered malformedRequest there) took the Web path.
+    expect(webCalls).toBe(4);
+  });
+
+  it('says revoked, cached and freshly signed alike, as soon as the revocation returned', async () => {
+    client++;
+    const base = `/.well-known/pki/ocsp/${issuerId}`;
+    const type = { 'content-type': 'application/ocsp-request' };
+    expect(ocspCertStatus((await send('POST', base, { body: ocspRequest(), headers: type })).body)).toBe(
+      'good',
+    );
+    expect(
+      ocspCertStatus((await send('POST', base, { body: ocspRequest(randomBytes(16)), headers: type })).body),
+    ).toBe('good');
+    await services.certificates.revoke(SYSTEM_ACTOR, certificateId, 'keyCompromise');
+    expect(ocspCertStatus((await send('POST', base, { body: ocspRequest(), headers: type })).body)).toBe(
+      'revoked',
+    );
+    expect(
+      ocspCertStatus((await send('POST', base, { body: ocspRequest(randomBytes(16)), headers: type })).body),
+    ).toBe('revoked');
+  });
+});
