@@ -13,11 +13,14 @@
  * Knobs: BENCH_N (enrollments measured per engine and concurrency, default 1000),
  * BENCH_ENGINES (default pglite,postgres), BENCH_CONCURRENCY (comma list of in-flight counts,
  * default 1,16), BENCH_POOL (PostgreSQL pool size, default the storage default),
- * BENCH_RENEW=1 (also measure re-enrollment of existing certificates).
+ * BENCH_RENEW=1 (also measure re-enrollment of existing certificates), BENCH_PROFILE=<dir>
+ * (writes a V8 CPU profile of each measured phase only — no start-up, CSR generation or anchor —
+ * to <dir>/pipeline-<engine>-<in flight>.cpuprofile, for Chrome DevTools or a script).
  */
 
 import { sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +33,24 @@ const engines = (process.env.BENCH_ENGINES ?? 'pglite,postgres').split(',');
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16').split(',').map(Number);
 const pool = process.env.BENCH_POOL ? Number(process.env.BENCH_POOL) : undefined;
 const renew = process.env.BENCH_RENEW === '1';
+const profileDir = process.env.BENCH_PROFILE;
+
+/** Runs `body` under the V8 CPU profiler when BENCH_PROFILE is set, writing the profile as `name`. */
+async function profiled<T>(name: string, body: () => Promise<T>): Promise<T> {
+  if (!profileDir) return body();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await body();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(profileDir, { recursive: true });
+    writeFileSync(`${profileDir}/${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
 
 const rows: [string, string][] = [];
 const report = (name: string, value: string) => {
@@ -40,6 +61,8 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+/** Kernel CPU of this process (ms): socket writes to PostgreSQL run the loopback's receive path here. */
+const systemMs = () => process.cpuUsage().system / 1000;
 
 // Statements per issuance: count what reaches pg (PostgreSQL) and PGlite.
 let statements = 0;
@@ -180,16 +203,18 @@ async function run(engine: string, signRate: number) {
       const server0 = opened.database ? await serverCpuMs(opened.database) : null;
       const t = performance.now();
       const c = cpuMs();
+      const sys = systemMs();
       const s0 = statements;
-      await drive(list, inFlight);
+      await profiled(`pipeline-${engine}-${inFlight}`, () => drive(list, inFlight));
       const ms = performance.now() - t;
       const rate = (N / ms) * 1000;
       const client = (cpuMs() - c) / N;
+      const kernel = (systemMs() - sys) / N;
       const server1 = server0 ? await serverCpuMs(opened.database!) : null;
       const server = server0 && server1 ? serverCpuSince(server0, server1) / N : null;
       report(
         `${engine}: enroll(), new certificate, ${inFlight} in flight`,
-        `${rate.toFixed(0)} /s, ${client.toFixed(2)} ms CPU each${server === null ? '' : ` (+ ${server.toFixed(2)} ms in PostgreSQL's backends)`}, ${((statements - s0) / N).toFixed(1)} statements each, ${(rate / signRate).toFixed(3)} × anchor`,
+        `${rate.toFixed(0)} /s, ${client.toFixed(2)} ms CPU each (${kernel.toFixed(2)} in the kernel)${server === null ? '' : ` (+ ${server.toFixed(2)} ms in PostgreSQL's backends)`}, ${((statements - s0) / N).toFixed(1)} statements each, ${(rate / signRate).toFixed(3)} × anchor`,
       );
     }
     if (renew) {

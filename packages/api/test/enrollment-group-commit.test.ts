@@ -83,6 +83,54 @@ describe('enrollment group commit', () => {
     expect(await app.services.audit.verifyChain()).toMatchObject({ ok: true, head_seq: after.seq });
   });
 
+  it('a row that fails only when the storage writes it, at another body or at the commit, refuses the one enrollment that wrote it', async () => {
+    const taken = await app.services.pki.enrollment.enroll(actor, {
+      profileId: 'prof-default',
+      csrDer: await csrDer('taken.group-commit.example.test'),
+      source: 'EST',
+    });
+    const count = 12;
+    const failing = [3, count - 1]; // one in the middle of a batch, one likely last (fails at commit)
+    const names = Array.from({ length: count }, (_, i) => `late${i}.group-commit.example.test`);
+    const csrs = await Promise.all(names.map(csrDer));
+    const bodies = new Map<Storage, number>();
+    const settled = await Promise.allSettled(
+      names.map((_, i) =>
+        app.services.pki.enrollment.enroll(
+          actor,
+          { profileId: 'prof-default', csrDer: csrs[i]!, source: 'EST' },
+          {
+            withinTransaction: async (tx, result) => {
+              bodies.set(tx, (bodies.get(tx) ?? 0) + 1);
+              if (!failing.includes(i)) return;
+              // A second certificate under a serial already taken: the storage writes it with
+              // the transaction's other new certificates, after this hook returned.
+              const { id: _, created_at: _c, updated_at: _u, ...certificate } = result.certificate;
+              const { id: _v, certificate_id: _ci, ...version } = result.version;
+              await tx.versions.createWithCertificate(
+                { ...certificate, name: `copy of ${certificate.name}` },
+                { ...version, serial_number: taken.version.serial_number, private_key_pem: null },
+              );
+            },
+          },
+        ),
+      ),
+    );
+    // Bodies shared transactions (each refused one also ran alone, to find the body at fault).
+    expect(Math.max(...bodies.values())).toBeGreaterThan(1);
+    for (const [i, outcome] of settled.entries()) {
+      if (failing.includes(i)) {
+        expect(outcome).toMatchObject({ status: 'rejected', reason: { reason: 'conflict' } });
+        expect((await app.services.certificates.list({ search: names[i]! })).total).toBe(0);
+      } else {
+        expect(outcome.status).toBe('fulfilled');
+        const { certificate } = (outcome as PromiseFulfilledResult<{ certificate: { id: string } }>).value;
+        expect(await app.storage.certificates.get(certificate.id)).not.toBeNull();
+      }
+    }
+    expect(await app.services.audit.verifyChain()).toMatchObject({ ok: true });
+  });
+
   it('a lone enrollment whose body fails is refused once, not retried', async () => {
     let runs = 0;
     await expect(

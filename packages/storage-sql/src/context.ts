@@ -6,6 +6,7 @@ import {
   type SecretBox,
 } from '@certwright/core';
 import type { Kysely } from 'kysely';
+import type { DeferredInserts } from './deferred-inserts.js';
 import type { Database, Flavor } from './schema.js';
 
 /** What every repository works with; `db` is a transaction when `inTx` is true. */
@@ -19,6 +20,8 @@ export interface Ctx {
   afterCommit?: (() => unknown)[];
   /** Inside a transaction opened by `Storage.transaction`: deferred writes to run before it commits. */
   beforeCommit?: (() => Promise<void>)[];
+  /** Inside a transaction opened by `Storage.transaction`: new certificates written together (deferred-inserts.ts). */
+  deferred?: DeferredInserts;
 }
 
 /** Runs `fn` atomically: joins the caller's transaction, or opens one. */

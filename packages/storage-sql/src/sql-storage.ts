@@ -1,6 +1,7 @@
 import { type Clock, type SecretBox, type Storage, systemClock } from '@certwright/core';
 import { type Kysely, sql } from 'kysely';
 import type { Ctx } from './context.js';
+import { DeferredInserts } from './deferred-inserts.js';
 import { auditChain } from './migrations/0006_audit_chain.js';
 import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
 import { acmeRepositories } from './repos/acme.js';
@@ -85,10 +86,14 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
       if (ctx.inTx) return fn(storage);
       const committed: (() => unknown)[] = [];
       const result = await ctx.db.transaction().execute(async (trx) => {
-        const beforeCommit: (() => Promise<void>)[] = [];
-        const out = await fn(
-          build({ ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit }, engine),
+        const deferred = new DeferredInserts(trx, ctx.flavor);
+        // The new certificates first: what the other deferred writes (audit events) record.
+        const beforeCommit: (() => Promise<void>)[] = [() => deferred.flush()];
+        const tx = build(
+          { ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit, deferred },
+          engine,
         );
+        const out = await fn(writingDeferredFirst(tx, deferred));
         for (const write of beforeCommit) await write();
         return out;
       });
@@ -104,6 +109,48 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
     },
   };
   return storage;
+}
+
+/**
+ * Calls that may run while new certificates wait in `deferred`: the deferring call itself, and
+ * the audit append, which writes nothing that reads or refers to a certificate row.
+ */
+const DEFERRABLE: Readonly<Record<string, ReadonlySet<string>>> = {
+  versions: new Set(['createWithCertificate']),
+  audit: new Set(['append']),
+};
+
+/**
+ * The transaction's storage, each repository method writing what waits in `deferred` before
+ * it runs (deferred-inserts.ts): every other call sees the new certificates as if they had been
+ * written at once. When nothing waits, a method is called as it is.
+ */
+function writingDeferredFirst(tx: Storage, deferred: DeferredInserts): Storage {
+  const wrapped: Record<string, unknown> = { ...tx };
+  for (const [name, repository] of Object.entries(tx)) {
+    if (typeof repository !== 'object' || repository === null) continue;
+    const exempt = DEFERRABLE[name];
+    const methods: Record<string, unknown> = {};
+    for (const [method, fn] of Object.entries(repository as Record<string, unknown>)) {
+      if (typeof fn !== 'function' || exempt?.has(method)) {
+        methods[method] = fn;
+      } else if (fn.constructor.name === 'AsyncGeneratorFunction') {
+        methods[method] = async function* (...args: unknown[]) {
+          await deferred.flush();
+          yield* fn.apply(repository, args) as AsyncIterable<unknown>;
+        };
+      } else {
+        methods[method] = (...args: unknown[]) =>
+          deferred.pending
+            ? deferred.flush().then(() => fn.apply(repository, args))
+            : fn.apply(repository, args);
+      }
+    }
+    wrapped[name] = methods;
+  }
+  // A transaction opened on `tx` joins this one, through this same storage.
+  wrapped.transaction = <T>(fn: (inner: Storage) => Promise<T>) => fn(wrapped as unknown as Storage);
+  return wrapped as unknown as Storage;
 }
 
 /** Runs post-commit callbacks in order; their failures are theirs to handle (see the port). */

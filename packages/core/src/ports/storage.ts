@@ -247,7 +247,10 @@ export interface CertificateVersionRepository {
    * Stores a new certificate together with its first version, its current one from the start:
    * what `certificates.create` followed by `create` store, atomically and in fewer statements
    * (enrollment). Both timestamps default to one `now`, which is also the certificate's
-   * updated_at.
+   * updated_at. Inside {@link Storage.transaction} the storage may write the rows later —
+   * before the transaction's next other call or at its commit, together with other new
+   * certificates of the transaction (one statement for a group commit) — so a `conflict` may
+   * surface there instead; every later call of the transaction sees the rows.
    */
   createWithCertificate(
     certificate: NewCertificate,

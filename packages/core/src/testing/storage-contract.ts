@@ -361,6 +361,65 @@ export function describeStorageContract(
         expect((await s.certificates.list({ search: name })).total).toBe(0);
       });
 
+      it('inside a transaction, certificates created with their first version are seen by every later call, stored in order, and a taken serial fails the transaction', async () => {
+        const r = await refs();
+        const notAfter = new Date(Date.now() + 30 * DAY);
+        const first = (n: number) => {
+          const { certificate_id: _, ...v } = versionInput('unused', r.issuer.id, notAfter, `${n}e${r.tag}`);
+          return v;
+        };
+        const newCert = (n: number) => ({
+          ...r.base,
+          name: `tx-${n}-${r.tag}`,
+          common_name: `tx${n}.example.test`,
+        });
+        const rule = await s.policyRules.create({ name: `rule ${r.tag}`, type: 'AllowedIssuers' });
+        const stored = await s.transaction(async (tx) => {
+          const a = await tx.versions.createWithCertificate(newCert(1), first(1));
+          const b = await tx.versions.createWithCertificate(newCert(2), first(2));
+          // Reads, updates and streams all see them; a violation of a new certificate is stored.
+          expect(await tx.certificates.get(a.certificate.id)).toEqual(a.certificate);
+          await tx.violations.create({
+            rule_id: rule.id,
+            rule_type: rule.type,
+            certificate_id: b.certificate.id,
+            severity: rule.severity,
+            message: 'refers to a certificate of this transaction',
+          });
+          const c = await tx.versions.createWithCertificate(newCert(3), first(3));
+          await tx.certificates.update(c.certificate.id, { tags: ['updated'] });
+          expect((await tx.versions.findBySerial(r.issuer.id, `3e${r.tag}`))?.id).toBe(c.version.id);
+          const d = await tx.versions.createWithCertificate(newCert(4), first(4));
+          const revoked: string[] = [];
+          for await (const v of tx.versions.streamRevoked(r.issuer.id)) revoked.push(v.id);
+          expect(revoked).toEqual([]);
+          expect(await tx.versions.get(d.version.id)).toEqual(d.version);
+          const e = await tx.versions.createWithCertificate(newCert(5), first(5));
+          // A transaction joined on tx sees what waits too.
+          expect(await tx.transaction((inner) => inner.versions.get(e.version.id))).toEqual(e.version);
+          return [a, b, c, d, await tx.versions.createWithCertificate(newCert(6), first(6))];
+        });
+        for (const { certificate, version } of stored) {
+          expect((await s.certificates.get(certificate.id))?.current_version_id).toBe(version.id);
+          expect(await s.versions.get(version.id)).toEqual(version);
+        }
+        expect((await s.violations.list({ certificate_id: stored[1]!.certificate.id })).total).toBe(1);
+        expect((await s.certificates.get(stored[2]!.certificate.id))?.tags).toEqual(['updated']);
+
+        // A taken serial fails no later than the commit, and nothing of the transaction is stored.
+        const name = `taken-${r.tag}`;
+        expect(
+          await codeOf(
+            s.transaction(async (tx) => {
+              await tx.versions.createWithCertificate({ ...newCert(7), name: `${name}-a` }, first(7));
+              await tx.versions.createWithCertificate({ ...newCert(8), name: `${name}-b` }, first(1));
+            }),
+          ),
+        ).toBe('conflict');
+        expect((await s.certificates.list({ search: name })).total).toBe(0);
+        expect(await s.versions.findBySerial(r.issuer.id, `7e${r.tag}`)).toBeNull();
+      });
+
       it('lists with every filter, search over SANs, sorting and paging', async () => {
         const r = await refs();
         const r2 = await refs();

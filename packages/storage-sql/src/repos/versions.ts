@@ -161,7 +161,10 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         certificate_id: certificate.id,
         created_at: versionInput.created_at ?? now,
       });
-      if (ctx.flavor === 'postgres') {
+      if (ctx.deferred) {
+        // Inside Storage.transaction: written with the transaction's other new certificates.
+        ctx.deferred.add(certificateRow, row);
+      } else if (ctx.flavor === 'postgres') {
         // One statement: the certificate, already pointing at its version, and the version.
         await ctx.db
           .with('created', (db) => db.insertInto('certificates').values(certificateRow))
