@@ -5745,6 +5745,16 @@ export const operationSpecs = [
         }
       },
       {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
+        }
+      },
+      {
         "name": "type",
         "required": false,
         "description": "",
@@ -6219,6 +6229,16 @@ export const operationSpecs = [
           "minimum": -9007199254740991,
           "maximum": 9007199254740991
         }
+      },
+      {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
+        }
       }
     ],
     "body": null,
@@ -6263,6 +6283,16 @@ export const operationSpecs = [
           "type": "integer",
           "minimum": -9007199254740991,
           "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
         }
       }
     ],

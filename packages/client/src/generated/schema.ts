@@ -13341,6 +13341,8 @@ export interface operations {
                 enabled?: ("true" | "false") | boolean;
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
                 type?: "Local" | "ACME" | "StepCA" | "VaultPKI" | "EJBCA" | "ADCS" | "AWSPCA" | "GoogleCAS" | "DigiCert" | "Sectigo";
             };
             header?: never;
@@ -17367,6 +17369,8 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -18301,6 +18305,8 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
             };
             header?: never;
             path?: never;
