@@ -79,7 +79,7 @@ describe('the searchable picker', () => {
     fireEvent.change(screen.getByLabelText('Search owners'), { target: { value: 'owner 2718' } });
     await waitFor(() => expect(offered()).toEqual(['— choose —', 'Owner 2718']));
     expect(asked.at(-1)?.searchParams.get('search')).toBe('owner 2718');
-    await screen.findByText('1 owners matching “owner 2718”.');
+    await screen.findByText('1 owner matching “owner 2718”.');
     fireEvent.change(select(), { target: { value: 'own-2718' } });
     expect(picked).toEqual(['own-2718']);
     expect(select().value).toBe('own-2718');

@@ -32,26 +32,31 @@ const byId = (id: string) => ({ params: { id } });
 const RESOURCES = {
   issuers: {
     plural: 'issuers',
+    singular: 'issuer',
     find: (s: string): Promise<Found> => api.get('/api/v1/issuers', list(s)),
     get: (id: string): Promise<Choice> => api.get('/api/v1/issuers/{id}', byId(id)),
   },
   owners: {
     plural: 'owners',
+    singular: 'owner',
     find: (s: string): Promise<Found> => api.get('/api/v1/owners', list(s)),
     get: (id: string): Promise<Choice> => api.get('/api/v1/owners/{id}', byId(id)),
   },
   teams: {
     plural: 'teams',
+    singular: 'team',
     find: (s: string): Promise<Found> => api.get('/api/v1/teams', list(s)),
     get: (id: string): Promise<Choice> => api.get('/api/v1/teams/{id}', byId(id)),
   },
   'renewal-policies': {
     plural: 'renewal policies',
+    singular: 'renewal policy',
     find: (s: string): Promise<Found> => api.get('/api/v1/renewal-policies', list(s)),
     get: (id: string): Promise<Choice> => api.get('/api/v1/renewal-policies/{id}', byId(id)),
   },
   profiles: {
     plural: 'profiles',
+    singular: 'profile',
     find: (s: string): Promise<Found> => api.get('/api/v1/profiles', list(s)),
     get: (id: string): Promise<Choice> => api.get('/api/v1/profiles/{id}', byId(id)),
   },
@@ -109,7 +114,7 @@ export function Picker({
       ? `Loading ${r.plural}…`
       : total > matches.length
         ? `${matches.length} of ${total} ${r.plural} shown; type to narrow.`
-        : `${total} ${r.plural}${search ? ` matching “${search}”` : ''}.`;
+        : `${total} ${total === 1 ? r.singular : r.plural}${search ? ` matching “${search}”` : ''}.`;
   return (
     <div className="field picker">
       <label htmlFor={`${id}-select`}>{label}</label>
