@@ -26,7 +26,11 @@ function setup(ttlMs = 1000) {
     reads++;
     return rows.get(id) ?? null;
   };
-  const cache = new AcmeAccountCache(ttlMs, () => revision, () => now);
+  const cache = new AcmeAccountCache(
+    ttlMs,
+    () => revision,
+    () => now,
+  );
   return {
     cache,
     read,

@@ -29,6 +29,7 @@ const ADMIN_FAMILY: readonly Permission[] = [
   'profile.write',
   'acme.eab.read',
   'acme.eab.write',
+  'acme.account.write',
   'admin.est.read',
   'admin.est.reload',
   'admin.scep.read',

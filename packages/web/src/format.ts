@@ -69,3 +69,11 @@ export function iso(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   return value instanceof Date ? value.toISOString() : String(value);
 }
+
+/** A list typed as text: items separated by commas, spaces or new lines; empty items dropped. */
+export function listOf(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+}

@@ -180,6 +180,12 @@ const acmeEabRoute = createRoute({
   component: page(() => import('./pages/acme-eab')),
 });
 
+const acmeAccountsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/acme-accounts',
+  component: page(() => import('./pages/acme-accounts')),
+});
+
 const usersRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/people/users',
@@ -278,6 +284,7 @@ const routeTree = rootRoute.addChildren([
     profilesRoute,
     issuersRoute,
     acmeEabRoute,
+    acmeAccountsRoute,
     usersRoute,
     sessionsRoute,
     oidcProvidersRoute,

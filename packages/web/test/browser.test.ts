@@ -383,6 +383,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
       ['/renewal-policies', 'Renewal policies'],
       ['/profiles', 'Profiles'],
       ['/acme-eab-keys', 'ACME EAB keys'],
+      ['/acme-accounts', 'ACME accounts'],
       ['/enrollment/est', 'EST'],
       ['/enrollment/scep', 'SCEP'],
       ['/people/users', 'Users'],

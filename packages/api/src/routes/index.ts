@@ -1,5 +1,6 @@
 import type { Services } from '@certwright/core';
 import type { RouteSpec } from '../http/route.js';
+import { acmeAccountRoutes } from './acme-accounts.js';
 import { acmeEabRoutes } from './acme-eab.js';
 import { agentRoutes } from './agents.js';
 import { auditRoutes } from './audit.js';
@@ -49,6 +50,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     renewalPolicyRoutes,
     policyRoutes,
     acmeEabRoutes,
+    acmeAccountRoutes,
     estAdminRoutes,
     networkScanRoutes,
     scepAdminRoutes,

@@ -811,7 +811,7 @@ export const operationSpecs = [
             "maxLength": 1024
           },
           "permissions": {
-            "maxItems": 58,
+            "maxItems": 60,
             "type": "array",
             "items": {
               "type": "string",
@@ -851,6 +851,8 @@ export const operationSpecs = [
                 "audit.export",
                 "acme.eab.read",
                 "acme.eab.write",
+                "acme.account.read",
+                "acme.account.write",
                 "scan.read",
                 "scan.write",
                 "scan.probe",
@@ -2501,6 +2503,40 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "deactivateAcmeAccount",
+    "method": "POST",
+    "path": "/api/v1/acme/accounts/{id}/deactivate",
+    "summary": "Deactivate an ACME account as its client can (RFC 8555 §7.3.6): final; its pending orders become invalid. A deactivated account answers unchanged",
+    "tags": [
+      "acme"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "deactivateAuthUser",
     "method": "DELETE",
     "path": "/api/v1/auth/users/{id}",
@@ -3451,6 +3487,40 @@ export const operationSpecs = [
         "status": 200,
         "contentTypes": [
           "application/x-pkcs12"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getAcmeAccount",
+    "method": "GET",
+    "path": "/api/v1/acme/accounts/{id}",
+    "summary": "Get one ACME account with the number of its orders and issued certificates",
+    "tags": [
+      "acme"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
         ]
       }
     ]
@@ -4586,6 +4656,75 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "listAcmeAccounts",
+    "method": "GET",
+    "path": "/api/v1/acme/accounts",
+    "summary": "List ACME accounts, newest first; filter by profile and status",
+    "tags": [
+      "acme"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "page number, from 1; below 1 reads as 1",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "per_page",
+        "required": false,
+        "description": "",
+        "schema": {
+          "description": "items per page, default 50; below 1 reads as 50, above 500 as 500",
+          "type": "integer",
+          "minimum": -9007199254740991,
+          "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "profile_id",
+        "required": false,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "pattern": "^[A-Za-z0-9._:-]+$"
+        }
+      },
+      {
+        "name": "status",
+        "required": false,
+        "description": "",
+        "schema": {
+          "type": "string",
+          "enum": [
+            "valid",
+            "deactivated",
+            "revoked"
+          ]
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "listAcmeEabKeys",
     "method": "GET",
     "path": "/api/v1/acme/eab-keys",
@@ -5606,6 +5745,16 @@ export const operationSpecs = [
         }
       },
       {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
+        }
+      },
+      {
         "name": "type",
         "required": false,
         "description": "",
@@ -6080,6 +6229,16 @@ export const operationSpecs = [
           "minimum": -9007199254740991,
           "maximum": 9007199254740991
         }
+      },
+      {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
+        }
       }
     ],
     "body": null,
@@ -6124,6 +6283,16 @@ export const operationSpecs = [
           "type": "integer",
           "minimum": -9007199254740991,
           "maximum": 9007199254740991
+        }
+      },
+      {
+        "name": "search",
+        "required": false,
+        "description": "case-insensitive substring of the name",
+        "schema": {
+          "description": "case-insensitive substring of the name",
+          "type": "string",
+          "maxLength": 255
         }
       }
     ],
@@ -7690,7 +7859,7 @@ export const operationSpecs = [
             "maxLength": 1024
           },
           "permissions": {
-            "maxItems": 58,
+            "maxItems": 60,
             "type": "array",
             "items": {
               "type": "string",
@@ -7730,6 +7899,8 @@ export const operationSpecs = [
                 "audit.export",
                 "acme.eab.read",
                 "acme.eab.write",
+                "acme.account.read",
+                "acme.account.write",
                 "scan.read",
                 "scan.write",
                 "scan.probe",

@@ -107,6 +107,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/acme/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List ACME accounts, newest first; filter by profile and status */
+        get: operations["listAcmeAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/acme/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one ACME account with the number of its orders and issued certificates */
+        get: operations["getAcmeAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/acme/accounts/{id}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deactivate an ACME account as its client can (RFC 8555 §7.3.6): final; its pending orders become invalid. A deactivated account answers unchanged */
+        post: operations["deactivateAcmeAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/acme/eab-keys": {
         parameters: {
             query?: never;
@@ -3045,6 +3096,341 @@ export interface operations {
             };
             /** @description the body is larger than SVC_MAX_BODY_BYTES */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAcmeAccounts: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                profile_id?: string;
+                status?: "valid" | "deactivated" | "revoked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of ACME accounts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description mailto: URIs the client registered */
+                            contact: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description the external account binding key it was opened with */
+                            eab_key_id: string | null;
+                            /** @description the account id: the last segment of its ACME account URL (kid) */
+                            id: string;
+                            /** @description RFC 7638 SHA-256 thumbprint of the account key, base64url */
+                            key_thumbprint: string;
+                            profile_id: string;
+                            /** @enum {string} */
+                            status: "valid" | "deactivated" | "revoked";
+                            terms_agreed: boolean;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission acme.account.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAcmeAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description orders that issued a certificate */
+                        certificates: number;
+                        /** @description mailto: URIs the client registered */
+                        contact: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description the external account binding key it was opened with */
+                        eab_key_id: string | null;
+                        /** @description the account id: the last segment of its ACME account URL (kid) */
+                        id: string;
+                        /** @description RFC 7638 SHA-256 thumbprint of the account key, base64url */
+                        key_thumbprint: string;
+                        /** @description orders the account placed, whatever their status */
+                        orders: number;
+                        profile_id: string;
+                        /** @enum {string} */
+                        status: "valid" | "deactivated" | "revoked";
+                        terms_agreed: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission acme.account.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deactivateAcmeAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the account, deactivated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description mailto: URIs the client registered */
+                        contact: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description the external account binding key it was opened with */
+                        eab_key_id: string | null;
+                        /** @description the account id: the last segment of its ACME account URL (kid) */
+                        id: string;
+                        /** @description RFC 7638 SHA-256 thumbprint of the account key, base64url */
+                        key_thumbprint: string;
+                        profile_id: string;
+                        /** @enum {string} */
+                        status: "valid" | "deactivated" | "revoked";
+                        terms_agreed: boolean;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission acme.account.write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the account is revoked */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7500,7 +7886,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     name: string;
-                    permissions: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                    permissions: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "acme.account.read" | "acme.account.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
                 };
             };
         };
@@ -7618,7 +8004,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    permissions?: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
+                    permissions?: ("system.read" | "system.metrics" | "cert.read" | "cert.write" | "cert.revoke" | "cert.export_key" | "issuer.read" | "issuer.write" | "profile.read" | "profile.write" | "owner.read" | "owner.write" | "team.read" | "team.write" | "renewal_policy.read" | "renewal_policy.write" | "policy.read" | "policy.write" | "agent.read" | "agent.register" | "agent.retire" | "agent.self" | "target.read" | "target.write" | "job.read" | "job.write" | "notification.read" | "notification.write" | "notification.create" | "webhook.read" | "webhook.write" | "audit.read" | "audit.export" | "acme.eab.read" | "acme.eab.write" | "acme.account.read" | "acme.account.write" | "scan.read" | "scan.write" | "scan.probe" | "scan.triage" | "healthcheck.read" | "healthcheck.write" | "healthcheck.acknowledge" | "admin.est.read" | "admin.est.reload" | "admin.scep.read" | "admin.scep.reload" | "auth.self.read" | "auth.session.list" | "auth.session.list.all" | "auth.session.revoke" | "auth.oidc.list" | "auth.oidc.create" | "auth.oidc.edit" | "auth.oidc.delete" | "auth.breakglass.admin" | "auth.user.read" | "auth.user.deactivate" | "auth.role.assign")[];
                 };
             };
         };
@@ -12955,6 +13341,8 @@ export interface operations {
                 enabled?: ("true" | "false") | boolean;
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
                 type?: "Local" | "ACME" | "StepCA" | "VaultPKI" | "EJBCA" | "ADCS" | "AWSPCA" | "GoogleCAS" | "DigiCert" | "Sectigo";
             };
             header?: never;
@@ -16981,6 +17369,8 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
             };
             header?: never;
             path?: never;
@@ -17915,6 +18305,8 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                /** @description case-insensitive substring of the name */
+                search?: string;
             };
             header?: never;
             path?: never;

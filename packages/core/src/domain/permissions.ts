@@ -37,7 +37,8 @@ export const PERMISSIONS = {
   'notification.read': 'list and read notifications',
   'notification.write': 'requeue notifications and mark them read',
   'notification.create': 'send an arbitrary notification',
-  'webhook.read': 'list and read webhooks (their URLs may carry tokens), deliveries and the private-range allowlist',
+  'webhook.read':
+    'list and read webhooks (their URLs may carry tokens), deliveries and the private-range allowlist',
   'webhook.write': 'create, update, delete, test and redeliver webhooks; change the private-range allowlist',
 
   'audit.read': 'read the audit trail, its head and its chain verification',
@@ -45,13 +46,16 @@ export const PERMISSIONS = {
 
   'acme.eab.read': 'list and read ACME external account binding keys',
   'acme.eab.write': 'create and delete ACME external account binding keys',
+  'acme.account.read': 'list and read ACME accounts (their contacts, status and key thumbprint)',
+  'acme.account.write': 'deactivate ACME accounts',
 
   'scan.read': 'read network scan targets, scans, SCEP probe results and discovered certificates',
   'scan.write': 'manage network scan targets (which authorize connections inside the network) and run scans',
   'scan.probe': 'probe a SCEP server (public addresses, and private ranges only as the operator allows)',
   'scan.triage': 'claim discovered certificates into the inventory or dismiss them',
   'healthcheck.read': 'read TLS endpoint health checks and their history',
-  'healthcheck.write': 'create, update and delete TLS endpoint health checks (destinations inside the network)',
+  'healthcheck.write':
+    'create, update and delete TLS endpoint health checks (destinations inside the network)',
   'healthcheck.acknowledge': 'acknowledge an endpoint health problem',
 
   'admin.est.read': 'per-profile EST statistics',
@@ -114,7 +118,7 @@ export const BUILT_IN_ROLES: readonly RoleDefinition[] = Object.freeze([
       'day-to-day certificate work: read the inventory; manage certificates, owners, teams, renewal ' +
       'policies, policy rules, targets, jobs and notifications; probe SCEP servers, triage discovered ' +
       'certificates, acknowledge endpoint problems; no revocation, CA, profile, key export, audit trail, ' +
-      'ACME EAB key, webhook, scan target, health check or auth changes',
+      'ACME EAB key or account, webhook, scan target, health check or auth changes',
     permissions: [
       ...reads.filter((p) => !p.startsWith('auth.') && p !== 'audit.read' && p !== 'acme.eab.read'),
       'system.read',

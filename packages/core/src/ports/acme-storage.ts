@@ -19,7 +19,10 @@ export interface AcmeAccountRepository extends Lockable<AcmeAccount> {
   getByThumbprint(profileId: string, thumbprint: string): Promise<AcmeAccount | null>;
   /** `conflict` (duplicate) when a new key is registered to another account of the profile. */
   update(id: string, patch: AcmeAccountPatch): Promise<AcmeAccount>;
-  list(query?: PageRequest & { profile_id?: string }): Promise<PageResult<AcmeAccount>>;
+  /** Newest first; each filter narrows the page and its total. */
+  list(
+    query?: PageRequest & { profile_id?: string; status?: AcmeAccount['status'] },
+  ): Promise<PageResult<AcmeAccount>>;
 }
 
 export type NewAcmeChallenge = Omit<

@@ -312,7 +312,9 @@ export interface IssuerRepository extends CrudRepository<Issuer, NewIssuer, Issu
    * `internal` outside a transaction, `not_found` for a missing issuer.
    */
   updateConfigState(id: string, config: IssuerConfig): Promise<void>;
-  list(query?: PageRequest & { type?: IssuerType; enabled?: boolean }): Promise<PageResult<Issuer>>;
+  list(
+    query?: PageRequest & { type?: IssuerType; enabled?: boolean; search?: string },
+  ): Promise<PageResult<Issuer>>;
   references(id: string): Promise<ReferenceCounts>;
 }
 
@@ -341,7 +343,7 @@ export type ProfilePatch = Omit<Patch<CertificateProfile>, 'enrollment_secrets_s
   enrollment_secrets?: EnrollmentSecrets;
 };
 export interface ProfileRepository extends CrudRepository<CertificateProfile, NewProfile, ProfilePatch> {
-  list(query?: PageRequest): Promise<PageResult<CertificateProfile>>;
+  list(query?: PageRequest & { search?: string }): Promise<PageResult<CertificateProfile>>;
   references(id: string): Promise<ReferenceCounts>;
   /** The profile and its opened secrets; for protocol handlers only, never for API output. */
   getWithSecrets(id: string): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets } | null>;
@@ -359,7 +361,7 @@ export type NewRenewalPolicy = NewRecord<
 export interface RenewalPolicyRepository
   extends CrudRepository<RenewalPolicy, NewRenewalPolicy, Patch<RenewalPolicy>> {
   getByName(name: string): Promise<RenewalPolicy | null>;
-  list(query?: PageRequest): Promise<PageResult<RenewalPolicy>>;
+  list(query?: PageRequest & { search?: string }): Promise<PageResult<RenewalPolicy>>;
   references(id: string): Promise<ReferenceCounts>;
 }
 

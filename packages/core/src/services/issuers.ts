@@ -29,6 +29,7 @@ export const issuerCreateSchema = z.object({
 });
 export const issuerUpdateSchema = issuerCreateSchema.omit({ root_private_key: true }).partial();
 export const issuerListSchema = pageQuerySchema.extend({
+  search: z.string().max(255).optional().describe('case-insensitive substring of the name'),
   type: issuerTypeSchema.optional(),
   enabled: z
     .enum(['true', 'false'])
@@ -117,6 +118,7 @@ export class IssuerService {
       perPage: q.per_page,
       type: q.type,
       enabled: q.enabled,
+      search: q.search,
     });
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }

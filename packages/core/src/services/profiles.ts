@@ -74,7 +74,9 @@ export const profileCreateSchema = z.object({
     .optional(),
 });
 export const profileUpdateSchema = profileCreateSchema.partial();
-export const profileListSchema = pageQuerySchema;
+export const profileListSchema = pageQuerySchema.extend({
+  search: z.string().max(255).optional().describe('case-insensitive substring of the name'),
+});
 export type ProfileCreate = z.input<typeof profileCreateSchema>;
 export type ProfileUpdate = z.input<typeof profileUpdateSchema>;
 export type ProfileListQuery = z.input<typeof profileListSchema>;
@@ -153,7 +155,11 @@ export class ProfileService {
 
   async list(query: ProfileListQuery = {}): Promise<Paged<CertificateProfile>> {
     const q = parseInput(profileListSchema, query);
-    const result = await this.deps.storage.profiles.list({ page: q.page, perPage: q.per_page });
+    const result = await this.deps.storage.profiles.list({
+      page: q.page,
+      perPage: q.per_page,
+      search: q.search,
+    });
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 

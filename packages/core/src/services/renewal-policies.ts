@@ -41,7 +41,9 @@ export const renewalPolicyUpdateSchema = z.object({
   retry_interval_seconds: fields.retry_interval_seconds.optional(),
   alert_thresholds_days: fields.alert_thresholds_days.optional(),
 });
-export const renewalPolicyListSchema = pageQuerySchema;
+export const renewalPolicyListSchema = pageQuerySchema.extend({
+  search: z.string().max(255).optional().describe('case-insensitive substring of the name'),
+});
 export type RenewalPolicyCreate = z.input<typeof renewalPolicyCreateSchema>;
 export type RenewalPolicyUpdate = z.input<typeof renewalPolicyUpdateSchema>;
 
@@ -89,7 +91,11 @@ export class RenewalPolicyService {
 
   async list(query: z.input<typeof renewalPolicyListSchema> = {}): Promise<Paged<RenewalPolicy>> {
     const q = parseInput(renewalPolicyListSchema, query);
-    const result = await this.deps.storage.renewalPolicies.list({ page: q.page, perPage: q.per_page });
+    const result = await this.deps.storage.renewalPolicies.list({
+      page: q.page,
+      perPage: q.per_page,
+      search: q.search,
+    });
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
   }
 

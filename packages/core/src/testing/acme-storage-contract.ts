@@ -180,6 +180,52 @@ export function describeAcmeStorageContract(
       });
     });
 
+    it('lists accounts newest first, narrowed by profile and by status, with the total of the narrowed list', async () => {
+      const tag = randomUUID().slice(0, 8);
+      const profile = await s.profiles.create({ name: `acme list ${tag}`, max_validity_days: 90 });
+      const open = async (status: AcmeAccount['status']) =>
+        s.acmeAccounts.create({
+          profile_id: profile.id,
+          status,
+          jwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' },
+          jwk_thumbprint: `tp-${randomUUID()}`,
+          contact: [`mailto:${status}-${tag}@example.test`],
+          terms_agreed: true,
+          eab_key_id: null,
+          created_ip: null,
+        });
+      const first = await open('valid');
+      const second = await open('deactivated');
+      const third = await open('valid');
+      const all = await s.acmeAccounts.list({ profile_id: profile.id });
+      expect(all.total).toBe(3);
+      // Same-millisecond creations tie on created_at; the set is what every engine must agree on.
+      expect(new Set(all.items.map((a) => a.id))).toEqual(new Set([first.id, second.id, third.id]));
+      const times = all.items.map((a) => a.created_at.getTime());
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      expect(all.items.find((a) => a.id === second.id)?.contact).toEqual([
+        `mailto:deactivated-${tag}@example.test`,
+      ]);
+      const valid = await s.acmeAccounts.list({ profile_id: profile.id, status: 'valid' });
+      expect(valid.total).toBe(2);
+      expect(new Set(valid.items.map((a) => a.id))).toEqual(new Set([first.id, third.id]));
+      const onePage = await s.acmeAccounts.list({
+        profile_id: profile.id,
+        status: 'valid',
+        perPage: 1,
+        page: 2,
+      });
+      expect(onePage.total).toBe(2);
+      expect(onePage.items).toHaveLength(1);
+      const deactivated = await s.acmeAccounts.list({ profile_id: profile.id, status: 'deactivated' });
+      expect(deactivated.items.map((a) => a.id)).toEqual([second.id]);
+      expect((await s.acmeAccounts.list({ profile_id: profile.id, status: 'revoked' })).total).toBe(0);
+      // The default profile's account is not in this profile's list, and is in the unfiltered one.
+      expect(all.items.map((a) => a.id)).not.toContain(account.id);
+      const everything = await s.acmeAccounts.list({ perPage: 500 });
+      expect(everything.items.map((a) => a.id)).toContain(account.id);
+    });
+
     it('claims neither a pending order nor a ready one past its expiry; a processing one it does', async () => {
       const { certificate, version } = await issuedVersion(`g-${randomUUID().slice(0, 8)}`);
       const issued = { certificate_id: certificate.id, version_id: version.id };

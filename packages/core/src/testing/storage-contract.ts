@@ -285,6 +285,38 @@ export function describeStorageContract(
       });
     });
 
+    describe('reference-data search', () => {
+      it('finds owners, teams, issuers, profiles and renewal policies by a case-insensitive substring of the name, wildcards literal', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const name = `Search_${tag} 100%`;
+        await s.owners.create({ name });
+        await s.teams.create({ name });
+        await s.issuers.create({ name, type: 'Local', config: {} });
+        await s.profiles.create({ name, max_validity_days: 90 });
+        await s.renewalPolicies.create({ name });
+        // A decoy that `_` or `%` as wildcards would match.
+        await s.owners.create({ name: `SearchX${tag} 1000` });
+        const lists = {
+          owners: (search: string) => s.owners.list({ search }),
+          teams: (search: string) => s.teams.list({ search }),
+          issuers: (search: string) => s.issuers.list({ search }),
+          profiles: (search: string) => s.profiles.list({ search }),
+          renewalPolicies: (search: string) => s.renewalPolicies.list({ search }),
+        };
+        for (const [what, list] of Object.entries(lists)) {
+          const hit = await list(`search_${tag.toUpperCase()}`);
+          expect(
+            hit.items.map((r) => r.name),
+            what,
+          ).toEqual([name]);
+          expect(hit.total, what).toBe(1);
+          expect((await list(`${tag} 100%`)).total, what).toBe(1);
+          expect((await list(`${tag} 10%0`)).total, what).toBe(0);
+        }
+        expect((await s.owners.list({ search: `search_${tag}` })).total).toBe(1);
+      });
+    });
+
     describe('SCEP RA', () => {
       const ra = (profile_id: string, fp: string, previous: string | null = null) => ({
         profile_id,

@@ -201,6 +201,7 @@ function accountRepository(ctx: Ctx): AcmeAccountRepository {
     list(query = {}) {
       let base = ctx.db.selectFrom('acme_accounts');
       if (query.profile_id) base = base.where('profile_id', '=', query.profile_id);
+      if (query.status) base = base.where('status', '=', query.status);
       return listPage(
         base,
         query,

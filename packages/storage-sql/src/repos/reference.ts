@@ -17,11 +17,14 @@ import {
   type Team,
   type TeamRepository,
 } from '@certwright/core';
-import type { Selectable } from 'kysely';
+import { type Selectable, type SqlBool, sql } from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
 import type { IssuersTable, ProfilesTable, RenewalPoliciesTable } from '../schema.js';
 import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
 import { openSecrets, profileIdByPath, readEnrollment, writeEnrollment } from './enrollment.js';
+
+/** The `search` of a reference-data list: a case-insensitive substring of the name, wildcards literal. */
+const nameContains = (search: string) => sql<SqlBool>`lower(${sql.ref('name')}) like ${likeContains(search)}`;
 
 /** How many certificates reference `id` through `column`. */
 async function certificateRefs(
@@ -65,8 +68,7 @@ export function ownerRepository(ctx: Ctx): OwnerRepository {
     delete: (id) => deleteById(ctx, 'owners', id, 'owner'),
     async list(query = {}) {
       let base = ctx.db.selectFrom('owners');
-      if (query.search)
-        base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
+      if (query.search) base = base.where(nameContains(query.search));
       return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'));
     },
     async references(id) {
@@ -102,8 +104,7 @@ export function teamRepository(ctx: Ctx): TeamRepository {
     delete: (id) => deleteById(ctx, 'teams', id, 'team'),
     async list(query = {}) {
       let base = ctx.db.selectFrom('teams');
-      if (query.search)
-        base = base.where((eb) => eb(eb.fn('lower', ['name']), 'like', likeContains(query.search ?? '')));
+      if (query.search) base = base.where(nameContains(query.search));
       return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'));
     },
     async references(id) {
@@ -202,6 +203,7 @@ export function issuerRepository(ctx: Ctx): IssuerRepository {
       let base = ctx.db.selectFrom('issuers');
       if (query.type !== undefined) base = base.where('type', '=', query.type);
       if (query.enabled !== undefined) base = base.where('enabled', '=', query.enabled);
+      if (query.search) base = base.where(nameContains(query.search));
       return listPage(
         base,
         query,
@@ -349,12 +351,9 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
       }),
     delete: (id) => deleteById(ctx, 'certificate_profiles', id, 'certificate profile'),
     async list(query = {}) {
-      return listPage(
-        ctx.db.selectFrom('certificate_profiles'),
-        query,
-        (q) => q.selectAll().orderBy('name').orderBy('id'),
-        toProfile,
-      );
+      let base = ctx.db.selectFrom('certificate_profiles');
+      if (query.search) base = base.where(nameContains(query.search));
+      return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'), toProfile);
     },
     async references(id) {
       const accounts = count(
@@ -439,12 +438,9 @@ export function renewalPolicyRepository(ctx: Ctx): RenewalPolicyRepository {
     },
     delete: (id) => deleteById(ctx, 'renewal_policies', id, 'renewal policy'),
     async list(query = {}) {
-      return listPage(
-        ctx.db.selectFrom('renewal_policies'),
-        query,
-        (q) => q.selectAll().orderBy('name').orderBy('id'),
-        toPolicy,
-      );
+      let base = ctx.db.selectFrom('renewal_policies');
+      if (query.search) base = base.where(nameContains(query.search));
+      return listPage(base, query, (q) => q.selectAll().orderBy('name').orderBy('id'), toPolicy);
     },
     async references(id) {
       return { certificates: await certificateRefs(ctx, 'renewal_policy_id', id) };

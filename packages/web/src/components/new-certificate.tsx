@@ -1,9 +1,10 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api';
 import { usePermission } from '../auth';
 import { ActionButton, ErrorBox, Field, Section } from './common';
+import { Picker, type PickerResource } from './picker';
 
 interface Draft {
   name: string;
@@ -46,27 +47,6 @@ export function NewCertificate() {
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
   const [draft, setDraft] = useState<Draft>(empty);
-  const choices = useQuery({
-    queryKey: ['certificate-form-choices'],
-    enabled: open,
-    queryFn: async () => {
-      const q = { query: { page: 1, per_page: 100 } };
-      const [issuers, owners, teams, policies, profiles] = await Promise.all([
-        api.get('/api/v1/issuers', q),
-        api.get('/api/v1/owners', q),
-        api.get('/api/v1/teams', q),
-        api.get('/api/v1/renewal-policies', q),
-        api.get('/api/v1/profiles', q),
-      ]);
-      return {
-        issuer_id: issuers.data,
-        owner_id: owners.data,
-        team_id: teams.data,
-        renewal_policy_id: policies.data,
-        profile_id: profiles.data,
-      };
-    },
-  });
   const create = useMutation({
     mutationFn: () => {
       const missing = REQUIRED.filter(([key]) => draft[key] === '').map(([, label]) => label);
@@ -115,23 +95,18 @@ export function NewCertificate() {
       )}
     </Field>
   );
-  const select = (
-    key: 'issuer_id' | 'owner_id' | 'team_id' | 'renewal_policy_id' | 'profile_id',
+  const pick = (
+    key: (typeof REQUIRED)[number][0] | 'profile_id',
+    resource: PickerResource,
     label: string,
-    optional?: boolean,
   ) => (
-    <Field label={label}>
-      {({ id }) => (
-        <select id={id} value={draft[key]} onChange={(e) => setDraft({ ...draft, [key]: e.target.value })}>
-          <option value="">{optional ? 'none' : '— choose —'}</option>
-          {choices.data?.[key].map((row) => (
-            <option key={row.id} value={row.id}>
-              {row.name}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+    <Picker
+      resource={resource}
+      label={label}
+      value={draft[key]}
+      onChange={(id) => setDraft({ ...draft, [key]: id })}
+      {...(key === 'profile_id' ? { emptyLabel: 'none' } : {})}
+    />
   );
   if (!open)
     return (
@@ -143,19 +118,18 @@ export function NewCertificate() {
     );
   return (
     <Section title="New certificate">
-      {choices.isError ? <ErrorBox error={choices.error} /> : null}
       {create.isError ? <ErrorBox error={create.error} /> : null}
       <form className="form" onSubmit={submit} aria-label="New certificate">
         {text('name', 'Name', undefined, true)}
         {text('common_name', 'Common name', undefined, true)}
         {text('sans', 'Subject alternative names', 'DNS names or addresses, comma-separated')}
-        {select('issuer_id', 'Issuer')}
-        {select('owner_id', 'Owner')}
-        {select('team_id', 'Team')}
-        {select('renewal_policy_id', 'Renewal policy')}
-        {select('profile_id', 'Profile', true)}
+        {pick('issuer_id', 'issuers', 'Issuer')}
+        {pick('owner_id', 'owners', 'Owner')}
+        {pick('team_id', 'teams', 'Team')}
+        {pick('renewal_policy_id', 'renewal-policies', 'Renewal policy')}
+        {pick('profile_id', 'profiles', 'Profile')}
         {text('environment', 'Environment', 'for example production')}
-        <button type="submit" className="button primary" disabled={create.isPending || choices.isPending}>
+        <button type="submit" className="button primary" disabled={create.isPending}>
           Create certificate
         </button>{' '}
         <button type="button" className="button" onClick={() => setOpen(false)}>

@@ -32,6 +32,7 @@ export const NAV: readonly NavItem[] = [
   { to: '/enrollment/est', label: 'EST', permission: 'admin.est.read' },
   { to: '/enrollment/scep', label: 'SCEP', permission: 'admin.scep.read' },
   { to: '/acme-eab-keys', label: 'ACME EAB keys', permission: 'acme.eab.read' },
+  { to: '/acme-accounts', label: 'ACME accounts', permission: 'acme.account.read' },
   { to: '/people/users', label: 'Users', permission: 'auth.user.read' },
   { to: '/people/sessions', label: 'Sessions', permission: 'auth.session.list' },
   { to: '/people/oidc-providers', label: 'OIDC providers', permission: 'auth.oidc.list' },

@@ -13,6 +13,7 @@ import {
   Section,
   StatusBadge,
 } from '../components/common';
+import { Picker, type PickerResource } from '../components/picker';
 import { DataTable, Pager } from '../components/table';
 import { iso } from '../format';
 
@@ -83,21 +84,6 @@ function ClaimDialog({ found, onClose }: { found: Found | null; onClose: (messag
   const client = useQueryClient();
   const [claim, setClaim] = useState<Claim>({ issuer_id: '', owner_id: '', team_id: '', name: '' });
   const open = found !== null;
-  const issuers = useQuery({
-    queryKey: ['issuers', 'choices'],
-    enabled: open,
-    queryFn: () => api.get('/api/v1/issuers', { query: { page: 1, per_page: 100 } }),
-  });
-  const owners = useQuery({
-    queryKey: ['owners', 'choices'],
-    enabled: open,
-    queryFn: () => api.get('/api/v1/owners', { query: { page: 1, per_page: 100 } }),
-  });
-  const teams = useQuery({
-    queryKey: ['teams', 'choices'],
-    enabled: open,
-    queryFn: () => api.get('/api/v1/teams', { query: { page: 1, per_page: 100 } }),
-  });
   const save = useMutation({
     mutationFn: () => {
       if (!found) throw new Error('no certificate chosen');
@@ -119,23 +105,13 @@ function ClaimDialog({ found, onClose }: { found: Found | null; onClose: (messag
       onClose(`Claimed ${found?.subject ?? 'the certificate'}; it is now managed.`);
     },
   });
-  const select = (
-    key: 'issuer_id' | 'owner_id' | 'team_id',
-    label: string,
-    rows: { id: string; name: string }[] | undefined,
-  ) => (
-    <Field label={label}>
-      {({ id }) => (
-        <select id={id} value={claim[key]} onChange={(e) => setClaim({ ...claim, [key]: e.target.value })}>
-          <option value="">— choose —</option>
-          {rows?.map((r) => (
-            <option key={r.id} value={r.id}>
-              {r.name}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+  const pick = (key: 'issuer_id' | 'owner_id' | 'team_id', resource: PickerResource, label: string) => (
+    <Picker
+      resource={resource}
+      label={label}
+      value={claim[key]}
+      onChange={(id) => setClaim({ ...claim, [key]: id })}
+    />
   );
   return (
     <ConfirmDialog
@@ -148,11 +124,14 @@ function ClaimDialog({ found, onClose }: { found: Found | null; onClose: (messag
     >
       <p>The certificate becomes a managed certificate with this issuer, owner and team.</p>
       {save.isError ? <ErrorBox error={save.error} /> : null}
-      {issuers.isError ? <ErrorBox error={issuers.error} /> : null}
       <div className="form">
-        {select('issuer_id', 'Issuer', issuers.data?.data)}
-        {select('owner_id', 'Owner', owners.data?.data)}
-        {select('team_id', 'Team', teams.data?.data)}
+        {open ? (
+          <>
+            {pick('issuer_id', 'issuers', 'Issuer')}
+            {pick('owner_id', 'owners', 'Owner')}
+            {pick('team_id', 'teams', 'Team')}
+          </>
+        ) : null}
         <Field label="Name" hint="default: the subject common name or first SAN">
           {({ id, describedBy }) => (
             <input

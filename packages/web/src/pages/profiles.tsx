@@ -1,8 +1,9 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, Field, Section } from '../components/common';
+import { Picker, type PickerResource } from '../components/picker';
 import { ResourceList } from '../components/resource-list';
 
 type Row = Response200<'/api/v1/profiles'>['data'][number];
@@ -13,11 +14,11 @@ interface Block {
 }
 
 const DEFAULTS = [
-  ['issuer_id', 'Issuer'],
-  ['owner_id', 'Owner'],
-  ['team_id', 'Team'],
-  ['renewal_policy_id', 'Renewal policy'],
-] as const;
+  ['issuer_id', 'Issuer', 'issuers'],
+  ['owner_id', 'Owner', 'owners'],
+  ['team_id', 'Team', 'teams'],
+  ['renewal_policy_id', 'Renewal policy', 'renewal-policies'],
+] as const satisfies readonly (readonly [string, string, PickerResource])[];
 type DefaultKey = (typeof DEFAULTS)[number][0];
 
 interface Draft {
@@ -69,25 +70,6 @@ function NewProfile() {
   const allowed = usePermission('profile.write');
   const [draft, setDraft] = useState<Draft>(empty);
   const [created, setCreated] = useState('');
-  const choices = useQuery({
-    queryKey: ['profile-form-choices'],
-    enabled: allowed.allowed,
-    queryFn: async () => {
-      const q = { query: { page: 1, per_page: 100 } };
-      const [issuers, owners, teams, policies] = await Promise.all([
-        api.get('/api/v1/issuers', q),
-        api.get('/api/v1/owners', q),
-        api.get('/api/v1/teams', q),
-        api.get('/api/v1/renewal-policies', q),
-      ]);
-      return {
-        issuer_id: issuers.data,
-        owner_id: owners.data,
-        team_id: teams.data,
-        renewal_policy_id: policies.data,
-      };
-    },
-  });
   const save = useMutation({
     mutationFn: () => {
       const days = draft.max_validity_days.trim();
@@ -181,26 +163,15 @@ function NewProfile() {
           <fieldset>
             <legend>Certificates the enrollment protocols create</legend>
             <p className="hint">Required once ACME, EST or SCEP is enabled.</p>
-            {choices.isError ? <ErrorBox error={choices.error} /> : null}
-            {DEFAULTS.map(([key, label]) => (
-              <Field key={key} label={label}>
-                {({ id }) => (
-                  <select
-                    id={id}
-                    value={draft.enrollment[key]}
-                    onChange={(e) =>
-                      setDraft({ ...draft, enrollment: { ...draft.enrollment, [key]: e.target.value } })
-                    }
-                  >
-                    <option value="">none</option>
-                    {choices.data?.[key].map((row) => (
-                      <option key={row.id} value={row.id}>
-                        {row.name}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
+            {DEFAULTS.map(([key, label, resource]) => (
+              <Picker
+                key={key}
+                resource={resource}
+                label={label}
+                value={draft.enrollment[key]}
+                emptyLabel="none"
+                onChange={(id) => setDraft({ ...draft, enrollment: { ...draft.enrollment, [key]: id } })}
+              />
             ))}
           </fieldset>
           <fieldset>

@@ -13,17 +13,9 @@ import {
   Section,
 } from '../components/common';
 import { DataTable, Pager } from '../components/table';
-import { iso } from '../format';
+import { iso, listOf } from '../format';
 
 type Target = Response200<'/api/v1/network-scan/targets'>['data'][number];
-
-/** Comma- or whitespace-separated text to a list, empty items dropped. */
-export function listOf(text: string): string[] {
-  return text
-    .split(/[\s,]+/)
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
-}
 
 interface Draft {
   name: string;

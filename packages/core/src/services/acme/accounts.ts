@@ -1,6 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { AcmeAccount, AcmeEabKey, PublicJwk } from '../../domain/acme.js';
+import {
+  ACME_ACCOUNT_STATUSES,
+  type AcmeAccount,
+  type AcmeEabKey,
+  type PublicJwk,
+} from '../../domain/acme.js';
 import { idSchema } from '../../domain/common.js';
 import { fail, isCertwrightError, notFound } from '../../errors.js';
 import { decodeBase64Url, parsePublicJwk } from '../../pki/jwk.js';
@@ -87,6 +92,19 @@ export const eabKeyCreateSchema = z.object({
 export type EabKeyCreate = z.input<typeof eabKeyCreateSchema>;
 export const eabKeyListSchema = pageQuerySchema.extend({ profile_id: idSchema.optional() });
 export type EabKeyListQuery = z.input<typeof eabKeyListSchema>;
+export const acmeAccountListSchema = pageQuerySchema.extend({
+  profile_id: idSchema.optional(),
+  status: z.enum(ACME_ACCOUNT_STATUSES).optional(),
+});
+export type AcmeAccountListQuery = z.input<typeof acmeAccountListSchema>;
+
+/** What an administrator sees beside an account: how much it has ordered and been issued. */
+export interface AcmeAccountActivity {
+  /** Every order the account placed, whatever its status. */
+  orders: number;
+  /** Orders that issued a certificate (status `valid`): one certificate each. */
+  certificates: number;
+}
 
 /** A new EAB key with its secret: the only time the secret is shown. */
 export interface CreatedEabKey {
@@ -138,6 +156,29 @@ export class AcmeAccountService {
     const account = await this.deps.storage.acmeAccounts.get(id);
     if (!account) throw notFound('ACME account', id);
     return account;
+  }
+
+  /** Accounts, newest first, narrowed by profile and status. */
+  async list(query: AcmeAccountListQuery = {}): Promise<Paged<AcmeAccount>> {
+    const q = parseInput(acmeAccountListSchema, query);
+    const result = await this.deps.storage.acmeAccounts.list({
+      page: q.page,
+      perPage: q.per_page,
+      ...(q.profile_id ? { profile_id: q.profile_id } : {}),
+      ...(q.status ? { status: q.status } : {}),
+    });
+    return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  /** Two counted one-row pages on the orders' account index; `not_found` for an unknown account. */
+  async activity(id: string): Promise<AcmeAccountActivity> {
+    await this.get(id);
+    const orders = this.deps.storage.acmeOrders;
+    const [all, issued] = await Promise.all([
+      orders.listIdsForAccount(id, { page: 1, perPage: 1 }),
+      orders.list({ account_id: id, status: 'valid', page: 1, perPage: 1 }),
+    ]);
+    return { orders: all.total, certificates: issued.total };
   }
 
   /** The account a key (RFC 7638 thumbprint) opened on a profile, or null. */
@@ -242,13 +283,14 @@ export class AcmeAccountService {
    * valid → deactivated (RFC 8555 §7.3.6). Final: the key can sign nothing afterwards, and
    * a new account for it is refused. Its pending orders become invalid and their pending
    * authorizations deactivated in the same transaction. Deactivating a deactivated account
-   * changes nothing.
+   * changes nothing. `by` is who the audit trail names: the account's own key unless an
+   * administrator deactivates it through the REST API.
    */
-  async deactivate(id: string): Promise<AcmeAccount> {
-    return this.#changing(() => this.#deactivate(id));
+  async deactivate(id: string, by: Actor = accountActor(id)): Promise<AcmeAccount> {
+    return this.#changing(() => this.#deactivate(id, by));
   }
 
-  async #deactivate(id: string): Promise<AcmeAccount> {
+  async #deactivate(id: string, by: Actor): Promise<AcmeAccount> {
     return this.deps.storage.transaction(async (tx) => {
       const account = await tx.acmeAccounts.lockForUpdate(id);
       if (account.status === 'deactivated') return account;
@@ -260,7 +302,7 @@ export class AcmeAccountService {
       const orders = await tx.acmeOrders.invalidatePendingOfAccount(id);
       const authorizations = await tx.acmeAuthorizations.deactivatePendingOfAccount(id);
       await this.audit.record(
-        accountActor(id),
+        by,
         {
           action: 'acme_account_deactivated',
           category: 'auth',
