@@ -463,6 +463,34 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       );
     },
 
+    async countEach(filters, options) {
+      if (filters.length === 0) return [];
+      const query = (f: CertificateFilter) => applyFilter(ctx, ctx.db.selectFrom('certificates'), f);
+      const cap = options.exactLimit;
+      // Every capped count in one statement (one round trip, however many filters), each
+      // stopping after cap + 1 matches as countMatches' does.
+      const arms = filters.map((f, i) =>
+        ctx.db
+          .selectFrom(
+            query(f)
+              .select(sql<number>`1`.as('one'))
+              .limit(cap + 1)
+              .as(`m${i}`),
+          )
+          .select([sql<number>`${sql.lit(i)}`.as('k'), (eb) => eb.fn.countAll().as('n')]),
+      );
+      const rows = await arms.slice(1).reduce((all, arm) => all.unionAll(arm), arms[0]!).execute();
+      const exact = new Map(rows.map((r) => [Number(r.k), count(r)]));
+      // Only the filters beyond the cap need the planner's estimate (statistics only).
+      return Promise.all(
+        filters.map(async (f, i) => {
+          const n = exact.get(i) ?? 0;
+          if (n <= cap) return { total: n, estimated: false };
+          return { total: Math.max(cap + 1, await plannerEstimate(ctx, query(f))), estimated: true };
+        }),
+      );
+    },
+
     async countByStatus() {
       const rows = await ctx.db
         .selectFrom('certificates')
