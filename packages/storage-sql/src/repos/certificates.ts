@@ -292,7 +292,12 @@ async function searchSource(
       : base;
   if (estimatedTotal !== undefined)
     return { from: sortAll(estimatedTotal), total: estimatedTotal, estimated: true };
-  const ids = (await base().select('certificates.id').limit(cap + 1).execute()).map((r) => r.id);
+  const ids = (
+    await base()
+      .select('certificates.id')
+      .limit(cap + 1)
+      .execute()
+  ).map((r) => r.id);
   if (ids.length <= cap) {
     // The filter again, on those rows only: a row changed since the count drops out.
     const byId = () => ctx.db.selectFrom('certificates').where('certificates.id', 'in', ids);
@@ -479,7 +484,10 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
           )
           .select([sql<number>`${sql.lit(i)}`.as('k'), (eb) => eb.fn.countAll().as('n')]),
       );
-      const rows = await arms.slice(1).reduce((all, arm) => all.unionAll(arm), arms[0]!).execute();
+      const rows = await arms
+        .slice(1)
+        .reduce((all, arm) => all.unionAll(arm), arms[0]!)
+        .execute();
       const exact = new Map(rows.map((r) => [Number(r.k), count(r)]));
       // Only the filters beyond the cap need the planner's estimate (statistics only).
       return Promise.all(
