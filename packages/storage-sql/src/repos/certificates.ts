@@ -255,70 +255,70 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
 
 /**
  * Up to this many (estimated) matches, a search page on PostgreSQL/PGlite is read from all the
- * matches, sorted, rather than by walking the sort order's index and filtering (see searchSource).
+ * matches, sorted, rather than by walking the sort order's index and filtering (see searchPage).
  */
 const SEARCH_SORT_ALL_LIMIT = 10_000;
 
 /**
- * The rows a search page is read from, and the search's total, counted before the page.
+ * A page of a search (`list` with `search` and an exact-total limit).
  *
  * A substring search leaves the planner two ways to a sorted page: walk the sort column's index
  * and test each row until the page is full, or find every match through the trigram index and
  * sort them. It prices the walk as if matches were spread evenly through the order; when they
  * are not — names of one series created together, so that a filter and a search select old rows
- * only — the walk reads most of the table (hundreds of milliseconds at a million rows). So the
- * matches are counted first (their ids, at most `cap` + 1, in no order, which the planner serves
- * from the trigram index or a scan that stops early):
- *   - at most `cap` matches: the page is read from those ids by primary key, and the trigram
- *     index is not searched a second time;
+ * only — the walk reads most of the table (hundreds of milliseconds at a million rows). So:
+ *   - first, one statement takes at most `cap` + 1 matches in no order (the trigram index, or a
+ *     scan that stops early; the LIMIT keeps the planner from ordering or flattening it), counts
+ *     them with a window and sorts the page out of them: when they are `cap` or fewer, that is
+ *     the page and the exact total, in one round trip and one trigram lookup;
  *   - more, but an estimated SEARCH_SORT_ALL_LIMIT or fewer: on PostgreSQL/PGlite the page is
- *     read from the matches found without regard to order (a subquery with OFFSET 0, which the
- *     planner neither flattens nor pushes conditions into), then sorted — bounded by the
- *     estimate, where the walk is bounded only by the table;
+ *     read from the matches found without regard to order (a subquery with OFFSET 0), then
+ *     sorted — bounded by the estimate, where the walk is bounded only by the table;
  *   - beyond that, matches are common enough that the walk finds a page quickly: the planner
  *     chooses.
- * MySQL/MariaDB have no substring index (docs/storage/README.md): only the first rule applies.
+ * A total carried by a cursor (`estimatedTotal`) goes straight to the last two rules. MySQL and
+ * MariaDB have no substring index (docs/storage/README.md): the last rule stands for the second.
  */
-async function searchSource(
+async function searchPage(
   ctx: Ctx,
   filter: CertificateFilter,
   cap: number,
   estimatedTotal: number | undefined,
-): Promise<{ from: () => CertQuery<object>; total: number; estimated: boolean }> {
+  readPage: (from: () => CertQuery<object>) => Promise<Row[]>,
+): Promise<{ rows: Row[]; total: number; estimated: boolean }> {
   const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter);
   const sortAll = (total: number) =>
     ctx.flavor === 'postgres' && total <= SEARCH_SORT_ALL_LIMIT
-      ? () => fenced(ctx, base().selectAll())
+      ? () =>
+          ctx.db.selectFrom(base().selectAll().offset(0).as('certificates')) as unknown as CertQuery<object>
       : base;
-  if (estimatedTotal !== undefined)
-    return { from: sortAll(estimatedTotal), total: estimatedTotal, estimated: true };
-  const ids = (
-    await base()
-      .select('certificates.id')
-      .limit(cap + 1)
-      .execute()
-  ).map((r) => r.id);
-  if (ids.length <= cap) {
-    // The filter again, on those rows only: a row changed since the count drops out.
-    const byId = () => ctx.db.selectFrom('certificates').where('certificates.id', 'in', ids);
-    const within = () =>
-      ids.length === 0
-        ? base().where((eb) => eb.val(1), '=', 0)
-        : applyFilter(ctx, ctx.flavor === 'postgres' ? fenced(ctx, byId().selectAll()) : byId(), filter);
-    return { from: within, total: ids.length, estimated: false };
+  const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, base()));
+  let total = estimatedTotal;
+  if (total === undefined) {
+    const capped = () =>
+      ctx.db.selectFrom(
+        ctx.db
+          .selectFrom(
+            base()
+              .selectAll()
+              .limit(cap + 1)
+              .as('m'),
+          )
+          .selectAll()
+          .select(sql<number>`count(*) over ()`.as('cw_matches'))
+          .as('certificates'),
+      ) as unknown as CertQuery<object>;
+    const rows = (await readPage(capped)) as (Row & { cw_matches: number | string })[];
+    const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
+    if (matches !== undefined && matches <= cap) return { rows, total: matches, estimated: false };
+    if (matches === undefined) {
+      // An empty page (past the last match, or none match) tells nothing of the total.
+      const counted = await countMatches(ctx, base, cap);
+      if (!counted.estimated) return { rows: [], total: counted.total, estimated: false };
+      total = counted.total;
+    } else total = await estimate();
   }
-  const total = Math.max(cap + 1, await plannerEstimate(ctx, base()));
-  return { from: sortAll(total), total, estimated: true };
-}
-
-/**
- * `inner` as a derived table named `certificates` that PostgreSQL plans on its own: OFFSET 0
- * keeps the planner from pulling it up into the outer query or pushing the outer ORDER BY and
- * LIMIT into it, so its rows are found the cheapest way regardless of order (PostgreSQL only;
- * MySQL rejects OFFSET without LIMIT).
- */
-function fenced(ctx: Ctx, inner: CertQuery<Row>): CertQuery<object> {
-  return ctx.db.selectFrom(inner.offset(0).as('certificates')) as unknown as CertQuery<object>;
+  return { rows: await readPage(sortAll(total)), total, estimated: true };
 }
 
 export function certificateRepository(ctx: Ctx): CertificateRepository {
@@ -408,12 +408,12 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         return rows;
       };
       const searching = query.search !== undefined && query.search !== '';
-      // A search counts first (see searchSource); every other filter reads its page first.
-      const counted =
+      // A search counts while it reads (see searchPage); every other filter reads its page first.
+      const searched =
         searching && query.exactTotalLimit !== undefined
-          ? await searchSource(ctx, query, query.exactTotalLimit, query.estimatedTotal)
+          ? await searchPage(ctx, query, query.exactTotalLimit, query.estimatedTotal, readPage)
           : undefined;
-      const rows = await readPage(counted?.from ?? base);
+      const rows = searched?.rows ?? (await readPage(base));
       const more = rows.length > limit;
       const items = rows.slice(0, limit).map(toCertificate);
       const last = items[items.length - 1];
@@ -421,7 +421,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // An offset page that is the last one, and not empty, already tells the total.
       if (!after && !more && (offset === 0 || items.length > 0))
         return { items, total: offset + items.length, totalEstimated: false, next };
-      if (counted) return { items, total: counted.total, totalEstimated: counted.estimated, next };
+      if (searched) return { items, total: searched.total, totalEstimated: searched.estimated, next };
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
       const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
