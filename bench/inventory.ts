@@ -270,7 +270,9 @@ async function run(engine: string) {
     await s.close();
     // BENCH_INVENTORY_KEEP=1 keeps the filled database or PGlite directory (for EXPLAIN ANALYZE by hand).
     if (process.env.BENCH_INVENTORY_KEEP === '1')
-      console.log(`  kept ${opened.database ? `database ${opened.database}` : 'the PGlite directory (os.tmpdir()/cw-bench-inv-*)'}`);
+      console.log(
+        `  kept ${opened.database ? `database ${opened.database}` : 'the PGlite directory (os.tmpdir()/cw-bench-inv-*)'}`,
+      );
     else await cleanup();
   }
 }

@@ -22,9 +22,9 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
-import { lockFound } from './crud.js';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
+import { lockFound } from './crud.js';
 
 type Row = Selectable<CertificatesTable>;
 
