@@ -11,7 +11,8 @@
  *   node --import tsx --conditions=source bench/inventory.ts [inventory=1000000] [engines=pglite,postgres] [runs=100]
  * `pnpm bench inventory` passes the size (BENCH_SCALE shrinks it). PostgreSQL runs in a
  * database created for the run on SVC_BENCH_POSTGRES_URL (default the local test server) and
- * dropped afterwards; it is skipped when unreachable. Figures: docs/api/inventory.md.
+ * dropped afterwards (kept with BENCH_INVENTORY_KEEP=1); it is skipped when unreachable.
+ * Figures: docs/api/inventory.md.
  */
 import { createHandler } from '../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
@@ -214,7 +215,12 @@ async function run(engine: string) {
     );
   } finally {
     await s.close();
-    await cleanup();
+    // BENCH_INVENTORY_KEEP=1 keeps the filled database or PGlite directory (for EXPLAIN ANALYZE by hand).
+    if (process.env.BENCH_INVENTORY_KEEP === '1')
+      console.log(
+        `  kept ${opened.database ? `database ${opened.database}` : 'the PGlite directory (os.tmpdir()/cw-bench-inv-*)'}`,
+      );
+    else await cleanup();
   }
 }
 

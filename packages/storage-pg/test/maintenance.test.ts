@@ -36,6 +36,14 @@ describe('PGlite maintenance (no autovacuum)', () => {
     }
   });
 
+  it('lets the planner scan sequentially, as PostgreSQL does (PGlite starts with enable_seqscan off)', async () => {
+    // With sequential scans priced out, a capped count of a common search term reads the whole
+    // trigram index instead of scanning until it has its 1,001 rows.
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`
+      explain select 1 from certificates where search_text like '%bench%' limit 1001`.execute(storage.db);
+    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('Seq Scan on certificates');
+  });
+
   it('maintain() refreshes the statistics a bulk load left stale', async () => {
     const before = await stats('teams');
     for (let i = 0; i < 300; i++) await storage.teams.create({ name: `bulk-team-${i}` });

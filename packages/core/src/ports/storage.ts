@@ -206,6 +206,14 @@ export interface CertificateRepository
     filter: CertificateFilter,
     options?: { exactLimit?: number },
   ): Promise<{ total: number; estimated: boolean }>;
+  /**
+   * `count(filter, options)` for each filter, in order, with one statement for all the exact
+   * parts (a dashboard asks for a dozen counts at once; docs/storage/README.md).
+   */
+  countEach(
+    filters: readonly CertificateFilter[],
+    options: { exactLimit: number },
+  ): Promise<{ total: number; estimated: boolean }[]>;
   /** Replaces the target bindings of a certificate (`invalid_reference` for an unknown target). */
   setTargets(certificateId: string, targetIds: readonly string[]): Promise<void>;
   listTargetIds(certificateId: string): Promise<string[]>;

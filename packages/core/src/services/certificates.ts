@@ -410,20 +410,20 @@ export class CertificateService {
    * database's estimate above it (`estimated` says whether any is), so the cost stays bounded.
    */
   async summary(): Promise<InventorySummary> {
-    const certificates = this.deps.storage.certificates;
-    const limit = { exactLimit: EXACT_TOTAL_LIMIT };
     const now = this.deps.clock.now();
-    const [byStatus, expiring] = await Promise.all([
-      Promise.all(CERTIFICATE_STATUSES.map((status) => certificates.count({ status }, limit))),
-      certificates.count(
+    const counts = await this.deps.storage.certificates.countEach(
+      [
+        ...CERTIFICATE_STATUSES.map((status) => ({ status })),
         {
-          status: ['Active', 'Expiring'],
+          status: ['Active', 'Expiring'] as CertificateStatus[],
           expiresAfter: now,
           expiresBefore: new Date(now.getTime() + EXPIRING_SOON_DAYS * 86_400_000),
         },
-        limit,
-      ),
-    ]);
+      ],
+      { exactLimit: EXACT_TOTAL_LIMIT },
+    );
+    const byStatus = counts.slice(0, CERTIFICATE_STATUSES.length);
+    const expiring = counts[CERTIFICATE_STATUSES.length] ?? { total: 0, estimated: false };
     const by_status = Object.fromEntries(
       CERTIFICATE_STATUSES.map((status, i) => [status, byStatus[i]?.total ?? 0]),
     ) as Record<CertificateStatus, number>;

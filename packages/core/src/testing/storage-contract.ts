@@ -593,6 +593,67 @@ export function describeStorageContract(
         const counted = await s.certificates.count({ owner_id: r.owner.id }, { exactLimit: 3 });
         expect(counted.estimated).toBe(true);
         expect(counted.total).toBeGreaterThanOrEqual(4);
+        // Many counts at once answer what count answers for each.
+        expect(
+          await s.certificates.countEach(
+            [{ owner_id: r.owner.id, status: 'Pending' }, { owner_id: r.owner.id }, { status: [] }],
+            { exactLimit: 3 },
+          ),
+        ).toEqual([
+          { total: 2, estimated: false },
+          { total: expect.any(Number), estimated: true },
+          { total: 0, estimated: false },
+        ]);
+        expect(
+          (await s.certificates.countEach([{ owner_id: r.owner.id }], { exactLimit: 3 }))[0]?.total,
+        ).toBeGreaterThanOrEqual(4);
+        expect(await s.certificates.countEach([], { exactLimit: 3 })).toEqual([]);
+
+        // A search counts its matches before reading the page, and reads it from them (by id
+        // within the exact limit, all matches sorted beyond it): the rows, order and totals are
+        // those of any other filter, by keyset and by offset.
+        for (const cap of [1000, 3]) {
+          for (const sort of ['name', 'status', 'expires_at', 'created_at'] as const) {
+            for (const order of ['asc', 'desc'] as const) {
+              const q = { search: `KEYSET-${r.tag}-`, sort, order, exactTotalLimit: cap };
+              const all = (
+                await s.certificates.list({ owner_id: r.owner.id, sort, order, perPage: 100 })
+              ).items.map((x) => x.id);
+              const walked: string[] = [];
+              const offsets: string[] = [];
+              let after: CertificateListKey | undefined;
+              for (let n = 0; n < 10; n++) {
+                const page = await s.certificates.list({ ...q, perPage: 2, after });
+                const byOffset = await s.certificates.list({ ...q, perPage: 2, page: n + 1 });
+                walked.push(...page.items.map((x) => x.id));
+                offsets.push(...byOffset.items.map((x) => x.id));
+                if (page.next) {
+                  expect(page.totalEstimated).toBe(cap < 7);
+                  if (cap < 7) expect(page.total).toBeGreaterThan(cap);
+                  else expect(page.total).toBe(7);
+                }
+                if (!page.next) break;
+                after = page.next;
+              }
+              expect({ cap, sort, order, ids: walked }).toEqual({ cap, sort, order, ids: all });
+              expect({ cap, sort, order, ids: offsets }).toEqual({ cap, sort, order, ids: all });
+            }
+          }
+        }
+        expect(
+          await s.certificates.list({
+            search: `keyset-${r.tag}-`,
+            owner_id: r.owner.id,
+            status: 'Failed',
+            exactTotalLimit: 3,
+          }),
+        ).toMatchObject({ total: 1, totalEstimated: false, next: null });
+        expect(await s.certificates.list({ search: `nothing-${r.tag}`, exactTotalLimit: 3 })).toMatchObject({
+          items: [],
+          total: 0,
+          totalEstimated: false,
+          next: null,
+        });
         expect(made).toHaveLength(7);
       });
 

@@ -14,6 +14,7 @@ import { people } from './0011_people.js';
 import { discovery } from './0012_discovery.js';
 import { oidcProviders } from './0013_oidc_providers.js';
 import { inventoryListing } from './0014_inventory_listing.js';
+import { inventoryCounts } from './0015_inventory_counts.js';
 import { crlEntriesIndex } from './0016_crl_entries_index.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { columnTypes, type Migration } from './types.js';
@@ -35,6 +36,7 @@ export const MIGRATIONS: readonly Migration[] = [
   discovery,
   oidcProviders,
   inventoryListing,
+  inventoryCounts,
   crlEntriesIndex,
   breakglassLockout,
 ];

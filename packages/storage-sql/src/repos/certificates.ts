@@ -22,9 +22,9 @@ import {
   type SqlBool,
   sql,
 } from 'kysely';
-import { lockFound } from './crud.js';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
+import { lockFound } from './crud.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -253,6 +253,74 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
   return Math.round((Number(first?.rows ?? 0) * filtered) / 100);
 }
 
+/**
+ * Up to this many (estimated) matches, a search page on PostgreSQL/PGlite is read from all the
+ * matches, sorted, rather than by walking the sort order's index and filtering (see searchPage).
+ */
+const SEARCH_SORT_ALL_LIMIT = 10_000;
+
+/**
+ * A page of a search (`list` with `search` and an exact-total limit).
+ *
+ * A substring search leaves the planner two ways to a sorted page: walk the sort column's index
+ * and test each row until the page is full, or find every match through the trigram index and
+ * sort them. It prices the walk as if matches were spread evenly through the order; when they
+ * are not — names of one series created together, so that a filter and a search select old rows
+ * only — the walk reads most of the table (hundreds of milliseconds at a million rows). So:
+ *   - first, one statement takes at most `cap` + 1 matches in no order (the trigram index, or a
+ *     scan that stops early; the LIMIT keeps the planner from ordering or flattening it), counts
+ *     them with a window and sorts the page out of them: when they are `cap` or fewer, that is
+ *     the page and the exact total, in one round trip and one trigram lookup;
+ *   - more, but an estimated SEARCH_SORT_ALL_LIMIT or fewer: on PostgreSQL/PGlite the page is
+ *     read from the matches found without regard to order (a subquery with OFFSET 0), then
+ *     sorted — bounded by the estimate, where the walk is bounded only by the table;
+ *   - beyond that, matches are common enough that the walk finds a page quickly: the planner
+ *     chooses.
+ * A total carried by a cursor (`estimatedTotal`) goes straight to the last two rules. MySQL and
+ * MariaDB have no substring index (docs/storage/README.md): the last rule stands for the second.
+ */
+async function searchPage(
+  ctx: Ctx,
+  filter: CertificateFilter,
+  cap: number,
+  estimatedTotal: number | undefined,
+  readPage: (from: () => CertQuery<object>) => Promise<Row[]>,
+): Promise<{ rows: Row[]; total: number; estimated: boolean }> {
+  const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter);
+  const sortAll = (total: number) =>
+    ctx.flavor === 'postgres' && total <= SEARCH_SORT_ALL_LIMIT
+      ? () =>
+          ctx.db.selectFrom(base().selectAll().offset(0).as('certificates')) as unknown as CertQuery<object>
+      : base;
+  const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, base()));
+  let total = estimatedTotal;
+  if (total === undefined) {
+    const capped = () =>
+      ctx.db.selectFrom(
+        ctx.db
+          .selectFrom(
+            base()
+              .selectAll()
+              .limit(cap + 1)
+              .as('m'),
+          )
+          .selectAll()
+          .select(sql<number>`count(*) over ()`.as('cw_matches'))
+          .as('certificates'),
+      ) as unknown as CertQuery<object>;
+    const rows = (await readPage(capped)) as (Row & { cw_matches: number | string })[];
+    const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
+    if (matches !== undefined && matches <= cap) return { rows, total: matches, estimated: false };
+    if (matches === undefined) {
+      // An empty page (past the last match, or none match) tells nothing of the total.
+      const counted = await countMatches(ctx, base, cap);
+      if (!counted.estimated) return { rows: [], total: counted.total, estimated: false };
+      total = counted.total;
+    } else total = await estimate();
+  }
+  return { rows: await readPage(sortAll(total)), total, estimated: true };
+}
+
 export function certificateRepository(ctx: Ctx): CertificateRepository {
   const read = async (id: string, lock = false) => {
     const q = ctx.db.selectFrom('certificates').selectAll().where('id', '=', id);
@@ -320,25 +388,32 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
       const after = query.after;
-      const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
-      // One row beyond the page says whether another page follows.
-      let rows: Row[];
-      if (!after) {
-        rows = await ordered(base().selectAll())
-          .limit(limit + 1)
-          .offset(offset)
-          .execute();
-      } else {
-        rows = [];
+      const readPage = async (from: () => CertQuery<object>) => {
+        const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
+        // One row beyond the page says whether another page follows.
+        if (!after)
+          return ordered(from().selectAll())
+            .limit(limit + 1)
+            .offset(offset)
+            .execute();
+        const rows: Row[] = [];
         for (const condition of afterKey(ctx, column, order, after)) {
           if (rows.length > limit) break;
           rows.push(
-            ...(await ordered(base().selectAll().where(condition))
+            ...(await ordered(from().selectAll().where(condition))
               .limit(limit + 1 - rows.length)
               .execute()),
           );
         }
-      }
+        return rows;
+      };
+      const searching = query.search !== undefined && query.search !== '';
+      // A search counts while it reads (see searchPage); every other filter reads its page first.
+      const searched =
+        searching && query.exactTotalLimit !== undefined
+          ? await searchPage(ctx, query, query.exactTotalLimit, query.estimatedTotal, readPage)
+          : undefined;
+      const rows = searched?.rows ?? (await readPage(base));
       const more = rows.length > limit;
       const items = rows.slice(0, limit).map(toCertificate);
       const last = items[items.length - 1];
@@ -346,6 +421,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // An offset page that is the last one, and not empty, already tells the total.
       if (!after && !more && (offset === 0 || items.length > 0))
         return { items, total: offset + items.length, totalEstimated: false, next };
+      if (searched) return { items, total: searched.total, totalEstimated: searched.estimated, next };
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
       const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
@@ -389,6 +465,37 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         ctx,
         () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter),
         options?.exactLimit,
+      );
+    },
+
+    async countEach(filters, options) {
+      if (filters.length === 0) return [];
+      const query = (f: CertificateFilter) => applyFilter(ctx, ctx.db.selectFrom('certificates'), f);
+      const cap = options.exactLimit;
+      // Every capped count in one statement (one round trip, however many filters), each
+      // stopping after cap + 1 matches as countMatches' does.
+      const arms = filters.map((f, i) =>
+        ctx.db
+          .selectFrom(
+            query(f)
+              .select(sql<number>`1`.as('one'))
+              .limit(cap + 1)
+              .as(`m${i}`),
+          )
+          .select([sql<number>`${sql.lit(i)}`.as('k'), (eb) => eb.fn.countAll().as('n')]),
+      );
+      const rows = await arms
+        .slice(1)
+        .reduce((all, arm) => all.unionAll(arm), arms[0]!)
+        .execute();
+      const exact = new Map(rows.map((r) => [Number(r.k), count(r)]));
+      // Only the filters beyond the cap need the planner's estimate (statistics only).
+      return Promise.all(
+        filters.map(async (f, i) => {
+          const n = exact.get(i) ?? 0;
+          if (n <= cap) return { total: n, estimated: false };
+          return { total: Math.max(cap + 1, await plannerEstimate(ctx, query(f))), estimated: true };
+        }),
       );
     },
 
