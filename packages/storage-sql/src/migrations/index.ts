@@ -15,6 +15,7 @@ import { discovery } from './0012_discovery.js';
 import { oidcProviders } from './0013_oidc_providers.js';
 import { inventoryListing } from './0014_inventory_listing.js';
 import { crlEntriesIndex } from './0016_crl_entries_index.js';
+import { crlEntryDer } from './0018_crl_entry_der.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { columnTypes, type Migration } from './types.js';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS: readonly Migration[] = [
   oidcProviders,
   inventoryListing,
   crlEntriesIndex,
+  crlEntryDer,
   breakglassLockout,
 ];
 
