@@ -66,7 +66,12 @@ export interface RevocationSigner {
     thisUpdate: Date;
     nextUpdate: Date;
     crlNumber: bigint;
-    entries?: readonly { serial: string; revokedAt: Date; reason?: RevocationReason; invalidityDate?: Date }[];
+    entries?: readonly {
+      serial: string;
+      revokedAt: Date;
+      reason?: RevocationReason;
+      invalidityDate?: Date;
+    }[];
     /** Entries as stored, already encoded (`encodeCrlEntry`), concatenated in blocks. */
     encodedEntries?: readonly Uint8Array[];
   }): Buffer;

@@ -20,18 +20,30 @@ export const crlEntryDer: Migration = {
   name: 'crl_entry_der',
   async up(db, t) {
     if (t.flavor === 'mysql') {
-      await db.schema.alterTable('certificate_versions').addColumn('crl_entry', sql`varbinary(128)`).execute();
+      await db.schema
+        .alterTable('certificate_versions')
+        .addColumn('crl_entry', sql`varbinary(128)`)
+        .execute();
       await db.schema
         .createIndex('ix_versions_crl_entries')
         .on('certificate_versions')
-        .columns(['issuer_id', 'serial_number', 'revoked_at', 'revocation_reason', 'invalidity_date', 'crl_entry'])
+        .columns([
+          'issuer_id',
+          'serial_number',
+          'revoked_at',
+          'revocation_reason',
+          'invalidity_date',
+          'crl_entry',
+        ])
         .execute();
       await db.schema.dropIndex('ix_versions_crl').on('certificate_versions').execute();
       return;
     }
     await db.schema.alterTable('certificate_versions').addColumn('crl_entry', sql`bytea`).execute();
     await sql`create index ix_versions_crl_entries on certificate_versions (issuer_id, serial_number)
-      include (crl_entry, revoked_at, revocation_reason, invalidity_date) where revoked_at is not null`.execute(db);
+      include (crl_entry, revoked_at, revocation_reason, invalidity_date) where revoked_at is not null`.execute(
+      db,
+    );
     await sql`drop index ix_versions_crl`.execute(db);
   },
 };
