@@ -407,8 +407,10 @@ const STORE_BATCH = 250;
 /**
  * Encodes and stores the entry DER of the revoked versions in (after, last] that have none.
  * One UPDATE per batch, a CASE on the id; `else crl_entry` also gives the parameters their
- * type on PostgreSQL. Only null columns are written, so two builders storing the same rows
- * write the same bytes once.
+ * type on PostgreSQL. The UPDATE does not re-check for null: a concurrent writer can only have
+ * stored the same bytes (the columns never change once revoked), and writing them again keeps
+ * the rows visible to this transaction's snapshot on MySQL, whose re-read would otherwise still
+ * see them missing.
  */
 async function storeMissingCrlEntries(
   ctx: Ctx,
@@ -447,7 +449,6 @@ async function storeMissingCrlEntries(
         'in',
         batch.map((b) => b.id),
       )
-      .where('crl_entry', 'is', null)
       .execute();
   }
 }
