@@ -96,7 +96,7 @@ describe('CRL from stored entry DER', () => {
         expect(buildCrl({ ...base, encodedEntries: blocks }).equals(direct)).toBe(true);
         expect(checkEncodedEntries(Buffer.concat(blocks))).toBe(entries.length);
       }),
-      { numRuns: 150 },
+      { seed: 0xc71e, numRuns: 150 },
     );
   });
 
@@ -127,7 +127,7 @@ describe('CRL from stored entry DER', () => {
           expect(error).toMatchObject({ code: 'validation_failed' });
         }
       }),
-      { numRuns: 2000 },
+      { seed: 0xc71f, numRuns: 2000 },
     );
     // Mutations of real entries reach deeper than random bytes do.
     const real = Buffer.concat([
@@ -149,7 +149,7 @@ describe('CRL from stored entry DER', () => {
           expect(error).toMatchObject({ code: 'validation_failed' });
         }
       }),
-      { numRuns: 2000 },
+      { seed: 0xc720, numRuns: 2000 },
     );
   });
 });
