@@ -37,8 +37,7 @@ export const PERMISSIONS = {
   'notification.read': 'list and read notifications',
   'notification.write': 'requeue notifications and mark them read',
   'notification.create': 'send an arbitrary notification',
-  'webhook.read':
-    'list and read webhooks (their URLs may carry tokens), deliveries and the private-range allowlist',
+  'webhook.read': 'list and read webhooks (their URLs may carry tokens), deliveries and the private-range allowlist',
   'webhook.write': 'create, update, delete, test and redeliver webhooks; change the private-range allowlist',
 
   'audit.read': 'read the audit trail, its head and its chain verification',
@@ -52,8 +51,7 @@ export const PERMISSIONS = {
   'scan.probe': 'probe a SCEP server (public addresses, and private ranges only as the operator allows)',
   'scan.triage': 'claim discovered certificates into the inventory or dismiss them',
   'healthcheck.read': 'read TLS endpoint health checks and their history',
-  'healthcheck.write':
-    'create, update and delete TLS endpoint health checks (destinations inside the network)',
+  'healthcheck.write': 'create, update and delete TLS endpoint health checks (destinations inside the network)',
   'healthcheck.acknowledge': 'acknowledge an endpoint health problem',
 
   'admin.est.read': 'per-profile EST statistics',

@@ -93,9 +93,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
           if (finished) return;
           finished = true;
           controller.error(
-            Object.assign(new Error('request closed before its body ended'), {
-              code: 'ERR_STREAM_PREMATURE_CLOSE',
-            }),
+            Object.assign(new Error('request closed before its body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
           );
         });
       },

@@ -441,8 +441,7 @@ export class ScepService {
     const hit = this.#operationLookups.get(key);
     if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.found;
     const found = await this.#readProfileWithSecrets(pathId);
-    if (this.#operationLookups.size >= 256 && !this.#operationLookups.has(key))
-      this.#operationLookups.clear();
+    if (this.#operationLookups.size >= 256 && !this.#operationLookups.has(key)) this.#operationLookups.clear();
     this.#operationLookups.set(key, { found, at: now, revision });
     return found;
   }
