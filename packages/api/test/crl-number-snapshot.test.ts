@@ -100,9 +100,9 @@ function gatedStorage(storage: Storage) {
           const versions = target.versions;
           return new Proxy(versions, {
             get(v, name, r) {
-              if (name !== 'streamRevokedEntries') return Reflect.get(v, name, r);
+              if (name !== 'streamCrlEntryBlocks') return Reflect.get(v, name, r);
               return async function* (issuerId: string, pageSize?: number) {
-                for await (const page of v.streamRevokedEntries(issuerId, pageSize)) yield page;
+                for await (const block of v.streamCrlEntryBlocks(issuerId, pageSize)) yield block;
                 if (armed) {
                   armed = false;
                   reached();

@@ -201,6 +201,8 @@ export interface CertificateVersionsTable {
   revoked_at: Ts | null;
   revocation_reason: string | null;
   invalidity_date: Ts | null;
+  /** DER of the version's CRL entry once revoked and met by a CRL build (migration 0018). */
+  crl_entry: Uint8Array | null;
   created_at: Ts;
 }
 

@@ -66,7 +66,14 @@ export interface RevocationSigner {
     thisUpdate: Date;
     nextUpdate: Date;
     crlNumber: bigint;
-    entries: readonly { serial: string; revokedAt: Date; reason?: RevocationReason; invalidityDate?: Date }[];
+    entries?: readonly {
+      serial: string;
+      revokedAt: Date;
+      reason?: RevocationReason;
+      invalidityDate?: Date;
+    }[];
+    /** Entries as stored, already encoded (`encodeCrlEntry`), concatenated in blocks. */
+    encodedEntries?: readonly Uint8Array[];
   }): Buffer;
   /** A delegated OCSP responder valid at `now` (issued or re-issued as needed). */
   ocspResponder(now: Date): Promise<OcspResponder>;

@@ -514,7 +514,8 @@ export class LocalCaConnector implements IssuerConnector {
           thisUpdate: input.thisUpdate,
           nextUpdate: input.nextUpdate,
           crlNumber: input.crlNumber,
-          entries: input.entries,
+          ...(input.entries ? { entries: input.entries } : {}),
+          ...(input.encodedEntries ? { encodedEntries: input.encodedEntries } : {}),
         }),
       ocspResponder: (now) => this.#currentResponder(now),
     };

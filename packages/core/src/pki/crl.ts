@@ -64,7 +64,13 @@ export interface BuildCrlOptions {
   thisUpdate: Date;
   nextUpdate: Date;
   crlNumber: bigint | number;
-  entries: readonly CrlEntry[];
+  /** Entries to encode (may be empty or absent when `encodedEntries` carries them). */
+  entries?: readonly CrlEntry[];
+  /**
+   * Entries already encoded by `encodeCrlEntry`, concatenated in blocks (as storage keeps
+   * them); listed before `entries`. Each block is checked with `checkEncodedEntries` first.
+   */
+  encodedEntries?: readonly Uint8Array[];
 }
 
 // Precomputed reasonCode extensions: there are only ten of them.
@@ -211,6 +217,54 @@ function encodeEntries(entries: readonly CrlEntry[]): Buffer {
   return out.subarray(0, off);
 }
 
+/**
+ * The DER of one revokedCertificates entry (RFC 5280 §5.1.2.6), byte for byte what `buildCrl`
+ * writes for it: storage keeps it per revoked version, so that a rebuild concatenates bytes.
+ */
+export function encodeCrlEntry(entry: CrlEntry): Buffer {
+  return encodeEntries([entry]);
+}
+
+/** Bounds of one entry's content: at most 20-octet serial + GeneralizedTime + both extensions. */
+const MAX_ENTRY_CONTENT = 127;
+
+/**
+ * Checks that `block` is a run of whole CRL entries as `encodeCrlEntry` writes them: each a
+ * SEQUENCE with a short-form length whose content starts with an INTEGER of 1–21 octets and a
+ * Time, and nothing left over. Stored bytes are signed into the CRL as they are, so a damaged
+ * row must fail here rather than yield a signed CRL relying parties cannot parse. Returns the
+ * number of entries.
+ */
+export function checkEncodedEntries(block: Uint8Array): number {
+  let off = 0;
+  let n = 0;
+  const bad = (why: string) =>
+    new CertwrightError('validation_failed', `stored CRL entry ${n} at offset ${off} is malformed: ${why}`);
+  while (off < block.length) {
+    if (block.length - off < 2 || block[off] !== Tag.SEQUENCE) throw bad('not a SEQUENCE');
+    const len = block[off + 1]!;
+    if (len > MAX_ENTRY_CONTENT || len < 2) throw bad('length out of range');
+    const end = off + 2 + len;
+    if (end > block.length) throw bad('truncated');
+    const serialLen = block[off + 3]!;
+    if (block[off + 2] !== Tag.INTEGER || serialLen < 1 || serialLen > 21) throw bad('no serial INTEGER');
+    const timeAt = off + 4 + serialLen;
+    if (timeAt + 2 > end) throw bad('no revocation date');
+    const timeTag = block[timeAt];
+    const timeLen = block[timeAt + 1];
+    const timeOk =
+      (timeTag === Tag.UTC_TIME && timeLen === 13) || (timeTag === Tag.GENERALIZED_TIME && timeLen === 15);
+    if (!timeOk || timeAt + 2 + timeLen > end) throw bad('no revocation date');
+    const rest = timeAt + 2 + timeLen;
+    // What follows the date, if anything, is the crlEntryExtensions SEQUENCE filling the entry.
+    if (rest < end && (block[rest] !== Tag.SEQUENCE || rest + 2 + block[rest + 1]! !== end))
+      throw bad('trailing bytes');
+    off = end;
+    n++;
+  }
+  return n;
+}
+
 /** Builds and signs a CRL; returns DER. */
 export function buildCrl(options: BuildCrlOptions): Buffer {
   const { thisUpdate, nextUpdate, crlNumber, entries } = options;
@@ -224,7 +278,13 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
     );
   }
   const issuer = prepareIssuer(options.issuerCert, options.issuerKey);
-  const revoked = entries.length ? encodeEntries(entries) : undefined;
+  const blocks: Uint8Array[] = [];
+  for (const block of options.encodedEntries ?? []) {
+    checkEncodedEntries(block);
+    if (block.length) blocks.push(block);
+  }
+  if (entries?.length) blocks.push(encodeEntries(entries));
+  const revokedLength = blocks.reduce((n, b) => n + b.length, 0);
 
   // The TBSCertList is kept as parts and hashed part by part, so the (possibly tens of MiB)
   // entry block is copied exactly once: into the final CRL.
@@ -236,7 +296,7 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
     time(nextUpdate),
   ];
   // An empty revokedCertificates must be omitted, not written empty (RFC 5280 §5.1.2.6).
-  if (revoked) tbsParts.push(header(Tag.SEQUENCE, revoked.length), revoked);
+  if (revokedLength) tbsParts.push(header(Tag.SEQUENCE, revokedLength), ...blocks);
   tbsParts.push(
     explicit(
       0,

@@ -282,6 +282,16 @@ export interface CertificateVersionRepository {
    * CRL builder's read: no PEM columns, no per-version objects beyond these four fields.
    */
   streamRevokedEntries(issuerId: string, pageSize?: number): AsyncIterable<RevokedEntry[]>;
+  /**
+   * The issuer's revokedCertificates as stored (RFC 5280 §5.1.2.6): each revoked version's
+   * entry DER, byte for byte `encodeCrlEntry` of its serial, revocation date, reason and
+   * invalidity date, concatenated; one block per page of `pageSize` versions in serial order
+   * (within a block the order is the database's). The CRL builder's read. A revoked version
+   * without stored DER yet (revoked since the last build, or before the column existed) is
+   * encoded and stored on the way, so this writes: call it in the transaction that should own
+   * those writes.
+   */
+  streamCrlEntryBlocks(issuerId: string, pageSize?: number): AsyncIterable<Uint8Array>;
 }
 
 /** One revoked version as a CRL entry needs it. */

@@ -78,8 +78,6 @@ const CRL_NUMBER_KEY = 'crl_number';
 /** Revoked entries read per statement while building a CRL. */
 const CRL_READ_PAGE = 50_000;
 
-type CrlEntry = Parameters<NonNullable<IssuerConnector['revocationSigner']>['signCrl']>[0]['entries'][number];
-
 /**
  * CRL numbers must increase monotonically (RFC 5280 §5.2.3), across restarts and instances.
  * The last number is kept in the issuer's sealed config; the next is the larger of last + 1
@@ -281,9 +279,9 @@ export class RevocationStatusService {
     issuerId: string,
     signer: NonNullable<IssuerConnector['revocationSigner']>,
   ): Promise<CrlSnapshot> {
-    const { entries, crlNumber, thisUpdate } = await this.#numberedEntries(issuerId);
+    const { encodedEntries, crlNumber, thisUpdate } = await this.#numberedEntries(issuerId);
     const nextUpdate = new Date(thisUpdate.getTime() + this.#options.crlValidityMs);
-    const der = signer.signCrl({ thisUpdate, nextUpdate, crlNumber, entries });
+    const der = signer.signCrl({ thisUpdate, nextUpdate, crlNumber, encodedEntries });
     return { der, crlNumber, thisUpdate, nextUpdate };
   }
 
@@ -296,26 +294,20 @@ export class RevocationStatusService {
    * allocating, as an unlocked build would, lets a builder that read first publish the higher
    * number. The lock is the issuer's own (`lockForUpdate` writes nothing); the number is stored
    * with `updateConfigState`, which leaves `updated_at` — and with it every instance's cached
-   * connector — alone. Signing happens after the commit: the lock is held for the reads only.
+   * connector — alone. The entries come as stored DER (`streamCrlEntryBlocks`, which stores
+   * the DER of versions revoked since the last build in this same transaction), so the lock
+   * covers reading bytes, not encoding them; signing happens after the commit.
    */
   async #numberedEntries(
     issuerId: string,
-  ): Promise<{ entries: CrlEntry[]; crlNumber: bigint; thisUpdate: Date }> {
+  ): Promise<{ encodedEntries: Uint8Array[]; crlNumber: bigint; thisUpdate: Date }> {
     return this.deps.storage.transaction(async (tx) => {
       await tx.issuers.lockForUpdate(issuerId);
       const issuer = await tx.issuers.getWithConfig(issuerId);
       if (!issuer) throw notFound('issuer', issuerId);
-      const entries: CrlEntry[] = [];
-      for await (const page of tx.versions.streamRevokedEntries(issuerId, CRL_READ_PAGE)) {
-        for (const v of page) {
-          // One object shape for every entry (absent fields undefined, not missing).
-          entries.push({
-            serial: v.serial_number,
-            revokedAt: v.revoked_at,
-            reason: (v.revocation_reason || undefined) as CrlEntry['reason'],
-            invalidityDate: v.invalidity_date ?? undefined,
-          });
-        }
+      const encodedEntries: Uint8Array[] = [];
+      for await (const block of tx.versions.streamCrlEntryBlocks(issuerId, CRL_READ_PAGE)) {
+        encodedEntries.push(block);
       }
       const thisUpdate = this.deps.clock.now();
       const crlNumber = nextCrlNumber(issuer.config[CRL_NUMBER_KEY], thisUpdate);
@@ -323,7 +315,7 @@ export class RevocationStatusService {
         ...issuer.config,
         [CRL_NUMBER_KEY]: crlNumber.toString(),
       });
-      return { entries, crlNumber, thisUpdate };
+      return { encodedEntries, crlNumber, thisUpdate };
     });
   }
 

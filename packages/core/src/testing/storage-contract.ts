@@ -4,6 +4,7 @@ import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
 import type { CertificateStatus, CertificateVersion } from '../domain/certificate.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
+import { type CrlEntry, encodeCrlEntry } from '../pki/crl.js';
 import type { CertificateListKey, NewCertificateVersion, RevokedEntry, Storage } from '../ports/storage.js';
 import type { ContractOptions } from './ephemeral-contract.js';
 import { describeScepProbeRepository } from './scep-probe-contract.js';
@@ -755,6 +756,78 @@ export function describeStorageContract(
           await codeOf(
             (async () => {
               for await (const _ of s.versions.streamRevokedEntries(r.issuer.id, 0)) void _;
+            })(),
+          ),
+        ).toBe('bad_request');
+      });
+
+      it("lists each revoked version's CRL entry as stored DER, the bytes its columns encode to", async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({ ...r.base, name: 'crl-der', common_name: 'crl-der.test' });
+        // A 20-octet serial with the high bit set (21 content octets), and short ones.
+        const serials = ['ff'.repeat(20), '01', '7f', '80', '0a0b0c'];
+        const versions: CertificateVersion[] = [];
+        for (const serial of serials)
+          versions.push(
+            await s.versions.create(versionInput(cert.id, r.issuer.id, new Date(Date.now() + DAY), serial)),
+          );
+        const splitEntries = (blocks: Uint8Array[]) =>
+          blocks.flatMap((b) => {
+            const out: string[] = [];
+            for (let off = 0; off < b.length; off += 2 + b[off + 1]!)
+              out.push(Buffer.from(b.subarray(off, off + 2 + b[off + 1]!)).toString('hex'));
+            return out;
+          });
+        const read = async (pageSize?: number) => {
+          const blocks: Uint8Array[] = [];
+          for await (const b of s.versions.streamCrlEntryBlocks(r.issuer.id, pageSize)) blocks.push(b);
+          return blocks;
+        };
+        const expected = async () => {
+          const want: string[] = [];
+          for await (const page of s.versions.streamRevokedEntries(r.issuer.id))
+            for (const e of page)
+              want.push(
+                encodeCrlEntry({
+                  serial: e.serial_number,
+                  revokedAt: e.revoked_at,
+                  reason: (e.revocation_reason ?? undefined) as CrlEntry['reason'],
+                  invalidityDate: e.invalidity_date ?? undefined,
+                }).toString('hex'),
+              );
+          return want.sort();
+        };
+        expect(await read()).toEqual([]);
+        await s.versions.revoke(versions[0]!.id, {
+          revoked_at: new Date(Date.UTC(2026, 2, 1, 10, 0, 0)),
+          reason: 'keyCompromise',
+          invalidity_date: new Date(Date.UTC(2051, 0, 1)),
+        });
+        await s.versions.revoke(versions[1]!.id, {
+          revoked_at: new Date(Date.UTC(2026, 2, 2)),
+          reason: 'unspecified',
+        });
+        await s.versions.revoke(versions[2]!.id, {
+          revoked_at: new Date(Date.UTC(2049, 11, 31, 23, 59, 59)),
+          reason: 'superseded',
+        });
+        const first = await read(2);
+        expect(first.map((b) => splitEntries([b]).length)).toEqual([2, 1]);
+        expect(splitEntries(first).sort()).toEqual(await expected());
+        // Read again: now from the stored bytes, and the same.
+        expect(splitEntries(await read(2)).sort()).toEqual(splitEntries(first).sort());
+        // Later revocations join the list on the next read.
+        await s.versions.revokeForCertificates([cert.id], {
+          revoked_at: new Date(Date.UTC(2026, 3, 1)),
+          reason: 'cessationOfOperation',
+        });
+        const all = splitEntries(await read());
+        expect(all).toHaveLength(serials.length);
+        expect(all.sort()).toEqual(await expected());
+        expect(
+          await codeOf(
+            (async () => {
+              for await (const _ of s.versions.streamCrlEntryBlocks(r.issuer.id, 0)) void _;
             })(),
           ),
         ).toBe('bad_request');

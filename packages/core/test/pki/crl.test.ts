@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCrl, type CrlEntry, certificateToPem, crlToPem, pemDecode } from '../../src/pki/index.js';
+import {
+  buildCrl,
+  type CrlEntry,
+  certificateToPem,
+  crlToPem,
+  encodeCrlEntry,
+  pemDecode,
+} from '../../src/pki/index.js';
 import { days, type Hierarchy, issueLeaf, makeHierarchy } from './fixtures.js';
 import { openssl, workdir } from './openssl.js';
 
@@ -12,7 +19,8 @@ afterAll(async () => {
   await w.cleanup();
 });
 
-async function scenario(h: Hierarchy, tag: string, bulk: number) {
+/** `stored`: the entries reach buildCrl as stored DER (encodeCrlEntry), in blocks of 7. */
+async function scenario(h: Hierarchy, tag: string, bulk: number, stored = false) {
   const revoked = await issueLeaf(h.intermediate, 'ECDSA-P256');
   const good = await issueLeaf(h.intermediate, 'ECDSA-P256');
   const entries: CrlEntry[] = [
@@ -36,7 +44,13 @@ async function scenario(h: Hierarchy, tag: string, bulk: number) {
     thisUpdate: days(0),
     nextUpdate: days(1),
     crlNumber: 42,
-    entries,
+    ...(stored
+      ? {
+          encodedEntries: Array.from({ length: Math.ceil(entries.length / 7) }, (_, i) =>
+            Buffer.concat(entries.slice(i * 7, i * 7 + 7).map((e) => encodeCrlEntry(e))),
+          ),
+        }
+      : { entries }),
   });
   const chain = await w.file(
     `${tag}-chain.pem`,
@@ -113,6 +127,32 @@ describe('CRL builder, verified by openssl', () => {
     const entries = t.split('Serial Number:').slice(1);
     expect(entries).toHaveLength(4);
     expect(entries.filter((e) => !e.includes('CRL entry extensions'))).toHaveLength(1);
+  }, 30_000);
+
+  it('writes a CRL from stored entry DER that openssl verifies, lists and applies', async () => {
+    const h = await makeHierarchy('ECDSA-P256', 'crl-stored');
+    const s = await scenario(h, 'stored', 30, true);
+    const v = await openssl(['crl', '-inform', 'DER', '-in', s.crlDer, '-CAfile', s.chain, '-noout']);
+    expect(v.stderr).toContain('verify OK');
+    const t = (await openssl(['crl', '-inform', 'DER', '-in', s.crlDer, '-noout', '-text'])).stdout;
+    expect(t.split('Serial Number:').length - 1).toBe(31);
+    expect(t).toMatch(
+      new RegExp(
+        `Serial Number: 0*${s.revokedSerial.toUpperCase()}\\s+Revocation Date: .*\\s+CRL entry extensions:\\s+X509v3 CRL Reason Code:\\s+Key Compromise\\s+Invalidity Date:`,
+      ),
+    );
+    const revoked = await openssl([
+      'verify',
+      '-crl_check',
+      '-CAfile',
+      s.root,
+      '-untrusted',
+      s.inter,
+      '-CRLfile',
+      s.crlPem,
+      s.revoked,
+    ]);
+    expect(revoked.stdout + revoked.stderr).toContain('certificate revoked');
   }, 30_000);
 
   it('handles 10,000 entries and an empty CRL', async () => {

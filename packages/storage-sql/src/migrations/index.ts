@@ -16,6 +16,7 @@ import { oidcProviders } from './0013_oidc_providers.js';
 import { inventoryListing } from './0014_inventory_listing.js';
 import { inventoryCounts } from './0015_inventory_counts.js';
 import { crlEntriesIndex } from './0016_crl_entries_index.js';
+import { crlEntryDer } from './0018_crl_entry_der.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { columnTypes, type Migration } from './types.js';
 
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   inventoryListing,
   inventoryCounts,
   crlEntriesIndex,
+  crlEntryDer,
   breakglassLockout,
 ];
 

@@ -9,12 +9,14 @@ import {
   type RevocationReason,
   type RevokedEntry,
 } from '@certwright/core';
+import { encodeCrlEntry } from '@certwright/core/pki';
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
 import type { CertificateVersionsTable } from '../schema.js';
 import { newCertificateRow } from './certificates.js';
 
-type Row = Selectable<CertificateVersionsTable>;
+// The stored CRL entry DER is internal to the CRL read; versions never carry it.
+type Row = Omit<Selectable<CertificateVersionsTable>, 'crl_entry'>;
 
 const keyContext = (versionId: string) => `certificate_version:${versionId}:private_key`;
 
@@ -321,5 +323,135 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         after = page[page.length - 1]?.serial_number;
       }
     },
+
+    async *streamCrlEntryBlocks(issuerId, pageSize = 50_000) {
+      if (!(pageSize >= 1)) throw new CertwrightError('bad_request', 'pageSize must be at least 1');
+      let after: string | undefined;
+      for (;;) {
+        let page = await crlEntryPage(ctx, issuerId, after, pageSize);
+        // Versions revoked since the last build (or before migration 0018) have no DER yet:
+        // encode and store them, then read the page again. A revocation committing meanwhile
+        // may add another such row to the page; each round stores every one it saw.
+        while (page.missing > 0) {
+          await storeMissingCrlEntries(ctx, issuerId, after, page.last);
+          page = await crlEntryPage(ctx, issuerId, after, pageSize);
+        }
+        if (page.count > 0) yield page.block;
+        if (page.count < pageSize) return;
+        after = page.last;
+      }
+    },
   };
+}
+
+interface CrlEntryPage {
+  /** The stored entry DER of the page's rows, concatenated. */
+  block: Uint8Array;
+  /** Revoked rows in the page, and how many of them have no stored DER. */
+  count: number;
+  missing: number;
+  /** The page's highest serial (the keyset cursor). */
+  last: string;
+}
+
+/**
+ * One keyset page of revoked versions in serial order, over ix_versions_crl_entries. On
+ * PostgreSQL/PGlite the database concatenates the page (one bytea instead of 50,000 rows for
+ * the driver to turn into objects); string_agg keeps the subquery's order in practice, and the
+ * order of CRL entries carries no meaning anyway (RFC 5280 §5.1.2.6). MySQL's group_concat
+ * would need a session-wide length limit raised, so there the rows are joined here.
+ */
+async function crlEntryPage(
+  ctx: Ctx,
+  issuerId: string,
+  after: string | undefined,
+  pageSize: number,
+): Promise<CrlEntryPage> {
+  const rows = ctx.db
+    .selectFrom('certificate_versions')
+    .select(['serial_number', 'crl_entry'])
+    .where('issuer_id', '=', issuerId)
+    .where('revoked_at', 'is not', null)
+    .$if(after !== undefined, (q) => q.where('serial_number', '>', after!))
+    .orderBy('serial_number')
+    .limit(pageSize);
+  if (ctx.flavor === 'postgres') {
+    const row = await ctx.db
+      .selectFrom(rows.as('p'))
+      .select([
+        sql<Uint8Array | null>`string_agg(p.crl_entry, ''::bytea)`.as('block'),
+        sql<string | null>`max(p.serial_number)`.as('last'),
+        sql<number | string>`count(*)`.as('n'),
+        sql<number | string>`count(p.crl_entry)`.as('filled'),
+      ])
+      .executeTakeFirstOrThrow();
+    const n = toNum(row.n);
+    return {
+      block: row.block ?? new Uint8Array(0),
+      count: n,
+      missing: n - toNum(row.filled),
+      last: row.last ?? '',
+    };
+  }
+  const list = await rows.execute();
+  const parts: Uint8Array[] = [];
+  for (const r of list) if (r.crl_entry) parts.push(r.crl_entry);
+  return {
+    block: Buffer.concat(parts),
+    count: list.length,
+    missing: list.length - parts.length,
+    last: list[list.length - 1]?.serial_number ?? '',
+  };
+}
+
+/** Rows per UPDATE when storing entry DER: the CASE is matched branch by branch, so it stays short. */
+const STORE_BATCH = 250;
+
+/**
+ * Encodes and stores the entry DER of the revoked versions in (after, last] that have none.
+ * One UPDATE per batch, a CASE on the id; `else crl_entry` also gives the parameters their
+ * type on PostgreSQL. The UPDATE does not re-check for null: a concurrent writer can only have
+ * stored the same bytes (the columns never change once revoked), and writing them again keeps
+ * the rows visible to this transaction's snapshot on MySQL, whose re-read would otherwise still
+ * see them missing.
+ */
+async function storeMissingCrlEntries(
+  ctx: Ctx,
+  issuerId: string,
+  after: string | undefined,
+  last: string,
+): Promise<void> {
+  const rows = await ctx.db
+    .selectFrom('certificate_versions')
+    .select(['id', 'serial_number', 'revoked_at', 'revocation_reason', 'invalidity_date'])
+    .where('issuer_id', '=', issuerId)
+    .where('revoked_at', 'is not', null)
+    .where('crl_entry', 'is', null)
+    .$if(after !== undefined, (q) => q.where('serial_number', '>', after!))
+    .where('serial_number', '<=', last)
+    .execute();
+  for (let from = 0; from < rows.length; from += STORE_BATCH) {
+    const batch = rows.slice(from, from + STORE_BATCH).map((r) => ({
+      id: r.id,
+      der: encodeCrlEntry({
+        serial: r.serial_number,
+        revokedAt: r.revoked_at!,
+        reason: (r.revocation_reason || undefined) as RevocationReason | undefined,
+        invalidityDate: r.invalidity_date ?? undefined,
+      }),
+    }));
+    const cases = sql.join(
+      batch.map((b) => sql`when ${b.id} then ${b.der}`),
+      sql` `,
+    );
+    await ctx.db
+      .updateTable('certificate_versions')
+      .set({ crl_entry: sql`case id ${cases} else crl_entry end` })
+      .where(
+        'id',
+        'in',
+        batch.map((b) => b.id),
+      )
+      .execute();
+  }
 }

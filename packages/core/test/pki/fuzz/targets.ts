@@ -62,6 +62,20 @@ const allDer = (): Buffer[] => [
 /** Seeds mutated, with splices drawn from every seed of the corpus. */
 const mutated = (seedList: Buffer[]): fc.Arbitrary<Buffer> => mutatedFrom(seedList, allDer());
 
+/** Runs of entries as storage keeps them: both Time forms, both extensions, long and short serials. */
+const storedCrlEntries = (): Buffer[] => [
+  Buffer.concat([
+    pki.encodeCrlEntry({
+      serial: 'ff'.repeat(20),
+      revokedAt: new Date('2060-01-01T00:00:00Z'),
+      reason: 'keyCompromise',
+      invalidityDate: new Date('2001-01-01T00:00:00Z'),
+    }),
+    pki.encodeCrlEntry({ serial: '01', revokedAt: new Date('2020-01-01T00:00:00Z') }),
+  ]),
+  pki.encodeCrlEntry({ serial: '7f00', revokedAt: new Date('2030-05-05T05:05:05Z'), reason: 'superseded' }),
+];
+
 /** Values of the extensions found in the seeds (SAN, KU, EKU, BC, SKI, AKI, AIA, …). */
 function extensionValues(): Buffer[] {
   const out: Buffer[] = [];
@@ -393,5 +407,12 @@ export function pkiTargets(): FuzzTarget<unknown>[] {
       show: (input: Record<string, unknown>) =>
         JSON.stringify(input, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)),
     },
+    // Appended last: the short campaign seeds each target by its position.
+    bytesTarget(
+      'crl-stored-entries',
+      'checkEncodedEntries (stored CRL entry DER, checked before it is signed into a CRL)',
+      fc.oneof({ weight: 4, arbitrary: mutated(storedCrlEntries()) }, { weight: 1, arbitrary: randomDer }),
+      (b) => pki.checkEncodedEntries(b),
+    ),
   ] as FuzzTarget<unknown>[];
 }
