@@ -22,7 +22,11 @@ import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
 
-/** Every migration, in order. Appending is the only allowed change. */
+/**
+ * Every migration, ordered by version. Each is applied once, by version: a database that already
+ * has a later version applies a missing earlier one on its next start, so a new migration never
+ * changes one that was applied.
+ */
 export const MIGRATIONS: readonly Migration[] = [
   inventory,
   queue,
