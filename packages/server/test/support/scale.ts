@@ -31,6 +31,8 @@ export async function startCluster(options: {
   instances: number;
   databaseUrl: string;
   env?: Record<string, string>;
+  /** The script each instance runs; default certwright-server's own entry. */
+  entry?: string;
 }): Promise<Cluster> {
   const pki = makeTestPki(['server']);
   const ca = readFileSync(pki.ca);
@@ -51,7 +53,7 @@ export async function startCluster(options: {
     ...options.env,
   };
   const started = await Promise.allSettled(
-    Array.from({ length: options.instances }, () => startServerProcess(env)),
+    Array.from({ length: options.instances }, () => startServerProcess(env, options.entry)),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
