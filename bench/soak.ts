@@ -10,6 +10,8 @@
  *
  *   pnpm bench soak                        30 minutes
  *   BENCH_SCALE=0.05 pnpm bench soak       90 s
+ *   BENCH_SOAK_BALANCER=haproxy pnpm bench soak   Debian's HAProxy (mode tcp, TLS passed through)
+ *                                          instead of the Node round-robin balancer
  *   pnpm bench soak faults                 plus faults: an instance SIGKILLed, Redis restarted,
  *   (or BENCH_SOAK_FAULTS=1)               PostgreSQL restarted, each mid-load
  *
@@ -32,6 +34,7 @@ import {
   acmePost,
   type Cluster,
   startCluster,
+  type TcpBalancer,
 } from '../packages/server/test/support/scale.js';
 import { type AcmeAccountKey, AcmeBenchClient, AcmeBenchError } from './support/acme-client.js';
 
@@ -40,6 +43,7 @@ const faults = process.argv.includes('faults') || process.env.BENCH_SOAK_FAULTS 
 const durationMs = Math.max(20_000, Math.round(30 * 60_000 * scale));
 const warmupMs = Math.round(durationMs * 0.2);
 const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? '6');
+const BALANCER = process.env.BENCH_SOAK_BALANCER === 'haproxy' ? 'haproxy' : 'node';
 
 type Op = 'issue' | 'renew' | 'revoke' | 'ocsp' | 'list' | 'acme-account' | 'acme-order';
 /** Relative weights of the mixed load. */
@@ -78,9 +82,10 @@ const receiverPort = (receiver.address() as AddressInfo).port;
 
 const pg = await startPrivatePostgres();
 const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
-log(`private PostgreSQL on ${pg.port}; starting three instances`);
-const cluster: Cluster = await startCluster({
+log(`private PostgreSQL on ${pg.port}; starting three instances behind the ${BALANCER} balancer`);
+const cluster: Cluster<TcpBalancer> = await startCluster({
   instances: 3,
+  balancer: BALANCER,
   databaseUrl: pg.url,
   // The CLI plus the test-only loopback opt-in for the webhook receiver.
   entry: fileURLToPath(new URL('./support/soak-server.ts', import.meta.url)),
@@ -403,7 +408,7 @@ const sentNotReceived = hookEvents.filter((e) => e.status === 'sent' && !receive
 const receivedUnknown = [...received.keys()].filter((k) => !hookEvents.some((e) => e.id === k)).length;
 
 console.log(
-  `\nsoak: 3 instances, PostgreSQL + Redis, ${CONCURRENCY} clients, ${(durationMs / 1000).toFixed(0)} s (${(measuredMs / 1000).toFixed(0)} s measured after warm-up)${faults ? ', with faults' : ''}`,
+  `\nsoak: 3 instances behind ${cluster.balancer.name}, PostgreSQL + Redis, ${CONCURRENCY} clients, ${(durationMs / 1000).toFixed(0)} s (${(measuredMs / 1000).toFixed(0)} s measured after warm-up)${faults ? ', with faults' : ''}`,
 );
 console.log('operation       ok    4xx   5xx   errors   per s   mean ms');
 let total5xx = 0;
