@@ -15,11 +15,12 @@ export function haproxySkipReason(): string | undefined {
 }
 
 /**
- * Debian's HAProxy in front of the instances, as docs/operations/scaling.md configures it: TCP
- * mode (TLS passes through to the instances untouched), round robin, a TCP health check every
- * second, and a connection refused by a dead instance retried on another (`option redispatch`).
- * Its configuration lives in a temp directory; it listens on a loopback port chosen before the
- * instances start, so they can announce it as SVC_BASE_URL.
+ * Debian's HAProxy in front of the instances, configured as docs/operations/scaling.md shows:
+ * TCP mode (TLS passes through to the instances untouched), round robin, `GET /ready` over TLS
+ * as the health check (every second here, instead of two), plus a connection refused by an
+ * instance not yet marked down retried on another (`option redispatch`). Its configuration
+ * lives in a temp directory; it listens on a loopback port chosen before the instances start,
+ * so they can announce it as SVC_BASE_URL.
  */
 export class HaproxyBalancer {
   readonly name = 'HAProxy (mode tcp)';
@@ -43,18 +44,23 @@ export class HaproxyBalancer {
         'global',
         '  maxconn 4096',
         'defaults',
-        '  mode tcp',
         '  timeout connect 5s',
-        '  timeout client 5m',
-        '  timeout server 5m',
+        '  timeout client 60s',
+        '  timeout server 60s',
+        '  timeout tunnel 1h',
         '  retries 3',
         '  option redispatch',
         'frontend certwright',
+        '  mode tcp',
         `  bind 127.0.0.1:${this.port}`,
         '  default_backend instances',
         'backend instances',
+        '  mode tcp',
         '  balance roundrobin',
-        ...targets.map((port, i) => `  server i${i} 127.0.0.1:${port} check inter 1s fall 2 rise 2`),
+        '  option httpchk GET /ready',
+        '  http-check expect status 200',
+        '  default-server check check-ssl verify none inter 1s fall 2 rise 2 on-marked-down shutdown-sessions',
+        ...targets.map((port, i) => `  server cw${i + 1} 127.0.0.1:${port}`),
         '',
       ].join('\n'),
     );
@@ -68,7 +74,8 @@ export class HaproxyBalancer {
       this.#log += d;
     });
     this.#child = child;
-    // Listening once a connection to its port is accepted.
+    // Listening once a connection to its port is accepted; route() runs once every instance
+    // is ready, so the first health checks pass.
     for (let waited = 0; ; waited += 100) {
       if (child.exitCode !== null) throw new Error(`haproxy exited:\n${this.#log}`);
       if (await accepts(this.port)) return;
