@@ -440,7 +440,7 @@ console.log(
   `lost writes (ACME): certificates ${acmeSerials.length - foundAcme} of ${acmeSerials.length} downloaded`,
 );
 console.log(
-  `webhook: ${hookEvents.length} events on its channel (expected ${revoked.size} revocations + ${renewed} renewals acknowledged = ${revoked.size + renewed}; ` +
+  `webhook: ${hookEvents.length} events on its channel (at least ${revoked.size} revocations + ${renewed} renewals acknowledged = ${revoked.size + renewed}: a request whose answer was lost may have committed; ` +
     `${revocationEvents.size} Revocation, ${renewalEvents} RenewalSuccess), ` +
     `statuses ${[...byStatus].map(([st, n]) => `${st} ${n}`).join(', ') || 'none'} after a ${(drainMs / 1000).toFixed(0)} s drain; ` +
     `received ${received.size} (${duplicateDeliveries} duplicate deliveries); ` +
