@@ -336,13 +336,24 @@ const elapsed = () => `t+${((performance.now() - started) / 1000).toFixed(1)}s`;
 log(
   `mixed load for ${(durationMs / 1000).toFixed(0)} s, ${CONCURRENCY} clients, faults ${faults ? 'on' : 'off'}`,
 );
+/**
+ * RSS sampled every 1/60 of the measured part: two single readings swing by tens of percent
+ * with the garbage collector's timing, so growth is also given as the mean of the last sixth
+ * of the samples against the mean of the first sixth.
+ */
+const rssSamples: number[][] = [];
+let sampler: NodeJS.Timeout | undefined;
 setTimeout(() => {
   measuring = true;
   rssAfterWarmup = rss();
+  rssSamples.push(rssAfterWarmup);
+  sampler = setInterval(() => rssSamples.push(rss()), Math.max(1000, (durationMs - warmupMs) / 60));
   log(`warm-up over; RSS ${rssAfterWarmup.map((b) => (b / 2 ** 20).toFixed(0)).join(' / ')} MiB`);
 }, warmupMs);
 await Promise.all([...Array.from({ length: CONCURRENCY }, () => worker()), ...(faults ? [faultPlan()] : [])]);
+clearInterval(sampler);
 const rssEnd = rss();
+rssSamples.push(rssEnd);
 const measuredMs = durationMs - warmupMs;
 
 // Lost writes: every acknowledged issuance has its certificate and a version, every
@@ -430,6 +441,20 @@ console.log(
       return a && b
         ? `${(a / 2 ** 20).toFixed(0)} → ${(b / 2 ** 20).toFixed(0)} MiB (${(((b - a) / a) * 100).toFixed(1)} %)`
         : 'gone';
+    })
+    .join('; ')}`,
+);
+const sixth = Math.max(1, Math.floor(rssSamples.length / 6));
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `resident memory, mean of the first → last sixth of ${rssSamples.length} samples: ${cluster.servers
+    .map((_, i) => {
+      const series = rssSamples.map((sample) => sample[i] ?? 0);
+      if (series.some((b) => b === 0)) return 'gone';
+      const a = mean(series.slice(0, sixth));
+      const b = mean(series.slice(-sixth));
+      const [lo, hi] = [Math.min(...series), Math.max(...series)].map((x) => (x / 2 ** 20).toFixed(0));
+      return `${(a / 2 ** 20).toFixed(0)} → ${(b / 2 ** 20).toFixed(0)} MiB (${(((b - a) / a) * 100).toFixed(1)} %, range ${lo}–${hi})`;
     })
     .join('; ')}`,
 );
