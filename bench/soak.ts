@@ -1,12 +1,17 @@
 /**
  * Soak benchmark (not a test; no thresholds): three certwright-server processes on one private
  * PostgreSQL and one private Redis behind a round-robin TCP balancer, under mixed load for 30
- * minutes — issuance, renewal, revocation, OCSP, list queries, ACME accounts. Prints resident
- * memory growth after warm-up, 5xx count, lost writes (acknowledged issuances and revocations
- * missing from the database at the end) and throughput per operation.
+ * minutes — issuance, renewal, revocation, OCSP, list queries, ACME accounts, ACME orders (the
+ * full RFC 8555 flow under a `trust_authenticated` profile) and webhook deliveries (a receiver on
+ * 127.0.0.1 subscribed to revocations and renewals). Prints resident memory growth after
+ * warm-up, 5xx count, lost writes (acknowledged issuances — REST and ACME — and revocations
+ * missing from the database at the end), webhook deliveries received against the events the
+ * database holds (none lost, none dead) and throughput per operation.
  *
  *   pnpm bench soak                        30 minutes
  *   BENCH_SCALE=0.05 pnpm bench soak       90 s
+ *   BENCH_SOAK_BALANCER=haproxy pnpm bench soak   Debian's HAProxy (mode tcp, TLS passed through)
+ *                                          instead of the Node round-robin balancer
  *   pnpm bench soak faults                 plus faults: an instance SIGKILLed, Redis restarted,
  *   (or BENCH_SOAK_FAULTS=1)               PostgreSQL restarted, each mid-load
  *
@@ -14,7 +19,13 @@
  * are never touched. Figures go to docs/operations/scaling.md.
  */
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { Agent } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createCertificationRequest, generateKeyPair } from '../packages/core/src/pki/index.js';
 import { httpsCall } from '../packages/server/test/support/https.js';
 import { startPrivatePostgres } from '../packages/server/test/support/private-services.js';
 import {
@@ -23,15 +34,18 @@ import {
   acmePost,
   type Cluster,
   startCluster,
+  type TcpBalancer,
 } from '../packages/server/test/support/scale.js';
+import { type AcmeAccountKey, AcmeBenchClient, AcmeBenchError } from './support/acme-client.js';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1');
 const faults = process.argv.includes('faults') || process.env.BENCH_SOAK_FAULTS === '1';
 const durationMs = Math.max(20_000, Math.round(30 * 60_000 * scale));
 const warmupMs = Math.round(durationMs * 0.2);
 const CONCURRENCY = Number(process.env.BENCH_SOAK_CONCURRENCY ?? '6');
+const BALANCER = process.env.BENCH_SOAK_BALANCER === 'haproxy' ? 'haproxy' : 'node';
 
-type Op = 'issue' | 'renew' | 'revoke' | 'ocsp' | 'list' | 'acme';
+type Op = 'issue' | 'renew' | 'revoke' | 'ocsp' | 'list' | 'acme-account' | 'acme-order';
 /** Relative weights of the mixed load. */
 const WEIGHTS: [Op, number][] = [
   ['issue', 3],
@@ -39,18 +53,46 @@ const WEIGHTS: [Op, number][] = [
   ['revoke', 1],
   ['ocsp', 6],
   ['list', 4],
-  ['acme', 2],
+  ['acme-account', 1],
+  ['acme-order', 2],
 ];
 const stats = new Map<Op, { ok: number; s4xx: number; s5xx: number; errors: number; ms: number }>();
 for (const [op] of WEIGHTS) stats.set(op, { ok: 0, s4xx: 0, s5xx: 0, errors: 0, ms: 0 });
 
+/**
+ * The webhook receiver: every delivery it gets, by Idempotency-Key (the notification event's
+ * id, the same on every retry), so a delivery received twice counts once, as a receiver
+ * deduplicating by that key would.
+ */
+const received = new Map<string, { type: string; resource_id: string }>();
+let duplicateDeliveries = 0;
+const receiver = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const key = String(req.headers['idempotency-key'] ?? '');
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, string>;
+    if (received.has(key)) duplicateDeliveries++;
+    else received.set(key, { type: body.type ?? '', resource_id: body.resource_id ?? '' });
+    res.end('ok');
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverPort = (receiver.address() as AddressInfo).port;
+
 const pg = await startPrivatePostgres();
 const log = (msg: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${msg}`);
-log(`private PostgreSQL on ${pg.port}; starting three instances`);
-const cluster: Cluster = await startCluster({
+log(`private PostgreSQL on ${pg.port}; starting three instances behind the ${BALANCER} balancer`);
+const cluster: Cluster<TcpBalancer> = await startCluster({
   instances: 3,
+  balancer: BALANCER,
   databaseUrl: pg.url,
+  // The CLI plus the test-only loopback opt-in for the webhook receiver.
+  entry: fileURLToPath(new URL('./support/soak-server.ts', import.meta.url)),
   env: {
+    // Pending and failed deliveries are swept this often (default 2 min): a delivery whose queue
+    // job was lost (Redis down, instance killed) is retried within the drain at the end.
+    SVC_NOTIFICATION_RETRY_INTERVAL: '10s',
     // The balancer's address is the single client of every request: lift the per-client limits.
     SVC_RATE_LIMIT_PUBLIC: '0',
     SVC_RATE_LIMIT_PKI: '0',
@@ -76,9 +118,46 @@ const setup = await Promise.all([
 if (setup.some((r) => r.status !== 201)) throw new Error(`setup failed: ${setup.map((r) => r.status)}`);
 const [owner, team, issuer] = setup.map((r) => r.json.id as string) as [string, string, string];
 
+// ACME orders on the default profile, every authorization valid for an authenticated account
+// (docs/protocols/acme.md); its per-profile limits off, like the per-client ones above.
+const configured = await Promise.all([
+  call('PUT', '/api/v1/profiles/prof-default', {
+    acme: {
+      enabled: true,
+      auth_mode: 'trust_authenticated',
+      rate_limits: { orders_per_account_per_hour: null, accounts_per_ip_per_hour: null },
+    },
+  }),
+  call('PUT', '/api/system/settings/webhook-security', { allowed_private_ranges: '127.0.0.1' }),
+]);
+if (configured.some((r) => r.status !== 200))
+  throw new Error(`configuration failed: ${configured.map((r) => `${r.status} ${r.body}`).join('; ')}`);
+const hook = await call('POST', '/api/notifications/webhooks', {
+  name: 'soak receiver',
+  url: `http://receiver.test:${receiverPort}/soak`,
+  service: 'generic',
+  events: ['Revocation', 'RenewalSuccess'],
+});
+if (hook.status !== 201) throw new Error(`webhook create failed: ${hook.status} ${hook.body}`);
+const hookChannel = `webhook:${hook.json.id as string}`;
+
+// One TLS connection per request, as the other operations make: the balancer spreads them.
+const acme = new AcmeBenchClient({
+  directoryUrl: `${cluster.baseUrl}/acme/directory`,
+  agent: new Agent({ keepAlive: false, ca }),
+  pollMs: 200,
+});
+const acmeAccounts: AcmeAccountKey[] = [];
+for (let i = 0; i < 3; i++)
+  acmeAccounts.push(await acme.newAccount((await generateKeyPair('ECDSA-P256')).privateKey));
+
 /** Acknowledged writes: what the database must hold at the end. */
 const issued = new Map<string, string>(); // certificate id → serial
 const revoked = new Set<string>();
+/** Renewals answered 2xx: each raised one RenewalSuccess event for the webhook. */
+let renewed = 0;
+/** Serials (lower-case hex) of the certificates ACME orders downloaded. */
+const acmeSerials: string[] = [];
 const active: string[] = [];
 let seq = 0;
 
@@ -118,7 +197,9 @@ async function run(op: Op): Promise<number> {
     case 'renew': {
       const id = active[Math.floor(Math.random() * active.length)];
       if (!id) return 200;
-      return (await call('POST', `/api/v1/certificates/${id}/renew`, {})).status;
+      const reply = await call('POST', `/api/v1/certificates/${id}/renew`, {});
+      if (reply.status >= 200 && reply.status < 300) renewed++;
+      return reply.status;
     }
     case 'revoke': {
       if (active.length < 5) return 200;
@@ -137,7 +218,25 @@ async function run(op: Op): Promise<number> {
     }
     case 'list':
       return (await call('GET', '/api/v1/certificates?per_page=50&page=1')).status;
-    case 'acme': {
+    case 'acme-order': {
+      const n = seq++;
+      const name = `acme-${n}.soak.example.com`;
+      const { privateKey } = await generateKeyPair('ECDSA-P256');
+      const csr = createCertificationRequest({
+        subject: `CN=${name}`,
+        privateKey,
+        subjectAltNames: [{ type: 'dns', value: name }],
+      });
+      try {
+        const pem = await acme.issue(acmeAccounts[n % acmeAccounts.length]!, name, csr);
+        acmeSerials.push(new X509Certificate(pem).serialNumber.toLowerCase().replace(/^0+/, ''));
+        return 200;
+      } catch (error) {
+        if (error instanceof AcmeBenchError && error.status !== undefined) return error.status;
+        throw error;
+      }
+    }
+    case 'acme-account': {
       const key = new AcmeKey();
       const nonce = await acmeNonce(cluster.balancer.port, ca);
       const jws = key.jws(
@@ -237,13 +336,24 @@ const elapsed = () => `t+${((performance.now() - started) / 1000).toFixed(1)}s`;
 log(
   `mixed load for ${(durationMs / 1000).toFixed(0)} s, ${CONCURRENCY} clients, faults ${faults ? 'on' : 'off'}`,
 );
+/**
+ * RSS sampled every 1/60 of the measured part: two single readings swing by tens of percent
+ * with the garbage collector's timing, so growth is also given as the mean of the last sixth
+ * of the samples against the mean of the first sixth.
+ */
+const rssSamples: number[][] = [];
+let sampler: NodeJS.Timeout | undefined;
 setTimeout(() => {
   measuring = true;
   rssAfterWarmup = rss();
+  rssSamples.push(rssAfterWarmup);
+  sampler = setInterval(() => rssSamples.push(rss()), Math.max(1000, (durationMs - warmupMs) / 60));
   log(`warm-up over; RSS ${rssAfterWarmup.map((b) => (b / 2 ** 20).toFixed(0)).join(' / ')} MiB`);
 }, warmupMs);
 await Promise.all([...Array.from({ length: CONCURRENCY }, () => worker()), ...(faults ? [faultPlan()] : [])]);
+clearInterval(sampler);
 const rssEnd = rss();
+rssSamples.push(rssEnd);
 const measuredMs = durationMs - warmupMs;
 
 // Lost writes: every acknowledged issuance has its certificate and a version, every
@@ -258,6 +368,14 @@ const foundIssued =
           `select count(distinct c.id) from certificates c join certificate_versions v on v.certificate_id = c.id where c.id in (${quote(ids)})`,
         ),
       );
+const foundAcme =
+  acmeSerials.length === 0
+    ? 0
+    : Number(
+        psql(
+          `select count(distinct ltrim(lower(serial_number), '0')) from certificate_versions where ltrim(lower(serial_number), '0') in (${quote(acmeSerials)})`,
+        ),
+      );
 const foundRevoked =
   revoked.size === 0
     ? 0
@@ -265,8 +383,43 @@ const foundRevoked =
         psql(`select count(*) from certificates where status = 'Revoked' and id in (${quote([...revoked])})`),
       );
 
+// Webhook deliveries: once the load stops, wait for every event on the receiver's channel to be
+// settled (sent or dead), then compare what the receiver got with what the database holds.
+const webhookEvents = () =>
+  psql(
+    `select id, type, coalesce(certificate_id, ''), status from notification_events where channel = '${hookChannel}'`,
+  )
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id, type, certificateId, status] = line.split('|') as [string, string, string, string];
+      return { id, type, certificateId, status };
+    });
+const drainStarted = performance.now();
+const drainLimitMs = 180_000;
+let hookEvents = webhookEvents();
+while (
+  hookEvents.some((e) => e.status === 'pending' || e.status === 'failed') &&
+  performance.now() - drainStarted < drainLimitMs
+) {
+  await new Promise((r) => setTimeout(r, 1000));
+  hookEvents = webhookEvents();
+}
+const drainMs = performance.now() - drainStarted;
+const byStatus = new Map<string, number>();
+for (const e of hookEvents) byStatus.set(e.status, (byStatus.get(e.status) ?? 0) + 1);
+const revocationEvents = new Set(
+  hookEvents.filter((e) => e.type === 'Revocation').map((e) => e.certificateId),
+);
+const renewalEvents = hookEvents.filter((e) => e.type === 'RenewalSuccess').length;
+/** Acknowledged revocations whose event never reached the receiver's channel in the database. */
+const revocationsWithoutEvent = [...revoked].filter((id) => !revocationEvents.has(id)).length;
+/** Events the database says were sent that the receiver never got. */
+const sentNotReceived = hookEvents.filter((e) => e.status === 'sent' && !received.has(e.id)).length;
+const receivedUnknown = [...received.keys()].filter((k) => !hookEvents.some((e) => e.id === k)).length;
+
 console.log(
-  `\nsoak: 3 instances, PostgreSQL + Redis, ${CONCURRENCY} clients, ${(durationMs / 1000).toFixed(0)} s (${(measuredMs / 1000).toFixed(0)} s measured after warm-up)${faults ? ', with faults' : ''}`,
+  `\nsoak: 3 instances behind ${cluster.balancer.name}, PostgreSQL + Redis, ${CONCURRENCY} clients, ${(durationMs / 1000).toFixed(0)} s (${(measuredMs / 1000).toFixed(0)} s measured after warm-up)${faults ? ', with faults' : ''}`,
 );
 console.log('operation       ok    4xx   5xx   errors   per s   mean ms');
 let total5xx = 0;
@@ -291,8 +444,32 @@ console.log(
     })
     .join('; ')}`,
 );
+const sixth = Math.max(1, Math.floor(rssSamples.length / 6));
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `resident memory, mean of the first → last sixth of ${rssSamples.length} samples: ${cluster.servers
+    .map((_, i) => {
+      const series = rssSamples.map((sample) => sample[i] ?? 0);
+      if (series.some((b) => b === 0)) return 'gone';
+      const a = mean(series.slice(0, sixth));
+      const b = mean(series.slice(-sixth));
+      const [lo, hi] = [Math.min(...series), Math.max(...series)].map((x) => (x / 2 ** 20).toFixed(0));
+      return `${(a / 2 ** 20).toFixed(0)} → ${(b / 2 ** 20).toFixed(0)} MiB (${(((b - a) / a) * 100).toFixed(1)} %, range ${lo}–${hi})`;
+    })
+    .join('; ')}`,
+);
 console.log(
   `lost writes: issuances ${ids.length - foundIssued} of ${ids.length} acknowledged, revocations ${revoked.size - foundRevoked} of ${revoked.size} acknowledged`,
+);
+console.log(
+  `lost writes (ACME): certificates ${acmeSerials.length - foundAcme} of ${acmeSerials.length} downloaded`,
+);
+console.log(
+  `webhook: ${hookEvents.length} events on its channel (at least ${revoked.size} revocations + ${renewed} renewals acknowledged = ${revoked.size + renewed}: a request whose answer was lost may have committed; ` +
+    `${revocationEvents.size} Revocation, ${renewalEvents} RenewalSuccess), ` +
+    `statuses ${[...byStatus].map(([st, n]) => `${st} ${n}`).join(', ') || 'none'} after a ${(drainMs / 1000).toFixed(0)} s drain; ` +
+    `received ${received.size} (${duplicateDeliveries} duplicate deliveries); ` +
+    `lost: ${revocationsWithoutEvent} acknowledged revocations without an event, ${sentNotReceived} sent but not received, ${receivedUnknown} received but unknown`,
 );
 if (revoked.size > foundRevoked) {
   // Which acknowledged revocations no longer read Revoked, and what they read instead.
@@ -305,3 +482,4 @@ for (const event of events) console.log(`fault: ${event}`);
 
 await cluster.stop();
 await pg.destroy();
+receiver.close();

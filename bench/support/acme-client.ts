@@ -49,7 +49,15 @@ export interface AcmeAccountKey {
   kid: string;
 }
 
-export class AcmeBenchError extends Error {}
+export class AcmeBenchError extends Error {
+  /** The HTTP status of the answer refused, when the failure was one. */
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
 
 const b64u = (data: string | Buffer) => Buffer.from(data).toString('base64url');
 
@@ -100,7 +108,7 @@ export class AcmeBenchClient {
   async directory(): Promise<AcmeDirectory> {
     if (!this.#directory) {
       const res = await this.send('GET', this.#directoryUrl);
-      if (res.status !== 200) throw new AcmeBenchError(`directory answered ${res.status}`);
+      if (res.status !== 200) throw new AcmeBenchError(`directory answered ${res.status}`, res.status);
       this.#directory = res.json() as AcmeDirectory;
     }
     return this.#directory;
@@ -110,7 +118,7 @@ export class AcmeBenchClient {
     const res = await this.send('HEAD', (await this.directory()).newNonce);
     const nonce = res.headers['replay-nonce'];
     if (typeof nonce !== 'string')
-      throw new AcmeBenchError(`new-nonce answered ${res.status} without a nonce`);
+      throw new AcmeBenchError(`new-nonce answered ${res.status} without a nonce`, res.status);
     return nonce;
   }
 
@@ -157,7 +165,7 @@ export class AcmeBenchClient {
     });
     const kid = res.headers.location;
     if ((res.status !== 201 && res.status !== 200) || typeof kid !== 'string')
-      throw new AcmeBenchError(`new-account answered ${res.status}: ${res.body}`);
+      throw new AcmeBenchError(`new-account answered ${res.status}: ${res.body}`, res.status);
     return { key, kid };
   }
 
@@ -172,7 +180,10 @@ export class AcmeBenchClient {
     const call = async (url: string, payload: unknown, expect: number[], what: string) => {
       const res = await this.post(session, url, account.key, signer, payload);
       if (!expect.includes(res.status))
-        throw new AcmeBenchError(`${what} answered ${res.status}: ${res.body.toString().slice(0, 300)}`);
+        throw new AcmeBenchError(
+          `${what} answered ${res.status}: ${res.body.toString().slice(0, 300)}`,
+          res.status,
+        );
       return res;
     };
     const created = await call(

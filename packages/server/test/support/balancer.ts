@@ -6,6 +6,7 @@ import net from 'node:net';
  * refuses the connection is skipped for that connection, as a balancer's health check would.
  */
 export class RoundRobinBalancer {
+  readonly name = 'Node round-robin TCP balancer';
   #server: net.Server | undefined;
   readonly #sockets = new Set<net.Socket>();
   #next = 0;
@@ -23,6 +24,11 @@ export class RoundRobinBalancer {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.port = (server.address() as net.AddressInfo).port;
     this.#server = server;
+  }
+
+  /** Sends new connections to `targets` (instance ports on 127.0.0.1) from now on. */
+  async route(targets: readonly number[]): Promise<void> {
+    this.targets = [...targets];
   }
 
   #track(socket: net.Socket) {

@@ -5,19 +5,26 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoundRobinBalancer } from './balancer.js';
+import { HaproxyBalancer } from './haproxy-balancer.js';
 import { bearer, type HttpsReply, httpsCall } from './https.js';
 import { makeTestPki } from './openssl-pki.js';
 import { type PrivateRedis, startPrivateRedis } from './private-services.js';
 import { type ServerProcess, startServerProcess } from './server-process.js';
 
-/**
- * Several certwright-server processes on one database and one Redis behind a round-robin
- * balancer, as docs/operations/scaling.md describes. Used by the scale-out test and the soak bench.
- */
-export interface Cluster {
+/** What the cluster needs of a TCP balancer in front of its instances. */
+export interface TcpBalancer {
+  readonly name: string;
+  /** Its loopback port, known after start() and before route(). */
+  readonly port: number;
+  start(): Promise<void>;
+  route(targets: readonly number[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Cluster<B extends TcpBalancer = RoundRobinBalancer> {
   readonly ca: Buffer;
   readonly secret: string;
-  readonly balancer: RoundRobinBalancer;
+  readonly balancer: B;
   readonly redis: PrivateRedis;
   readonly servers: ServerProcess[];
   /** The balancer's public URL, which every instance announces (SVC_BASE_URL). */
@@ -27,15 +34,25 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: {
-  instances: number;
-  databaseUrl: string;
-  env?: Record<string, string>;
-}): Promise<Cluster> {
+/**
+ * Several certwright-server processes on one database and one Redis behind a round-robin
+ * balancer (a Node one, or Debian's HAProxy with `balancer: 'haproxy'`), as docs/operations/scaling.md describes. Used by the scale-out test and the soak bench.
+ */
+export async function startCluster(options: ClusterOptions & { balancer?: 'node' }): Promise<Cluster>;
+export async function startCluster(
+  options: ClusterOptions & { balancer: 'haproxy' },
+): Promise<Cluster<HaproxyBalancer>>;
+export async function startCluster(
+  options: ClusterOptions & { balancer?: 'node' | 'haproxy' },
+): Promise<Cluster<TcpBalancer>>;
+export async function startCluster(
+  options: ClusterOptions & { balancer?: 'node' | 'haproxy' },
+): Promise<Cluster<TcpBalancer>> {
   const pki = makeTestPki(['server']);
   const ca = readFileSync(pki.ca);
   const secret = `scale-${randomBytes(12).toString('hex')}`;
-  const balancer = new RoundRobinBalancer();
+  const balancer: TcpBalancer =
+    options.balancer === 'haproxy' ? new HaproxyBalancer() : new RoundRobinBalancer();
   await balancer.start();
   const redis = await startPrivateRedis();
   const baseUrl = `https://localhost:${balancer.port}`;
@@ -51,7 +68,7 @@ export async function startCluster(options: {
     ...options.env,
   };
   const started = await Promise.allSettled(
-    Array.from({ length: options.instances }, () => startServerProcess(env)),
+    Array.from({ length: options.instances }, () => startServerProcess(env, options.entry)),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
@@ -65,7 +82,7 @@ export async function startCluster(options: {
     await stop();
     throw (failed as PromiseRejectedResult).reason;
   }
-  balancer.targets = servers.map((s) => s.port);
+  await balancer.route(servers.map((s) => s.port));
   return {
     ca,
     secret,
@@ -77,6 +94,14 @@ export async function startCluster(options: {
       httpsCall(port ?? balancer.port, ca, path, { method, body, headers: bearer(secret) }),
     stop,
   };
+}
+
+export interface ClusterOptions {
+  instances: number;
+  databaseUrl: string;
+  env?: Record<string, string>;
+  /** The script each instance runs; default certwright-server's own entry. */
+  entry?: string;
 }
 
 /** A GET whose body is binary (OCSP responses). */

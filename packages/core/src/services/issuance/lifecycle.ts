@@ -271,17 +271,7 @@ export class LifecycleService {
   ): Promise<IssueOutcome> {
     const data = parseInput(issueRequestSchema, input);
     const certificate = await this.#certificate(certificateId);
-    const allowed =
-      kind === 'issue'
-        ? ['Pending', 'Failed']
-        : ['Active', 'Expiring', 'Expired', 'Failed', 'RenewalInProgress'];
-    if (!allowed.includes(certificate.status)) {
-      throw fail(
-        'invalid_state',
-        `certificate '${certificateId}' is ${certificate.status}; ${kind === 'issue' ? 'issue needs Pending or Failed (use renew for an issued certificate)' : `renew needs one of ${allowed.join(', ')}`}`,
-        { extra: { resource: 'certificate', id: certificateId, certificate_status: certificate.status } },
-      );
-    }
+    assertRunnable(certificate, kind);
     if (kind === 'issue' && certificate.current_version_id && certificate.status !== 'Failed') {
       throw fail('invalid_state', `certificate '${certificateId}' is already issued; renew it instead`);
     }
@@ -292,6 +282,7 @@ export class LifecycleService {
     if (profile?.key_generation === 'agent' && !data.csr_pem) {
       // The agent generates the key: the job waits for its CSR.
       const job = await this.deps.storage.transaction(async (tx) => {
+        assertRunnable(await tx.certificates.lockForUpdate(certificateId), kind);
         const j = await this.openJob(certificateId, kind === 'issue' ? 'Issuance' : 'Renewal', tx);
         if (kind === 'renew') await tx.certificates.update(certificateId, { status: 'RenewalInProgress' });
         return j;
@@ -306,6 +297,10 @@ export class LifecycleService {
     });
     const type = kind === 'issue' ? 'Issuance' : 'Renewal';
     const job = await this.deps.storage.transaction(async (tx) => {
+      // The status was read without a lock and the key generated since: a revocation (or
+      // archival) that committed meanwhile must not be overwritten by RenewalInProgress, which
+      // the re-check before storing would no longer see as Revoked.
+      assertRunnable(await tx.certificates.lockForUpdate(certificateId), kind);
       if (kind === 'renew') await tx.certificates.update(certificateId, { status: 'RenewalInProgress' });
       const [opened] = await this.jobOpener.openMany(tx, [certificate], type, { status: 'Running' });
       if (opened!.created) return opened!.job;
@@ -461,4 +456,19 @@ function retryDelaySeconds(error: unknown, policyInterval: number | undefined): 
   return typeof asked === 'number' && Number.isFinite(asked)
     ? Math.max(interval, Math.ceil(asked))
     : interval;
+}
+
+/** The statuses `issue` and `renew` start from; anything else is refused (`invalid_state`). */
+function assertRunnable(certificate: ManagedCertificate, kind: 'issue' | 'renew'): void {
+  const allowed =
+    kind === 'issue'
+      ? ['Pending', 'Failed']
+      : ['Active', 'Expiring', 'Expired', 'Failed', 'RenewalInProgress'];
+  if (!allowed.includes(certificate.status)) {
+    throw fail(
+      'invalid_state',
+      `certificate '${certificate.id}' is ${certificate.status}; ${kind === 'issue' ? 'issue needs Pending or Failed (use renew for an issued certificate)' : `renew needs one of ${allowed.join(', ')}`}`,
+      { extra: { resource: 'certificate', id: certificate.id, certificate_status: certificate.status } },
+    );
+  }
 }

@@ -1,0 +1,59 @@
+import { isCertwrightError, parseConfig } from '@certwright/core';
+import { createLogger } from './logger.js';
+import { type RunningServer, type StartOptions, startServer } from './start.js';
+
+/**
+ * certwright-server: configuration comes only from SVC_* variables. `options` are the
+ * in-process knobs no variable reaches (StartOptions); the CLI passes none, a test or bench
+ * entry that runs the server as its own process may (bench/support/soak-server.ts).
+ */
+export async function runCli(options: StartOptions = {}): Promise<void> {
+  let config: ReturnType<typeof parseConfig>;
+  try {
+    config = parseConfig(process.env);
+  } catch (error) {
+    process.stderr.write(`certwright-server: ${isCertwrightError(error) ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel);
+
+  // Signals are wired before start-up so a SIGTERM that arrives mid-start still drains.
+  let server: RunningServer | undefined;
+  let stopRequested: string | undefined;
+  const stop = (signal: string) => {
+    if (stopRequested && server === undefined) return;
+    stopRequested = signal;
+    if (!server) return;
+    logger.info({ signal }, 'shutting down');
+    const running = server;
+    server = undefined;
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    void server?.reloadTls();
+  });
+
+  try {
+    server = await startServer(config, logger, options);
+  } catch (error) {
+    const message = isCertwrightError(error) ? error.message : (error as Error).message;
+    logger.error({ err: message }, 'start-up failed');
+    process.stderr.write(`certwright-server: ${message}\n`);
+    process.exit(1);
+  }
+  if (stopRequested) {
+    stop(stopRequested);
+    return;
+  }
+  server.ready.catch((error: unknown) => {
+    const message = isCertwrightError(error) ? error.message : (error as Error).message;
+    logger.error({ err: message }, 'start-up failed');
+    process.stderr.write(`certwright-server: ${message}\n`);
+    process.exit(1);
+  });
+}
