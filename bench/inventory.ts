@@ -17,7 +17,7 @@
 import { createHandler } from '../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
 import { openBenchStorage } from './support/engines.js';
-import { fillInventory, type InventoryRefs, sql } from './support/inventory-fill.js';
+import { createInventoryRefs, fillInventory, sql } from './support/inventory-fill.js';
 import { loadCertificates } from './support/load.js';
 import { measure, type Percentiles } from './support/timing.js';
 
@@ -64,14 +64,8 @@ async function run(engine: string) {
   try {
     await s.migrate();
     const services = createServices({ storage: s, clock: systemClock, logger: silentLogger });
-    const owners: string[] = [];
-    for (let i = 0; i < 20; i++) owners.push((await s.owners.create({ name: `owner ${i}` })).id);
-    const issuers: string[] = [];
-    for (let i = 0; i < 5; i++)
-      issuers.push((await s.issuers.create({ name: `issuer ${i}`, type: 'Local' })).id);
-    const teams: string[] = [];
-    for (let i = 0; i < 4; i++) teams.push((await s.teams.create({ name: `team ${i}` })).id);
-    const refs: InventoryRefs = { owners, issuers, teams };
+    const refs = await createInventoryRefs(s);
+    const { owners, issuers, teams } = refs;
     const now = new Date();
 
     /** `count` certificates with one version each, through the application's own INSERTs. */

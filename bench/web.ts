@@ -32,7 +32,7 @@ import {
   launchChromium,
 } from '../packages/web/test/support/chromium.js';
 import { openBenchStorage } from './support/engines.js';
-import { fillInventory, sql } from './support/inventory-fill.js';
+import { createInventoryRefs, fillInventory, sql } from './support/inventory-fill.js';
 import { percentiles } from './support/timing.js';
 
 const INVENTORY = Number(process.argv[2] ?? 1_000_000);
@@ -52,15 +52,9 @@ const { s, cleanup, url } = opened;
 let closeAll: () => Promise<void> = async () => {};
 try {
   await s.migrate();
-  const owners: string[] = [];
-  for (let i = 0; i < 20; i++) owners.push((await s.owners.create({ name: `owner ${i}` })).id);
-  const issuers: string[] = [];
-  for (let i = 0; i < 5; i++)
-    issuers.push((await s.issuers.create({ name: `issuer ${i}`, type: 'Local' })).id);
-  const teams: string[] = [];
-  for (let i = 0; i < 4; i++) teams.push((await s.teams.create({ name: `team ${i}` })).id);
+  const refs = await createInventoryRefs(s);
   const started = performance.now();
-  await fillInventory(s, { owners, issuers, teams }, 0, INVENTORY, new Date());
+  await fillInventory(s, refs, 0, INVENTORY, new Date());
   await sql`vacuum analyze certificates`.execute(s.db);
   console.log(
     `web benchmark: ${INVENTORY} certificates filled and analyzed in ${((performance.now() - started) / 1000).toFixed(1)} s; ${RUNS} runs per case, node ${process.version}`,
