@@ -282,6 +282,8 @@ export interface NotificationsTable {
   sent_at: Ts | null;
   created_at: Ts;
   updated_at: Ts;
+  /** Until when a delivery attempt holds the event (migration 0019); null when none does. */
+  claimed_until: Ts | null;
 }
 
 export interface WebhooksTable {

@@ -550,7 +550,9 @@ export interface NotificationRepository extends Lockable<NotificationEvent> {
   create(input: NewNotification): Promise<NotificationEvent>;
   get(id: string): Promise<NotificationEvent | null>;
   require(id: string): Promise<NotificationEvent>;
+  /** A patch that sets `status` also releases the event's delivery claim (see {@link claim}). */
   update(id: string, patch: Patch<NotificationEvent, 'type'>): Promise<NotificationEvent>;
+  /** Every event whatever its claim: the API's view. */
   list(
     query?: PageRequest & {
       status?: NotificationStatus | NotificationStatus[];
@@ -559,7 +561,24 @@ export interface NotificationRepository extends Lockable<NotificationEvent> {
       channel?: string;
     },
   ): Promise<PageResult<NotificationEvent>>;
-  /** Failed events whose next_retry_at is at or before `now`, oldest retry first. */
+  /**
+   * Claims an event for one delivery attempt until `until` (a lease), atomically: it succeeds
+   * only while the event still has the `status` and `retry_count` the caller read and no claim
+   * that is unexpired at `now`. Of concurrent callers exactly one gets the event back; the
+   * others get null. The next status write releases the claim; a holder that dies leaves it
+   * to expire, after which the event is due again (at-least-once delivery).
+   */
+  claim(
+    seen: Pick<NotificationEvent, 'id' | 'status' | 'retry_count'>,
+    now: Date,
+    until: Date,
+  ): Promise<NotificationEvent | null>;
+  /** Pending events without a claim unexpired at `now`, oldest first. */
+  pendingUnclaimed(now: Date, limit: number): Promise<NotificationEvent[]>;
+  /**
+   * Failed events whose next_retry_at is at or before `now` and without a claim unexpired at
+   * `now`, oldest retry first.
+   */
   dueForRetry(now: Date, limit: number): Promise<NotificationEvent[]>;
   countByStatus(): Promise<Record<NotificationStatus, number>>;
 }

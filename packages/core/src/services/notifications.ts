@@ -51,7 +51,10 @@ export interface SweepReport {
   sent: number;
   failed: number;
   dead: number;
-  /** Events whose status could not be written (storage down); they are retried next pass. */
+  /**
+   * Events that could not be claimed or whose status could not be written (storage down); they
+   * are attempted again once storage answers and any claim they hold expired.
+   */
   errors: number;
 }
 
@@ -59,12 +62,20 @@ export interface SweepReport {
 const SWEEP_BATCH = 200;
 /** A channel that neither resolves nor rejects within this time counts as a failed attempt. */
 const SEND_TIMEOUT_MS = 30_000;
+/**
+ * How long an attempt holds its event's claim: well past the send timeout plus the status
+ * write, so a live attempt never loses it; it bounds how late an event whose sender died is
+ * retried.
+ */
+export const NOTIFICATION_CLAIM_LEASE_MS = 5 * 60_000;
 
 /**
  * Notification events and their delivery. Every event is stored before any
  * delivery is tried, and a status change is written only after the channel answered, so a
  * channel that throws, hangs or crashes the process never loses an event: at worst it is
- * delivered again (at-least-once).
+ * delivered again (at-least-once). Each attempt first claims its event (a lease in storage),
+ * so the sweeps of several instances and the queue's immediate delivery never send the same
+ * attempt twice; only a sender that dies mid-send leads to a second send, once its lease expired.
  */
 export class NotificationService {
   readonly channels: NotificationChannelRegistry;
@@ -300,15 +311,16 @@ export class NotificationService {
   async deliverPending(now: Date = this.deps.clock.now()): Promise<SweepReport> {
     const report = emptyReport();
     const seen = new Set<string>();
-    // Each delivered event leaves the pending set, so page 1 is always the next batch; `seen`
-    // stops the loop when an event's status could not be written and it is still pending.
+    // Each attempted event leaves the unclaimed pending set (it is sent, failed, or keeps its
+    // claim), so the first rows are always the next batch; `seen` stops the loop should one
+    // come back anyway.
     while (seen.size < SWEEP_BATCH) {
-      const page = await this.deps.storage.notifications.list({ status: 'pending', perPage: 50 });
-      const fresh = page.items.filter((e) => !seen.has(e.id));
+      const batch = await this.deps.storage.notifications.pendingUnclaimed(now, 50);
+      const fresh = batch.filter((e) => !seen.has(e.id));
       if (fresh.length === 0) break;
       for (const event of fresh) {
         seen.add(event.id);
-        await this.#attempt(event, now, report);
+        await this.#claimAndAttempt(event, now, report);
       }
     }
     return report;
@@ -316,12 +328,12 @@ export class NotificationService {
 
   /**
    * The immediate delivery of one event (the queue's `notification.deliver` job): a first
-   * attempt while it is still pending; an event the sweep already handled is left alone.
+   * attempt while it is still pending and unclaimed; an event a sweep already took is left alone.
    */
   async deliver(id: string, now: Date = this.deps.clock.now()): Promise<SweepReport> {
     const report = emptyReport();
     const event = await this.deps.storage.notifications.get(id);
-    if (event?.status === 'pending') await this.#attempt(event, now, report);
+    if (event?.status === 'pending') await this.#claimAndAttempt(event, now, report);
     return report;
   }
 
@@ -329,9 +341,35 @@ export class NotificationService {
   async retryDue(now: Date = this.deps.clock.now()): Promise<SweepReport> {
     const report = emptyReport();
     for (const event of await this.deps.storage.notifications.dueForRetry(now, SWEEP_BATCH)) {
-      await this.#attempt(event, now, report);
+      await this.#claimAndAttempt(event, now, report);
     }
     return report;
+  }
+
+  /**
+   * Attempts `event` only if this caller wins its claim; a lost claim means another sweep or
+   * the queue job is attempting it (or already did), so nothing is sent and nothing counted.
+   * The lease starts at the clock's now, not the pass's `now`: a long pass must not hand out
+   * leases that already ran out.
+   */
+  async #claimAndAttempt(event: NotificationEvent, now: Date, report: SweepReport): Promise<void> {
+    const claimedAt = this.deps.clock.now();
+    let claimed: NotificationEvent | null;
+    try {
+      claimed = await this.deps.storage.notifications.claim(
+        event,
+        claimedAt,
+        new Date(claimedAt.getTime() + NOTIFICATION_CLAIM_LEASE_MS),
+      );
+    } catch (storageError) {
+      report.errors += 1;
+      this.deps.logger.error(
+        { err: storageError, notification_id: event.id },
+        'could not claim a notification for delivery',
+      );
+      return;
+    }
+    if (claimed) await this.#attempt(claimed, now, report);
   }
 
   /**
@@ -423,7 +461,8 @@ export class NotificationService {
         this.deps.logger.error({ err: hookError, notification_id: event.id }, 'onDead hook threw');
       }
     } catch (storageError) {
-      // The status write failed; the event keeps its previous state and the next pass retries.
+      // The status write failed; the event keeps its previous state and its claim, and is
+      // attempted again once the claim expired.
       report.errors += 1;
       this.deps.logger.error(
         { err: storageError, notification_id: event.id },

@@ -1271,6 +1271,64 @@ export function describeStorageContract(
         expect((await s.notifications.countByStatus()).dead).toBeGreaterThanOrEqual(1);
         expect((await s.notifications.list({ status: 'dead' })).items.map((x) => x.id)).toContain(n.id);
       });
+
+      it('of concurrent claims of one event exactly one wins, and due lists skip it until the lease expires', async () => {
+        const n = await s.notifications.create({
+          type: 'RenewalSuccess',
+          channel: 'email',
+          recipient: 'claim@example.test',
+          subject: 's',
+          message: 'm',
+        });
+        const t0 = new Date(Date.UTC(2030, 0, 1));
+        const until = new Date(t0.getTime() + 60_000);
+        const claims = await Promise.all(
+          Array.from({ length: 8 }, () => s.notifications.claim(n, t0, until)),
+        );
+        const winners = claims.filter((c) => c !== null);
+        expect(winners).toHaveLength(1);
+        // The claim is bookkeeping: the API's view of the event is unchanged.
+        expect(winners[0]).toMatchObject({
+          id: n.id,
+          status: 'pending',
+          retry_count: 0,
+          next_retry_at: null,
+        });
+        expect(
+          (await s.notifications.list({ status: 'pending', perPage: 500 })).items.map((x) => x.id),
+        ).toContain(n.id);
+        const pendingAt = async (at: Date) =>
+          (await s.notifications.pendingUnclaimed(at, 1000)).map((x) => x.id);
+        expect(await pendingAt(t0)).not.toContain(n.id);
+        expect(await s.notifications.claim(n, new Date(until.getTime() - 1), until)).toBeNull();
+
+        // Lease expired (the holder died): the event is listed and claimable again, once.
+        const later = new Date(until.getTime() + 1);
+        expect(await pendingAt(later)).toContain(n.id);
+        const retaken = await Promise.all(
+          Array.from({ length: 4 }, () =>
+            s.notifications.claim(n, later, new Date(later.getTime() + 60_000)),
+          ),
+        );
+        expect(retaken.filter((c) => c !== null)).toHaveLength(1);
+
+        // A status write ends the attempt and releases the claim; a claim made from the state read
+        // before that write (pending, count 0) no longer matches.
+        const failed = await s.notifications.update(n.id, {
+          status: 'failed',
+          retry_count: 1,
+          next_retry_at: later,
+        });
+        expect(await s.notifications.claim(n, later, new Date(later.getTime() + 60_000))).toBeNull();
+        expect((await s.notifications.dueForRetry(later, 1000)).map((x) => x.id)).toContain(n.id);
+        const retry = await Promise.all(
+          Array.from({ length: 4 }, () =>
+            s.notifications.claim(failed, later, new Date(later.getTime() + 60_000)),
+          ),
+        );
+        expect(retry.filter((c) => c !== null)).toHaveLength(1);
+        expect((await s.notifications.dueForRetry(later, 1000)).map((x) => x.id)).not.toContain(n.id);
+      });
     });
 
     describe('policy rules and violations', () => {

@@ -17,6 +17,7 @@ import { inventoryListing } from './0014_inventory_listing.js';
 import { inventoryCounts } from './0015_inventory_counts.js';
 import { crlEntriesIndex } from './0016_crl_entries_index.js';
 import { crlEntryDer } from './0018_crl_entry_der.js';
+import { notificationClaims } from './0019_notification_claims.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { columnTypes, type Migration } from './types.js';
 
@@ -44,6 +45,7 @@ export const MIGRATIONS: readonly Migration[] = [
   inventoryCounts,
   crlEntriesIndex,
   crlEntryDer,
+  notificationClaims,
   breakglassLockout,
 ];
 

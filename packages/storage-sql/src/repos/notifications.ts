@@ -67,8 +67,37 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
     },
     async update(id, patch) {
       await require(id);
-      await updateById(ctx, 'notification_events', id, defined(patch));
+      // A status write records the end of the attempt that held the claim, so it releases it.
+      const release = patch.status !== undefined ? { claimed_until: null } : {};
+      await updateById(ctx, 'notification_events', id, { ...defined(patch), ...release });
       return require(id);
+    },
+    async claim(seen, now, until) {
+      // One conditional UPDATE: the row changes only while it still has the status and
+      // retry_count the caller read and no unexpired claim, so of any number of concurrent
+      // callers exactly one sees a changed row. `until` is after `now`, so the value always
+      // changes and MySQL's changed-rows count agrees with PostgreSQL's matched-rows count.
+      const res = await ctx.db
+        .updateTable('notification_events')
+        .set({ claimed_until: until })
+        .where('id', '=', seen.id)
+        .where('status', '=', seen.status)
+        .where('retry_count', '=', seen.retry_count)
+        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1 ? get(seen.id) : null;
+    },
+    async pendingUnclaimed(now, limit) {
+      const rows = await ctx.db
+        .selectFrom('notification_events')
+        .selectAll()
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toNotification);
     },
     async list(query = {}) {
       let base = ctx.db.selectFrom('notification_events');
@@ -90,6 +119,7 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
         .selectAll()
         .where('status', '=', 'failed')
         .where('next_retry_at', '<=', now)
+        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
         .orderBy('next_retry_at')
         .orderBy('id')
         .limit(limit)
