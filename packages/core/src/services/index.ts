@@ -75,6 +75,7 @@ export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
 export * from './revocation.js';
+export * from './revisioned-cache.js';
 export * from './scep/index.js';
 export * from './scep/mdm/index.js';
 export * from './scep-probe/index.js';
