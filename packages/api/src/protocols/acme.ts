@@ -1,4 +1,10 @@
-import { type CertificateProfile, MemoryEphemeralStore, type Services } from '@certwright/core';
+import {
+  type AcmeAccount,
+  type CertificateProfile,
+  MemoryEphemeralStore,
+  RevisionedCache,
+  type Services,
+} from '@certwright/core';
 import {
   ACME_BASE_PATH,
   ACME_ERROR_PREFIX,
@@ -7,10 +13,8 @@ import {
   createAcmeHandler,
   NonceStore,
 } from '@certwright/protocols/acme';
-import { AcmeAccountCache } from './acme-account-cache.js';
 import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
-import { ProfileLookupCache } from './profile-lookup-cache.js';
 import type { MountContext } from './revocation-status.js';
 
 /** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */
@@ -51,9 +55,19 @@ export function acmeAuthority(
 ): AcmeAuthority {
   const { storage } = services.deps;
   const accounts = services.acme.accounts;
-  const profiles = new ProfileLookupCache(profileCacheMs, () => services.profiles.revision);
-  const byKid = new AcmeAccountCache(accountCacheMs, () => accounts.revision);
-  const readAccount = (id: string) => storage.acmeAccounts.get(id);
+  // Every ACME request names its profile, and every JWS-signed one its account (by `kid`):
+  // read from storage at most once per time to live (docs/protocols/acme.md, "Performance").
+  const profiles = new RevisionedCache<CertificateProfile | null>({
+    ttlMs: profileCacheMs,
+    revision: () => services.profiles.revision,
+  });
+  // Accounts that do not exist are not remembered.
+  const byKid = new RevisionedCache<AcmeAccount | null>({
+    ttlMs: accountCacheMs,
+    revision: () => accounts.revision,
+    max: 4096,
+    keep: (account) => account !== null,
+  });
   return {
     profileForPath: (segment) =>
       profiles.get(`path:${segment}`, async () => {
@@ -65,7 +79,7 @@ export function acmeAuthority(
       }),
     defaultProfile: () =>
       profiles.get('default', async () => servesAcme(await storage.profiles.get(defaultProfileId))),
-    account: (id) => byKid.get(id, readAccount),
+    account: (id) => byKid.get(id, () => storage.acmeAccounts.get(id)),
     accountByKey: (profileId, thumbprint) => accounts.findByKey(profileId, thumbprint),
     createAccount: (input) =>
       accounts.create({

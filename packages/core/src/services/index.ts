@@ -74,6 +74,7 @@ export * from './pki.js';
 export * from './policies.js';
 export * from './profiles.js';
 export * from './renewal-policies.js';
+export * from './revisioned-cache.js';
 export * from './revocation.js';
 export * from './scep/index.js';
 export * from './scep/mdm/index.js';
@@ -182,9 +183,22 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const revocation = new RevocationService(deps, audit, notifications, options.revocationListeners);
   const policyEvaluation = new PolicyEvaluationService(deps);
   const jobs = new JobService(deps, audit, notifications);
+  const profiles = new ProfileService(deps, audit);
+  const policyRules = new PolicyRuleService(deps, audit);
   const pki = createPkiServices(
     deps,
-    { audit, jobs, notifications, policyEvaluation, revocation },
+    {
+      audit,
+      jobs,
+      notifications,
+      policyEvaluation,
+      revocation,
+      // Enrollment reuses profile and rule reads until a write through these services.
+      revisions: {
+        profileRevision: () => profiles.revision,
+        policyRuleRevision: () => policyRules.revision,
+      },
+    },
     pkiOptions,
   );
   const people = new PeopleService(deps, audit);
@@ -196,7 +210,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     () => options.est?.issuance ?? pki.enrollment,
     options.est,
   );
-  const profiles = new ProfileService(deps, audit);
   const scep = new ScepService(
     deps,
     audit,
@@ -225,7 +238,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     teams: new TeamService(deps, audit),
     profiles,
     renewalPolicies: new RenewalPolicyService(deps, audit),
-    policyRules: new PolicyRuleService(deps, audit),
+    policyRules,
     violations: new ViolationService(deps),
     policyEvaluation,
     revocation,

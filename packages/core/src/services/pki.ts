@@ -1,7 +1,7 @@
 import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
-import { EnrollmentService } from './issuance/enrollment.js';
+import { type EnrollmentReadCacheOptions, EnrollmentService } from './issuance/enrollment.js';
 import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
@@ -26,7 +26,10 @@ export interface PkiServices {
   readonly renewal: RenewalService;
 }
 
-export interface PkiOptions extends LifecycleOptions, RevocationStatusOptions {}
+export interface PkiOptions extends LifecycleOptions, RevocationStatusOptions {
+  /** How long enrollment reuses profile and policy-rule reads (default 1000 ms; 0: never). */
+  enrollmentReadCacheMs?: number;
+}
 
 export function createPkiServices(
   deps: ServiceDeps,
@@ -36,6 +39,8 @@ export function createPkiServices(
     notifications: NotificationService;
     policyEvaluation: PolicyEvaluationService;
     revocation: RevocationService;
+    /** The change counters of ProfileService and PolicyRuleService; without them nothing is reused. */
+    revisions?: Pick<EnrollmentReadCacheOptions, 'profileRevision' | 'policyRuleRevision'>;
   },
   options: PkiOptions = {},
 ): PkiServices {
@@ -59,6 +64,10 @@ export function createPkiServices(
     parts.jobs,
     parts.policyEvaluation,
     lifecycle.signer,
+    {
+      ...parts.revisions,
+      ...(options.enrollmentReadCacheMs !== undefined ? { readCacheMs: options.enrollmentReadCacheMs } : {}),
+    },
   );
   return { lifecycle, enrollment, revocationStatus, renewal: new RenewalService(deps, lifecycle) };
 }

@@ -65,26 +65,47 @@ const BATCH = 500;
 
 /** Policy rules: CRUD; evaluation lives in PolicyEvaluationService. */
 export class PolicyRuleService {
+  #revision = 0;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
   ) {}
 
+  /**
+   * Grows after every create, update and delete through this service has committed (or
+   * failed): the issuance path's cache of the enabled rules (revisioned-cache.ts) that
+   * remembers the revision it read at knows whether this process changed a rule since.
+   */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  async #changing<T>(change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } finally {
+      this.#revision++;
+    }
+  }
+
   async create(actor: Actor, input: PolicyRuleCreate): Promise<PolicyRule> {
     const data = parseInput(policyRuleCreateSchema, input);
     const config = checkConfig(data.type, data.config ?? null);
-    return this.deps.storage.transaction(async (tx) => {
-      const rule = await tx.policyRules.create({
-        name: data.name,
-        type: data.type,
-        severity: data.severity ?? 'Warning',
-        config,
-        enabled: data.enabled ?? true,
-        description: data.description ?? null,
-      });
-      await this.audit.record(actor, configEvent('policy_rule_created', 'policy_rule', rule.id, data), tx);
-      return rule;
-    });
+    return this.#changing(() =>
+      this.deps.storage.transaction(async (tx) => {
+        const rule = await tx.policyRules.create({
+          name: data.name,
+          type: data.type,
+          severity: data.severity ?? 'Warning',
+          config,
+          enabled: data.enabled ?? true,
+          description: data.description ?? null,
+        });
+        await this.audit.record(actor, configEvent('policy_rule_created', 'policy_rule', rule.id, data), tx);
+        return rule;
+      }),
+    );
   }
 
   async get(id: string): Promise<PolicyRule> {
@@ -106,30 +127,34 @@ export class PolicyRuleService {
 
   async update(actor: Actor, id: string, input: PolicyRuleUpdate): Promise<PolicyRule> {
     const data = parseInput(policyRuleUpdateSchema, input);
-    return this.deps.storage.transaction(async (tx) => {
-      const current = await tx.policyRules.get(id);
-      if (!current) throw notFound('policy rule', id);
-      const type = data.type ?? current.type;
-      // A changed type must still fit the config the rule keeps, so both are checked together.
-      const config =
-        data.config !== undefined || data.type !== undefined
-          ? checkConfig(type, data.config !== undefined ? data.config : current.config)
-          : undefined;
-      // Only keys the caller sent: storage treats a present `config: undefined` as "clear it".
-      const { config: _sent, ...rest } = data;
-      const rule = await tx.policyRules.update(id, config === undefined ? rest : { ...rest, config });
-      await this.audit.record(actor, configEvent('policy_rule_updated', 'policy_rule', id, data), tx);
-      return rule;
-    });
+    return this.#changing(() =>
+      this.deps.storage.transaction(async (tx) => {
+        const current = await tx.policyRules.get(id);
+        if (!current) throw notFound('policy rule', id);
+        const type = data.type ?? current.type;
+        // A changed type must still fit the config the rule keeps, so both are checked together.
+        const config =
+          data.config !== undefined || data.type !== undefined
+            ? checkConfig(type, data.config !== undefined ? data.config : current.config)
+            : undefined;
+        // Only keys the caller sent: storage treats a present `config: undefined` as "clear it".
+        const { config: _sent, ...rest } = data;
+        const rule = await tx.policyRules.update(id, config === undefined ? rest : { ...rest, config });
+        await this.audit.record(actor, configEvent('policy_rule_updated', 'policy_rule', id, data), tx);
+        return rule;
+      }),
+    );
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
-    await this.deps.storage.transaction(async (tx) => {
-      if (!(await tx.policyRules.get(id))) throw notFound('policy rule', id);
-      // Its violations go with it: the storage deletes them in the same statement (cascade).
-      await tx.policyRules.delete(id);
-      await this.audit.record(actor, configEvent('policy_rule_deleted', 'policy_rule', id), tx);
-    });
+    await this.#changing(() =>
+      this.deps.storage.transaction(async (tx) => {
+        if (!(await tx.policyRules.get(id))) throw notFound('policy rule', id);
+        // Its violations go with it: the storage deletes them in the same statement (cascade).
+        await tx.policyRules.delete(id);
+        await this.audit.record(actor, configEvent('policy_rule_deleted', 'policy_rule', id), tx);
+      }),
+    );
   }
 }
 

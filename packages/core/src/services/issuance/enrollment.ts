@@ -15,6 +15,7 @@ import type { Actor, ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { PolicyEvaluationService } from '../policies.js';
+import { RevisionedCache } from '../revisioned-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { ReadGroup } from './read-group.js';
@@ -95,6 +96,21 @@ export interface EnrollHooks {
   profile?: CertificateProfile;
 }
 
+/**
+ * How long the enrollment path reuses its reads of a profile and of the enabled policy rules.
+ * A write through this process's ProfileService or PolicyRuleService (their `revision`) is seen
+ * by the next enrollment; one made by another instance within `readCacheMs` (docs/api/lifecycle.md,
+ * "Issuance pipeline"). Without the revisions nothing is reused beyond one shared read.
+ */
+export interface EnrollmentReadCacheOptions {
+  /** Default 1000 ms; 0: every enrollment reads (sharing concurrent reads only). */
+  readCacheMs?: number;
+  profileRevision?: () => number;
+  policyRuleRevision?: () => number;
+}
+
+export const DEFAULT_ENROLLMENT_READ_CACHE_MS = 1000;
+
 interface Subject {
   profile: CertificateProfile;
   /** Null for a new certificate. */
@@ -105,9 +121,13 @@ interface Subject {
 export class EnrollmentService {
   /** Concurrent enrollments store in shared transactions (group-commit.ts). */
   readonly #commits: GroupCommit;
-  /** Concurrent enrollments share their reads of the profile and of the rules (read-group.ts). */
-  readonly #profiles: ReadGroup<CertificateProfile | null>;
-  readonly #rules: ReadGroup<PolicyRule[]>;
+  /**
+   * Concurrent enrollments share their reads of the profile and of the rules (read-group.ts),
+   * and reuse them for `readCacheMs` while no local write changed them (revisioned-cache.ts).
+   * The issuer is NOT cached: a disabled issuer refuses at once on every instance (signing.ts).
+   */
+  readonly #profiles: (id: string) => Promise<CertificateProfile | null>;
+  readonly #rules: () => Promise<PolicyRule[]>;
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -115,10 +135,22 @@ export class EnrollmentService {
     private readonly jobs: JobService,
     private readonly evaluation: PolicyEvaluationService,
     private readonly signer: CertificateSigner,
+    options: EnrollmentReadCacheOptions = {},
   ) {
     this.#commits = new GroupCommit(deps.storage);
-    this.#profiles = new ReadGroup((id) => deps.storage.profiles.get(id));
-    this.#rules = new ReadGroup(() => evaluation.enabledRules());
+    const ttlMs = options.readCacheMs ?? DEFAULT_ENROLLMENT_READ_CACHE_MS;
+    const profileReads = new ReadGroup((id) => deps.storage.profiles.get(id));
+    const ruleReads = new ReadGroup(() => evaluation.enabledRules());
+    const profileRevision = options.profileRevision;
+    const ruleRevision = options.policyRuleRevision;
+    if (profileRevision && ttlMs > 0) {
+      const cache = new RevisionedCache<CertificateProfile | null>({ ttlMs, revision: profileRevision });
+      this.#profiles = (id) => cache.get(id, () => profileReads.get(id));
+    } else this.#profiles = (id) => profileReads.get(id);
+    if (ruleRevision && ttlMs > 0) {
+      const cache = new RevisionedCache<PolicyRule[]>({ ttlMs, revision: ruleRevision });
+      this.#rules = () => cache.get('', () => ruleReads.get(''));
+    } else this.#rules = () => ruleReads.get('');
   }
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
@@ -162,7 +194,7 @@ export class EnrollmentService {
       key: csr.publicKey,
     };
     // Read once: the signer's AllowedDomains check and the evaluation after storing both use them.
-    const rules = await this.#rules.get('');
+    const rules = await this.#rules();
     const issued = await this.signer.sign(
       target.issuerId,
       material,
@@ -261,7 +293,7 @@ export class EnrollmentService {
     renewsId: string | undefined,
     known: CertificateProfile | undefined,
   ): Promise<Subject> {
-    const profile = known?.id === profileId ? known : await this.#profiles.get(profileId);
+    const profile = known?.id === profileId ? known : await this.#profiles(profileId);
     if (!profile) throw notFound('profile', profileId);
     if (renewsId !== undefined) {
       const renews = await this.deps.storage.certificates.get(renewsId);

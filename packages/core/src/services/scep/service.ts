@@ -15,6 +15,7 @@ import type { Actor, ServiceDeps } from '../context.js';
 import { EstTrustBundles } from '../est/trust.js';
 import type { EnrollmentService } from '../issuance/enrollment.js';
 import { protocolProfile } from '../protocol-profile.js';
+import { RevisionedCache } from '../revisioned-cache.js';
 import { checkScepChallenge, type ScepChallengeVerdict, type ScepMdmVerifier } from './challenge.js';
 import { type ScepRa, type ScepRaKey, ScepRaKeys } from './ra.js';
 
@@ -150,13 +151,12 @@ export class ScepService {
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
   readonly #caCerts = new Map<string, CaCertsEntry>();
-  readonly #lookups = new Map<string, { profile: CertificateProfile; at: number; revision: number }>();
-  readonly #operationLookups = new Map<
-    string,
-    { found: { profile: CertificateProfile; secrets: EnrollmentSecrets }; at: number; revision: number }
-  >();
-  readonly #lookupMs: number;
-  readonly #revision: (() => number) | undefined;
+  /** Profile lookups by route (see `profileLookupMs`); null without `profileRevision`. */
+  readonly #lookups: RevisionedCache<CertificateProfile> | null;
+  readonly #operationLookups: RevisionedCache<{
+    profile: CertificateProfile;
+    secrets: EnrollmentSecrets;
+  }> | null;
   #mdm: ScepMdmVerifier | undefined;
 
   constructor(
@@ -174,8 +174,10 @@ export class ScepService {
     this.#skewMs = options.maxClockSkewMs ?? DAY;
     this.#acceptSingleDes = options.acceptSingleDes ?? true;
     this.#mdm = options.mdmVerifier;
-    this.#revision = options.profileRevision;
-    this.#lookupMs = options.profileRevision ? (options.profileLookupMs ?? 1000) : 0;
+    const revision = options.profileRevision;
+    const ttlMs = options.profileLookupMs ?? 1000;
+    this.#lookups = revision && ttlMs > 0 ? new RevisionedCache({ ttlMs, revision }) : null;
+    this.#operationLookups = revision && ttlMs > 0 ? new RevisionedCache({ ttlMs, revision }) : null;
   }
 
   get defaultProfileId(): string {
@@ -208,16 +210,8 @@ export class ScepService {
    * (`not_found`) is not remembered.
    */
   async #routedProfile(pathId: string | null): Promise<CertificateProfile> {
-    if (this.#lookupMs <= 0 || !this.#revision) return this.profile(pathId);
-    const key = pathId ?? '';
-    const revision = this.#revision();
-    const now = performance.now();
-    const hit = this.#lookups.get(key);
-    if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.profile;
-    const profile = await this.profile(pathId);
-    if (this.#lookups.size >= 256 && !this.#lookups.has(key)) this.#lookups.clear();
-    this.#lookups.set(key, { profile, at: now, revision });
-    return profile;
+    if (!this.#lookups) return this.profile(pathId);
+    return this.#lookups.get(pathId ?? '', () => this.profile(pathId));
   }
 
   /** GetCACert: the issuing CA, the CAs above it, then the RA certificate, DER. */
@@ -434,17 +428,8 @@ export class ScepService {
   async #profileWithSecrets(
     pathId: string | null,
   ): Promise<{ profile: CertificateProfile; secrets: EnrollmentSecrets }> {
-    if (this.#lookupMs <= 0 || !this.#revision) return this.#readProfileWithSecrets(pathId);
-    const key = pathId ?? '';
-    const revision = this.#revision();
-    const now = performance.now();
-    const hit = this.#operationLookups.get(key);
-    if (hit && hit.revision === revision && now - hit.at < this.#lookupMs) return hit.found;
-    const found = await this.#readProfileWithSecrets(pathId);
-    if (this.#operationLookups.size >= 256 && !this.#operationLookups.has(key))
-      this.#operationLookups.clear();
-    this.#operationLookups.set(key, { found, at: now, revision });
-    return found;
+    if (!this.#operationLookups) return this.#readProfileWithSecrets(pathId);
+    return this.#operationLookups.get(pathId ?? '', () => this.#readProfileWithSecrets(pathId));
   }
 
   async #readProfileWithSecrets(
