@@ -100,8 +100,8 @@ export function createRequestListener(
 
 /** Characters the WHATWG URL parser leaves unchanged in a path (RFC 3986 pchar and '/'). */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
-/** What the parser rewrites: a segment starting with '.' (dot segments, also as %2e) or a leading '//'. */
-const REWRITTEN = /\/\.|%2e|^\/\//i;
+/** What the parser rewrites: a dot segment ('.', '..', also written with %2e) or a leading '//'. */
+const REWRITTEN = /\/(?:\.|%2e){1,2}(?:\/|$)|^\/\//i;
 
 /**
  * The pathname `new URL(target, origin)` would give, when the origin-form target provably is it

@@ -235,7 +235,11 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
    * `post`: a reusable answer that HTTP caches must not keep (RFC 5019 §6 speaks of GET only).
    * `get`: a reusable answer HTTP caches may keep until its nextUpdate.
    */
-  const answer = (result: OcspAnswer | null, issuerId: string, use: 'fresh' | 'post' | 'get'): PlainResponse => {
+  const answer = (
+    result: OcspAnswer | null,
+    issuerId: string,
+    use: 'fresh' | 'post' | 'get',
+  ): PlainResponse => {
     if (!result) {
       // RFC 6960 §2.3: a responder asked about a CA it does not serve answers `unauthorized`.
       return ocspPlain(404, buildOcspErrorResponse('unauthorized'), { 'x-ocsp-issuer': issuerId });
