@@ -468,12 +468,16 @@ export class RevocationStatusService {
     if (!state || state.byRequest.size === 0 || encoded.byteLength > MAX_REMEMBERED_REQUEST_BYTES) {
       return undefined;
     }
+    // A request never answered before (one with a nonce, say) costs one map lookup, not the checks.
+    const key = bytesKey(encoded);
+    if (!state.byRequest.has(key)) return undefined;
     const found = await this.#signer(issuerId);
     if (!found) return null;
     await this.#syncShared(issuerId, state);
-    const hit = state.byRequest.get(bytesKey(encoded));
+    const hit = state.byRequest.get(key);
     return hit && stands(hit, this.deps.clock.now().getTime()) ? hit : undefined;
   }
+
 
   /**
    * A serial's status from the issuer's index, read from storage on a miss. An entry is
