@@ -18,11 +18,12 @@ import type { RevocationEvent } from './revocation.js';
  * Several instances: after each committed revocation the revoking instance also writes a new
  * random **revocation generation** token per issuer to the shared EphemeralStore
  * (`deps.ephemeral`; Redis when instances share a database). Before serving from its cache,
- * every instance reads that token (one GET per CRL/OCSP request) and drops its cached CRL and
- * OCSP answers of the issuer when the token differs from the one its cache was built under.
+ * every instance reads that token (a read started after the request arrived, shared by the
+ * requests that arrived meanwhile: see #syncShared) and drops its cached CRL and OCSP answers
+ * of the issuer when the token differs from the one its cache was built under.
  * The token is read before storage is, so a cache entry is never newer than its token.
- * Trade-off: one round trip to the store per request (sub-millisecond on loopback Redis, next
- * to the TLS and HTTP work of the request) buys cross-instance freshness right after the
+ * Trade-off: a round trip to the store in every request's path (sub-millisecond on loopback
+ * Redis, next to the TLS and HTTP work of the request) buys cross-instance freshness right after the
  * revoke call returns; a short local TTL on the comparison would save it at the price of
  * staleness for that TTL. If the store is unreachable, instances fall back to their local
  * caches (bounded by `crlRefreshMs` / `ocspValidityMs`) rather than rebuild on every request;
