@@ -479,7 +479,6 @@ export class RevocationStatusService {
     return hit && stands(hit, this.deps.clock.now().getTime()) ? hit : undefined;
   }
 
-
   /**
    * A serial's status from the issuer's index, read from storage on a miss. An entry is
    * trusted for `ocspValidityMs` at most, the same staleness bound as a cached answer when the
