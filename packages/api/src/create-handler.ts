@@ -10,6 +10,7 @@ import {
   MemoryEphemeralStore,
   type Permission,
   type PlainResponse,
+  pathnameOf,
   type RequestHead,
   readBodyBytes,
   type Services,
@@ -228,17 +229,22 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     return null;
   };
 
-  /** Spends the client's rate limit of a public route; the seconds to wait when it is exhausted. */
-  const spendPublic = async (
+  /**
+   * Spends the client's rate limit of a public route; the seconds to wait when it is exhausted.
+   * A class whose limit is off costs nothing: no client address, no store, no promise.
+   */
+  const spendPublic = (
     access: PublicAccess,
     request: RequestHead,
     transport: TransportContext,
     outcome: Outcome,
-  ): Promise<number | undefined> => {
-    const verdict = await limiter.request(access.rateLimit, clientKey(clientAddress(request, transport)));
-    if (verdict.allowed) return undefined;
-    outcome.rateLimited = true;
-    return verdict.retryAfterSeconds;
+  ): Promise<number | undefined> | undefined => {
+    if (!limiter.counts(access.rateLimit)) return undefined;
+    return limiter.request(access.rateLimit, clientKey(clientAddress(request, transport))).then((verdict) => {
+      if (verdict.allowed) return undefined;
+      outcome.rateLimited = true;
+      return verdict.retryAfterSeconds;
+    });
   };
 
   /**
@@ -439,7 +445,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       return mount?.public && mount.direct ? mount.direct.bodyLimit(method, pathname) : undefined;
     },
     async answer(request, body, transport) {
-      const pathname = new URL(request.url).pathname;
+      const pathname = pathnameOf(request);
       const mount = mounts.match(pathname);
       if (!mount?.public || !mount.direct) return undefined;
       const produce = mount.direct.prepare(request, body, pathname);
@@ -451,7 +457,8 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       if (operationId) outcome.operationId = operationId;
       let answer: PlainResponse | Response;
       try {
-        const limited = await spendPublic(mount.public, request, transport, outcome);
+        const spending = spendPublic(mount.public, request, transport, outcome);
+        const limited = spending === undefined ? undefined : await spending;
         answer =
           limited === undefined ? await produce() : await (mount.rateLimited ?? tooManyRequestsText)(limited);
       } catch (error) {

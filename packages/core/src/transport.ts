@@ -29,8 +29,16 @@ export interface RequestHead {
   method: string;
   /** Absolute URL, like `Request.url`. */
   url: string;
+  /**
+   * The URL's pathname, when the host already has it (`new URL(url).pathname`, exactly): saves
+   * parsing `url` again on paths taken often. Read it through {@link pathnameOf}.
+   */
+  pathname?: string;
   headers: { get(name: string): string | null };
 }
+
+/** The request's URL pathname: the one the host gave, or parsed from the URL. */
+export const pathnameOf = (head: RequestHead): string => head.pathname ?? new URL(head.url).pathname;
 
 /** A complete answer a host writes as it is: no Web `Response`, no body stream. */
 export interface PlainResponse {

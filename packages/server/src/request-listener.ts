@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DirectPath, Handler, Logger } from '@certwright/core';
+import type { Socket } from 'node:net';
+import type { DirectPath, Handler, Logger, TransportContext } from '@certwright/core';
 import {
   declaredBodyLength,
   readDeclaredBody,
@@ -44,17 +45,28 @@ export function createRequestListener(
     ).then((response) => sendWebResponse(res, response, req.method));
 
   /** The request's URL when the direct entry takes its kind, with the body length to read. */
-  const directTarget = (req: IncomingMessage, origin: string): { url: URL; length: number } | undefined => {
+  const directTarget = (
+    req: IncomingMessage,
+    origin: string,
+  ): { href: string; pathname: string; length: number } | undefined => {
     if (!direct) return undefined;
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', origin);
-    } catch {
-      return undefined;
+    const target = req.url ?? '/';
+    let href: string;
+    let pathname = plainPathname(target);
+    if (pathname !== undefined) {
+      href = origin + target;
+    } else {
+      try {
+        const url = new URL(target, origin);
+        href = url.href;
+        pathname = url.pathname;
+      } catch {
+        return undefined;
+      }
     }
-    const limit = direct.bodyLimit(req.method ?? 'GET', url.pathname);
+    const limit = direct.bodyLimit(req.method ?? 'GET', pathname);
     const length = limit === undefined ? undefined : declaredBodyLength(req, limit);
-    return length === undefined ? undefined : { url, length };
+    return length === undefined ? undefined : { href, pathname, length };
   };
 
   return (req, res) => {
@@ -69,7 +81,11 @@ export function createRequestListener(
     readDeclaredBody(req, target.length).then(
       (body) =>
         direct
-          .answer(requestHead(req, target.url.href), body, transportFromSocket(req.socket))
+          .answer(
+            { ...requestHead(req, target.href), pathname: target.pathname },
+            body,
+            lazyTransport(req.socket),
+          )
           .then((answer) => {
             if (answer === undefined) return viaWeb(req, res, origin, body);
             if (answer instanceof Response) return sendWebResponse(res, answer, req.method);
@@ -79,5 +95,34 @@ export function createRequestListener(
       // The client went away before its body was complete: there is no one to answer.
       () => res.destroy(),
     );
+  };
+}
+
+/** Characters the WHATWG URL parser leaves unchanged in a path (RFC 3986 pchar and '/'). */
+const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
+/** What the parser rewrites: a dot segment ('.', '..', also written with %2e) or a leading '//'. */
+const REWRITTEN = /\/(?:\.|%2e){1,2}(?:\/|$)|^\/\//i;
+
+/**
+ * The pathname `new URL(target, origin)` would give, when the origin-form target provably is it
+ * already (no query, no character or segment the parser would rewrite); undefined: parse it.
+ * Saves a URL parse on every OCSP request.
+ */
+export function plainPathname(target: string): string | undefined {
+  return PLAIN_PATH.test(target) && !REWRITTEN.test(target) ? target : undefined;
+}
+
+/**
+ * The connection as the direct entry sees it: the peer address at once, the TLS details
+ * (protocol, client chain: native calls) only if something reads them. OCSP never does.
+ */
+function lazyTransport(socket: Socket): TransportContext {
+  let full: TransportContext | undefined;
+  return {
+    remoteAddress: socket.remoteAddress ?? '',
+    get tls() {
+      full ??= transportFromSocket(socket);
+      return full.tls;
+    },
   };
 }

@@ -57,6 +57,11 @@ export class RateLimiter {
     this.#logger = logger;
   }
 
+  /** Whether requests of `kind` are counted at all (a limit of 0 switches the class off). */
+  counts(kind: RateLimitClass): boolean {
+    return this.#settings[kind] !== 0;
+  }
+
   /** Spends one request of `client`'s budget in `kind`. */
   async request(kind: RateLimitClass, client: string): Promise<Verdict> {
     const limit = this.#settings[kind];

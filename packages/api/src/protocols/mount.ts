@@ -59,6 +59,8 @@ export interface ProtocolDirect {
 /** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */
 export class ProtocolMounts {
   readonly #mounts: readonly ProtocolMount[];
+  /** Each mount's prefix with the trailing '/', built once: match runs on every request. */
+  readonly #below: readonly string[];
 
   constructor(mounts: readonly ProtocolMount[]) {
     const seen = new Set<string>();
@@ -87,6 +89,7 @@ export class ProtocolMounts {
       seen.add(mount.prefix);
     }
     this.#mounts = [...mounts].sort((a, b) => b.prefix.length - a.prefix.length);
+    this.#below = this.#mounts.map((m) => `${m.prefix}/`);
   }
 
   get all(): readonly ProtocolMount[] {
@@ -94,7 +97,11 @@ export class ProtocolMounts {
   }
 
   match(pathname: string): ProtocolMount | undefined {
-    return this.#mounts.find((m) => pathname === m.prefix || pathname.startsWith(`${m.prefix}/`));
+    for (let i = 0; i < this.#mounts.length; i++) {
+      const mount = this.#mounts[i]!;
+      if (pathname === mount.prefix || pathname.startsWith(this.#below[i]!)) return mount;
+    }
+    return undefined;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Logger, RequestHead, Services } from '@certwright/core';
+import { type Logger, pathnameOf, type RequestHead, type Services } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
 import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
 import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
@@ -214,6 +214,6 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
 }
 
 function segments(request: RequestHead, prefix: string): string[] {
-  const rest = new URL(request.url).pathname.slice(prefix.length).replace(/^\/+/, '');
+  const rest = pathnameOf(request).slice(prefix.length).replace(/^\/+/, '');
   return rest === '' ? [] : rest.split('/');
 }

@@ -4,6 +4,7 @@ import { notFound } from '../errors.js';
 import type { IssuerConnector } from '../issuers/connector.js';
 import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '../pki/ocsp-request.js';
 import { buildOcspResponse, type OcspCertStatus, type OcspSingleResponse } from '../pki/ocsp-response.js';
+import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { ServiceDeps } from './context.js';
 import type { IssuerConnectorCache } from './issuance.js';
 import type { RevocationEvent } from './revocation.js';
@@ -17,11 +18,12 @@ import type { RevocationEvent } from './revocation.js';
  * Several instances: after each committed revocation the revoking instance also writes a new
  * random **revocation generation** token per issuer to the shared EphemeralStore
  * (`deps.ephemeral`; Redis when instances share a database). Before serving from its cache,
- * every instance reads that token (one GET per CRL/OCSP request) and drops its cached CRL and
- * OCSP answers of the issuer when the token differs from the one its cache was built under.
+ * every instance reads that token (a read started after the request arrived, shared by the
+ * requests that arrived meanwhile: see #syncShared) and drops its cached CRL and OCSP answers
+ * of the issuer when the token differs from the one its cache was built under.
  * The token is read before storage is, so a cache entry is never newer than its token.
- * Trade-off: one round trip to the store per request (sub-millisecond on loopback Redis, next
- * to the TLS and HTTP work of the request) buys cross-instance freshness right after the
+ * Trade-off: a round trip to the store in every request's path (sub-millisecond on loopback
+ * Redis, next to the TLS and HTTP work of the request) buys cross-instance freshness right after the
  * revoke call returns; a short local TTL on the comparison would save it at the price of
  * staleness for that TTL. If the store is unreachable, instances fall back to their local
  * caches (bounded by `crlRefreshMs` / `ocspValidityMs`) rather than rebuild on every request;
@@ -97,7 +99,15 @@ interface IssuerState {
   shared: string | undefined | typeof UNSEEN;
   crl?: { generation: number; snapshot: CrlSnapshot };
   building?: { generation: number; promise: Promise<CrlSnapshot> };
-  ocsp: Map<string, OcspAnswer & { nextUpdate: Date }>;
+  ocsp: Map<string, CachedAnswer>;
+  /**
+   * The same answers by the exact bytes of requests (without nonce) that were answered with
+   * them, so a repeated request is served without being parsed again (see `knownAnswer`).
+   */
+  byRequest: Map<string, CachedAnswer>;
+  /** The shared-token read in flight, and the one queued behind it (see `#syncShared`). */
+  reading?: Promise<void>;
+  queued?: Promise<void>;
   /**
    * Serial → status read from storage under the current generation, with the time it stops
    * being trusted. Only good and revoked are kept: an unknown serial may be issued any moment
@@ -107,16 +117,28 @@ interface IssuerState {
   statuses: Map<string, { status: OcspCertStatus; until: number }>;
 }
 
+type CachedAnswer = OcspAnswer & { nextUpdate: Date };
+
+/** Requests up to this size are remembered by their bytes; larger ones (several CertIDs, signed) are parsed each time. */
+const MAX_REMEMBERED_REQUEST_BYTES = 1024;
+
 /**
  * The answer-cache key of a request without nonce: its CertIDs' DER, in order. DER encodings
  * carry their own lengths, so the concatenation of two different lists never coincides.
  */
 function certIdsKey(certIds: readonly OcspCertId[]): string {
   let key = '';
-  for (const c of certIds)
-    key += Buffer.from(c.der.buffer, c.der.byteOffset, c.der.byteLength).toString('latin1');
+  for (const c of certIds) key += bytesKey(c.der);
   return key;
 }
+
+/** Bytes as a string of the same length (one character per byte), for Map keys. */
+const bytesKey = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+
+/** A cached answer may be served from its producedAt until (not including) its nextUpdate. */
+const stands = (answer: CachedAnswer, nowMs: number): boolean =>
+  answer.nextUpdate.getTime() > nowMs && answer.producedAt.getTime() <= nowMs;
 
 /** Map.set that first evicts the oldest entry when the map is full (insertion order). */
 function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
@@ -164,9 +186,7 @@ export class RevocationStatusService {
     for (const id of issuerIds) {
       const token = await this.#publishGeneration(id);
       const state = this.#state(id);
-      state.generation += 1;
-      state.ocsp.clear();
-      state.statuses.clear();
+      this.#invalidate(state);
       // Our own token needs no second invalidation; when another instance won the write we
       // leave the old one and the next request re-syncs (one extra rebuild at most).
       if (token !== undefined) state.shared = token;
@@ -178,7 +198,7 @@ export class RevocationStatusService {
   #state(issuerId: string): IssuerState {
     let state = this.#states.get(issuerId);
     if (!state) {
-      state = { generation: 0, shared: UNSEEN, ocsp: new Map(), statuses: new Map() };
+      state = { generation: 0, shared: UNSEEN, ocsp: new Map(), byRequest: new Map(), statuses: new Map() };
       this.#states.set(issuerId, state);
     }
     return state;
@@ -208,10 +228,47 @@ export class RevocationStatusService {
     }
   }
 
-  /** Drops the issuer's caches when another instance revoked since they were built. */
-  async #syncShared(issuerId: string, state: IssuerState): Promise<void> {
+  /** A new generation: every cached answer, remembered request and known status of the issuer goes. */
+  #invalidate(state: IssuerState): void {
+    state.generation += 1;
+    state.ocsp.clear();
+    state.byRequest.clear();
+    state.statuses.clear();
+  }
+
+  /**
+   * Drops the issuer's caches when another instance revoked since they were built. Each request
+   * needs a read of the token that started after it arrived (a revocation that returned before
+   * the request must show), but not a read of its own: a read already in flight may have
+   * started before this request came, so the request waits for the next read, which every
+   * request arriving in the meantime shares. Under load that is one store round trip per round
+   * trip's worth of requests per issuer instead of one per request, and never a staler answer.
+   */
+  #syncShared(issuerId: string, state: IssuerState): Promise<void> | undefined {
     const store = this.deps.ephemeral;
-    if (!store) return;
+    if (!store) return undefined;
+    if (state.queued) return state.queued;
+    const inFlight = state.reading;
+    if (!inFlight) return this.#startRead(store, issuerId, state);
+    const queued = inFlight.then(() => {
+      if (state.queued === queued) state.queued = undefined;
+      return this.#startRead(store, issuerId, state);
+    });
+    state.queued = queued;
+    return queued;
+  }
+
+  #startRead(store: EphemeralStore, issuerId: string, state: IssuerState): Promise<void> {
+    const read = this.#readShared(store, issuerId, state);
+    state.reading = read;
+    void read.then(() => {
+      if (state.reading === read) state.reading = undefined;
+    });
+    return read;
+  }
+
+  /** One read of the shared token; never rejects (an unreadable store leaves the caches as they are). */
+  async #readShared(store: EphemeralStore, issuerId: string, state: IssuerState): Promise<void> {
     let token: string | undefined;
     try {
       token = await store.get(revocationGenerationKey(issuerId));
@@ -224,9 +281,7 @@ export class RevocationStatusService {
     }
     if (token === state.shared) return;
     state.shared = token;
-    state.generation += 1;
-    state.ocsp.clear();
-    state.statuses.clear();
+    this.#invalidate(state);
   }
 
   async #signer(issuerId: string) {
@@ -350,9 +405,10 @@ export class RevocationStatusService {
   /**
    * Answers an OCSP request for one issuer; null when the issuer is unknown or the service does
    * not sign for it. CertIDs of other CAs, unsupported hashes and unknown serials are `unknown`.
-   * Requests without a nonce are answered from the cache until nextUpdate.
+   * Requests without a nonce are answered from the cache until nextUpdate; given the request's
+   * `encoded` bytes, the answer is also remembered under them for {@link knownAnswer}.
    */
-  async respond(issuerId: string, request: OcspRequest): Promise<OcspAnswer | null> {
+  async respond(issuerId: string, request: OcspRequest, encoded?: Uint8Array): Promise<OcspAnswer | null> {
     const found = await this.#signer(issuerId);
     if (!found) return null;
     const state = this.#state(issuerId);
@@ -363,7 +419,10 @@ export class RevocationStatusService {
     await this.#syncShared(issuerId, state);
     if (key !== undefined) {
       const hit = state.ocsp.get(key);
-      if (hit && hit.nextUpdate.getTime() > nowMs && hit.producedAt.getTime() <= nowMs) return hit;
+      if (hit && stands(hit, nowMs)) {
+        this.#remember(state, encoded, hit);
+        return hit;
+      }
     }
     const generation = state.generation;
     const matches = this.#matcher(found.connector);
@@ -387,8 +446,37 @@ export class RevocationStatusService {
     // cache an answer that may predate it.
     if (key !== undefined && state.generation === generation) {
       boundedSet(state.ocsp, key, answer, this.#options.ocspCacheEntries);
+      this.#remember(state, encoded, answer);
     }
     return answer;
+  }
+
+  /** Keeps `answer` under the request bytes it answers (small requests only); the caller checked the generation. */
+  #remember(state: IssuerState, encoded: Uint8Array | undefined, answer: CachedAnswer): void {
+    if (encoded === undefined || encoded.byteLength > MAX_REMEMBERED_REQUEST_BYTES) return;
+    boundedSet(state.byRequest, bytesKey(encoded), answer, this.#options.ocspCacheEntries);
+  }
+
+  /**
+   * The answer given before to these exact request bytes (a request without nonce, see
+   * `respond`), while it stands: the issuer still signs here, no revocation since (the shared
+   * token is read as for `respond`), before its nextUpdate. Nothing is parsed or looked up in
+   * storage. Null when the issuer is unknown; undefined when there is no such answer (then
+   * parse the request and call `respond`).
+   */
+  async knownAnswer(issuerId: string, encoded: Uint8Array): Promise<OcspAnswer | null | undefined> {
+    const state = this.#states.get(issuerId);
+    if (!state || state.byRequest.size === 0 || encoded.byteLength > MAX_REMEMBERED_REQUEST_BYTES) {
+      return undefined;
+    }
+    // A request never answered before (one with a nonce, say) costs one map lookup, not the checks.
+    const key = bytesKey(encoded);
+    if (!state.byRequest.has(key)) return undefined;
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    await this.#syncShared(issuerId, state);
+    const hit = state.byRequest.get(key);
+    return hit && stands(hit, this.deps.clock.now().getTime()) ? hit : undefined;
   }
 
   /**

@@ -343,3 +343,49 @@ describe('OCSP GET decoding', () => {
     }
   });
 });
+
+describe('OCSP handler over a source that remembers answers by request bytes', () => {
+  it('sends the remembered answer for the same bytes unparsed, parses the rest, and answers null with unauthorized', async () => {
+    const remembered = {
+      der: Buffer.from('30030a0103', 'hex'),
+      producedAt: new Date(),
+      nextUpdate: new Date(Date.now() + 60_000),
+    };
+    const parsedBy: string[] = [];
+    const known = createOcspHandler({
+      source: {
+        respond: async () => {
+          parsedBy.push('respond');
+          return remembered;
+        },
+        respondToSerial: async () => null,
+        serialStatus: async () => null,
+        // Bytes that are no DER request at all: only a hit can answer them with 200.
+        knownAnswer: async (issuerId, encoded) =>
+          issuerId !== ISSUER
+            ? null
+            : Buffer.from(encoded).toString() === 'seen before'
+              ? remembered
+              : undefined,
+      },
+    });
+    const send = (body: string | Uint8Array, issuer = ISSUER) =>
+      known(
+        new Request(`https://h/.well-known/pki/ocsp/${issuer}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/ocsp-request' },
+          body: typeof body === 'string' ? body : new Uint8Array(body),
+        }),
+        transport,
+      );
+    const hit = await send('seen before');
+    expect(hit.status).toBe(200);
+    expect(hit.headers.get('cache-control')).toBe('no-store');
+    expect(Buffer.from(await hit.arrayBuffer()).equals(remembered.der)).toBe(true);
+    expect(parsedBy).toEqual([]);
+    expect((await send('never seen')).status).toBe(400);
+    expect((await send(request('01'))).status).toBe(200);
+    expect(parsedBy).toEqual(['respond']);
+    expect((await send('seen before', 'iss-other')).status).toBe(404);
+  });
+});

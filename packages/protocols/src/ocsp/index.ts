@@ -57,8 +57,17 @@ export interface SerialStatus {
 }
 
 export interface OcspSource {
-  /** Answers a parsed request for an issuer; null when no such issuer runs an OCSP responder. */
-  respond(issuerId: string, request: OcspRequest): Promise<OcspAnswer | null>;
+  /**
+   * Answers a parsed request for an issuer; null when no such issuer runs an OCSP responder.
+   * `encoded` is the request as received, for a source that remembers answers by request bytes.
+   */
+  respond(issuerId: string, request: OcspRequest, encoded?: Uint8Array): Promise<OcspAnswer | null>;
+  /**
+   * Optional: the answer the source gave before to these exact request bytes (passed to
+   * `respond`), if it still stands; undefined when it has none, null when the issuer is unknown.
+   * Only requests without a nonce may be remembered. A hit is answered without parsing.
+   */
+  knownAnswer?(issuerId: string, encoded: Uint8Array): Promise<OcspAnswer | null | undefined>;
   /** Answers for one serial of the issuer (the `/serial/{hex}` route); null when the issuer is unknown. */
   respondToSerial(issuerId: string, serialHex: string): Promise<OcspAnswer | null>;
   serialStatus(issuerId: string, serialHex: string): Promise<SerialStatus | null>;
@@ -90,6 +99,14 @@ function ocspPlain(status: number, body: Uint8Array, headers: Record<string, str
     body,
   };
 }
+
+const NO_STORE: Readonly<Record<string, string>> = Object.freeze({ 'cache-control': 'no-store' });
+
+/** A written answer shared by many requests: nobody may change it in passing. */
+const frozen = (plain: PlainResponse): PlainResponse => {
+  Object.freeze(plain.headers);
+  return Object.freeze(plain);
+};
 
 const malformedPlain = (status: number): PlainResponse =>
   ocspPlain(status, buildOcspErrorResponse('malformedRequest'));
@@ -205,22 +222,50 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
   const now = options.now ?? (() => new Date());
   const { source } = options;
 
-  const answer = (result: OcspAnswer | null, issuerId: string, cacheable: boolean): PlainResponse => {
+  /**
+   * The written form of answers given again and again (requests without nonce): built once per
+   * answer, and for GET once per max-age value, then shared (frozen) by every request it
+   * answers. Weak: an answer the source dropped takes its written form with it.
+   */
+  const written = new WeakMap<OcspAnswer, PlainResponse>();
+  const writtenForGet = new WeakMap<OcspAnswer, { maxAge: number; plain: PlainResponse }>();
+
+  /**
+   * `fresh`: an answer to a request with a nonce, signed for it alone (`no-store`, not kept).
+   * `post`: a reusable answer that HTTP caches must not keep (RFC 5019 §6 speaks of GET only).
+   * `get`: a reusable answer HTTP caches may keep until its nextUpdate.
+   */
+  const answer = (
+    result: OcspAnswer | null,
+    issuerId: string,
+    use: 'fresh' | 'post' | 'get',
+  ): PlainResponse => {
     if (!result) {
       // RFC 6960 §2.3: a responder asked about a CA it does not serve answers `unauthorized`.
       return ocspPlain(404, buildOcspErrorResponse('unauthorized'), { 'x-ocsp-issuer': issuerId });
     }
-    const headers: Record<string, string> = {};
-    if (cacheable && result.nextUpdate) {
+    if (use === 'get' && result.nextUpdate) {
+      const maxAge = secondsUntil(result.nextUpdate, now());
+      const kept = writtenForGet.get(result);
+      if (kept?.maxAge === maxAge) return kept.plain;
       // RFC 5019 §6: GET answers may be cached by HTTP caches until nextUpdate.
-      headers['cache-control'] =
-        `max-age=${secondsUntil(result.nextUpdate, now())}, public, no-transform, must-revalidate`;
-      headers['last-modified'] = result.producedAt.toUTCString();
-      headers.expires = result.nextUpdate.toUTCString();
-    } else {
-      headers['cache-control'] = 'no-store';
+      const plain = frozen(
+        ocspPlain(200, result.der, {
+          'cache-control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
+          'last-modified': result.producedAt.toUTCString(),
+          expires: result.nextUpdate.toUTCString(),
+        }),
+      );
+      writtenForGet.set(result, { maxAge, plain });
+      return plain;
     }
-    return ocspPlain(200, result.der, headers);
+    if (use === 'fresh') return ocspPlain(200, result.der, NO_STORE);
+    let plain = written.get(result);
+    if (!plain) {
+      plain = frozen(ocspPlain(200, result.der, NO_STORE));
+      written.set(result, plain);
+    }
+    return plain;
   };
 
   /** A failure of the source, answered as OCSP clients expect (RFC 6960 §2.3). */
@@ -230,11 +275,23 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
     return ocspPlain(busy ? 503 : 500, buildOcspErrorResponse(busy ? 'tryLater' : 'internalError'));
   };
 
+  /**
+   * Answers the DER request `der`; `cacheable` for GET, whose answers HTTP caches may keep. A
+   * request the source answered before (same bytes, no nonce) is answered without parsing.
+   */
   const handleParsed = async (
     issuerId: string,
     der: Uint8Array,
     cacheable: boolean,
   ): Promise<PlainResponse> => {
+    if (source.knownAnswer) {
+      try {
+        const known = await source.knownAnswer(issuerId, der);
+        if (known !== undefined) return answer(known, issuerId, cacheable ? 'get' : 'post');
+      } catch (error) {
+        return failed(error);
+      }
+    }
     let parsed: OcspRequest;
     try {
       parsed = parseOcspRequest(der, limits);
@@ -245,7 +302,8 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
     }
     try {
       // A request with a nonce gets a response no one else may reuse.
-      return answer(await source.respond(issuerId, parsed), issuerId, cacheable && !parsed.nonce);
+      const use = parsed.nonce ? 'fresh' : cacheable ? 'get' : 'post';
+      return answer(await source.respond(issuerId, parsed, der), issuerId, use);
     } catch (error) {
       return failed(error);
     }
@@ -320,7 +378,7 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
       const hex = rest[1]!;
       if (!SERIAL_HEX.test(hex)) return textResponse(400, 'the serial must be 1 to 40 hex digits');
       if (accepts(request, OCSP_RESPONSE)) {
-        return toResponse(answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, true));
+        return toResponse(answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, 'get'));
       }
       const status = await source.serialStatus(issuerId, hex.toLowerCase());
       if (!status) return textResponse(404, `issuer '${issuerId}' does not exist or runs no OCSP responder`);
