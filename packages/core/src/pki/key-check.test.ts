@@ -101,6 +101,27 @@ describe('key check', () => {
     }
   });
 
+  it('imports a compressed P-256 point even where its bytes hold 0x04 at an uncompressed point’s start', () => {
+    // A compressed P-256 SPKI is 59 bytes; an uncompressed point would be the last 65. Reading
+    // the last 65 of 59 once misread such a key as uncompressed (about 1 key in 256).
+    let tried = 0;
+    for (;;) {
+      tried += 1;
+      expect(tried).toBeLessThan(20_000);
+      const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const spki = exportSpkiDer(publicKey);
+      const point = readBitStringBytes(spki, children(spki, readRoot(spki))[1], 'key');
+      const compressed = Buffer.concat([Buffer.from([2 + (point[64]! & 1)]), point.subarray(1, 33)]);
+      const der = sequence(
+        algorithmIdentifier(OID.idEcPublicKey, oid('1.2.840.10045.3.1.7')),
+        bitString(compressed),
+      );
+      if (der.at(der.length - 65) !== 0x04) continue;
+      expect(importSpkiDer(der).export({ format: 'jwk' })).toEqual(publicKey.export({ format: 'jwk' }));
+      return;
+    }
+  });
+
   for (const key of hostilePublicKeys()) {
     it(`refuses a ${key.name} with ${key.reason}, in every place a public key enters`, () => {
       expect(reasonOf(() => checkSubjectPublicKeyInfo(key.spki))).toBe(key.reason);

@@ -6,6 +6,7 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { CertwrightError, fail, isCertwrightError } from '../errors.js';
+import { children, readBitStringBytes, readRoot } from './der-reader.js';
 import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { pemDecode, pemEncode } from './pem.js';
 
@@ -146,13 +147,14 @@ export function importSpkiDer(der: Uint8Array): KeyObject {
 function importCheckedSpki(der: Uint8Array): KeyObject {
   const description = checkSubjectPublicKeyInfo(der);
   try {
-    // An EC key goes in as its point (RFC 7518 §6.2.1): the same key, and about half the
-    // import cost of node:crypto's DER decoder, which every CSR and enrollment pays. The check
-    // above accepted the SPKI, whose BIT STRING ends it: the point is its last bytes.
+    // An uncompressed EC key goes in as its point (RFC 7518 §6.2.1): the same key, and about
+    // half the import cost of node:crypto's DER decoder, which every CSR and enrollment pays.
+    // The point is read from the BIT STRING the check above accepted; a compressed point (SEC 1
+    // §2.3.3, shorter) goes to the DER decoder, which expands it.
     if (description.type === 'EC') {
       const size = EC_COORDINATE_BYTES[description.curve];
-      const point = der.subarray(der.length - 1 - 2 * size);
-      if (point[0] === 0x04) {
+      const point = readBitStringBytes(der, children(der, readRoot(der))[1]!, 'subjectPublicKey');
+      if (point.length === 1 + 2 * size && point[0] === 0x04) {
         const coordinates = Buffer.from(point.buffer, point.byteOffset + 1, 2 * size);
         return createPublicKey({
           key: {
