@@ -104,7 +104,7 @@ export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
   readonly protocols: readonly ProtocolMount[];
-  /** The protocol mounts' direct entries (OCSP), for hosts that use them; same rules as the handler. */
+  /** The protocol mounts' direct entries (OCSP, SCEP), for hosts that use them; same rules as the handler. */
   readonly direct: DirectPath;
 }
 
@@ -448,7 +448,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       const pathname = pathnameOf(request);
       const mount = mounts.match(pathname);
       if (!mount?.public || !mount.direct) return undefined;
-      const produce = mount.direct.prepare(request, body, pathname);
+      const produce = mount.direct.prepare(request, body, pathname, transport);
       if (!produce) return undefined;
       const started = performance.now();
       const requestId = requestIdOf(request);

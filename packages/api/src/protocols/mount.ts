@@ -5,6 +5,7 @@ import {
   type Permission,
   type PlainResponse,
   type RequestHead,
+  type TransportContext,
 } from '@certwright/core';
 import type { PublicAccess } from '../http/route.js';
 
@@ -50,10 +51,15 @@ export interface ProtocolMount {
   direct?: ProtocolDirect;
 }
 
-/** The protocol side of a direct path (the OCSP responder's `OcspDirect`). */
+/** The protocol side of a direct path (the OCSP responder's `OcspDirect`, SCEP's `ScepDirect`). */
 export interface ProtocolDirect {
   bodyLimit(method: string, pathname: string): number | undefined;
-  prepare(head: RequestHead, body: Uint8Array, pathname: string): (() => Promise<PlainResponse>) | undefined;
+  prepare(
+    head: RequestHead,
+    body: Uint8Array,
+    pathname: string,
+    transport: TransportContext,
+  ): (() => Promise<PlainResponse>) | undefined;
 }
 
 /** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */

@@ -97,24 +97,27 @@ function operations(id: string, withPath: boolean): Record<'get' | 'post', OpenA
 function scepMount(context: MountContext, mtls: boolean): ProtocolMount {
   const prefix = mtls ? SCEP_MTLS_BASE_PATH : SCEP_BASE_PATH;
   const family = mtls ? 'scepMtls' : 'scep';
+  const handler = createScepHandler({
+    authority: context.services.scep,
+    mtls,
+    onError: (error) => context.logger.error({ err: error }, 'SCEP request failed'),
+    onRefused: (result) =>
+      result.outcome.status === 'FAILURE' &&
+      context.logger.info(
+        {
+          transaction_id: result.transactionId,
+          reason: result.outcome.reason,
+          detail: result.outcome.message,
+        },
+        'SCEP request refused',
+      ),
+  });
   return {
     prefix,
     route: `${prefix}/{path_id}`,
-    handler: createScepHandler({
-      authority: context.services.scep,
-      mtls,
-      onError: (error) => context.logger.error({ err: error }, 'SCEP request failed'),
-      onRefused: (result) =>
-        result.outcome.status === 'FAILURE' &&
-        context.logger.info(
-          {
-            transaction_id: result.transactionId,
-            reason: result.outcome.reason,
-            detail: result.outcome.message,
-          },
-          'SCEP request refused',
-        ),
-    }),
+    handler,
+    // GetCACaps, GetCACert and PKIOperation skip the Web Request/Response on the server's own listener.
+    direct: handler.direct,
     public: ACCESS,
     operations: {
       [prefix]: operations(family, false),

@@ -1,14 +1,16 @@
 import {
   type Handler,
   isCertwrightError,
+  type PlainResponse,
   publicMessage,
+  type RequestHead,
   readBodyBytes,
   type ScepClient,
   type ScepOperationResult,
   type TransportContext,
 } from '@certwright/core';
 import { buildCertRep, buildCertsOnly, type ScepFailInfo } from '@certwright/core/pki';
-import { binaryResponse, segmentsAfter, textResponse } from '../shared/http.js';
+import { binaryResponse, segmentsAfter } from '../shared/http.js';
 import type { ScepAuthority } from './authority.js';
 import { scepFailInfo } from './fail-info.js';
 
@@ -73,81 +75,128 @@ function messageParameter(url: URL, maxBytes: number): Uint8Array | null {
   return Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
-export function createScepHandler(options: ScepHandlerOptions): Handler {
+/**
+ * The direct entry (see `DirectPath` in @certwright/core): GET and POST on a SCEP route, for a
+ * host that has read the body and built no Web Request. The same function answers them on the
+ * Web path; everything else (HEAD, other methods, paths outside a profile) is left to it.
+ */
+export interface ScepDirect {
+  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
+  bodyLimit(method: string, pathname: string): number | undefined;
+  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
+  prepare(
+    head: RequestHead,
+    body: Uint8Array,
+    pathname: string,
+    transport: TransportContext,
+  ): (() => Promise<PlainResponse>) | undefined;
+}
+
+export type ScepHandler = Handler & { readonly direct: ScepDirect };
+
+const NO_STORE: Readonly<Record<string, string>> = Object.freeze({ 'cache-control': 'no-store' });
+
+function plain(
+  status: number,
+  body: Uint8Array,
+  contentType: string,
+  headers: Record<string, string> = {},
+): PlainResponse {
+  return {
+    status,
+    headers: { 'content-type': contentType, 'content-length': String(body.byteLength), ...headers },
+    body,
+  };
+}
+
+const plainText = (status: number, text: string, headers: Record<string, string> = {}): PlainResponse =>
+  plain(status, Buffer.from(`${text}\n`), 'text/plain; charset=utf-8', headers);
+
+const toResponse = (answer: PlainResponse): Response =>
+  binaryResponse(answer.status, answer.body, answer.headers['content-type']!, answer.headers);
+
+/** GetCACaps' reply per capability list (the authority returns the same list every time). */
+const capsBodies = new WeakMap<readonly string[], Buffer>();
+
+export function createScepHandler(options: ScepHandlerOptions): ScepHandler {
   const mtls = options.mtls ?? false;
   const basePath = (options.basePath ?? (mtls ? SCEP_MTLS_BASE_PATH : SCEP_BASE_PATH)).replace(/\/+$/, '');
   const maxBodyBytes = options.maxBodyBytes ?? SCEP_MAX_BODY_BYTES;
   const { authority } = options;
 
-  const route = async (request: Request, transport: TransportContext): Promise<Response> => {
-    const url = new URL(request.url);
-    const segments = segmentsAfter(url.pathname, basePath);
-    const target = segments ? parseScepPath(segments) : null;
-    if (!target) return textResponse(404, 'no such SCEP resource');
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'POST') {
-      return textResponse(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD, POST' });
-    }
+  const target = (pathname: string) => {
+    const segments = segmentsAfter(pathname, basePath);
+    return segments ? parseScepPath(segments) : null;
+  };
+
+  /**
+   * One request on a profile's route, GET or POST; `body` is the POSTed bytes (null for GET).
+   * Throws only what {@link failure} maps.
+   */
+  const answer = async (
+    method: string,
+    url: URL,
+    pathId: string | null,
+    body: Uint8Array | null,
+    transport: TransportContext,
+  ): Promise<PlainResponse> => {
     const operation = url.searchParams.get('operation');
     if (!isOperation(operation)) {
-      return textResponse(400, 'the operation parameter must be GetCACaps, GetCACert or PKIOperation');
+      return plainText(400, 'the operation parameter must be GetCACaps, GetCACert or PKIOperation');
     }
-    const { pathId } = target;
     if (operation !== 'PKIOperation') {
-      if (request.method === 'POST') {
-        return textResponse(405, `${operation} is a GET operation`, { allow: 'GET, HEAD' });
+      if (method === 'POST') {
+        return plainText(405, `${operation} is a GET operation`, { allow: 'GET, HEAD' });
       }
       if (operation === 'GetCACaps') {
-        const caps = Buffer.from(`${(await authority.capabilities(pathId)).join('\n')}\n`);
+        const list = await authority.capabilities(pathId);
+        let caps = capsBodies.get(list);
+        if (!caps) {
+          caps = Buffer.from(`${list.join('\n')}\n`);
+          capsBodies.set(list, caps);
+        }
         // With its length: the reply goes out in one write, not as chunks and a terminating chunk.
-        return new Response(caps, {
-          status: 200,
-          headers: {
-            'content-type': 'text/plain; charset=utf-8',
-            'content-length': String(caps.length),
-            'cache-control': 'no-store',
-          },
-        });
+        return plain(200, caps, 'text/plain; charset=utf-8', NO_STORE);
       }
       if (authority.caCertificatesMessage) {
-        const message = await authority.caCertificatesMessage(pathId);
-        return binaryResponse(200, message, SCEP_CA_RA_CERT, { 'cache-control': 'no-store' });
+        return plain(200, await authority.caCertificatesMessage(pathId), SCEP_CA_RA_CERT, NO_STORE);
       }
       const { ca, ra } = await authority.caCertificates(pathId);
       // RFC 8894 §4.2.1: one CA alone is its DER; with an RA, a certificates-only CMS.
       return ra
-        ? binaryResponse(200, buildCertsOnly([...ca, ra]), SCEP_CA_RA_CERT, { 'cache-control': 'no-store' })
-        : binaryResponse(200, ca[0]!, SCEP_CA_CERT, { 'cache-control': 'no-store' });
+        ? plain(200, buildCertsOnly([...ca, ra]), SCEP_CA_RA_CERT, NO_STORE)
+        : plain(200, ca[0]!, SCEP_CA_CERT, NO_STORE);
     }
-    let body: Uint8Array;
-    if (request.method === 'POST') body = await readBodyBytes(request, maxBodyBytes);
+    let message: Uint8Array;
+    if (body !== null) message = body;
     else {
-      const message = messageParameter(url, maxBodyBytes);
-      if (!message || message.length === 0) {
-        return textResponse(400, 'GET PKIOperation needs a base64 message parameter');
+      const fromQuery = messageParameter(url, maxBodyBytes);
+      if (!fromQuery || fromQuery.length === 0) {
+        return plainText(400, 'GET PKIOperation needs a base64 message parameter');
       }
-      body = message;
+      message = fromQuery;
     }
     const client: ScepClient = {
       remoteAddress: transport.remoteAddress,
       mtls,
       clientCertificateChain: transport.tls?.clientCertificateChain ?? [],
     };
-    const result = await authority.pkiOperation(pathId, client, body);
-    let answer:
+    const result = await authority.pkiOperation(pathId, client, message);
+    let reply:
       | { status: 'SUCCESS'; certificates: Uint8Array[]; recipient: Uint8Array }
       | { status: 'FAILURE'; failInfo: ScepFailInfo };
     if (result.outcome.status === 'SUCCESS') {
-      answer = { status: 'SUCCESS', certificates: result.outcome.certificates, recipient: result.requester };
+      reply = { status: 'SUCCESS', certificates: result.outcome.certificates, recipient: result.requester };
     } else {
       options.onRefused?.(result);
       const mapped = scepFailInfo(result.outcome.reason);
       if (typeof mapped !== 'string') {
-        return textResponse(mapped.http, mapped.http === 500 ? 'internal error' : result.outcome.message, {
-          'cache-control': 'no-store',
+        return plainText(mapped.http, mapped.http === 500 ? 'internal error' : result.outcome.message, {
+          ...NO_STORE,
           ...(mapped.http === 503 ? { 'retry-after': '30' } : {}),
         });
       }
-      answer = { status: 'FAILURE', failInfo: mapped };
+      reply = { status: 'FAILURE', failInfo: mapped };
     }
     const certRep = buildCertRep({
       ra: { certificate: result.ra.certificate, privateKey: result.ra.privateKey },
@@ -155,22 +204,50 @@ export function createScepHandler(options: ScepHandlerOptions): Handler {
       recipientNonce: result.recipientNonce,
       senderNonce: result.senderNonce,
       digest: result.digest,
-      result: answer,
+      result: reply,
     });
-    return binaryResponse(200, certRep, SCEP_PKI_MESSAGE, { 'cache-control': 'no-store' });
+    return plain(200, certRep, SCEP_PKI_MESSAGE, NO_STORE);
   };
 
-  return async (request, transport) => {
-    let response: Response;
-    try {
-      response = await route(request, transport);
-    } catch (error) {
-      response = failure(error, options.onError);
+  const guarded = (run: () => Promise<PlainResponse>): Promise<PlainResponse> =>
+    run().catch((error: unknown) => failure(error, options.onError));
+
+  const route = async (request: Request, transport: TransportContext): Promise<PlainResponse> => {
+    const url = new URL(request.url);
+    const found = target(url.pathname);
+    if (!found) return plainText(404, 'no such SCEP resource');
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'POST') {
+      return plainText(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD, POST' });
     }
+    const body = request.method === 'POST' ? await readBodyBytes(request, maxBodyBytes) : null;
+    return answer(request.method, url, found.pathId, body, transport);
+  };
+
+  const direct: ScepDirect = {
+    bodyLimit(method, pathname) {
+      if (!target(pathname)) return undefined;
+      if (method === 'POST') return maxBodyBytes;
+      return method === 'GET' ? 0 : undefined;
+    },
+    prepare(head, body, pathname, transport) {
+      const found = target(pathname);
+      if (!found || (head.method !== 'GET' && head.method !== 'POST')) return undefined;
+      if (head.method === 'GET' && body.length > 0) return undefined;
+      const method = head.method;
+      return () =>
+        guarded(() =>
+          answer(method, new URL(head.url), found.pathId, method === 'POST' ? body : null, transport),
+        );
+    },
+  };
+
+  const handler: Handler = async (request, transport) => {
+    const response = toResponse(await guarded(() => route(request, transport)));
     return request.method === 'HEAD'
       ? new Response(null, { status: response.status, headers: response.headers })
       : response;
   };
+  return Object.assign(handler, { direct });
 }
 
 /**
@@ -178,7 +255,7 @@ export function createScepHandler(options: ScepHandlerOptions): Handler {
  * has one (413, 503, 500), else by the error's family — 400 for a body that is no PKIMessage,
  * 403 for a refused client certificate, 404 for an unknown profile.
  */
-function failure(error: unknown, onError?: (error: unknown) => void): Response {
+function failure(error: unknown, onError?: (error: unknown) => void): PlainResponse {
   const mapped = isCertwrightError(error) ? scepFailInfo(error.reason) : { http: 500 as const };
   const code = isCertwrightError(error) ? error.code : 'internal';
   const status =
@@ -190,8 +267,8 @@ function failure(error: unknown, onError?: (error: unknown) => void): Response {
           ? 403
           : 400;
   if (status >= 500) onError?.(error);
-  return textResponse(status, status === 500 ? 'internal error' : publicMessage(error), {
-    'cache-control': 'no-store',
+  return plainText(status, status === 500 ? 'internal error' : publicMessage(error), {
+    ...NO_STORE,
     ...(status === 503 ? { 'retry-after': '30' } : {}),
   });
 }

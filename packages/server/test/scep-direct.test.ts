@@ -1,0 +1,259 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type CertwrightHandler, createHandler, type ResponseEvent } from '@certwright/api';
+import {
+  createServices,
+  SecretBox,
+  type Services,
+  SYSTEM_ACTOR,
+  silentLogger,
+  systemClock,
+} from '@certwright/core';
+import {
+  buildScepRequest,
+  createCertificationRequest,
+  createSelfSignedCertificate,
+  generateKeyPair,
+  parseCertsOnly,
+  readCertificate,
+  readCertRep,
+} from '@certwright/core/pki';
+import { createPgliteStorage } from '@certwright/storage-pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestListener } from '../src/request-listener.js';
+
+/**
+ * The listener answers SCEP (GetCACaps, GetCACert, PKIOperation) through the handler's direct
+ * entry, without a Web Request or Response. What a SCEP client and an operator see must not
+ * change: the same status, headers and bytes as the Web path, the same CertRep, the same
+ * request id, event and rate limit.
+ */
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const ENROLLMENT_LIMIT = 8;
+const CHALLENGE = 'direct scep challenge';
+let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
+let services: Services;
+let handler: CertwrightHandler;
+let server: Server;
+let port: number;
+const events: ResponseEvent[] = [];
+/** Requests that reached the Web handler: the direct entry must have taken the others. */
+let webCalls = 0;
+/** A new client address per test, so that each starts with a full rate limit. */
+let client = 0;
+
+function send(
+  method: string,
+  path: string,
+  options: { body?: Uint8Array; headers?: Record<string, string>; chunked?: boolean } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          'x-forwarded-for': `198.51.100.${client}`,
+          ...(options.body && !options.chunked ? { 'content-length': String(options.body.length) } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    if (options.body) req.end(options.body);
+    else req.end();
+  });
+}
+
+/** The same request through the Web handler, for comparison. */
+async function viaWeb(method: string, path: string, body?: Uint8Array) {
+  const response = await handler(
+    new Request(`https://localhost${path}`, {
+      method,
+      // Its own client address: the Web entry's requests do not spend the listener's limit.
+      headers: { 'x-forwarded-for': `203.0.113.${client}` },
+      ...(body ? { body: new Uint8Array(body) } : {}),
+    }),
+    { remoteAddress: `203.0.113.${client}` },
+  );
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: Buffer.from(await response.arrayBuffer()),
+  };
+}
+
+/** Headers both entries must agree on (date and request id differ per answer by design). */
+const comparable = (headers: Record<string, unknown>) => {
+  const { date: _date, 'x-request-id': _id, connection: _c, 'keep-alive': _k, ...rest } = headers;
+  return rest;
+};
+
+async function pkcsReq(ra: Uint8Array, cn: string) {
+  const key = await generateKeyPair('RSA-2048');
+  const now = Date.now();
+  const self = createSelfSignedCertificate(
+    {
+      subject: [{ type: 'CN', value: cn }],
+      notBefore: new Date(now - 60_000),
+      notAfter: new Date(now + 86_400_000),
+    },
+    key.privateKey,
+  ).der;
+  const csr = createCertificationRequest({
+    subject: [{ type: 'CN', value: cn }],
+    privateKey: key.privateKey,
+    challengePassword: CHALLENGE,
+  });
+  const der = buildScepRequest({
+    messageType: 'PKCSReq',
+    transactionId: randomBytes(8).toString('hex'),
+    senderNonce: randomBytes(16),
+    content: csr,
+    signer: { certificate: self, privateKey: key.privateKey },
+    recipient: ra,
+  });
+  return {
+    der,
+    read: (body: Buffer) =>
+      readCertRep(body, { ra, requester: { certificate: self, privateKey: key.privateKey } }),
+  };
+}
+
+async function raCertificate(): Promise<Uint8Array> {
+  const certs = parseCertsOnly((await send('GET', '/scep?operation=GetCACert')).body);
+  return certs[certs.length - 1]!;
+}
+
+beforeAll(async () => {
+  storage = await createPgliteStorage(
+    { memory: true },
+    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
+  );
+  await storage.migrate();
+  services = createServices({ storage, clock: systemClock, logger: silentLogger });
+  await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
+    scep: { enabled: true, challenge_password: CHALLENGE },
+  });
+  handler = createHandler({
+    auth: { type: 'none' },
+    services,
+    rateLimits: { enrollment: ENROLLMENT_LIMIT },
+    clientAddress: (req) => req.headers.get('x-forwarded-for') ?? 'unknown',
+    onResponse: (event) => events.push(event),
+  });
+  const counted = Object.assign(
+    (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
+      webCalls++;
+      return handler(req, transport);
+    },
+    { direct: handler.direct },
+  );
+  server = createServer(createRequestListener(counted));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+}, 180_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await storage?.close();
+});
+
+describe("the server's listener answering SCEP directly", () => {
+  it('answers GetCACaps, GetCACert and a refused request like the Web handler: status, headers, bytes', async () => {
+    client++;
+    webCalls = 0;
+    for (const [method, path, body] of [
+      ['GET', '/scep?operation=GetCACaps'],
+      ['GET', '/scep/?operation=GetCACert'],
+      ['GET', '/scep?operation=Nothing'],
+      ['GET', '/scep/no-such-profile?operation=GetCACaps'],
+      ['POST', '/scep?operation=GetCACaps', Buffer.from('x')],
+      ['POST', '/scep?operation=PKIOperation', Buffer.from('not a PKIMessage')],
+    ] as const) {
+      const direct = await send(method, path, body ? { body } : {});
+      const web = await viaWeb(method, path, body);
+      expect({ path, method, status: direct.status }).toEqual({ path, method, status: web.status });
+      expect(comparable(direct.headers)).toEqual(comparable(web.headers));
+      expect(direct.body.equals(web.body)).toBe(true);
+    }
+    // Every listener request went the direct way (the comparisons call the handler itself).
+    expect(webCalls).toBe(0);
+  });
+
+  it('enrolls with a POSTed PKCSReq: a SUCCESS CertRep with the certificate, request id echoed, event reported', async () => {
+    client++;
+    webCalls = 0;
+    events.length = 0;
+    const ra = await raCertificate();
+    const request = await pkcsReq(ra, 'direct.scep.example.test');
+    const reply = await send('POST', '/scep?operation=PKIOperation', {
+      body: request.der,
+      headers: { 'content-type': 'application/x-pki-message', 'x-request-id': 'device-7' },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/x-pki-message');
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(reply.headers['x-request-id']).toBe('device-7');
+    const rep = request.read(reply.body);
+    expect(rep.status).toBe('SUCCESS');
+    expect(readCertificate(rep.certificates[0]!).subject.text).toContain('direct.scep.example.test');
+    expect(events.at(-1)).toMatchObject({
+      method: 'POST',
+      route: '/scep/{path_id}',
+      operationId: 'scepPost',
+      status: 200,
+      requestId: 'device-7',
+    });
+    expect(webCalls).toBe(0);
+  });
+
+  it('spends the enrollment rate limit like the Web path and answers its over-limit reply past it', async () => {
+    client++;
+    const replies: Reply[] = [];
+    for (let i = 0; i <= ENROLLMENT_LIMIT; i++) replies.push(await send('GET', '/scep?operation=GetCACaps'));
+    expect(replies.slice(0, ENROLLMENT_LIMIT).every((r) => r.status === 200)).toBe(true);
+    const last = replies.at(-1)!;
+    const webReplies = [];
+    for (let i = 0; i <= ENROLLMENT_LIMIT; i++)
+      webReplies.push(await viaWeb('GET', '/scep?operation=GetCACaps'));
+    expect(last.status).toBe(webReplies.at(-1)!.status);
+    expect(last.status).toBeGreaterThanOrEqual(429);
+    expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('leaves what it does not answer to the Web path: HEAD, PUT, a chunked body, a GET with a body', async () => {
+    client++;
+    webCalls = 0;
+    const head = await send('HEAD', '/scep?operation=GetCACaps');
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    const put = await send('PUT', '/scep?operation=GetCACaps');
+    expect(put.status).toBe(405);
+    const chunked = await send('POST', '/scep?operation=PKIOperation', {
+      body: Buffer.from('not a PKIMessage'),
+      chunked: true,
+      headers: { 'transfer-encoding': 'chunked' },
+    });
+    expect(chunked.status).toBe(400);
+    const getWithBody = await send('GET', '/scep?operation=GetCACaps', { body: Buffer.from('x') });
+    expect(getWithBody.status).toBe(200);
+    expect(webCalls).toBe(4);
+  });
+});
