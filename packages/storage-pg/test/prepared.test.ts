@@ -91,6 +91,30 @@ describe.skipIf(pgSkip !== undefined)('named statements on PostgreSQL', () => {
     expect(await read()).toEqual([{ id: 1, a: 'one', b: 'new' }]);
   });
 
+  it('answers a statement first named inside a transaction that failed and rolled back', async () => {
+    const read = (db: typeof storage.db) =>
+      db
+        .selectFrom('t' as never)
+        .select('a' as never)
+        .where('id' as never, '<', 2 as never)
+        .execute();
+    await read(storage.db);
+    await expect(
+      storage.db.transaction().execute(async (trx) => {
+        // Its second execution: named and prepared here, inside the transaction.
+        expect(await read(trx)).toEqual([{ a: 'one' }]);
+        await sql`select 1/0`.execute(trx);
+      }),
+    ).rejects.toThrow();
+    await expect(
+      storage.db.transaction().execute(async (trx) => {
+        await sql`select 1/0`.execute(trx);
+      }),
+    ).rejects.toThrow();
+    expect(await read(storage.db)).toEqual([{ a: 'one' }]);
+    expect(await read(storage.db)).toEqual([{ a: 'one' }]);
+  });
+
   it('sends nothing named when turned off (PgBouncer in transaction mode)', async () => {
     const off = createPostgresStorage(temp.url, {
       secretBox: new SecretBox(SecretBox.generateKey()),
