@@ -60,7 +60,9 @@ export async function openBenchStorage(
   }
   const url = new URL(PG_URL);
   url.pathname = `/${name}`;
-  const s = createPostgresStorage(url.toString(), { secretBox: box, ...pool });
+  // As the server reads it: `SVC_DATABASE_PREPARED_STATEMENTS=false` compares without named statements.
+  const preparedStatements = process.env.SVC_DATABASE_PREPARED_STATEMENTS !== 'false';
+  const s = createPostgresStorage(url.toString(), { secretBox: box, preparedStatements, ...pool });
   return {
     s,
     database: name,

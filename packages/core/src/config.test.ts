@@ -371,6 +371,16 @@ describe('parseConfig', () => {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);
     }
   });
+
+  it('sends PostgreSQL statements named (prepared) unless SVC_DATABASE_PREPARED_STATEMENTS is false', () => {
+    expect(parseConfig(base).databasePreparedStatements).toBe(true);
+    expect(
+      parseConfig({ ...base, SVC_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements,
+    ).toBe(false);
+    expect(failure({ ...base, SVC_DATABASE_PREPARED_STATEMENTS: 'off' })).toContain(
+      'SVC_DATABASE_PREPARED_STATEMENTS',
+    );
+  });
 });
 
 describe('helpers', () => {

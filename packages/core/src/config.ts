@@ -14,6 +14,11 @@ export interface ServiceConfig {
   dataDir: string;
   /** Absent means embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /**
+   * PostgreSQL: repeated statements go as named (prepared) statements (default true); false
+   * behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
+   */
+  databasePreparedStatements?: boolean;
   /** Present switches queue and ephemeral store to Redis. */
   redisUrl: string | undefined;
   /**
@@ -303,6 +308,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     auth: authType === 'api-key' ? { type: 'api-key', secret: secret as string } : { type: 'none' },
     dataDir: read('SVC_DATA_DIR', z.string().min(1), './data') as string,
     databaseUrl: read('SVC_DATABASE_URL', url(['postgres', 'postgresql', 'mysql'])),
+    databasePreparedStatements: read('SVC_DATABASE_PREPARED_STATEMENTS', bool, 'true') as boolean,
     redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
     encryptionKey: read('SVC_ENCRYPTION_KEY', encryptionKey),
     baseUrl: read('SVC_BASE_URL', baseUrl),

@@ -48,7 +48,11 @@ export async function openStorage(
   } else {
     const scheme = new URL(url).protocol;
     if (scheme === 'postgres:' || scheme === 'postgresql:') {
-      const postgres = createPostgresStorage(url, { secretBox: box, logger });
+      const postgres = createPostgresStorage(url, {
+        secretBox: box,
+        logger,
+        preparedStatements: config.databasePreparedStatements ?? true,
+      });
       storage = postgres;
       maintain = () => postgres.maintain();
     } else if (scheme === 'mysql:') storage = createMysqlStorage(url, { secretBox: box, logger });

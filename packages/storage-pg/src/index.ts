@@ -10,8 +10,10 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PgliteDialect } from './pglite-dialect.js';
+import { type PreparedStatementOptions, prepareStatements, StatementNames } from './prepared.js';
 
 export { PgliteDialect } from './pglite-dialect.js';
+export type { PreparedStatementOptions } from './prepared.js';
 
 /** What one `maintain()` pass did. */
 export interface MaintenanceReport {
@@ -45,6 +47,11 @@ export interface PostgresStorageOptions extends StorageOpenOptions {
   maxConnections?: number;
   /** How long a request waits for a connection before failing `unavailable`; default 10 s. */
   connectionTimeoutMs?: number;
+  /**
+   * Statements sent again and again go as named (prepared) statements (prepared.ts); default
+   * on. `false` behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean | PreparedStatementOptions;
 }
 
 /**
@@ -70,8 +77,11 @@ export function createPostgresStorage(url: string, options: PostgresStorageOptio
   // is idle, so a client checked out for a query needs its own listener or Node would crash.
   // The failing query itself rejects and becomes `unavailable`.
   pool.on('error', onLost);
+  const prepared = options.preparedStatements ?? true;
+  const names = prepared === false ? undefined : new StatementNames(prepared === true ? {} : prepared);
   pool.on('connect', (client) => {
     client.on('error', onLost);
+    if (names) prepareStatements(client, names);
   });
   logger.info({ database: redactUrl(url) }, 'opening PostgreSQL storage');
   const db = new Kysely<Database>({ dialect: withErrorTranslation(new PostgresDialect({ pool })) });
