@@ -28,6 +28,7 @@ import {
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
+import { workerSlot } from './cluster.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
@@ -97,7 +98,9 @@ export async function startServer(
         `run certwright on Node.js ${RECOMMENDED_NODE_MAJOR} LTS`,
     );
   }
-  const metrics = createMetrics();
+  // Each worker of SVC_SERVER_WORKERS answers /metrics for itself: its series carry its slot.
+  const slot = workerSlot();
+  const metrics = createMetrics(slot === undefined ? {} : { worker: slot });
   const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
   const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
   const oidcTrust = options.oidc?.ca ?? oidcCa;
