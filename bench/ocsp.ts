@@ -90,6 +90,8 @@ interface Measured {
   /** The server's share of one core over the run. */
   serverCores: number;
   failed: number;
+  /** CPU per answer of a helper process the server needs (Redis), when one is named. */
+  helperUs?: number;
 }
 
 const tlv = (tag: number, ...parts: Uint8Array[]): Uint8Array => {
@@ -106,7 +108,11 @@ function withNonce(certId: Uint8Array, nonce: Uint8Array): Uint8Array {
 }
 
 /** Drives `load` with wrk (or the Node generator); `serverCpuMs` reads the server's CPU so far. */
-async function drive(load: Load, serverCpuMs: () => number): Promise<Measured> {
+async function drive(
+  load: Load,
+  serverCpuMs: () => number,
+  helperCpuMs?: () => number,
+): Promise<Measured> {
   if (!WRK) return driveNode(load, serverCpuMs);
   const wrkLoad = {
     url: `${load.tls ? 'https' : 'http'}://${load.host}:${load.port}${load.path}`,
@@ -118,12 +124,15 @@ async function drive(load: Load, serverCpuMs: () => number): Promise<Measured> {
   // Warm-up: connections, TLS sessions, the answer cache, the JIT.
   await runWrk({ ...wrkLoad, seconds: 1 });
   let cpu0 = 0;
+  let helper0 = 0;
   let t0 = 0;
   const r = await runWrk({ ...wrkLoad, seconds: SECONDS }, () => {
     cpu0 = serverCpuMs();
+    helper0 = helperCpuMs?.() ?? 0;
     t0 = Date.now();
   });
   const serverCpu = serverCpuMs() - cpu0;
+  const helperCpu = helperCpuMs ? helperCpuMs() - helper0 : undefined;
   const wallMs = Date.now() - t0;
   if (r.requests === 0) throw new Error('wrk: no answers');
   return {
@@ -132,6 +141,7 @@ async function drive(load: Load, serverCpuMs: () => number): Promise<Measured> {
     generatorUs: (r.cpuMs * 1000) / r.requests,
     serverCores: serverCpu / wallMs,
     failed: r.failed,
+    ...(helperCpu !== undefined ? { helperUs: (helperCpu * 1000) / r.requests } : {}),
   };
 }
 
@@ -178,6 +188,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const describe = (m: Measured) =>
   `${fmt(m.perSecond)} /s (${CONNECTIONS} connections; server ≈${fmt(m.serverUs)} µs CPU per answer, ` +
   `${(m.serverCores * 100).toFixed(0)}% of one core; generator ≈${fmt(m.generatorUs)} µs per answer` +
+  `${m.helperUs !== undefined ? `; Redis ≈${m.helperUs.toFixed(1)} µs per answer` : ''}` +
   `${m.failed > 0 ? `; ${m.failed} failed` : ''})`;
 /** CPU of this process (the in-process responders and the floor run here). */
 const selfCpuMs = () => processCpuMs(process.pid);
@@ -251,12 +262,13 @@ async function ocspThroughput() {
 
 /** "met" or "not met" with the figure, and what two idle cores would carry at the CPU measured. */
 function target(name: string, goal: number, m: Measured) {
-  const bothCores = 2_000_000 / (m.serverUs + m.generatorUs);
-  const serverOnly = 2_000_000 / m.serverUs;
+  const serverUs = m.serverUs + (m.helperUs ?? 0);
+  const bothCores = 2_000_000 / (serverUs + m.generatorUs);
+  const serverOnly = 2_000_000 / serverUs;
   report(
     `target: ${name} >= ${fmt(goal)} /s`,
-    `${m.perSecond >= goal ? 'met' : 'not met'}: ${fmt(m.perSecond)} /s observed; at the CPU measured, two idle ` +
-      `cores would carry ≈${fmt(bothCores)} /s with this generator on them, ≈${fmt(serverOnly)} /s with it elsewhere`,
+    `${m.perSecond >= goal ? 'met' : 'not met'}: ${fmt(m.perSecond)} /s observed; at the CPU measured (server + Redis), ` +
+      `two idle cores would carry ≈${fmt(bothCores)} /s with this generator on them, ≈${fmt(serverOnly)} /s with it elsewhere`,
   );
 }
 
@@ -314,9 +326,10 @@ async function cliServerCases() {
           certId,
         };
         const label = `certwright-server, SVC_SERVER_WORKERS=${workers} (${server.pids().length} processes), PostgreSQL + Redis, TLS 1.3 keep-alive`;
-        const cached = await drive({ ...load, fresh: false }, server.cpuMs);
+        const redisCpuMs = () => (redis.pid ? processCpuMs(redis.pid) : 0);
+        const cached = await drive({ ...load, fresh: false }, server.cpuMs, redisCpuMs);
         report(`${label}: cached answer (no nonce)`, describe(cached));
-        const fresh = await drive({ ...load, fresh: true }, server.cpuMs);
+        const fresh = await drive({ ...load, fresh: true }, server.cpuMs, redisCpuMs);
         report(`${label}: fresh signing (nonce per request)`, describe(fresh));
         if (!best.cached || cached.perSecond > best.cached.perSecond) best.cached = cached;
         if (!best.fresh || fresh.perSecond > best.fresh.perSecond) best.fresh = fresh;
