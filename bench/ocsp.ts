@@ -42,8 +42,8 @@ import {
   generateKeyPair,
   readCertificate,
 } from '../packages/core/src/pki/index.js';
-import { createPgliteStorage } from '../packages/storage-pg/src/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../packages/server/test/support/private-services.js';
+import { createPgliteStorage } from '../packages/storage-pg/src/index.js';
 import { openBenchStorage } from './support/engines.js';
 import { loadCertificates } from './support/load.js';
 import { processCpuMs } from './support/proc-cpu.js';
@@ -108,11 +108,7 @@ function withNonce(certId: Uint8Array, nonce: Uint8Array): Uint8Array {
 }
 
 /** Drives `load` with wrk (or the Node generator); `serverCpuMs` reads the server's CPU so far. */
-async function drive(
-  load: Load,
-  serverCpuMs: () => number,
-  helperCpuMs?: () => number,
-): Promise<Measured> {
+async function drive(load: Load, serverCpuMs: () => number, helperCpuMs?: () => number): Promise<Measured> {
   if (!WRK) return driveNode(load, serverCpuMs);
   const wrkLoad = {
     url: `${load.tls ? 'https' : 'http'}://${load.host}:${load.port}${load.path}`,
@@ -344,7 +340,8 @@ async function cliServerCases() {
     await redis.stop();
   }
   if (best.cached) target('cached OCSP (certwright-server, best worker count)', TARGET_CACHED, best.cached);
-  if (best.fresh) target('fresh-signed OCSP (certwright-server, best worker count)', TARGET_FRESH, best.fresh);
+  if (best.fresh)
+    target('fresh-signed OCSP (certwright-server, best worker count)', TARGET_FRESH, best.fresh);
 }
 
 /**
@@ -538,7 +535,10 @@ console.error(
 );
 if (WRK) {
   const version = spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0];
-  report('load generator', `wrk (${version.trim()}), ${WRK_THREADS} threads, ${CONNECTIONS} connections, one request in flight each`);
+  report(
+    'load generator',
+    `wrk (${(version ?? '').trim()}), ${WRK_THREADS} threads, ${CONNECTIONS} connections, one request in flight each`,
+  );
 } else {
   report(
     'load generator',

@@ -38,10 +38,7 @@ const luaBytes = (bytes: Uint8Array) =>
   `"${Array.from(bytes, (b) => `\\${String(b).padStart(3, '0')}`).join('')}"`;
 
 function script(load: WrkLoad): string {
-  const head = [
-    'wrk.method = "POST"',
-    'wrk.headers["Content-Type"] = "application/ocsp-request"',
-  ];
+  const head = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/ocsp-request"'];
   if (!load.nonceTail) return [...head, `wrk.body = ${luaBytes(load.body)}`].join('\n');
   const prefix = load.body.subarray(0, load.body.length - 16);
   return [

@@ -27,7 +27,8 @@ export function isClusterPrimary(workers: number): boolean {
 }
 
 interface Slot {
-  readonly number: number;
+  /** "1".."N", as the workers' own log lines and metrics name it. */
+  readonly number: string;
   worker?: Worker;
   startedAt: number;
   /** This slot's worker reached listen(): a later death is restarted, not a start-up failure. */
@@ -44,7 +45,7 @@ interface Slot {
 export function runPrimary(workers: number, logger: Logger): Promise<number> {
   const log = logger.child({ role: 'primary' });
   const slots: Slot[] = Array.from({ length: workers }, (_, i) => ({
-    number: i + 1,
+    number: String(i + 1),
     startedAt: 0,
     listened: false,
     delayMs: RESTART_FIRST_MS,
@@ -78,7 +79,7 @@ export function runPrimary(workers: number, logger: Logger): Promise<number> {
     slot.timer = undefined;
     slot.listened = false;
     slot.startedAt = Date.now();
-    const worker = cluster.fork({ [SLOT_VARIABLE]: String(slot.number) });
+    const worker = cluster.fork({ [SLOT_VARIABLE]: slot.number });
     slot.worker = worker;
     log.info({ worker: slot.number, pid: worker.process.pid }, 'worker started');
     worker.once('listening', () => {

@@ -86,7 +86,8 @@ describe.skipIf(skip !== undefined)('SVC_SERVER_WORKERS: several listener proces
       SVC_REDIS_URL: redis.url,
     });
     server.exited.then((code) => {
-      if (ready().length < 2) console.error(`server exited ${code} before both workers were ready:\n${server.output()}`);
+      if (ready().length < 2)
+        console.error(`server exited ${code} before both workers were ready:\n${server.output()}`);
     });
     const both = await waitFor(() => {
       const r = ready();
@@ -149,10 +150,12 @@ describe.skipIf(skip !== undefined)('SVC_SERVER_WORKERS: several listener proces
     for (const pid of pids) expect(alive(pid)).toBe(false);
     const out = lines(server.output());
     // Each worker drained and stopped as a single server does, then the primary exited.
-    expect(out.filter((l) => l.msg === 'certwright-server stopped').map((l) => l.worker).sort()).toEqual([
-      '1',
-      '2',
-    ]);
+    expect(
+      out
+        .filter((l) => l.msg === 'certwright-server stopped')
+        .map((l) => l.worker)
+        .sort(),
+    ).toEqual(['1', '2']);
     expect(out.filter((l) => l.msg === 'worker stopped').map((l) => l.code)).toEqual([0, 0]);
     expect(out.at(-1)?.msg).toBe('all workers stopped');
   });
