@@ -31,6 +31,8 @@ export interface WrkResult {
   failed: number;
   /** CPU (user + system) the generator used, ms. */
   cpuMs: number;
+  /** Bytes read, answers' heads included: a check that answers are what they should be. */
+  bytesRead: number;
 }
 
 /** Lua string literal of arbitrary bytes (decimal escapes, three digits each). */
@@ -88,7 +90,7 @@ export async function runWrk(load: WrkLoad, onStart: () => void = () => {}): Pro
     });
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     if (code !== 0) throw new Error(`wrk exited ${code}: ${out.slice(-400)}`);
-    const done = /(\d+) requests in ([\d.]+)(us|ms|s|m)\b/.exec(out);
+    const done = /(\d+) requests in ([\d.]+)(us|ms|s|m)\b, ([\d.]+)([KMG]?B) read/.exec(out);
     if (!done) throw new Error(`wrk printed no request count: ${out.slice(-400)}`);
     const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
     const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
@@ -104,6 +106,9 @@ export async function runWrk(load: WrkLoad, onStart: () => void = () => {}): Pro
       seconds: Number(done[2]) * { us: 1e-6, ms: 1e-3, s: 1, m: 60 }[done[3] as 'us' | 'ms' | 's' | 'm'],
       failed: non2xx + socketErrors,
       cpuMs,
+      bytesRead:
+        Number(done[4]) *
+        { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[done[5] as 'B' | 'KB' | 'MB' | 'GB'],
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import {
   CertwrightError,
   createServices,
   DEFAULT_SCAN_CONCURRENCY,
+  type DirectPath,
   type Handler,
   type Logger,
   NotificationChannelRegistry,
@@ -146,9 +147,17 @@ export async function startServer(
     if (web?.owns(request, apiSegments)) return Promise.resolve(web.serve(request));
     return full ? full(request, transport) : startingHandler(starting, request, transport);
   };
+  // The full handler's direct entry (OCSP without Web Request/Response, docs/architecture.md
+  // "Direct path (OCSP)") once it is ready; while starting, every request takes the Web path.
+  // The web console never owns a protocol path, so asking the direct entry first is safe.
+  const direct: DirectPath = {
+    bodyLimit: (method, pathname) => full?.direct.bodyLimit(method, pathname),
+    answer: (head, body, transport) =>
+      full ? full.direct.answer(head, body, transport) : Promise.resolve(undefined),
+  };
 
   const tls = await startTlsServer({
-    handler,
+    handler: Object.assign(handler, { direct }),
     certPath: config.tls.certPath,
     keyPath: config.tls.keyPath,
     port: config.port,
