@@ -147,6 +147,9 @@ describe.skipIf(skip !== undefined)('SVC_SERVER_WORKERS: several listener proces
     expect(pids).toHaveLength(2);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
+    // 'exit' can come before the last output is read: wait for the pipe to close.
+    const stdout = server.child.stdout!;
+    if (!stdout.closed) await new Promise((resolve) => stdout.once('close', resolve));
     for (const pid of pids) expect(alive(pid)).toBe(false);
     const out = lines(server.output());
     // Each worker drained and stopped as a single server does, then the primary exited.
