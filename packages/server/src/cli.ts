@@ -18,7 +18,11 @@ export async function runCli(options: StartOptions = {}): Promise<void> {
   }
   if (isClusterPrimary(config.serverWorkers)) {
     // The primary only forks and supervises; every worker runs the rest of this function.
-    process.exit(await runPrimary(config.serverWorkers, createLogger(config.logLevel)));
+    // It ends by letting its event loop empty, so its last log lines reach a busy pipe; the
+    // unref'd timer ends it only if something unexpected kept the loop alive.
+    process.exitCode = await runPrimary(config.serverWorkers, createLogger(config.logLevel));
+    setTimeout(() => process.exit(), 2000).unref();
+    return;
   }
   const slot = workerSlot();
   const root = createLogger(config.logLevel);
