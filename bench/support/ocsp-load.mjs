@@ -3,8 +3,9 @@
  * server's: `connections` keep-alive connections (TLS 1.3 or plain TCP), one request in flight
  * on each, for `seconds`. Requests are pre-encoded HTTP/1.1 bytes; `fresh` gives each request a
  * new random nonce (so the responder signs every answer). Prints one JSON line
- * {ok, failed, ms} on stdout. Input: one JSON argument {host, port, tls, ca, path, der, fresh,
- * connections, seconds, warmup}.
+ * {ok, failed, ms, cpuMs} on stdout (cpuMs: this process's CPU over the counted window).
+ * Input: one JSON argument {host, port, tls, ca, path, der, certId, fresh, connections,
+ * seconds, warmup}.
  */
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect } from 'node:net';
@@ -118,9 +119,12 @@ const all = Promise.all(sockets.map(drive));
 await new Promise((r) => setTimeout(r, o.warmup * 1000));
 counting = true;
 const t = performance.now();
+const cpu0 = process.cpuUsage();
 await new Promise((r) => setTimeout(r, o.seconds * 1000));
 counting = false;
 const ms = performance.now() - t;
+const cpu = process.cpuUsage(cpu0);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 stop = true;
 // A responder that serves one connection at a time can leave requests unanswered: give the
 // answers in flight two seconds, then close what is left.
@@ -130,4 +134,4 @@ const grace = setTimeout(() => {
 // A connect the responder never accepts is not in `live`: stop waiting for it after 3 s.
 await Promise.race([all, new Promise((r) => setTimeout(r, 3000))]);
 clearTimeout(grace);
-process.stdout.write(`${JSON.stringify({ ok, failed, ms })}\n`, () => process.exit(0));
+process.stdout.write(`${JSON.stringify({ ok, failed, ms, cpuMs })}\n`, () => process.exit(0));

@@ -90,6 +90,23 @@ describe('parseConfig', () => {
     expect(failure({ ...withoutSecret, SVC_AUTH_TYPE: 'api-key' })).toMatch(/SVC_AUTH_SECRET/);
   });
 
+  it('runs one listener process by default and refuses several without shared storage and Redis', () => {
+    expect(parseConfig(base).serverWorkers).toBe(1);
+    const shared = {
+      ...base,
+      SVC_SERVER_WORKERS: '2',
+      SVC_DATABASE_URL: 'postgres://db/certwright',
+      SVC_REDIS_URL: 'redis://cache:6379',
+    };
+    expect(parseConfig(shared).serverWorkers).toBe(2);
+    const { SVC_DATABASE_URL: _db, ...pglite } = shared;
+    expect(failure(pglite)).toMatch(/SVC_SERVER_WORKERS=2 needs shared storage: set SVC_DATABASE_URL/);
+    const { SVC_REDIS_URL: _redis, ...noRedis } = shared;
+    expect(failure(noRedis)).toMatch(/SVC_SERVER_WORKERS=2 needs SVC_REDIS_URL/);
+    expect(failure({ ...shared, SVC_SERVER_WORKERS: '0' })).toMatch(/SVC_SERVER_WORKERS/);
+    expect(failure({ ...shared, SVC_SERVER_WORKERS: 'many' })).toMatch(/SVC_SERVER_WORKERS/);
+  });
+
   it('names every missing or invalid variable', () => {
     const message = failure({
       SVC_PORT: '70000',

@@ -64,6 +64,12 @@ export interface ServiceConfig {
   /** Shutdown grace period for in-flight requests and jobs. */
   shutdownTimeoutMs: number;
   /**
+   * SVC_SERVER_WORKERS (1): listener processes sharing the port (node:cluster), each a full
+   * instance. More than one needs shared storage (SVC_DATABASE_URL) and SVC_REDIS_URL, exactly
+   * as several instances do (docs/operations/scaling.md).
+   */
+  serverWorkers: number;
+  /**
    * The ACME server: SVC_ACME_SERVER_DEFAULT_PROFILE_ID (prof-default) is the profile of the
    * shorthand `/acme/…` routes; SVC_ACME_SERVER_ARI_ENABLED (true) serves RFC 9773 renewal
    * information, polled every SVC_ACME_SERVER_ARI_POLL_INTERVAL (6h).
@@ -356,6 +362,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ) as number,
     notificationRetryIntervalMs: read('SVC_NOTIFICATION_RETRY_INTERVAL', duration, '2m') as number,
     shutdownTimeoutMs: read('SVC_SHUTDOWN_TIMEOUT', duration, '10s') as number,
+    serverWorkers: read('SVC_SERVER_WORKERS', z.coerce.number().int().min(1).max(64), '1') as number,
     rateLimits: {
       windowMs: read('SVC_RATE_LIMIT_WINDOW', duration, '10s') as number,
       public: read('SVC_RATE_LIMIT_PUBLIC', count, '60') as number,
@@ -469,6 +476,20 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
   }
   if (config.agents.offlineAfterMs <= config.agents.degradedAfterMs) {
     problems.push('SVC_AGENT_OFFLINE_AFTER: must be longer than SVC_AGENT_DEGRADED_AFTER');
+  }
+  if (config.serverWorkers > 1) {
+    // Each worker is a full instance: PGlite allows one process per data directory, and
+    // nonces, rate limits and revocation generations are shared only through Redis.
+    if (config.databaseUrl === undefined) {
+      problems.push(
+        `SVC_SERVER_WORKERS=${config.serverWorkers} needs shared storage: set SVC_DATABASE_URL (PostgreSQL or MySQL); the embedded PGlite database serves one process`,
+      );
+    }
+    if (config.redisUrl === undefined) {
+      problems.push(
+        `SVC_SERVER_WORKERS=${config.serverWorkers} needs SVC_REDIS_URL: workers share nonces, rate limits and revocation state through Redis`,
+      );
+    }
   }
   if (config.pkcs11 && !config.pkcs11.pin && !config.pkcs11.pinFile) {
     problems.push('SVC_PKCS11_PIN_FILE or SVC_PKCS11_PIN is required (SVC_PKCS11_MODULE is set)');

@@ -1,4 +1,5 @@
 import { isCertwrightError, parseConfig } from '@certwright/core';
+import { isClusterPrimary, runPrimary, workerSlot } from './cluster.js';
 import { createLogger } from './logger.js';
 import { type RunningServer, type StartOptions, startServer } from './start.js';
 
@@ -15,7 +16,17 @@ export async function runCli(options: StartOptions = {}): Promise<void> {
     process.stderr.write(`certwright-server: ${isCertwrightError(error) ? error.message : String(error)}\n`);
     process.exit(2);
   }
-  const logger = createLogger(config.logLevel);
+  if (isClusterPrimary(config.serverWorkers)) {
+    // The primary only forks and supervises; every worker runs the rest of this function.
+    // It ends by letting its event loop empty, so its last log lines reach a busy pipe; the
+    // unref'd timer ends it only if something unexpected kept the loop alive.
+    process.exitCode = await runPrimary(config.serverWorkers, createLogger(config.logLevel));
+    setTimeout(() => process.exit(), 2000).unref();
+    return;
+  }
+  const slot = workerSlot();
+  const root = createLogger(config.logLevel);
+  const logger = slot === undefined ? root : root.child({ worker: slot });
 
   // Signals are wired before start-up so a SIGTERM that arrives mid-start still drains.
   let server: RunningServer | undefined;

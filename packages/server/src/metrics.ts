@@ -11,8 +11,10 @@ export interface ServerMetrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
-export function createMetrics(): ServerMetrics {
+/** `labels` go on every series (a worker's slot under SVC_SERVER_WORKERS). */
+export function createMetrics(labels: Record<string, string> = {}): ServerMetrics {
   const registry = new Registry();
+  registry.setDefaultLabels(labels);
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'svc_http_requests_total',

@@ -13,6 +13,7 @@ import {
   CertwrightError,
   createServices,
   DEFAULT_SCAN_CONCURRENCY,
+  type DirectPath,
   type Handler,
   type Logger,
   NotificationChannelRegistry,
@@ -28,6 +29,7 @@ import {
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
+import { workerSlot } from './cluster.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
@@ -97,7 +99,9 @@ export async function startServer(
         `run certwright on Node.js ${RECOMMENDED_NODE_MAJOR} LTS`,
     );
   }
-  const metrics = createMetrics();
+  // Each worker of SVC_SERVER_WORKERS answers /metrics for itself: its series carry its slot.
+  const slot = workerSlot();
+  const metrics = createMetrics(slot === undefined ? {} : { worker: slot });
   const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
   const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
   const oidcTrust = options.oidc?.ca ?? oidcCa;
@@ -143,9 +147,17 @@ export async function startServer(
     if (web?.owns(request, apiSegments)) return Promise.resolve(web.serve(request));
     return full ? full(request, transport) : startingHandler(starting, request, transport);
   };
+  // The full handler's direct entry (OCSP without Web Request/Response, docs/architecture.md
+  // "Direct path (OCSP)") once it is ready; while starting, every request takes the Web path.
+  // The web console never owns a protocol path, so asking the direct entry first is safe.
+  const direct: DirectPath = {
+    bodyLimit: (method, pathname) => full?.direct.bodyLimit(method, pathname),
+    answer: (head, body, transport) =>
+      full ? full.direct.answer(head, body, transport) : Promise.resolve(undefined),
+  };
 
   const tls = await startTlsServer({
-    handler,
+    handler: Object.assign(handler, { direct }),
     certPath: config.tls.certPath,
     keyPath: config.tls.keyPath,
     port: config.port,

@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { CertwrightError, type Handler, type Logger } from '@certwright/core';
+import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
 import { createRequestListener } from './request-listener.js';
 
 export interface TlsServerOptions {
-  handler: Handler;
+  /** With a direct entry, the listener asks it first (request-listener.ts). */
+  handler: Handler & { direct?: DirectPath };
   certPath: string;
   keyPath: string;
   port: number;

@@ -43,6 +43,8 @@ export function redisServerSkipReason(): string | undefined {
 export interface PrivateRedis {
   readonly port: number;
   readonly url: string;
+  /** The running redis-server's pid (benches read its CPU); undefined while stopped. */
+  readonly pid: number | undefined;
   /** Kills the server (SIGKILL: nothing is saved; it runs without persistence anyway). */
   stop(): Promise<void>;
   /** Starts it again on the same port, empty. */
@@ -77,6 +79,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid;
+    },
     async stop() {
       if (!child) return;
       const c = child;
