@@ -25,7 +25,7 @@ import {
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 import { lockFound } from './crud.js';
-import { commonWords, indexedPart, patternWords } from './search-words.js';
+import { indexedPart, patternWords, rememberedCommonWords } from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -277,7 +277,11 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
  * (search-words.ts); undefined for the whole pattern. PostgreSQL/PGlite only: MySQL/MariaDB
  * have no substring index. A pattern of one word has nothing to leave out and costs no lookup.
  */
-async function searchIndexPart(ctx: Ctx, search: string | undefined): Promise<string | undefined> {
+async function searchIndexPart(
+  ctx: Ctx,
+  search: string | undefined,
+  commonWords: ReturnType<typeof rememberedCommonWords>,
+): Promise<string | undefined> {
   if (ctx.flavor !== 'postgres' || search === undefined) return undefined;
   const pattern = search.toLowerCase();
   const words = [...new Set(patternWords(pattern).map((w) => w.word))];
@@ -372,6 +376,9 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     return found;
   };
 
+  // Per storage (and per transaction, where it is rarely used): verdicts on search words.
+  const commonWords = rememberedCommonWords(ctx.clock);
+
   const repo: CertificateRepository = {
     get,
     require,
@@ -422,7 +429,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     async list(query: CertificateListQuery = {}) {
       const { limit, offset } = pageWindow(query);
       const searching = query.search !== undefined && query.search !== '';
-      const indexedSearch = searching ? await searchIndexPart(ctx, query.search) : undefined;
+      const indexedSearch = searching ? await searchIndexPart(ctx, query.search, commonWords) : undefined;
       const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query, indexedSearch);
       const estimateOf = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
       const sort = query.sort ?? 'created_at';

@@ -1,3 +1,4 @@
+import type { Clock } from '@certwright/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../schema.js';
 
@@ -78,4 +79,30 @@ export async function commonWords(db: Kysely<Database>, words: readonly string[]
     db,
   );
   return new Set(rows.filter((r) => Number(r.share) >= COMMON_SHARE).map((r) => r.word));
+}
+
+/** How long a verdict on a word is reused: the statistics change only when ANALYZE runs again. */
+const VERDICT_TTL_MS = 10 * 60_000;
+const MAX_VERDICTS = 1_000;
+
+/**
+ * commonWords, each word's verdict remembered for ten minutes: planning a query of the pg_stats
+ * view takes a few milliseconds (more than the search it shortens once the index is asked for
+ * the rare part), and a word's share of the rows moves slowly. At most a thousand verdicts are
+ * kept; the map starts over when full.
+ */
+export function rememberedCommonWords(
+  clock: Clock,
+): (db: Kysely<Database>, words: readonly string[]) => Promise<Set<string>> {
+  const verdicts = new Map<string, { common: boolean; until: number }>();
+  return async (db, words) => {
+    const now = clock.now().getTime();
+    const unknown = words.filter((w) => (verdicts.get(w)?.until ?? 0) <= now);
+    if (unknown.length > 0) {
+      const common = await commonWords(db, unknown);
+      if (verdicts.size + unknown.length > MAX_VERDICTS) verdicts.clear();
+      for (const w of unknown) verdicts.set(w, { common: common.has(w), until: now + VERDICT_TTL_MS });
+    }
+    return new Set(words.filter((w) => verdicts.get(w)?.common === true));
+  };
 }
