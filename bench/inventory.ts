@@ -11,13 +11,16 @@
  *   node --import tsx --conditions=source bench/inventory.ts [inventory=1000000] [engines=pglite,postgres] [runs=100]
  * `pnpm bench inventory` passes the size (BENCH_SCALE shrinks it). PostgreSQL runs in a
  * database created for the run on SVC_BENCH_POSTGRES_URL (default the local test server) and
- * dropped afterwards (kept with BENCH_INVENTORY_KEEP=1); it is skipped when unreachable.
+ * dropped afterwards (kept with BENCH_INVENTORY_KEEP=1); it is skipped when unreachable. The
+ * engine `mysql` (not in the default list) does the same on SVC_BENCH_MYSQL_URL (MariaDB: the
+ * fill uses its sequence tables). BENCH_INVENTORY_REUSE=<database or PGlite directory> times the
+ * queries again on a kept inventory (migrating it first) without filling.
  * Figures: docs/api/inventory.md.
  */
 import { createHandler } from '../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
 import { openBenchStorage } from './support/engines.js';
-import { createInventoryRefs, fillInventory, sql } from './support/inventory-fill.js';
+import { createInventoryRefs, fillInventory, readInventoryRefs, sql } from './support/inventory-fill.js';
 import { loadCertificates } from './support/load.js';
 import { measure, type Percentiles } from './support/timing.js';
 
@@ -25,6 +28,8 @@ const INVENTORY = Number(process.argv[2] ?? 1_000_000);
 const ENGINES = (process.argv[3] ?? 'pglite,postgres').split(',');
 const RUNS = Number(process.argv[4] ?? 100);
 const BULK = 10_000;
+/** A database (or PGlite directory) kept by an earlier run with BENCH_INVENTORY_KEEP=1: no fill. */
+const REUSE = process.env.BENCH_INVENTORY_REUSE || undefined;
 const DAY = 86_400_000;
 /** label → engine → percentiles, for the closing comparison. */
 const results = new Map<string, Map<string, Percentiles>>();
@@ -45,13 +50,13 @@ async function timed(
   );
 }
 
-/** PostgreSQL is optional here: an unreachable server skips that engine instead of failing the run. */
+/** PostgreSQL and MySQL/MariaDB are optional here: an unreachable server skips that engine instead of failing the run. */
 async function open(engine: string) {
   try {
-    return await openBenchStorage(engine, 'cw-bench-inv');
+    return await openBenchStorage(engine, 'cw-bench-inv', { existing: REUSE });
   } catch (error) {
     if (engine === 'pglite') throw error;
-    console.log(`postgres: skipped (${(error as Error).message})`);
+    console.log(`${engine}: skipped (${(error as Error).message})`);
     return null;
   }
 }
@@ -64,7 +69,7 @@ async function run(engine: string) {
   try {
     await s.migrate();
     const services = createServices({ storage: s, clock: systemClock, logger: silentLogger });
-    const refs = await createInventoryRefs(s);
+    const refs = REUSE ? await readInventoryRefs(s) : await createInventoryRefs(s);
     const { owners, issuers, teams } = refs;
     const now = new Date();
 
@@ -92,7 +97,7 @@ async function run(engine: string) {
 
     console.log(`${engine}:`);
     // BENCH_INVENTORY_BULK=0 leaves the bulk operations out (list and dashboard figures only).
-    const bulkRuns = process.env.BENCH_INVENTORY_BULK === '0' ? 0 : 5;
+    const bulkRuns = process.env.BENCH_INVENTORY_BULK === '0' || REUSE ? 0 : 5;
     // Bulk revoke: each run selects a fresh owner holding exactly 10,000 certificates.
     const revokeOwners: string[] = [];
     for (let r = 0; r < bulkRuns; r++) {
@@ -134,7 +139,8 @@ async function run(engine: string) {
 
     // Fill up to the inventory size, then the statistics an operator's database would have.
     let started = performance.now();
-    const rest = Math.max(0, INVENTORY - loaded);
+    if (REUSE) loaded = await s.certificates.count({}).then((c) => c.total);
+    const rest = REUSE ? 0 : Math.max(0, INVENTORY - loaded);
     await fillInventory(s, refs, 0, rest, now);
     loaded += rest;
     const loadSeconds = (performance.now() - started) / 1000;
@@ -144,8 +150,10 @@ async function run(engine: string) {
     started = performance.now();
     // PostgreSQL: what autovacuum does after a load. PGlite has no autovacuum: what its
     // maintain() runs (ANALYZE; docs/storage/README.md), plus the VACUUM that sets the
-    // visibility map, as an operator does after a bulk import.
-    await sql`vacuum analyze certificates`.execute(s.db);
+    // visibility map, as an operator does after a bulk import. MySQL/MariaDB: the statistics
+    // InnoDB would recompute by itself after that many changed rows.
+    if (s.flavor === 'mysql') await sql`analyze table certificates`.execute(s.db);
+    else await sql`vacuum analyze certificates`.execute(s.db);
     console.log(`  vacuum analyze: ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
     const handler = createHandler({ auth: { type: 'none' }, services });

@@ -6,6 +6,7 @@ import {
   withErrorTranslation,
 } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -107,8 +108,8 @@ export async function createPgliteStorage(
   options: StorageOpenOptions,
 ): Promise<MaintainedStorage> {
   const logger = (options.logger ?? silentLogger).child({ component: 'storage', engine: 'pglite' });
-  // pg_trgm backs the trigram index of the certificate search (migration 14).
-  const extensions = { pg_trgm };
+  // pg_trgm and btree_gin back the certificate search index (migrations 14 and 23).
+  const extensions = { pg_trgm, btree_gin };
   const pglite =
     'dataDir' in location
       ? await PGlite.create({ dataDir: location.dataDir, extensions })

@@ -19,6 +19,7 @@ import { crlEntriesIndex } from './0016_crl_entries_index.js';
 import { crlEntryDer } from './0018_crl_entry_der.js';
 import { notificationClaims } from './0019_notification_claims.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
+import { scopedSearch } from './0023_scoped_search.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -47,6 +48,7 @@ export const MIGRATIONS: readonly Migration[] = [
   crlEntryDer,
   notificationClaims,
   breakglassLockout,
+  scopedSearch,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

@@ -25,6 +25,7 @@ import {
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 import { lockFound } from './crud.js';
+import { indexedPart, patternWords, rememberedCommonWords } from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -128,7 +129,17 @@ const SORT_COLUMNS = {
 
 type CertQuery<O> = SelectQueryBuilder<Database, 'certificates', O>;
 
-function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQuery<O> {
+/**
+ * The filter's conditions. `indexedSearch` (PostgreSQL/PGlite, from searchIndexPart) is a part
+ * of the search pattern for the trigram index; the whole pattern is then tested per row
+ * (`strpos`, which the trigram index does not serve, so the planner asks it for the part only).
+ */
+function applyFilter<O>(
+  ctx: Ctx,
+  qb: CertQuery<O>,
+  f: CertificateFilter,
+  indexedSearch?: string,
+): CertQuery<O> {
   let q = qb;
   if (f.ids)
     q = f.ids.length === 0 ? q.where((eb) => eb.val(1), '=', 0) : q.where('certificates.id', 'in', f.ids);
@@ -147,8 +158,13 @@ function applyFilter<O>(ctx: Ctx, qb: CertQuery<O>, f: CertificateFilter): CertQ
   if (f.environment !== undefined) q = q.where('certificates.environment', '=', f.environment);
   if (f.expiresBefore) q = q.where('certificates.expires_at', '<', f.expiresBefore);
   if (f.expiresAfter) q = q.where('certificates.expires_at', '>=', f.expiresAfter);
-  if (f.search !== undefined && f.search !== '')
-    q = q.where('certificates.search_text', 'like', likeContains(f.search));
+  if (f.search !== undefined && f.search !== '') {
+    if (indexedSearch === undefined) q = q.where('certificates.search_text', 'like', likeContains(f.search));
+    else
+      q = q
+        .where('certificates.search_text', 'like', likeContains(indexedSearch))
+        .where(sql<boolean>`strpos(certificates.search_text, ${f.search.toLowerCase()}) > 0`);
+  }
   if (f.agent_id !== undefined) {
     const agentId = f.agent_id;
     q = q.where((eb: ExpressionBuilder<Database, 'certificates'>) =>
@@ -206,12 +222,15 @@ function afterKey(
 /**
  * The number of matches: exact up to `limit` (counting stops at limit + 1 rows, so the cost is
  * bounded however many match), the query planner's row estimate beyond it. Without a limit,
- * always exact (bulk operations and other internal callers rely on exact counts).
+ * always exact (bulk operations and other internal callers rely on exact counts). `estimateOf`
+ * states the same filter as `base` in the form the planner estimates best (a search with its
+ * whole pattern as one LIKE, rather than the part for the index plus a per-row test).
  */
 async function countMatches(
   ctx: Ctx,
   base: () => CertQuery<object>,
   limit: number | undefined,
+  estimateOf: () => CertQuery<object> = base,
 ): Promise<{ total: number; estimated: boolean }> {
   if (limit === undefined) {
     const row = await base()
@@ -231,7 +250,7 @@ async function countMatches(
     .executeTakeFirst();
   const exact = count(capped);
   if (exact <= limit) return { total: exact, estimated: false };
-  return { total: Math.max(limit + 1, await plannerEstimate(ctx, base())), estimated: true };
+  return { total: Math.max(limit + 1, await plannerEstimate(ctx, estimateOf())), estimated: true };
 }
 
 /** The planner's estimate of the rows a query returns (EXPLAIN; nothing is read but statistics). */
@@ -254,8 +273,26 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
 }
 
 /**
- * Up to this many (estimated) matches, a search page on PostgreSQL/PGlite is read from all the
- * matches, sorted, rather than by walking the sort order's index and filtering (see searchPage).
+ * The part of a search the trigram index is asked for when the pattern's end words are common
+ * (search-words.ts); undefined for the whole pattern. PostgreSQL/PGlite only: MySQL/MariaDB
+ * have no substring index. A pattern of one word has nothing to leave out and costs no lookup.
+ */
+async function searchIndexPart(
+  ctx: Ctx,
+  search: string | undefined,
+  commonWords: ReturnType<typeof rememberedCommonWords>,
+): Promise<string | undefined> {
+  if (ctx.flavor !== 'postgres' || search === undefined) return undefined;
+  const pattern = search.toLowerCase();
+  const words = [...new Set(patternWords(pattern).map((w) => w.word))];
+  if (words.length < 2) return undefined;
+  const common = await commonWords(ctx.db, words);
+  return indexedPart(pattern, (w) => common.has(w));
+}
+
+/**
+ * Up to this many matches (as the planner expects them), a search page on PostgreSQL/PGlite is
+ * sorted out of all the matches rather than read by walking the sort order's index (searchPage).
  */
 const SEARCH_SORT_ALL_LIMIT = 10_000;
 
@@ -266,59 +303,64 @@ const SEARCH_SORT_ALL_LIMIT = 10_000;
  * and test each row until the page is full, or find every match through the trigram index and
  * sort them. It prices the walk as if matches were spread evenly through the order; when they
  * are not — names of one series created together, so that a filter and a search select old rows
- * only — the walk reads most of the table (hundreds of milliseconds at a million rows). So:
- *   - first, one statement takes at most `cap` + 1 matches in no order (the trigram index, or a
- *     scan that stops early; the LIMIT keeps the planner from ordering or flattening it), counts
- *     them with a window and sorts the page out of them: when they are `cap` or fewer, that is
- *     the page and the exact total, in one round trip and one trigram lookup;
- *   - more, but an estimated SEARCH_SORT_ALL_LIMIT or fewer: on PostgreSQL/PGlite the page is
- *     read from the matches found without regard to order (a subquery with OFFSET 0), then
- *     sorted — bounded by the estimate, where the walk is bounded only by the table;
- *   - beyond that, matches are common enough that the walk finds a page quickly: the planner
- *     chooses.
- * A total carried by a cursor (`estimatedTotal`) goes straight to the last two rules. MySQL and
- * MariaDB have no substring index (docs/storage/README.md): the last rule stands for the second.
+ * only — the walk reads most of the table (hundreds of milliseconds at a million rows). So one
+ * statement takes at most `bound` + 1 matches in no order (the trigram index, or a scan that stops
+ * early; the LIMIT keeps the planner from ordering or flattening the subquery), counts them with
+ * a window and sorts the page out of them: when there are `bound` or fewer, that is the page and
+ * the number of matches, in one round trip and one index lookup. When there are more, matches are
+ * common enough that the ordered walk finds a page quickly: the planner chooses.
+ *
+ * `bound` is the exact-total limit `cap`, or SEARCH_SORT_ALL_LIMIT on PostgreSQL/PGlite when the
+ * planner expects no more matches than that (its estimate plans the query without reading it; a
+ * cursor carries the first page's total instead). Above `cap` the total is flagged estimated
+ * even when counted, as every list's is. MySQL and MariaDB have no substring index
+ * (docs/storage/README.md): there `bound` is `cap`.
  */
 async function searchPage(
   ctx: Ctx,
-  filter: CertificateFilter,
+  base: () => CertQuery<object>,
+  estimateOf: () => CertQuery<object>,
   cap: number,
   estimatedTotal: number | undefined,
   readPage: (from: () => CertQuery<object>) => Promise<Row[]>,
 ): Promise<{ rows: Row[]; total: number; estimated: boolean }> {
-  const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), filter);
-  const sortAll = (total: number) =>
-    ctx.flavor === 'postgres' && total <= SEARCH_SORT_ALL_LIMIT
-      ? () =>
-          ctx.db.selectFrom(base().selectAll().offset(0).as('certificates')) as unknown as CertQuery<object>
-      : base;
-  const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, base()));
+  const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, estimateOf()));
+  const sortsAll = ctx.flavor === 'postgres';
+  const expected = estimatedTotal ?? (sortsAll ? await estimate() : undefined);
+  const bound =
+    sortsAll && expected !== undefined && expected <= SEARCH_SORT_ALL_LIMIT ? SEARCH_SORT_ALL_LIMIT : cap;
+  // A carried total above the bound: the matches are common, walk at once.
+  if (estimatedTotal !== undefined && estimatedTotal > bound)
+    return { rows: await readPage(base), total: estimatedTotal, estimated: true };
+  const capped = () =>
+    ctx.db.selectFrom(
+      ctx.db
+        .selectFrom(
+          base()
+            .selectAll()
+            .limit(bound + 1)
+            .as('m'),
+        )
+        .selectAll()
+        .select(sql<number>`count(*) over ()`.as('cw_matches'))
+        .as('certificates'),
+    ) as unknown as CertQuery<object>;
+  const rows = (await readPage(capped)) as (Row & { cw_matches: number | string })[];
+  const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
+  if (matches !== undefined && matches <= bound)
+    return estimatedTotal === undefined
+      ? { rows, total: matches, estimated: matches > cap }
+      : { rows, total: estimatedTotal, estimated: true };
   let total = estimatedTotal;
   if (total === undefined) {
-    const capped = () =>
-      ctx.db.selectFrom(
-        ctx.db
-          .selectFrom(
-            base()
-              .selectAll()
-              .limit(cap + 1)
-              .as('m'),
-          )
-          .selectAll()
-          .select(sql<number>`count(*) over ()`.as('cw_matches'))
-          .as('certificates'),
-      ) as unknown as CertQuery<object>;
-    const rows = (await readPage(capped)) as (Row & { cw_matches: number | string })[];
-    const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
-    if (matches !== undefined && matches <= cap) return { rows, total: matches, estimated: false };
     if (matches === undefined) {
       // An empty page (past the last match, or none match) tells nothing of the total.
-      const counted = await countMatches(ctx, base, cap);
+      const counted = await countMatches(ctx, base, cap, estimateOf);
       if (!counted.estimated) return { rows: [], total: counted.total, estimated: false };
       total = counted.total;
-    } else total = await estimate();
+    } else total = Math.max(matches, expected ?? (await estimate()));
   }
-  return { rows: await readPage(sortAll(total)), total, estimated: true };
+  return { rows: await readPage(base), total, estimated: true };
 }
 
 export function certificateRepository(ctx: Ctx): CertificateRepository {
@@ -333,6 +375,9 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     if (!found) throw notFound('certificate', id);
     return found;
   };
+
+  // Per storage (and per transaction, where it is rarely used): verdicts on search words.
+  const commonWords = rememberedCommonWords(ctx.clock);
 
   const repo: CertificateRepository = {
     get,
@@ -383,7 +428,10 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
 
     async list(query: CertificateListQuery = {}) {
       const { limit, offset } = pageWindow(query);
-      const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
+      const searching = query.search !== undefined && query.search !== '';
+      const indexedSearch = searching ? await searchIndexPart(ctx, query.search, commonWords) : undefined;
+      const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query, indexedSearch);
+      const estimateOf = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
       const sort = query.sort ?? 'created_at';
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
@@ -407,11 +455,10 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         }
         return rows;
       };
-      const searching = query.search !== undefined && query.search !== '';
       // A search counts while it reads (see searchPage); every other filter reads its page first.
       const searched =
         searching && query.exactTotalLimit !== undefined
-          ? await searchPage(ctx, query, query.exactTotalLimit, query.estimatedTotal, readPage)
+          ? await searchPage(ctx, base, estimateOf, query.exactTotalLimit, query.estimatedTotal, readPage)
           : undefined;
       const rows = searched?.rows ?? (await readPage(base));
       const more = rows.length > limit;
@@ -424,7 +471,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       if (searched) return { items, total: searched.total, totalEstimated: searched.estimated, next };
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
-      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit);
+      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit, estimateOf);
       return { items, total, totalEstimated: estimated, next };
     },
 

@@ -1,0 +1,108 @@
+import type { Clock } from '@certwright/core';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../schema.js';
+
+/*
+ * Which part of a search pattern the trigram index is asked for (PostgreSQL/PGlite).
+ *
+ * pg_trgm answers `search_text LIKE '%host-4242%'` by intersecting the posting lists of every
+ * trigram of the pattern. A word found in nearly every row ("host", "com", the organisation's
+ * domain) has trigrams whose lists are as long as the table, and stepping through them costs
+ * most of the search while removing almost no row (docs/api/inventory.md, "Figures"). The index
+ * is therefore given the pattern without the common words at its ends ('-4242' here), and the
+ * whole pattern is still tested on each row the index returns, so the answer is the same.
+ */
+
+/** A run of ASCII letters and digits in a pattern: pg_trgm takes trigrams of words only. */
+export interface PatternWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+export function patternWords(pattern: string): PatternWord[] {
+  return [...pattern.matchAll(/[a-z0-9]+/gi)].map((m) => ({
+    word: m[0],
+    start: m.index,
+    end: m.index + m[0].length,
+  }));
+}
+
+/**
+ * The substring of `pattern` (lower-case ASCII) to look up in the trigram index: from the first
+ * word that is not common to the last, each with the separator next to it (a separator tells
+ * pg_trgm that the word starts or ends there, which adds the most selective trigrams).
+ * `undefined` when that leaves nothing out, when every word is common, when the pattern is not
+ * ASCII (pg_trgm's idea of a letter then depends on the locale), or when the part would yield no
+ * trigram at all (the index would then return every row).
+ */
+export function indexedPart(pattern: string, isCommon: (word: string) => boolean): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+  if (!/^[\x00-\x7f]*$/.test(pattern)) return undefined;
+  const words = patternWords(pattern);
+  const rare = words.filter((w) => !isCommon(w.word));
+  const first = rare[0];
+  const last = rare[rare.length - 1];
+  if (!first || !last || rare.length === words.length) return undefined;
+  const from = Math.max(0, first.start - 1);
+  const to = Math.min(pattern.length, last.end + 1);
+  if (from === 0 && to === pattern.length) return undefined;
+  // pg_trgm pads a word with two blanks where it is known to start and one where it is known
+  // to end; a padded word of three characters or more yields trigrams.
+  const yieldsTrigrams = rare.some(
+    (w) => (w.start > from ? 2 : 0) + w.word.length + (w.end < to ? 1 : 0) >= 3,
+  );
+  return yieldsTrigrams ? pattern.slice(from, to) : undefined;
+}
+
+/** A word is common when at least this share of the rows contains it. */
+const COMMON_SHARE = 0.5;
+
+/**
+ * The words of `words` that at least half the certificates contain, judged on the planner's own
+ * sample of `search_text` (pg_stats: the most common values with their frequencies, and the
+ * histogram, whose entries each stand for an equal share of the other rows) — statistics that
+ * ANALYZE keeps current, read in one round trip without touching the table. Without statistics
+ * (a table never analyzed) no word is common. PostgreSQL/PGlite only.
+ */
+export async function commonWords(db: Kysely<Database>, words: readonly string[]): Promise<Set<string>> {
+  const { rows } = await sql<{ word: string; share: number | string | null }>`
+    select w.word,
+      coalesce((select sum(m.f) from unnest(s.most_common_vals::text::text[], s.most_common_freqs) as m(v, f)
+        where strpos(m.v, w.word) > 0), 0)
+      + (1 - s.null_frac - coalesce((select sum(f) from unnest(s.most_common_freqs) as f), 0))
+        * coalesce((select count(*) from unnest(s.histogram_bounds::text::text[]) as h(v)
+          where strpos(h.v, w.word) > 0)::float8 / nullif(cardinality(s.histogram_bounds::text::text[]), 0), 0)
+        as share
+    from pg_stats s, unnest(string_to_array(${words.join(',')}, ',')) as w(word)
+    where s.schemaname = current_schema() and s.tablename = 'certificates' and s.attname = 'search_text'`.execute(
+    db,
+  );
+  return new Set(rows.filter((r) => Number(r.share) >= COMMON_SHARE).map((r) => r.word));
+}
+
+/** How long a verdict on a word is reused: the statistics change only when ANALYZE runs again. */
+const VERDICT_TTL_MS = 10 * 60_000;
+const MAX_VERDICTS = 1_000;
+
+/**
+ * commonWords, each word's verdict remembered for ten minutes: planning a query of the pg_stats
+ * view takes a few milliseconds (more than the search it shortens once the index is asked for
+ * the rare part), and a word's share of the rows moves slowly. At most a thousand verdicts are
+ * kept; the map starts over when full.
+ */
+export function rememberedCommonWords(
+  clock: Clock,
+): (db: Kysely<Database>, words: readonly string[]) => Promise<Set<string>> {
+  const verdicts = new Map<string, { common: boolean; until: number }>();
+  return async (db, words) => {
+    const now = clock.now().getTime();
+    const unknown = words.filter((w) => (verdicts.get(w)?.until ?? 0) <= now);
+    if (unknown.length > 0) {
+      const common = await commonWords(db, unknown);
+      if (verdicts.size + unknown.length > MAX_VERDICTS) verdicts.clear();
+      for (const w of unknown) verdicts.set(w, { common: common.has(w), until: now + VERDICT_TTL_MS });
+    }
+    return new Set(words.filter((w) => verdicts.get(w)?.common === true));
+  };
+}
