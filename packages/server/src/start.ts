@@ -148,7 +148,7 @@ export async function startServer(
     return full ? full(request, transport) : startingHandler(starting, request, transport);
   };
   // The full handler's direct entry (OCSP without Web Request/Response, docs/architecture.md
-  // "Direct path (OCSP)") once it is ready; while starting, every request takes the Web path.
+  // "Direct path (OCSP and SCEP)") once it is ready; while starting, every request takes the Web path.
   // The web console never owns a protocol path, so asking the direct entry first is safe.
   const direct: DirectPath = {
     bodyLimit: (method, pathname) => full?.direct.bodyLimit(method, pathname),
