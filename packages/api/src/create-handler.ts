@@ -104,7 +104,7 @@ export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
   readonly protocols: readonly ProtocolMount[];
-  /** The protocol mounts' direct entries (OCSP, SCEP), for hosts that use them; same rules as the handler. */
+  /** The protocol mounts' direct entries (OCSP, SCEP, ACME), for hosts that use them; same rules as the handler. */
   readonly direct: DirectPath;
 }
 

@@ -17,7 +17,7 @@ import {
  * The handler produces every response, errors included; this only guards against a
  * handler that throws anyway, answering 500 without detail.
  *
- * A handler with a direct entry (createHandler's, for OCSP and SCEP) is asked first for the requests
+ * A handler with a direct entry (createHandler's, for OCSP, SCEP and ACME) is asked first for the requests
  * it names: their small body is read whole and the answer written as bytes, without a Web
  * Request or Response (docs/architecture.md, "Direct path"). What the direct entry declines
  * goes to the handler with the body already read.

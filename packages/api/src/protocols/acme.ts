@@ -132,6 +132,7 @@ export function acmeMount({ services, logger, acme = {}, clientAddress }: MountC
     prefix: ACME_BASE_PATH,
     route: `${ACME_BASE_PATH}/{path}`,
     handler,
+    direct: handler.direct,
     public: {
       why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
       rateLimit: 'enrollment',

@@ -51,7 +51,7 @@ export interface ProtocolMount {
   direct?: ProtocolDirect;
 }
 
-/** The protocol side of a direct path (the OCSP responder's `OcspDirect`, SCEP's `ScepDirect`). */
+/** The protocol side of a direct path (the OCSP responder's `OcspDirect`, SCEP's `ScepDirect`, ACME's `AcmeDirect`). */
 export interface ProtocolDirect {
   bodyLimit(method: string, pathname: string): number | undefined;
   prepare(

@@ -4,8 +4,9 @@ import {
   type CertificateProfile,
   isCertwrightError,
   type Logger,
+  type PlainResponse,
   type PublicJwk,
-  readBodyBytes,
+  type RequestHead,
   type TransportContext,
 } from '@certwright/core';
 import { type ParsedPublicJwk, type PublicKeyDescription, parsePublicJwk } from '@certwright/core/pki';
@@ -20,12 +21,16 @@ import { acmeProblem } from './problem.js';
  * registered in `routes.ts`. The handler resolves the profile, builds the links, and adds
  * `Replay-Nonce`, `Link: <directory>;rel="index"` and `Cache-Control: no-store` to whatever an
  * endpoint answers, problems included; an endpoint throws `CertwrightError`s (or
- * `acmeProblem(…)`) for failures and returns a Response (see `responses.ts`) for success.
+ * `acmeProblem(…)`) for failures and returns a plain answer (see `responses.ts`) for success.
  */
-export type AcmeEndpoint = (ctx: AcmeContext, params: Readonly<Record<string, string>>) => Promise<Response>;
+export type AcmeEndpoint = (
+  ctx: AcmeContext,
+  params: Readonly<Record<string, string>>,
+) => Promise<PlainResponse>;
 
 export interface AcmeContext {
-  readonly request: Request;
+  /** Method, URL and headers; the body is read by {@link authenticate} only. */
+  readonly request: RequestHead;
   readonly transport: TransportContext;
   /** The profile the path addresses; it has ACME enabled. */
   readonly profile: CertificateProfile;
@@ -98,7 +103,12 @@ export type Authenticated<K extends AuthKind = 'kid'> = K extends 'kid'
 const JOSE_JSON = 'application/jose+json';
 
 export interface AuthenticatorDeps {
-  request: Request;
+  request: RequestHead;
+  /**
+   * The body, at most `maxBytes` of it (a `payload_too_large` error beyond): streamed from a Web
+   * Request, or the bytes the server's listener already read.
+   */
+  readBody: (maxBytes: number) => Promise<Uint8Array>;
   url: string;
   profile: CertificateProfile;
   links: AcmeLinks;
@@ -143,7 +153,7 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
     }
     let body: Uint8Array;
     try {
-      body = await readBodyBytes(deps.request, deps.limits.maxBytes);
+      body = await deps.readBody(deps.limits.maxBytes);
     } catch (error) {
       if (isCertwrightError(error) && error.code === 'payload_too_large') {
         throw acmeProblem('malformed', `the JWS is larger than ${deps.limits.maxBytes} bytes`, {

@@ -2,6 +2,9 @@ import {
   type EphemeralStore,
   type Handler,
   type Logger,
+  type PlainResponse,
+  type RequestHead,
+  readBodyBytes,
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
@@ -11,7 +14,7 @@ import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
 import { AcmeLinks } from './links.js';
 import { NonceStore } from './nonces.js';
 import { acmeProblem, type ProblemContext, problemFromError } from './problem.js';
-import { formatLink, sized } from './responses.js';
+import { appendLink, sized, toWebResponse } from './responses.js';
 import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
 
 /**
@@ -23,7 +26,9 @@ import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
  *   `Cache-Control: no-store`; failures are RFC 8555 §6.7 problem documents.
  *
  * Endpoints are one file each (see `routes.ts` and the {@link AcmeEndpoint} interface in
- * `context.ts`); the wire contract is docs/protocols/acme.md.
+ * `context.ts`); the wire contract is docs/protocols/acme.md. The handler's `direct` entry
+ * answers the built-in routes for a host that has read the (small) body itself, with the same
+ * function and without a Web Request or Response (docs/architecture.md, "Direct path").
  */
 
 export interface AcmeHandlerOptions {
@@ -43,12 +48,31 @@ export interface AcmeHandlerOptions {
   /** Lifetime of an unused nonce; default 1 hour. */
   nonceTtlMs?: number;
   /** Who the request comes from (per-address limits); default the socket's peer. */
-  clientAddress?: (request: Request, transport: TransportContext) => string;
+  clientAddress?: (request: RequestHead, transport: TransportContext) => string;
   now?: () => Date;
   logger?: Logger;
-  /** Endpoints beyond the built-in ones (tests, embedders); matched after them. */
+  /** Endpoints beyond the built-in ones (tests, embedders); matched after them, on the Web path only. */
   routes?: readonly AcmeRoute[];
 }
+
+/**
+ * The direct entry (see `DirectPath` in @certwright/core): the built-in routes, for a host that
+ * has read the body and built no Web Request. Everything else — another path, a JWS that is not
+ * `application/jose+json`, a body on a GET — is left to the Web path, which answers it.
+ */
+export interface AcmeDirect {
+  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
+  bodyLimit(method: string, pathname: string): number | undefined;
+  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
+  prepare(
+    head: RequestHead,
+    body: Uint8Array,
+    pathname: string,
+    transport: TransportContext,
+  ): (() => Promise<PlainResponse>) | undefined;
+}
+
+export type AcmeHandler = Handler & { readonly direct: AcmeDirect };
 
 export const ACME_BASE_PATH = '/acme';
 
@@ -58,6 +82,7 @@ export const DEFAULT_ACME_SETTINGS: Readonly<AcmeServerSettings> = Object.freeze
 });
 
 const PROBLEM_JSON = 'application/problem+json';
+const JOSE_JSON = 'application/jose+json';
 
 interface Located {
   /** Null: the shorthand routes of the default profile. */
@@ -65,16 +90,6 @@ interface Located {
   /** Path below the profile's base. */
   rest: string[];
   basePath: string;
-}
-
-/** Whether `headers` may be changed (a Response's own are, except `Response.redirect`/`error` and fetched ones). */
-function headersMutable(headers: Headers): boolean {
-  try {
-    headers.delete('replay-nonce');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function locate(pathname: string, mount: string): Located | null {
@@ -88,7 +103,17 @@ function locate(pathname: string, mount: string): Located | null {
   return { profileSegment: null, rest: segments, basePath: mount };
 }
 
-export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
+/** The body as the listener read it, held to the same limit a Web Request's stream is read to. */
+const readBytes =
+  (body: Uint8Array) =>
+  async (maxBytes: number): Promise<Uint8Array> => {
+    if (body.byteLength > maxBytes) {
+      throw acmeProblem('malformed', `the JWS is larger than ${maxBytes} bytes`, { status: 413 });
+    }
+    return body;
+  };
+
+export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const mount = (options.basePath ?? ACME_BASE_PATH).replace(/\/+$/, '');
   const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
   const settings: AcmeServerSettings = { ...DEFAULT_ACME_SETTINGS, ...options.settings };
@@ -99,24 +124,24 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
   const now = options.now ?? (() => new Date());
   const { authority } = options;
 
-  const problem = (error: unknown, problemContext: ProblemContext): Response => {
+  const problem = (error: unknown, problemContext: ProblemContext): PlainResponse => {
     const answer = problemFromError(error, problemContext);
     if (answer.log) logger.error({ err: error }, 'ACME request failed');
-    return sized(
-      new TextEncoder().encode(JSON.stringify(answer.body)),
-      answer.status,
-      new Headers({ ...answer.headers, 'content-type': PROBLEM_JSON }),
-    );
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+    headers['content-type'] = PROBLEM_JSON;
+    return sized(new TextEncoder().encode(JSON.stringify(answer.body)), answer.status, headers);
   };
 
   const route = async (
-    request: Request,
+    request: RequestHead,
+    url: URL,
+    readBody: (maxBytes: number) => Promise<Uint8Array>,
     transport: TransportContext,
     origin: string,
     set: (links: AcmeLinks) => void,
     problemContext: ProblemContext,
-  ): Promise<Response> => {
-    const url = new URL(request.url);
+  ): Promise<PlainResponse> => {
     const located = locate(url.pathname, mount);
     if (!located) throw acmeProblem('malformed', 'no ACME resource at this path', { status: 404 });
     const profile = located.profileSegment
@@ -149,6 +174,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
       logger,
       authenticate: authenticator({
         request,
+        readBody,
         url: requestUrl,
         profile,
         links,
@@ -161,30 +187,27 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
     return match.route.endpoint(ctx, match.params);
   };
 
-  return async (request, transport) => {
-    const origin = (options.baseUrl ?? new URL(request.url).origin).replace(/\/+$/, '');
+  /** Every request, on either path: the endpoint's answer or problem, completed with the common headers. */
+  const answer = async (
+    request: RequestHead,
+    readBody: (maxBytes: number) => Promise<Uint8Array>,
+    transport: TransportContext,
+  ): Promise<PlainResponse> => {
+    const url = new URL(request.url);
+    const origin = (options.baseUrl ?? url.origin).replace(/\/+$/, '');
     let links: AcmeLinks | undefined;
     const problemContext: ProblemContext = {};
-    let response: Response;
+    let result: PlainResponse;
     try {
-      response = await route(request, transport, origin, (l) => (links = l), problemContext);
+      result = await route(request, url, readBody, transport, origin, (l) => (links = l), problemContext);
     } catch (error) {
-      response = problem(error, problemContext);
+      result = problem(error, problemContext);
     }
-    // The endpoints' answers (responses.ts, problem()) have mutable headers and are completed
-    // in place; one with immutable headers (an added route's `Response.redirect`) is copied.
-    if (!headersMutable(response.headers)) {
-      response = new Response(response.body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: new Headers(response.headers),
-      });
-    }
-    const { headers } = response;
+    const { headers } = result;
     try {
       // RFC 8555 §6.5: a fresh nonce on every answer, so a client never needs an extra round
       // trip — a badNonce problem included, which the client retries with this one.
-      headers.set('replay-nonce', await nonces.issue());
+      headers['replay-nonce'] = await nonces.issue();
     } catch (error) {
       logger.error({ err: error }, 'ACME nonce could not be issued');
       return problem(
@@ -192,12 +215,41 @@ export function createAcmeHandler(options: AcmeHandlerOptions): Handler {
         {},
       );
     }
-    if (links) headers.append('link', formatLink({ url: links.directory, rel: 'index' }));
-    if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
-    if (request.method !== 'HEAD' || response.body === null) return response;
-    await response.body.cancel();
-    return new Response(null, { status: response.status, headers });
+    if (links) appendLink(headers, { url: links.directory, rel: 'index' });
+    headers['cache-control'] ??= 'no-store';
+    return result;
   };
+
+  const handler: Handler = async (request, transport) => {
+    const plain = await answer(request, (maxBytes) => readBodyBytes(request, maxBytes), transport);
+    const response = toWebResponse(plain);
+    return request.method === 'HEAD'
+      ? new Response(null, { status: response.status, headers: response.headers })
+      : response;
+  };
+
+  const directRoute = (method: string, pathname: string): boolean => {
+    const located = locate(pathname, mount);
+    return located !== null && matchRoute(ACME_ROUTES, method, located.rest).kind === 'route';
+  };
+
+  const direct: AcmeDirect = {
+    bodyLimit(method, pathname) {
+      if (!directRoute(method, pathname)) return undefined;
+      return method === 'POST' ? limits.maxBytes : 0;
+    },
+    prepare(head, body, pathname, transport) {
+      if (!directRoute(head.method, pathname)) return undefined;
+      if (head.method === 'POST') {
+        // The Web path answers the 415 of a JWS in another content type.
+        const type = head.headers.get('content-type');
+        if (type === null || type.split(';')[0]!.trim().toLowerCase() !== JOSE_JSON) return undefined;
+      } else if (body.byteLength > 0) return undefined;
+      return () => answer(head, readBytes(body), transport);
+    },
+  };
+
+  return Object.assign(handler, { direct });
 }
 
 export type {

@@ -1,4 +1,4 @@
-import { ACME_MAX_CONTACTS } from '@certwright/core';
+import { ACME_MAX_CONTACTS, type PlainResponse } from '@certwright/core';
 import { accountObject, readContacts, takenBy } from './account-object.js';
 import type { ExternalAccountBinding } from './authority.js';
 import type { AcmeContext, AcmeEndpoint } from './context.js';
@@ -60,7 +60,7 @@ export const newAccount: AcmeEndpoint = async (ctx) => {
   }
 };
 
-async function answerExisting(ctx: AcmeContext, id: string, status: string): Promise<Response> {
+async function answerExisting(ctx: AcmeContext, id: string, status: string): Promise<PlainResponse> {
   if (status !== 'valid') throw acmeProblem('unauthorized', `the account of this key is ${status}`);
   const account = await ctx.authority.account(id);
   if (!account) throw acmeProblem('accountDoesNotExist', 'no account exists for this key');
