@@ -16,8 +16,8 @@ const DEFERRABLE: Readonly<Record<string, ReadonlySet<string>>> = {
 /**
  * The storage a body of `Storage.transaction` works with. Its repositories are built for the
  * transaction's context when the body first uses them, not all of them for every transaction:
- * an enrollment's transaction uses three or four of the forty, and building and wrapping every
- * one cost about a tenth of an enrollment's CPU (docs/api/lifecycle.md, "Issuance pipeline").
+ * an enrollment's transaction uses four of the 33, and building and wrapping every one cost
+ * ≈100 µs of Node CPU per transaction (docs/api/lifecycle.md, "Issuance pipeline").
  *
  * Each repository method writes what waits in `deferred` before it runs (deferred-inserts.ts):
  * every other call sees the new certificates as if they had been written at once. When nothing
