@@ -13,6 +13,9 @@
  * Knobs: BENCH_N (enrollments measured per engine and concurrency, default 1000),
  * BENCH_ENGINES (default pglite,postgres), BENCH_CONCURRENCY (comma list of in-flight counts,
  * default 1,16), BENCH_POOL (PostgreSQL pool size, default the storage default),
+ * BENCH_TX (empty transactions measured per engine, default 2000: the Node CPU of a transaction
+ * whose body only takes the four repositories an enrollment uses — begin, commit and building
+ * its storage — printed before the enrollments),
  * BENCH_RENEW=1 (also measure re-enrollment of existing certificates), BENCH_PROFILE=<dir>
  * (writes a V8 CPU profile of each measured phase only — no start-up, CSR generation or anchor —
  * to <dir>/pipeline-<engine>-<in flight>.cpuprofile, for Chrome DevTools or a script).
@@ -24,7 +27,13 @@ import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../packages/core/src/index.js';
+import {
+  createServices,
+  type Storage,
+  SYSTEM_ACTOR,
+  silentLogger,
+  systemClock,
+} from '../packages/core/src/index.js';
 import { createCertificationRequest, generateKeyPair } from '../packages/core/src/pki/index.js';
 import { openBenchStorage } from './support/engines.js';
 
@@ -33,6 +42,7 @@ const engines = (process.env.BENCH_ENGINES ?? 'pglite,postgres').split(',');
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16').split(',').map(Number);
 const pool = process.env.BENCH_POOL ? Number(process.env.BENCH_POOL) : undefined;
 const renew = process.env.BENCH_RENEW === '1';
+const emptyTransactions = Number(process.env.BENCH_TX ?? '2000');
 const profileDir = process.env.BENCH_PROFILE;
 
 /** Runs `body` under the V8 CPU profiler when BENCH_PROFILE is set, writing the profile as `name`. */
@@ -185,6 +195,18 @@ async function run(engine: string, signRate: number) {
         source: 'EST',
         ...(renewsCertificateId ? { renewsCertificateId } : {}),
       });
+    if (emptyTransactions > 0) {
+      const body = async (tx: Storage) => {
+        void [tx.versions, tx.audit, tx.violations, tx.certificates];
+      };
+      for (let i = 0; i < 200; i++) await storage.transaction(body);
+      const c = cpuMs();
+      for (let i = 0; i < emptyTransactions; i++) await storage.transaction(body);
+      report(
+        `${engine}: empty transaction (begin, commit, its storage)`,
+        `${(((cpuMs() - c) / emptyTransactions) * 1000).toFixed(0)} µs CPU each`,
+      );
+    }
     const warm = await csrs(50, 'warm');
     const ids: string[] = [];
     for (const csr of warm) ids.push((await enroll(csr)).certificate.id);

@@ -207,6 +207,38 @@ export function describeStorageContract(
         expect((await s.owners.require(id)).name).toBe(name);
       });
 
+      it('offers inside a transaction every repository of the storage, each working on that transaction', async () => {
+        const operations = (repository: unknown) =>
+          Object.entries(repository as object)
+            .filter(([, v]) => typeof v === 'function')
+            .map(([k]) => k)
+            .sort();
+        const repositories = Object.entries(s).filter(
+          ([, v]) => typeof v === 'object' && v !== null && operations(v).length > 0,
+        );
+        expect(repositories.length).toBeGreaterThan(20);
+        await s.transaction(async (tx) => {
+          for (const [name, repository] of repositories) {
+            expect({ name, ops: operations(tx[name as keyof Storage]) }).toEqual({
+              name,
+              ops: operations(repository),
+            });
+          }
+        });
+        // Each transaction's repositories are its own: a later one neither writes into an
+        // earlier, finished one nor misses what it committed.
+        const name = `per transaction ${randomUUID()}`;
+        const team = await s.transaction((tx) => tx.teams.create({ name }));
+        await expect(
+          s.transaction(async (tx) => {
+            expect((await tx.teams.require(team.id)).name).toBe(name);
+            await tx.teams.update(team.id, { name: `${name} renamed` });
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await s.transaction((tx) => tx.teams.require(team.id))).toMatchObject({ name });
+      });
+
       it('runs after-commit callbacks once the change is visible, and never after a rollback', async () => {
         const name = `after commit ${randomUUID()}`;
         const seen: string[] = [];
