@@ -70,7 +70,14 @@ function prepareGetters(): void {
             this.groups[index] = group;
           }
           const repository = writingDeferredFirst(name, group[name]!, this.deferred);
-          Object.defineProperty(this, name, { value: repository, enumerable: true });
+          // Writable and configurable like an ordinary property: a wrapper (a Proxy over the
+          // transaction's storage) may hand out its own object for it.
+          Object.defineProperty(this, name, {
+            value: repository,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
           return repository;
         },
       });
