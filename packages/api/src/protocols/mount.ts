@@ -3,9 +3,8 @@ import {
   type Handler,
   isPermission,
   type Permission,
-  type PlainResponse,
+  type ProtocolDirect,
   type RequestHead,
-  type TransportContext,
 } from '@certwright/core';
 import type { PublicAccess } from '../http/route.js';
 
@@ -49,17 +48,6 @@ export interface ProtocolMount {
    * reports it like any other. `prepare` decides from the request alone and runs nothing.
    */
   direct?: ProtocolDirect;
-}
-
-/** The protocol side of a direct path (the OCSP responder's `OcspDirect`, SCEP's `ScepDirect`, ACME's `AcmeDirect`). */
-export interface ProtocolDirect {
-  bodyLimit(method: string, pathname: string): number | undefined;
-  prepare(
-    head: RequestHead,
-    body: Uint8Array,
-    pathname: string,
-    transport: TransportContext,
-  ): (() => Promise<PlainResponse>) | undefined;
 }
 
 /** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */

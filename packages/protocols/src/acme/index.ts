@@ -3,6 +3,7 @@ import {
   type Handler,
   type Logger,
   type PlainResponse,
+  type ProtocolDirect,
   type RequestHead,
   readBodyBytes,
   silentLogger,
@@ -56,21 +57,11 @@ export interface AcmeHandlerOptions {
 }
 
 /**
- * The direct entry (see `DirectPath` in @certwright/core): the built-in routes, for a host that
+ * The direct entry (`ProtocolDirect` in @certwright/core): the built-in routes, for a host that
  * has read the body and built no Web Request. Everything else — another path, a JWS that is not
  * `application/jose+json`, a body on a GET — is left to the Web path, which answers it.
  */
-export interface AcmeDirect {
-  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
-  bodyLimit(method: string, pathname: string): number | undefined;
-  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
-  prepare(
-    head: RequestHead,
-    body: Uint8Array,
-    pathname: string,
-    transport: TransportContext,
-  ): (() => Promise<PlainResponse>) | undefined;
-}
+export type AcmeDirect = ProtocolDirect;
 
 export type AcmeHandler = Handler & { readonly direct: AcmeDirect };
 

@@ -2,8 +2,8 @@ import {
   type Handler,
   isCertwrightError,
   type PlainResponse,
+  type ProtocolDirect,
   publicMessage,
-  type RequestHead,
   readBodyBytes,
   type ScepClient,
   type ScepOperationResult,
@@ -80,17 +80,7 @@ function messageParameter(url: URL, maxBytes: number): Uint8Array | null {
  * host that has read the body and built no Web Request. The same function answers them on the
  * Web path; everything else (HEAD, other methods, paths outside a profile) is left to it.
  */
-export interface ScepDirect {
-  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
-  bodyLimit(method: string, pathname: string): number | undefined;
-  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
-  prepare(
-    head: RequestHead,
-    body: Uint8Array,
-    pathname: string,
-    transport: TransportContext,
-  ): (() => Promise<PlainResponse>) | undefined;
-}
+export type ScepDirect = ProtocolDirect;
 
 export type ScepHandler = Handler & { readonly direct: ScepDirect };
 
