@@ -1,6 +1,4 @@
 import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type CertwrightHandler, createHandler, type ResponseEvent } from '@certwright/api';
 import {
   createServices,
@@ -12,7 +10,12 @@ import {
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequestListener } from '../src/request-listener.js';
+import {
+  type CountingListener,
+  comparable as comparableHeaders,
+  listenCountingWebCalls,
+  sendRaw,
+} from './support/direct-listener.js';
 
 /**
  * The listener answers ACME (directory, new-nonce and every JWS POST) through the handler's
@@ -29,15 +32,13 @@ interface Reply {
 }
 
 const ENROLLMENT_LIMIT = 40;
-const NONCE = /^[A-Za-z0-9_-]{16,}$/;
 let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
 let services: Services;
 let handler: CertwrightHandler;
-let server: Server;
+const NONCE = /^[A-Za-z0-9_-]{16,}$/;
+let listener: CountingListener;
 let origin: string;
 const events: ResponseEvent[] = [];
-/** Requests that reached the Web handler from the listener: the direct entry took the others. */
-let webCalls = 0;
 /** A new client address per test, so that each starts with a full rate limit. */
 let client = 0;
 
@@ -46,37 +47,15 @@ function send(
   path: string,
   options: { body?: string; headers?: Record<string, string>; chunked?: boolean } = {},
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const body = options.body === undefined ? undefined : Buffer.from(options.body);
-    const req = request(
-      `${origin}${path}`.replace('https:', 'http:'),
-      {
-        method,
-        headers: {
-          'x-forwarded-for': `198.51.100.${client}`,
-          ...(body ? { 'content-type': 'application/jose+json' } : {}),
-          ...(body && !options.chunked ? { 'content-length': String(body.length) } : {}),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers as IncomingHttpHeaders,
-            body: Buffer.concat(chunks),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    if (body && options.chunked) {
-      req.write(body.subarray(0, 5));
-      req.end(body.subarray(5));
-    } else if (body) req.end(body);
-    else req.end();
+  const body = options.body === undefined ? undefined : Buffer.from(options.body);
+  return sendRaw(listener.port, method, path, {
+    ...(body ? { body } : {}),
+    ...(options.chunked ? { chunked: true } : {}),
+    headers: {
+      'x-forwarded-for': `198.51.100.${client}`,
+      ...(body ? { 'content-type': 'application/jose+json' } : {}),
+      ...options.headers,
+    },
   });
 }
 
@@ -106,16 +85,9 @@ async function viaWeb(
   };
 }
 
-/** Headers both entries must agree on: date, request id and nonce differ per answer by design. */
+/** Headers both entries must agree on; the nonce, like date and request id, differs per answer. */
 const comparable = (headers: Record<string, unknown>) => {
-  const {
-    date: _date,
-    'x-request-id': _id,
-    'replay-nonce': nonce,
-    connection: _c,
-    'keep-alive': _k,
-    ...rest
-  } = headers;
+  const { 'replay-nonce': nonce, ...rest } = comparableHeaders(headers);
   expect(nonce).toMatch(NONCE);
   return rest;
 };
@@ -194,28 +166,20 @@ beforeAll(async () => {
     clientAddress: (req) => req.headers.get('x-forwarded-for') ?? 'unknown',
     onResponse: (event) => events.push(event),
   });
-  const counted = Object.assign(
-    (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
-      webCalls++;
-      return handler(req, transport);
-    },
-    { direct: handler.direct },
-  );
-  server = createServer(createRequestListener(counted));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  listener = await listenCountingWebCalls(handler);
   // The listener builds URLs on https (the server's own listener is TLS); the Web requests do too.
-  origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = `https://127.0.0.1:${listener.port}`;
 }, 180_000);
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await listener?.close();
   await storage?.close();
 });
 
 describe("the server's listener answering ACME directly", () => {
   it('answers directory and new-nonce (GET and HEAD) like the Web handler', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     for (const [method, path] of [
       ['GET', '/acme/directory'],
       ['HEAD', '/acme/directory'],
@@ -227,12 +191,12 @@ describe("the server's listener answering ACME directly", () => {
       const web = await viaWeb(method, path);
       expectSame(direct, web, `${method} ${path}`);
     }
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
   });
 
   it('creates an account, then answers new-account, new-order, order and finalize like the Web handler', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const key = accountKey();
     const url = `${origin}/acme/new-account`;
     const created = await send('POST', '/acme/new-account', {
@@ -289,12 +253,12 @@ describe("the server's listener answering ACME directly", () => {
     expect(finalize.status).toBeGreaterThanOrEqual(400);
     expect(finalize.headers['content-type']).toBe('application/problem+json');
     expectSame(finalize, finalizeWeb, 'finalize, a CSR that is none');
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
   });
 
   it('answers refused JWS requests with the same problem documents', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const key = accountKey();
     const path = '/acme/new-order';
     const url = `${origin}${path}`;
@@ -312,18 +276,18 @@ describe("the server's listener answering ACME directly", () => {
       expect(direct.status).toBeGreaterThanOrEqual(400);
       expectSame(direct, web, what);
     }
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
     // A GET on a POST resource is no direct request: the Web handler answers 405 with Allow.
     const get = await send('GET', path);
     expect(get.status).toBe(405);
     expect(get.headers.allow).toBe('POST');
     expectSame(get, await viaWeb('GET', path), 'GET new-order');
-    expect(webCalls).toBe(1);
+    expect(listener.webCalls).toBe(1);
   });
 
   it('leaves another content type, a chunked body and an unknown path to the Web handler, with the same answers', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const key = accountKey();
     const path = '/acme/new-account';
     const body = () => jws(key, { url: `${origin}${path}`, nonce: 'n' }, {});
@@ -341,7 +305,7 @@ describe("the server's listener answering ACME directly", () => {
     expect(chunked.headers['transfer-encoding']).toBeUndefined();
     expectSame(chunked, await viaWeb('POST', path, body()), 'chunked');
     expectSame(await send('GET', '/acme/nothing'), await viaWeb('GET', '/acme/nothing'), 'unknown path');
-    expect(webCalls).toBe(3);
+    expect(listener.webCalls).toBe(3);
   });
 
   it('holds a client to the enrollment rate limit with the same rateLimited problem, and reports every answer', async () => {

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type CertwrightHandler, createHandler, type ResponseEvent } from '@certwright/api';
 import {
   createServices,
@@ -13,7 +11,13 @@ import {
 import { buildCertId, der, OID, readCertificate } from '@certwright/core/pki';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequestListener } from '../src/request-listener.js';
+import {
+  type CountingListener,
+  comparable,
+  listenCountingWebCalls,
+  type Reply,
+  sendRaw,
+} from './support/direct-listener.js';
 import { ocspCertStatus } from './support/scale.js';
 
 /**
@@ -23,24 +27,15 @@ import { ocspCertStatus } from './support/scale.js';
  * at once.
  */
 
-interface Reply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
 const PKI_LIMIT = 8;
 let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
 let services: Services;
 let handler: CertwrightHandler;
-let server: Server;
-let port: number;
+let listener: CountingListener;
 let issuerId: string;
 let certificateId: string;
 let certId: Uint8Array;
 const events: ResponseEvent[] = [];
-/** Requests that reached the Web handler: the direct entry must have taken the others. */
-let webCalls = 0;
 /** A new client address per test, so that each starts with a full rate limit. */
 let client = 0;
 
@@ -49,30 +44,9 @@ function send(
   path: string,
   options: { body?: Uint8Array; headers?: Record<string, string>; chunked?: boolean } = {},
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        headers: {
-          'x-forwarded-for': `192.0.2.${client}`,
-          ...(options.body && !options.chunked ? { 'content-length': String(options.body.length) } : {}),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    req.on('error', reject);
-    if (options.body) req.end(options.body);
-    else req.end();
+  return sendRaw(listener.port, method, path, {
+    ...options,
+    headers: { 'x-forwarded-for': `192.0.2.${client}`, ...options.headers },
   });
 }
 
@@ -102,12 +76,6 @@ const ocspRequest = (nonce?: Uint8Array) =>
         : []),
     ),
   );
-
-/** Headers both entries must agree on (date and request id differ per answer by design). */
-const comparable = (headers: Record<string, unknown>) => {
-  const { date: _date, 'x-request-id': _id, connection: _c, 'keep-alive': _k, ...rest } = headers;
-  return rest;
-};
 
 beforeAll(async () => {
   storage = await createPgliteStorage(
@@ -139,27 +107,18 @@ beforeAll(async () => {
     clientAddress: (req) => req.headers.get('x-forwarded-for') ?? 'unknown',
     onResponse: (event) => events.push(event),
   });
-  const counted = Object.assign(
-    (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
-      webCalls++;
-      return handler(req, transport);
-    },
-    { direct: handler.direct },
-  );
-  server = createServer(createRequestListener(counted));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  listener = await listenCountingWebCalls(handler);
 }, 180_000);
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await listener?.close();
   await storage?.close();
 });
 
 describe("the server's listener answering OCSP directly", () => {
   it('answers POST and GET like the Web handler: status, headers, a signed good answer', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const body = ocspRequest();
     const post = await send('POST', `/.well-known/pki/ocsp/${issuerId}`, {
       body,
@@ -183,7 +142,7 @@ describe("the server's listener answering OCSP directly", () => {
     expect(comparable(get.headers)).toEqual(comparable(getWeb.headers));
     expect(get.body.equals(getWeb.body)).toBe(true);
     // Both listener requests went the direct way (the comparisons call the handler itself).
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
   });
 
   it('echoes a valid X-Request-Id and reports the answer to onResponse like the Web path', async () => {
@@ -231,7 +190,7 @@ describe("the server's listener answering OCSP directly", () => {
 
   it('leaves what it does not answer to the Web path: wrong type, HEAD, the serial route, a chunked body', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const base = `/.well-known/pki/ocsp/${issuerId}`;
     const wrongType = await send('POST', base, {
       body: ocspRequest(),
@@ -260,7 +219,7 @@ describe("the server's listener answering OCSP directly", () => {
     });
     expect(garbage.status).toBe(400);
     // All but the unparsable body (a direct request, answered malformedRequest there) took the Web path.
-    expect(webCalls).toBe(4);
+    expect(listener.webCalls).toBe(4);
   });
 
   it('says revoked, cached and freshly signed alike, as soon as the revocation returned', async () => {

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type CertwrightHandler, createHandler, type ResponseEvent } from '@certwright/api';
 import {
   createServices,
@@ -21,7 +19,13 @@ import {
 } from '@certwright/core/pki';
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequestListener } from '../src/request-listener.js';
+import {
+  type CountingListener,
+  comparable,
+  listenCountingWebCalls,
+  type Reply,
+  sendRaw,
+} from './support/direct-listener.js';
 
 /**
  * The listener answers SCEP (GetCACaps, GetCACert, PKIOperation) through the handler's direct
@@ -30,22 +34,13 @@ import { createRequestListener } from '../src/request-listener.js';
  * request id, event and rate limit.
  */
 
-interface Reply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
 const ENROLLMENT_LIMIT = 8;
 const CHALLENGE = 'direct scep challenge';
 let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
 let services: Services;
 let handler: CertwrightHandler;
-let server: Server;
-let port: number;
+let listener: CountingListener;
 const events: ResponseEvent[] = [];
-/** Requests that reached the Web handler: the direct entry must have taken the others. */
-let webCalls = 0;
 /** A new client address per test, so that each starts with a full rate limit. */
 let client = 0;
 
@@ -54,30 +49,9 @@ function send(
   path: string,
   options: { body?: Uint8Array; headers?: Record<string, string>; chunked?: boolean } = {},
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        headers: {
-          'x-forwarded-for': `198.51.100.${client}`,
-          ...(options.body && !options.chunked ? { 'content-length': String(options.body.length) } : {}),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    req.on('error', reject);
-    if (options.body) req.end(options.body);
-    else req.end();
+  return sendRaw(listener.port, method, path, {
+    ...options,
+    headers: { 'x-forwarded-for': `198.51.100.${client}`, ...options.headers },
   });
 }
 
@@ -98,12 +72,6 @@ async function viaWeb(method: string, path: string, body?: Uint8Array) {
     body: Buffer.from(await response.arrayBuffer()),
   };
 }
-
-/** Headers both entries must agree on (date and request id differ per answer by design). */
-const comparable = (headers: Record<string, unknown>) => {
-  const { date: _date, 'x-request-id': _id, connection: _c, 'keep-alive': _k, ...rest } = headers;
-  return rest;
-};
 
 async function pkcsReq(ra: Uint8Array, cn: string) {
   const key = await generateKeyPair('RSA-2048');
@@ -158,27 +126,18 @@ beforeAll(async () => {
     clientAddress: (req) => req.headers.get('x-forwarded-for') ?? 'unknown',
     onResponse: (event) => events.push(event),
   });
-  const counted = Object.assign(
-    (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
-      webCalls++;
-      return handler(req, transport);
-    },
-    { direct: handler.direct },
-  );
-  server = createServer(createRequestListener(counted));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  listener = await listenCountingWebCalls(handler);
 }, 180_000);
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await listener?.close();
   await storage?.close();
 });
 
 describe("the server's listener answering SCEP directly", () => {
   it('answers GetCACaps, GetCACert and a refused request like the Web handler: status, headers, bytes', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     for (const [method, path, body] of [
       ['GET', '/scep?operation=GetCACaps'],
       ['GET', '/scep/?operation=GetCACert'],
@@ -194,12 +153,12 @@ describe("the server's listener answering SCEP directly", () => {
       expect(direct.body.equals(web.body)).toBe(true);
     }
     // Every listener request went the direct way (the comparisons call the handler itself).
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
   });
 
   it('enrolls with a POSTed PKCSReq: a SUCCESS CertRep with the certificate, request id echoed, event reported', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     events.length = 0;
     const ra = await raCertificate();
     const request = await pkcsReq(ra, 'direct.scep.example.test');
@@ -221,7 +180,7 @@ describe("the server's listener answering SCEP directly", () => {
       status: 200,
       requestId: 'device-7',
     });
-    expect(webCalls).toBe(0);
+    expect(listener.webCalls).toBe(0);
   });
 
   it('spends the enrollment rate limit like the Web path and answers its over-limit reply past it', async () => {
@@ -240,7 +199,7 @@ describe("the server's listener answering SCEP directly", () => {
 
   it('leaves what it does not answer to the Web path: HEAD, PUT, a chunked body, a GET with a body', async () => {
     client++;
-    webCalls = 0;
+    listener.webCalls = 0;
     const head = await send('HEAD', '/scep?operation=GetCACaps');
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
@@ -254,6 +213,6 @@ describe("the server's listener answering SCEP directly", () => {
     expect(chunked.status).toBe(400);
     const getWithBody = await send('GET', '/scep?operation=GetCACaps', { body: Buffer.from('x') });
     expect(getWithBody.status).toBe(200);
-    expect(webCalls).toBe(4);
+    expect(listener.webCalls).toBe(4);
   });
 });
