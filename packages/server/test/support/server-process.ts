@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,12 +24,14 @@ export function runServer(
   output: () => string;
   exited: Promise<number | null>;
 } {
+  // PGlite allows one process per data directory: every server gets its own, removed when it exits
+  // (a caller that names SVC_DATA_DIR keeps its directory).
+  const dataDir = env.SVC_DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'cw-data-')) : undefined;
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
     env: {
       PATH: process.env.PATH ?? '',
       SVC_LOG_LEVEL: 'info',
-      // PGlite allows one process per data directory: every server gets its own.
-      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'cw-data-')),
+      ...(dataDir === undefined ? {} : { SVC_DATA_DIR: dataDir }),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,7 +43,12 @@ export function runServer(
   child.stderr?.on('data', (d) => {
     text += d;
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
   return { child, output: () => text, exited };
 }
 
