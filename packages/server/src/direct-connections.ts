@@ -256,9 +256,9 @@ class DirectConnection {
 
   #timedOut(): void {
     // A client that stopped reading its answers does not keep the socket either.
-    if (this.socket.writableNeedDrain) return this.#finish();
-    if (this.#busy) return;
-    if (this.#unread.length > 0) this.#refuse(408);
+    if (this.socket.writableNeedDrain) this.#finish();
+    else if (this.#busy) return;
+    else if (this.#unread.length > 0) this.#refuse(408);
     else this.#close();
   }
 
