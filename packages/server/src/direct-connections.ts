@@ -1,6 +1,6 @@
 import { type Server as HttpServer, maxHeaderSize as nodeMaxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { DirectPath, Logger, PlainResponse } from '@certwright/core';
+import type { DirectPath, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import { requestOrigin } from '@certwright/core/node';
 import { type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
 import { lazyTransport, plainPathname } from './request-listener.js';
@@ -89,6 +89,11 @@ class DirectConnection {
   #peerEnded = false;
   /** The socket's timeout now set, so it is set again only when it changes. */
   #timeout = -1;
+  /** What the connection tells the direct entry, made once: it is the same for every request. */
+  #transport: TransportContext | undefined;
+  /** The origin built from the last Host seen: clients send the same one on every request. */
+  #host: string | undefined;
+  #origin = '';
   readonly #onData = (chunk: Buffer) => this.#received(chunk);
   readonly #onEnd = () => {
     this.#peerEnded = true;
@@ -178,18 +183,22 @@ class DirectConnection {
 
   /** Asks the direct entry; writes its answer and returns true, or false when it declines. */
   async #answer(head: RequestHeadFields, pathname: string, body: Buffer): Promise<boolean> {
-    const origin = requestOrigin('https', head.host, this.socket.localPort);
+    if (head.host !== this.#host) {
+      this.#host = head.host;
+      this.#origin = requestOrigin('https', head.host, this.socket.localPort);
+    }
+    this.#transport ??= lazyTransport(this.socket);
     let answer: PlainResponse | Response | undefined;
     try {
       answer = await this.shared.direct.answer(
         {
           method: head.method,
-          url: origin + head.target,
+          url: this.#origin + head.target,
           pathname,
           headers: rawHeaderGetter(head.rawHeaders),
         },
         body,
-        lazyTransport(this.socket),
+        this.#transport,
       );
     } catch (error) {
       this.shared.logger?.error({ err: error }, 'request failed outside the handler error mapping');
