@@ -70,8 +70,9 @@ export interface RevocationStatusOptions {
   /**
    * Under load, the shared revocation generation is read at most once per this many ms per
    * issuer (a request still waits for a read that started after it arrived). Default 1 ms:
-   * at most a millisecond more latency, against one store round trip (two socket writes, a
-   * wake-up of the store) per event-loop turn's worth of requests. 0 reads back to back.
+   * about a millisecond more latency at most (Node's timers have 1 ms granularity), against
+   * one store round trip (socket writes, a wake-up of the store) per event-loop turn's worth
+   * of requests. 0 reads back to back.
    */
   generationReadSpacingMs?: number;
 }
