@@ -1,15 +1,19 @@
 import { Agent, createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Handler } from '../../packages/core/src/index.js';
+import type { DirectPath, Handler } from '../../packages/core/src/index.js';
 import {
   certificateToPem,
   createSelfSignedCertificate,
   exportPkcs8Pem,
   generateKeyPair,
 } from '../../packages/core/src/pki/index.js';
+import { attachDirectConnections } from '../../packages/server/src/direct-connections.js';
 import { createRequestListener } from '../../packages/server/src/index.js';
 
-/** A handler behind the server's own listener on 127.0.0.1, TLS 1.3, with a keep-alive client agent. */
+/**
+ * A handler behind the server's own listener on 127.0.0.1, TLS 1.3, with a keep-alive client
+ * agent; a handler with a direct entry gets the server's direct connections too (tls-server.ts).
+ */
 export interface BenchListener {
   server: Server;
   port: number;
@@ -19,7 +23,10 @@ export interface BenchListener {
   close(): Promise<void>;
 }
 
-export async function listenTls(handler: Handler, maxSockets: number): Promise<BenchListener> {
+export async function listenTls(
+  handler: Handler & { direct?: DirectPath },
+  maxSockets: number,
+): Promise<BenchListener> {
   const tlsKey = await generateKeyPair('ECDSA-P256');
   const tlsCert = createSelfSignedCertificate(
     {
@@ -36,6 +43,9 @@ export async function listenTls(handler: Handler, maxSockets: number): Promise<B
     { minVersion: 'TLSv1.3', cert: ca, key: exportPkcs8Pem(tlsKey.privateKey) },
     createRequestListener(handler),
   );
+  const direct = handler.direct
+    ? attachDirectConnections({ server, event: 'secureConnection', direct: handler.direct })
+    : undefined;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const agent = new Agent({ keepAlive: true, maxSockets, ca });
@@ -47,6 +57,7 @@ export async function listenTls(handler: Handler, maxSockets: number): Promise<B
     close: async () => {
       agent.destroy();
       server.closeAllConnections();
+      direct?.closeAll();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };

@@ -116,7 +116,7 @@ export function plainPathname(target: string): string | undefined {
  * The connection as the direct entry sees it: the peer address at once, the TLS details
  * (protocol, client chain: native calls) only if something reads them. OCSP never does.
  */
-function lazyTransport(socket: Socket): TransportContext {
+export function lazyTransport(socket: Socket): TransportContext {
   let full: TransportContext | undefined;
   return {
     remoteAddress: socket.remoteAddress ?? '',

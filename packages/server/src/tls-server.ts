@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
+import { attachDirectConnections } from './direct-connections.js';
 import { createRequestListener } from './request-listener.js';
 
 export interface TlsServerOptions {
@@ -40,6 +41,11 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
     },
     createRequestListener(options.handler, logger),
   );
+  // The direct entry's requests are read on the connection itself, without node:http's
+  // per-request objects; any other request hands the connection to node:http.
+  const direct = options.handler.direct
+    ? attachDirectConnections({ server, event: 'secureConnection', direct: options.handler.direct, logger })
+    : undefined;
   server.on('tlsClientError', (error, socket) => {
     logger.debug({ err: error.message, remote: socket.remoteAddress }, 'TLS handshake failed');
   });
@@ -71,13 +77,17 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
     },
     close(graceMs) {
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          direct?.closeAll();
+        }, graceMs);
         timer.unref();
         server.close(() => {
           clearTimeout(timer);
           resolve();
         });
         server.closeIdleConnections();
+        direct?.closeIdle();
       });
     },
   };

@@ -15,7 +15,9 @@ import {
   type CountingListener,
   comparable,
   listenCountingWebCalls,
+  openRaw,
   type Reply,
+  requestBytes,
   sendRaw,
 } from './support/direct-listener.js';
 import { ocspCertStatus } from './support/scale.js';
@@ -239,5 +241,129 @@ describe("the server's listener answering OCSP directly", () => {
     expect(
       ocspCertStatus((await send('POST', base, { body: ocspRequest(randomBytes(16)), headers: type })).body),
     ).toBe('revoked');
+  });
+});
+
+describe('the direct connections: keep-alive, pipelining, limits and the handover to node:http', () => {
+  // Each test its own client address, so that the pki rate limit never answers for it.
+  const type = () => ({
+    'content-type': 'application/ocsp-request',
+    'x-forwarded-for': `198.51.100.${client}`,
+  });
+  const post = () => requestBytes('POST', `/.well-known/pki/ocsp/${issuerId}`, ocspRequest(), type());
+  const webGet = (path: string) => requestBytes('GET', path, undefined, type());
+  const isOcspAnswer = (reply: Reply) =>
+    reply.status === 200 &&
+    reply.headers['content-type'] === 'application/ocsp-response' &&
+    reply.body[0] === 0x30;
+
+  it('answers OCSP on a kept-alive connection, then hands it to node:http for another request, which still works', async () => {
+    client++;
+    listener.webCalls = 0;
+    const connection = await openRaw(listener.port);
+    try {
+      for (let i = 0; i < 3; i++) {
+        connection.write(post());
+        const reply = await connection.reply();
+        expect(isOcspAnswer(reply)).toBe(true);
+        expect(reply.headers.connection).toBe('keep-alive');
+        expect(reply.headers['keep-alive']).toMatch(/^timeout=\d+$/);
+      }
+      expect(listener.webCalls).toBe(0);
+      connection.write(webGet(`/.well-known/pki/ocsp/${issuerId}/serial/01`));
+      const serial = await connection.reply();
+      expect(serial.status).toBe(200);
+      expect(JSON.parse(serial.body.toString()).serial).toBe('1');
+      // node:http has the connection now, and still answers OCSP on it.
+      connection.write(post());
+      expect(isOcspAnswer(await connection.reply())).toBe(true);
+      expect(listener.webCalls).toBe(1);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('answers pipelined requests in order, a request for the Web path among them included', async () => {
+    client++;
+    listener.webCalls = 0;
+    const connection = await openRaw(listener.port);
+    try {
+      connection.write(
+        Buffer.concat([post(), post(), webGet(`/.well-known/pki/ocsp/${issuerId}/serial/02`), post()]),
+      );
+      expect(isOcspAnswer(await connection.reply())).toBe(true);
+      expect(isOcspAnswer(await connection.reply())).toBe(true);
+      expect(JSON.parse((await connection.reply()).body.toString()).serial).toBe('2');
+      expect(isOcspAnswer(await connection.reply())).toBe(true);
+      expect(listener.webCalls).toBe(1);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('answers a request whose head and body arrive in pieces', async () => {
+    client++;
+    const connection = await openRaw(listener.port);
+    try {
+      const bytes = post();
+      for (const [from, to] of [
+        [0, 7],
+        [7, 40],
+        [40, bytes.length - 3],
+        [bytes.length - 3, bytes.length],
+      ] as const) {
+        connection.write(bytes.subarray(from, to));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(isOcspAnswer(await connection.reply())).toBe(true);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('refuses a head over the size limit with 431 and closes the connection', async () => {
+    client++;
+    const connection = await openRaw(listener.port);
+    connection.write(
+      `POST /.well-known/pki/ocsp/${issuerId} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ${'a'.repeat(20_000)}`,
+    );
+    const reply = await connection.reply();
+    expect(reply.status).toBe(431);
+    expect(reply.headers.connection).toBe('close');
+    await connection.closed;
+  });
+
+  it('closes after the answer when the client says Connection: close', async () => {
+    client++;
+    const connection = await openRaw(listener.port);
+    connection.write(
+      requestBytes('POST', `/.well-known/pki/ocsp/${issuerId}`, ocspRequest(), {
+        ...type(),
+        connection: 'close',
+      }),
+    );
+    const reply = await connection.reply();
+    expect(isOcspAnswer(reply)).toBe(true);
+    expect(reply.headers.connection).toBe('close');
+    await connection.closed;
+  });
+
+  it('lets a closing server end its idle kept-alive connections, and a busy one after its answer', async () => {
+    client++;
+    const idle = await openRaw(listener.port);
+    idle.write(post());
+    expect(isOcspAnswer(await idle.reply())).toBe(true);
+    const busy = await openRaw(listener.port);
+    const bytes = post();
+    // Half a request: the connection is in the middle of one when the server starts closing.
+    busy.write(bytes.subarray(0, 30));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    listener.connections.closeIdle();
+    await idle.closed;
+    busy.write(bytes.subarray(30));
+    const reply = await busy.reply();
+    expect(isOcspAnswer(reply)).toBe(true);
+    expect(reply.headers.connection).toBe('close');
+    await busy.closed;
   });
 });
