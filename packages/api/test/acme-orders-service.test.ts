@@ -3,6 +3,7 @@ import {
   ACME_VALIDATION_TOPICS,
   type AcmeAccount,
   type AcmeChallengeValidator,
+  AcmeOrderService,
   fail,
   formatAcmeCertId,
   isCertwrightError,
@@ -426,6 +427,46 @@ describe('ACME finalize and certificate download', () => {
       source: 'ACME',
       metadata: { acme_account_id: acct.id, acme_order_id: order.id },
     });
+  });
+
+  it('downloads the same chain from the finalizing instance and from another one, for the ordering account only', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'download.example.com' }]);
+    const { der } = await csrFor({ dns: ['download.example.com'] });
+    const view = await acme().orders.finalize(acct, order.id, der);
+    // Another instance over the same storage has not finalized anything itself.
+    const other = new AcmeOrderService(app.services.deps, app.services.pki.enrollment);
+    const here = await acme().orders.certificateChain(acct, order.id);
+    const there = await other.certificateChain(acct, order.id);
+    expect(here).toEqual(there);
+    expect(here.versionId).toBe(view.order.version_id);
+    const stranger = await account();
+    expect(await reasonOf(acme().orders.certificateChain(stranger, order.id))).toBe('not_found');
+    expect(await reasonOf(other.certificateChain(stranger, order.id))).toBe('not_found');
+  });
+
+  it('issues nothing for an order another instance invalidated after this one created it ready', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'moved-on.example.com' }]);
+    await app.storage.acmeOrders.update(order.id, { status: 'invalid' });
+    const { der } = await csrFor({ dns: ['moved-on.example.com'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('invalid_state');
+    expect(await app.storage.acmeOrders.get(order.id)).toMatchObject({ status: 'invalid', version_id: null });
+    expect(await reasonOf(acme().orders.certificateChain(acct, order.id))).toBe('not_found');
+  });
+
+  it('answers a finalize of an order another instance finalized with that certificate, issuing nothing more', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'elsewhere.example.com' }]);
+    const other = new AcmeOrderService(app.services.deps, app.services.pki.enrollment);
+    const first = await other.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['elsewhere.example.com'] })).der,
+    );
+    const again = await acme().orders.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['elsewhere.example.com'] })).der,
+    );
+    expect(again.order).toMatchObject({ status: 'valid', version_id: first.order.version_id });
   });
 
   it('answers a second finalize of a valid order with the same certificate, issuing nothing more', async () => {

@@ -6,9 +6,10 @@ import {
   type AcmeOrder,
   acmeIdentifierSchema,
 } from '../../domain/acme.js';
+import type { CertificateVersion } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, isCertwrightError } from '../../errors.js';
-import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
+import type { AcmeAuthorizationWithChallenges, NewAcmeAuthorization } from '../../ports/acme-storage.js';
 import type { ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import { checkNamesAgainstProfile } from '../issuance/profile-rules.js';
@@ -24,6 +25,7 @@ import {
 } from './common.js';
 import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
 import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
+import { RecentRecords } from './recent.js';
 
 /** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
 export const acmeNewOrderSchema = z.object({
@@ -56,10 +58,29 @@ class AlreadyFinalized extends Error {}
  * proof is never older than the order it admits (docs/protocols/acme.md).
  */
 export class AcmeOrderService {
+  /**
+   * Orders this process created `ready` (trust_authenticated), for the finalize that follows.
+   * Everything finalize checks before the signature is fixed at creation (account, identifiers,
+   * validity, replaces, expiry) except the status, which the issuing transaction's claim checks
+   * again (`markIssued`): an order that moved on meanwhile (finalized, invalidated) stores
+   * nothing, as when it moves on while the CA signs.
+   */
+  readonly #ready: RecentRecords<{ order: AcmeOrder; authorizations: AcmeAuthorizationWithChallenges[] }>;
+  /**
+   * Certificates this process's finalizes issued, for the download that follows: an order gets
+   * its version once and a version's certificate and chain never change, so an entry is stale
+   * only if the order was deleted since (within the entries' minute).
+   */
+  readonly #issued: RecentRecords<StoredChain>;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly enrollment: AcmeEnrollment,
-  ) {}
+  ) {
+    const now = () => deps.clock.now().getTime();
+    this.#ready = new RecentRecords(now);
+    this.#issued = new RecentRecords(now);
+  }
 
   /**
    * RFC 8555 §7.4 newOrder. `knownProfile`: the account's profile as the caller just read it
@@ -122,6 +143,7 @@ export class AcmeOrderService {
       },
       authorizations,
     );
+    if (created.order.status === 'ready') this.#ready.add(created.order.id, created);
     return orderView(created.order, created.authorizations, now);
   }
 
@@ -137,6 +159,13 @@ export class AcmeOrderService {
     return found!;
   }
 
+  /** The account's order as this process created it, while that says `ready` (see `#ready`). */
+  #readyOrder(account: AcmeAccount, orderId: string) {
+    const recent = this.#ready.take(orderId);
+    if (!recent || recent.order.account_id !== account.id) return undefined;
+    return effectiveOrderStatus(recent.order, this.deps.clock.now()) === 'ready' ? recent : undefined;
+  }
+
   /**
    * RFC 8555 §7.4 finalize. The order must be `ready` (`invalid_state` otherwise, orderNotReady
    * on the wire); the CSR must name exactly the order's identifiers. Issuance is synchronous:
@@ -148,7 +177,8 @@ export class AcmeOrderService {
    */
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     const { clock } = this.deps;
-    const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
+    const recent = this.#readyOrder(account, orderId);
+    const { order, authorizations } = recent ?? (await this.#read(account, orderId, 'ACME order'));
     const finalizable = (candidate: AcmeOrder): void => {
       const status = effectiveOrderStatus(candidate, clock.now());
       // `processing` without a certificate is a finalize that crashed or is still running:
@@ -163,6 +193,7 @@ export class AcmeOrderService {
     const renews = await this.#renewedCertificate(order, account);
     /** The order as the issuing transaction stored it: the answer needs no second read. */
     let finalized: AcmeOrder | undefined;
+    let issued: CertificateVersion | undefined;
     try {
       await this.enrollment.enroll(
         acmeActor(account),
@@ -189,7 +220,10 @@ export class AcmeOrderService {
                 { certificate_id: result.certificate.id, version_id: result.version.id },
                 clock.now(),
               )) ?? undefined;
-            if (finalized) return;
+            if (finalized) {
+              issued = result.version;
+              return;
+            }
             const locked = await tx.acmeOrders.lockForUpdate(order.id);
             if (locked.status === 'valid' || locked.version_id !== null) throw new AlreadyFinalized();
             finalizable(locked);
@@ -203,9 +237,19 @@ export class AcmeOrderService {
         (isCertwrightError(error) && error.cause instanceof AlreadyFinalized)
       )
         return this.getOrder(account, orderId);
-      if (order.status === 'processing') await this.#release(order.id);
+      // A remembered order may have been left `processing` since by a crash elsewhere.
+      if (order.status === 'processing' || recent) await this.#release(order.id);
       throw error;
     }
+    // Committed: the download that usually follows reads nothing.
+    if (finalized && issued)
+      this.#issued.add(order.id, {
+        accountId: account.id,
+        versionId: issued.id,
+        issuerId: issued.issuer_id,
+        certPem: issued.cert_pem,
+        chainPem: issued.chain_pem,
+      });
     // The authorizations were read with the order: a ready order's are valid and stay so.
     return finalized ? orderView(finalized, authorizations, clock.now()) : this.getOrder(account, orderId);
   }
@@ -218,15 +262,29 @@ export class AcmeOrderService {
     account: AcmeAccount,
     orderId: string,
   ): Promise<{ pem: string; issuerChainPem: string; issuerId: string; versionId: string }> {
+    const recent = this.#issued.get(orderId);
+    const version = recent
+      ? ownedBy({ account_id: recent.accountId }, account, 'ACME certificate', orderId) && recent
+      : await this.#storedChain(account, orderId);
+    const leaf = version.certPem.endsWith('\n') ? version.certPem : `${version.certPem}\n`;
+    return {
+      pem: `${leaf}${version.chainPem}`,
+      issuerChainPem: version.chainPem,
+      issuerId: version.issuerId,
+      versionId: version.versionId,
+    };
+  }
+
+  async #storedChain(account: AcmeAccount, orderId: string): Promise<StoredChain> {
     const found = await this.deps.storage.acmeOrders.getWithCertificate(orderId);
     const version = ownedBy(found?.order ?? null, account, 'ACME certificate', orderId) && found!.certificate;
     if (!version) throw fail('not_found', `ACME certificate '${orderId}' does not exist`);
-    const leaf = version.cert_pem.endsWith('\n') ? version.cert_pem : `${version.cert_pem}\n`;
     return {
-      pem: `${leaf}${version.chain_pem}`,
-      issuerChainPem: version.chain_pem,
-      issuerId: version.issuer_id,
+      accountId: account.id,
       versionId: version.version_id,
+      issuerId: version.issuer_id,
+      certPem: version.cert_pem,
+      chainPem: version.chain_pem,
     };
   }
 
@@ -289,6 +347,15 @@ export class AcmeOrderService {
       this.deps.logger.warn({ err: error, acme_order_id: orderId }, 'could not release an ACME order');
     }
   }
+}
+
+/** An issued order's certificate as the download answers it. */
+interface StoredChain {
+  accountId: string;
+  versionId: string;
+  issuerId: string;
+  certPem: string;
+  chainPem: string;
 }
 
 /** The names a CSR must carry for these identifiers. */
