@@ -469,6 +469,33 @@ describe('ACME finalize and certificate download', () => {
     expect(again.order).toMatchObject({ status: 'valid', version_id: first.order.version_id });
   });
 
+  it('answers an authorization deactivated after a ready new-order as deactivated, and refuses its finalize', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'withdrawn.example.com' }]);
+    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
+    await acme().authorizations.deactivate(acct, authzId);
+    expect((await acme().authorizations.get(acct, authzId)).status).toBe('deactivated');
+    const { der } = await csrFor({ dns: ['withdrawn.example.com'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('invalid_state');
+    expect(await app.storage.acmeOrders.get(order.id)).toMatchObject({ status: 'invalid', version_id: null });
+  });
+
+  it("answers a ready order's authorization as valid, and another account's as not found", async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'shown.example.com' }]);
+    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
+    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), authzId))).toBe('not_found');
+    expect(await acme().authorizations.get(acct, authzId)).toMatchObject({
+      status: 'valid',
+      identifier: { type: 'dns', value: 'shown.example.com' },
+      challenges: [],
+    });
+    const second = await readyOrder([{ type: 'dns', value: 'shown-first.example.com' }], acct);
+    const secondId = (await acme().orders.getOrder(acct, second.order.id)).authorizations[0]!.id;
+    expect((await acme().authorizations.get(acct, secondId)).status).toBe('valid');
+    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), secondId))).toBe(
+      'not_found',
+    );
+  });
+
   it('answers a second finalize of a valid order with the same certificate, issuing nothing more', async () => {
     const { acct, order } = await readyOrder([{ type: 'dns', value: 'twice.example.com' }]);
     const first = await acme().orders.finalize(

@@ -9,7 +9,7 @@ import {
 import type { CertificateVersion } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, isCertwrightError } from '../../errors.js';
-import type { AcmeAuthorizationWithChallenges, NewAcmeAuthorization } from '../../ports/acme-storage.js';
+import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
 import type { ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import { checkNamesAgainstProfile } from '../issuance/profile-rules.js';
@@ -25,7 +25,7 @@ import {
 } from './common.js';
 import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
 import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
-import { RecentRecords } from './recent.js';
+import { AcmeRecent, type IssuedChain } from './recent.js';
 
 /** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
 export const acmeNewOrderSchema = z.object({
@@ -58,29 +58,12 @@ class AlreadyFinalized extends Error {}
  * proof is never older than the order it admits (docs/protocols/acme.md).
  */
 export class AcmeOrderService {
-  /**
-   * Orders this process created `ready` (trust_authenticated), for the finalize that follows.
-   * Everything finalize checks before the signature is fixed at creation (account, identifiers,
-   * validity, replaces, expiry) except the status, which the issuing transaction's claim checks
-   * again (`markIssued`): an order that moved on meanwhile (finalized, invalidated) stores
-   * nothing, as when it moves on while the CA signs.
-   */
-  readonly #ready: RecentRecords<{ order: AcmeOrder; authorizations: AcmeAuthorizationWithChallenges[] }>;
-  /**
-   * Certificates this process's finalizes issued, for the download that follows: an order gets
-   * its version once and a version's certificate and chain never change, so an entry is stale
-   * only if the order was deleted since (within the entries' minute).
-   */
-  readonly #issued: RecentRecords<StoredChain>;
-
   constructor(
     private readonly deps: ServiceDeps,
     private readonly enrollment: AcmeEnrollment,
-  ) {
-    const now = () => deps.clock.now().getTime();
-    this.#ready = new RecentRecords(now);
-    this.#issued = new RecentRecords(now);
-  }
+    /** Shared with the authorization service of the same process (createAcmeOrderServices). */
+    private readonly recent = new AcmeRecent(() => deps.clock.now().getTime()),
+  ) {}
 
   /**
    * RFC 8555 §7.4 newOrder. `knownProfile`: the account's profile as the caller just read it
@@ -143,7 +126,9 @@ export class AcmeOrderService {
       },
       authorizations,
     );
-    if (created.order.status === 'ready') this.#ready.add(created.order.id, created);
+    if (created.order.status === 'ready') this.recent.readyOrders.add(created.order.id, created);
+    for (const authz of created.authorizations)
+      if (authz.status === 'valid') this.recent.validAuthorizations.add(authz.id, authz);
     return orderView(created.order, created.authorizations, now);
   }
 
@@ -159,9 +144,9 @@ export class AcmeOrderService {
     return found!;
   }
 
-  /** The account's order as this process created it, while that says `ready` (see `#ready`). */
+  /** The account's order as this process created it, while that says `ready` (recent.ts). */
   #readyOrder(account: AcmeAccount, orderId: string) {
-    const recent = this.#ready.take(orderId);
+    const recent = this.recent.readyOrders.take(orderId);
     if (!recent || recent.order.account_id !== account.id) return undefined;
     return effectiveOrderStatus(recent.order, this.deps.clock.now()) === 'ready' ? recent : undefined;
   }
@@ -243,7 +228,7 @@ export class AcmeOrderService {
     }
     // Committed: the download that usually follows reads nothing.
     if (finalized && issued)
-      this.#issued.add(order.id, {
+      this.recent.issued.add(order.id, {
         accountId: account.id,
         versionId: issued.id,
         issuerId: issued.issuer_id,
@@ -262,7 +247,7 @@ export class AcmeOrderService {
     account: AcmeAccount,
     orderId: string,
   ): Promise<{ pem: string; issuerChainPem: string; issuerId: string; versionId: string }> {
-    const recent = this.#issued.get(orderId);
+    const recent = this.recent.issued.get(orderId);
     const version = recent
       ? ownedBy({ account_id: recent.accountId }, account, 'ACME certificate', orderId) && recent
       : await this.#storedChain(account, orderId);
@@ -275,7 +260,7 @@ export class AcmeOrderService {
     };
   }
 
-  async #storedChain(account: AcmeAccount, orderId: string): Promise<StoredChain> {
+  async #storedChain(account: AcmeAccount, orderId: string): Promise<IssuedChain> {
     const found = await this.deps.storage.acmeOrders.getWithCertificate(orderId);
     const version = ownedBy(found?.order ?? null, account, 'ACME certificate', orderId) && found!.certificate;
     if (!version) throw fail('not_found', `ACME certificate '${orderId}' does not exist`);
@@ -347,15 +332,6 @@ export class AcmeOrderService {
       this.deps.logger.warn({ err: error, acme_order_id: orderId }, 'could not release an ACME order');
     }
   }
-}
-
-/** An issued order's certificate as the download answers it. */
-interface StoredChain {
-  accountId: string;
-  versionId: string;
-  issuerId: string;
-  certPem: string;
-  chainPem: string;
 }
 
 /** The names a CSR must carry for these identifiers. */
