@@ -3,6 +3,7 @@ import {
   ACME_VALIDATION_TOPICS,
   type AcmeAccount,
   type AcmeChallengeValidator,
+  AcmeOrderService,
   fail,
   formatAcmeCertId,
   isCertwrightError,
@@ -426,6 +427,73 @@ describe('ACME finalize and certificate download', () => {
       source: 'ACME',
       metadata: { acme_account_id: acct.id, acme_order_id: order.id },
     });
+  });
+
+  it('downloads the same chain from the finalizing instance and from another one, for the ordering account only', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'download.example.com' }]);
+    const { der } = await csrFor({ dns: ['download.example.com'] });
+    const view = await acme().orders.finalize(acct, order.id, der);
+    // Another instance over the same storage has not finalized anything itself.
+    const other = new AcmeOrderService(app.services.deps, app.services.pki.enrollment);
+    const here = await acme().orders.certificateChain(acct, order.id);
+    const there = await other.certificateChain(acct, order.id);
+    expect(here).toEqual(there);
+    expect(here.versionId).toBe(view.order.version_id);
+    const stranger = await account();
+    expect(await reasonOf(acme().orders.certificateChain(stranger, order.id))).toBe('not_found');
+    expect(await reasonOf(other.certificateChain(stranger, order.id))).toBe('not_found');
+  });
+
+  it('issues nothing for an order another instance invalidated after this one created it ready', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'moved-on.example.com' }]);
+    await app.storage.acmeOrders.update(order.id, { status: 'invalid' });
+    const { der } = await csrFor({ dns: ['moved-on.example.com'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('invalid_state');
+    expect(await app.storage.acmeOrders.get(order.id)).toMatchObject({ status: 'invalid', version_id: null });
+    expect(await reasonOf(acme().orders.certificateChain(acct, order.id))).toBe('not_found');
+  });
+
+  it('answers a finalize of an order another instance finalized with that certificate, issuing nothing more', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'elsewhere.example.com' }]);
+    const other = new AcmeOrderService(app.services.deps, app.services.pki.enrollment);
+    const first = await other.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['elsewhere.example.com'] })).der,
+    );
+    const again = await acme().orders.finalize(
+      acct,
+      order.id,
+      (await csrFor({ dns: ['elsewhere.example.com'] })).der,
+    );
+    expect(again.order).toMatchObject({ status: 'valid', version_id: first.order.version_id });
+  });
+
+  it('answers an authorization deactivated after a ready new-order as deactivated, and refuses its finalize', async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'withdrawn.example.com' }]);
+    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
+    await acme().authorizations.deactivate(acct, authzId);
+    expect((await acme().authorizations.get(acct, authzId)).status).toBe('deactivated');
+    const { der } = await csrFor({ dns: ['withdrawn.example.com'] });
+    expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('invalid_state');
+    expect(await app.storage.acmeOrders.get(order.id)).toMatchObject({ status: 'invalid', version_id: null });
+  });
+
+  it("answers a ready order's authorization as valid, and another account's as not found", async () => {
+    const { acct, order } = await readyOrder([{ type: 'dns', value: 'shown.example.com' }]);
+    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
+    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), authzId))).toBe('not_found');
+    expect(await acme().authorizations.get(acct, authzId)).toMatchObject({
+      status: 'valid',
+      identifier: { type: 'dns', value: 'shown.example.com' },
+      challenges: [],
+    });
+    const second = await readyOrder([{ type: 'dns', value: 'shown-first.example.com' }], acct);
+    const secondId = (await acme().orders.getOrder(acct, second.order.id)).authorizations[0]!.id;
+    expect((await acme().authorizations.get(acct, secondId)).status).toBe('valid');
+    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), secondId))).toBe(
+      'not_found',
+    );
   });
 
   it('answers a second finalize of a valid order with the same certificate, issuing nothing more', async () => {

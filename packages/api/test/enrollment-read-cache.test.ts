@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLifecycleApp, type LifecycleApp } from './lifecycle-support.js';
 
 /**
- * Enrollment reuses its reads of the profile and of the enabled policy rules for a short time
+ * Enrollment reuses its reads of the profile, the enabled policy rules and the issuer for a short time
  * (docs/api/lifecycle.md, "Issuance pipeline"): a change made through this process's services
  * must still decide the very next enrollment.
  */
@@ -64,5 +64,14 @@ describe('enrollment read reuse', () => {
     expect(await refusal(enroll('blocked.example.test'))).toBe('name_not_allowed');
     await app.services.policyRules.delete(actor, rule.id);
     expect(await refusal(enroll('free-again.example.test'))).toBe('issued');
+  });
+
+  it("applies the issuer's disable, then enable, through the services to the next enrollment", async () => {
+    const { issuer_id: issuerId } = (await app.services.profiles.get('prof-default')).enrollment!;
+    await enroll('signed.example.test');
+    await app.services.issuers.update(actor, issuerId!, { enabled: false });
+    expect(await refusal(enroll('refused.example.test'))).toBe('issuer_disabled');
+    await app.services.issuers.update(actor, issuerId!, { enabled: true });
+    expect(await refusal(enroll('signed-again.example.test'))).toBe('issued');
   });
 });

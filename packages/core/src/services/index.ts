@@ -185,6 +185,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   const jobs = new JobService(deps, audit, notifications);
   const profiles = new ProfileService(deps, audit);
   const policyRules = new PolicyRuleService(deps, audit);
+  const issuers = new IssuerService(deps, audit, connectors);
   const pki = createPkiServices(
     deps,
     {
@@ -197,6 +198,8 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
       revisions: {
         profileRevision: () => profiles.revision,
         policyRuleRevision: () => policyRules.revision,
+        // Signatures reuse issuer reads likewise (signing.ts).
+        issuerRevision: () => issuers.revision,
       },
     },
     pkiOptions,
@@ -233,7 +236,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     notifications,
     webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
-    issuers: new IssuerService(deps, audit, connectors),
+    issuers,
     owners: new OwnerService(deps, audit),
     teams: new TeamService(deps, audit),
     profiles,

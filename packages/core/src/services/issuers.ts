@@ -4,6 +4,7 @@ import { type Issuer, issuerConfigSchema, issuerTypeSchema } from '../domain/iss
 import { CertwrightError, fail, isCertwrightError, notFound } from '../errors.js';
 import type { IssuerConnectorRegistry, RootKeyHandOver } from '../issuers/connector.js';
 import { defaultIssuerConnectors } from '../issuers/index.js';
+import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { configEvent } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
@@ -65,11 +66,31 @@ export type IssuerCreated = Issuer & { root_private_key_pem?: string; root_certi
  * changes one is refused with a 400 instead of being stored and silently ignored.
  */
 export class IssuerService {
+  #revision = 0;
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
     private readonly connectors: IssuerConnectorRegistry = defaultIssuerConnectors(),
   ) {}
+
+  /**
+   * Grows after every create, update, retired-state removal and delete through this service
+   * has committed (or failed): the signer's cache of issuer reads in this process remembers the
+   * revision it read at, so a disabled issuer is refused by this process's next signature.
+   */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** A change of issuers in one transaction; the revision grows once it settled. */
+  async #change<T>(change: (tx: Storage) => Promise<T>): Promise<T> {
+    try {
+      return await this.deps.storage.transaction(change);
+    } finally {
+      this.#revision++;
+    }
+  }
 
   async create(actor: Actor, input: IssuerCreate): Promise<IssuerCreated> {
     const data = parseInput(issuerCreateSchema, input);
@@ -89,7 +110,7 @@ export class IssuerService {
       handOver = await generate({ name: data.name }, config, this.deps.clock.now());
       config = handOver.config;
     }
-    const issuer = await this.deps.storage.transaction(async (tx) => {
+    const issuer = await this.#change(async (tx) => {
       const created = await tx.issuers
         .create({ name: data.name, type: data.type, config, enabled: data.enabled ?? true })
         .catch(nameTaken(data.name, 'issuer'));
@@ -130,7 +151,7 @@ export class IssuerService {
    */
   async update(actor: Actor, id: string, input: IssuerUpdate): Promise<Issuer> {
     const data = parseInput(issuerUpdateSchema, input);
-    return this.deps.storage.transaction(async (tx) => {
+    return this.#change(async (tx) => {
       // The row lock before any read (not_found for a missing issuer), so a connector's
       // concurrent persistConfig (responder re-issue) cannot slip between our read and our write.
       await tx.issuers.lockForUpdate(id);
@@ -238,7 +259,7 @@ export class IssuerService {
     for (let page = 1; ; page++) {
       const { items, total } = await this.deps.storage.issuers.list({ page, perPage });
       for (const { id } of items) {
-        const removed = await this.deps.storage.transaction(async (tx) => {
+        const removed = await this.#change(async (tx) => {
           const locked = await tx.issuers.lockForUpdate(id).catch((error: unknown) => {
             // Deleted since the list was read: nothing left to clean.
             if (isCertwrightError(error) && error.code === 'not_found') return null;
@@ -262,7 +283,7 @@ export class IssuerService {
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
-    await this.deps.storage.transaction(async (tx) => {
+    await this.#change(async (tx) => {
       if (!(await tx.issuers.get(id))) throw notFound('issuer', id);
       const refused = stillReferenced('issuer', id, await tx.issuers.references(id));
       if (refused) throw refused;

@@ -1,7 +1,11 @@
 import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
-import { type EnrollmentReadCacheOptions, EnrollmentService } from './issuance/enrollment.js';
+import {
+  DEFAULT_ENROLLMENT_READ_CACHE_MS,
+  type EnrollmentReadCacheOptions,
+  EnrollmentService,
+} from './issuance/enrollment.js';
 import { remoteRevocationListener } from './issuance/remote-revocation.js';
 import { type LifecycleOptions, LifecycleService } from './issuance.js';
 import type { JobService } from './jobs.js';
@@ -39,18 +43,27 @@ export function createPkiServices(
     notifications: NotificationService;
     policyEvaluation: PolicyEvaluationService;
     revocation: RevocationService;
-    /** The change counters of ProfileService and PolicyRuleService; without them nothing is reused. */
-    revisions?: Pick<EnrollmentReadCacheOptions, 'profileRevision' | 'policyRuleRevision'>;
+    /** The change counters of ProfileService, PolicyRuleService and IssuerService; without them nothing is reused. */
+    revisions?: Pick<EnrollmentReadCacheOptions, 'profileRevision' | 'policyRuleRevision'> & {
+      issuerRevision?: () => number;
+    };
   },
   options: PkiOptions = {},
 ): PkiServices {
+  const { issuerRevision, ...enrollmentRevisions } = parts.revisions ?? {};
+  const readCacheMs = options.enrollmentReadCacheMs ?? DEFAULT_ENROLLMENT_READ_CACHE_MS;
   const lifecycle = new LifecycleService(
     deps,
     parts.audit,
     parts.jobs,
     parts.notifications,
     parts.policyEvaluation,
-    options,
+    {
+      ...options,
+      ...(issuerRevision && !options.issuerReads
+        ? { issuerReads: { ttlMs: readCacheMs, revision: issuerRevision } }
+        : {}),
+    },
   );
   const revocationStatus = new RevocationStatusService(deps, lifecycle.connectors, options);
   // Single and bulk revocation both commit through RevocationService; the listener runs before
@@ -65,7 +78,7 @@ export function createPkiServices(
     parts.policyEvaluation,
     lifecycle.signer,
     {
-      ...parts.revisions,
+      ...enrollmentRevisions,
       ...(options.enrollmentReadCacheMs !== undefined ? { readCacheMs: options.enrollmentReadCacheMs } : {}),
     },
   );

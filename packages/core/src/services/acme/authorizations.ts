@@ -5,6 +5,7 @@ import type { Queue } from '../../ports/queue.js';
 import type { Storage } from '../../ports/storage.js';
 import type { ServiceDeps } from '../context.js';
 import { authorizationView, effectiveAuthorizationStatus, ownedBy } from './common.js';
+import type { AcmeRecent } from './recent.js';
 import { requeueStaleValidations } from './validation-queue.js';
 
 /** Authorization states that can never lead to a valid order again. */
@@ -35,11 +36,13 @@ export class AcmeAuthorizationService {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly queue?: Pick<Queue, 'enqueue'>,
+    /** Shared with the order service of the same process (createAcmeOrderServices). */
+    private readonly recent?: AcmeRecent,
   ) {}
 
   async get(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
     const authz = ownedBy(
-      await this.deps.storage.acmeAuthorizations.get(id),
+      this.recent?.validAuthorizations.take(id) ?? (await this.deps.storage.acmeAuthorizations.get(id)),
       account,
       'ACME authorization',
       id,
@@ -56,6 +59,7 @@ export class AcmeAuthorizationService {
   async deactivate(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
     const { storage, clock } = this.deps;
     const found = ownedBy(await storage.acmeAuthorizations.get(id), account, 'ACME authorization', id);
+    this.recent?.forgetAuthorization(id, found.order_id);
     await storage.transaction(async (tx) => {
       // Order before authorization: the lock order every ACME writer keeps.
       const order = await tx.acmeOrders.lockForUpdate(found.order_id);

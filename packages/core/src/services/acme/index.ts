@@ -6,6 +6,7 @@ import { AcmeAuthorizationService } from './authorizations.js';
 import { type AcmeChallengeOptions, AcmeChallengeService } from './challenges.js';
 import type { AcmeEnrollment } from './common.js';
 import { AcmeOrderService } from './orders.js';
+import { AcmeRecent } from './recent.js';
 import { AcmeRenewalInfoService } from './renewal-info.js';
 import { AcmeRevocationService } from './revoke.js';
 
@@ -46,9 +47,10 @@ export function createAcmeOrderServices(
   parts: { audit: AuditService; revocation: RevocationService; enrollment: AcmeEnrollment },
   options: AcmeOrderOptions = {},
 ): AcmeOrderServices {
+  const recent = new AcmeRecent(() => deps.clock.now().getTime());
   return {
-    orders: new AcmeOrderService(deps, parts.enrollment),
-    authorizations: new AcmeAuthorizationService(deps, options.queue),
+    orders: new AcmeOrderService(deps, parts.enrollment, recent),
+    authorizations: new AcmeAuthorizationService(deps, options.queue, recent),
     challenges: new AcmeChallengeService(deps, options),
     revocation: new AcmeRevocationService(deps, parts.audit, parts.revocation),
     renewalInfo: new AcmeRenewalInfoService(deps),

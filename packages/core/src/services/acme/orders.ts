@@ -6,6 +6,7 @@ import {
   type AcmeOrder,
   acmeIdentifierSchema,
 } from '../../domain/acme.js';
+import type { CertificateVersion } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, isCertwrightError } from '../../errors.js';
 import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
@@ -24,6 +25,7 @@ import {
 } from './common.js';
 import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
 import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
+import { AcmeRecent, type IssuedChain } from './recent.js';
 
 /** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
 export const acmeNewOrderSchema = z.object({
@@ -59,6 +61,8 @@ export class AcmeOrderService {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly enrollment: AcmeEnrollment,
+    /** Shared with the authorization service of the same process (createAcmeOrderServices). */
+    private readonly recent = new AcmeRecent(() => deps.clock.now().getTime()),
   ) {}
 
   /**
@@ -122,6 +126,9 @@ export class AcmeOrderService {
       },
       authorizations,
     );
+    if (created.order.status === 'ready') this.recent.readyOrders.add(created.order.id, created);
+    for (const authz of created.authorizations)
+      if (authz.status === 'valid') this.recent.validAuthorizations.add(authz.id, authz);
     return orderView(created.order, created.authorizations, now);
   }
 
@@ -137,6 +144,13 @@ export class AcmeOrderService {
     return found!;
   }
 
+  /** The account's order as this process created it, while that says `ready` (recent.ts). */
+  #readyOrder(account: AcmeAccount, orderId: string) {
+    const recent = this.recent.readyOrders.take(orderId);
+    if (!recent || recent.order.account_id !== account.id) return undefined;
+    return effectiveOrderStatus(recent.order, this.deps.clock.now()) === 'ready' ? recent : undefined;
+  }
+
   /**
    * RFC 8555 §7.4 finalize. The order must be `ready` (`invalid_state` otherwise, orderNotReady
    * on the wire); the CSR must name exactly the order's identifiers. Issuance is synchronous:
@@ -148,7 +162,8 @@ export class AcmeOrderService {
    */
   async finalize(account: AcmeAccount, orderId: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     const { clock } = this.deps;
-    const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
+    const recent = this.#readyOrder(account, orderId);
+    const { order, authorizations } = recent ?? (await this.#read(account, orderId, 'ACME order'));
     const finalizable = (candidate: AcmeOrder): void => {
       const status = effectiveOrderStatus(candidate, clock.now());
       // `processing` without a certificate is a finalize that crashed or is still running:
@@ -163,6 +178,7 @@ export class AcmeOrderService {
     const renews = await this.#renewedCertificate(order, account);
     /** The order as the issuing transaction stored it: the answer needs no second read. */
     let finalized: AcmeOrder | undefined;
+    let issued: CertificateVersion | undefined;
     try {
       await this.enrollment.enroll(
         acmeActor(account),
@@ -189,7 +205,10 @@ export class AcmeOrderService {
                 { certificate_id: result.certificate.id, version_id: result.version.id },
                 clock.now(),
               )) ?? undefined;
-            if (finalized) return;
+            if (finalized) {
+              issued = result.version;
+              return;
+            }
             const locked = await tx.acmeOrders.lockForUpdate(order.id);
             if (locked.status === 'valid' || locked.version_id !== null) throw new AlreadyFinalized();
             finalizable(locked);
@@ -203,9 +222,19 @@ export class AcmeOrderService {
         (isCertwrightError(error) && error.cause instanceof AlreadyFinalized)
       )
         return this.getOrder(account, orderId);
-      if (order.status === 'processing') await this.#release(order.id);
+      // A remembered order may have been left `processing` since by a crash elsewhere.
+      if (order.status === 'processing' || recent) await this.#release(order.id);
       throw error;
     }
+    // Committed: the download that usually follows reads nothing.
+    if (finalized && issued)
+      this.recent.issued.add(order.id, {
+        accountId: account.id,
+        versionId: issued.id,
+        issuerId: issued.issuer_id,
+        certPem: issued.cert_pem,
+        chainPem: issued.chain_pem,
+      });
     // The authorizations were read with the order: a ready order's are valid and stay so.
     return finalized ? orderView(finalized, authorizations, clock.now()) : this.getOrder(account, orderId);
   }
@@ -218,15 +247,29 @@ export class AcmeOrderService {
     account: AcmeAccount,
     orderId: string,
   ): Promise<{ pem: string; issuerChainPem: string; issuerId: string; versionId: string }> {
+    const recent = this.recent.issued.get(orderId);
+    const version = recent
+      ? ownedBy({ account_id: recent.accountId }, account, 'ACME certificate', orderId) && recent
+      : await this.#storedChain(account, orderId);
+    const leaf = version.certPem.endsWith('\n') ? version.certPem : `${version.certPem}\n`;
+    return {
+      pem: `${leaf}${version.chainPem}`,
+      issuerChainPem: version.chainPem,
+      issuerId: version.issuerId,
+      versionId: version.versionId,
+    };
+  }
+
+  async #storedChain(account: AcmeAccount, orderId: string): Promise<IssuedChain> {
     const found = await this.deps.storage.acmeOrders.getWithCertificate(orderId);
     const version = ownedBy(found?.order ?? null, account, 'ACME certificate', orderId) && found!.certificate;
     if (!version) throw fail('not_found', `ACME certificate '${orderId}' does not exist`);
-    const leaf = version.cert_pem.endsWith('\n') ? version.cert_pem : `${version.cert_pem}\n`;
     return {
-      pem: `${leaf}${version.chain_pem}`,
-      issuerChainPem: version.chain_pem,
-      issuerId: version.issuer_id,
+      accountId: account.id,
       versionId: version.version_id,
+      issuerId: version.issuer_id,
+      certPem: version.cert_pem,
+      chainPem: version.chain_pem,
     };
   }
 

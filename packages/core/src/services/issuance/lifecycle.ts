@@ -23,7 +23,12 @@ import { IssuerConnectorCache } from './connector-cache.js';
 import { CertificateExporter, type ExportedFile } from './export.js';
 import { IssuanceJobOpener, type IssuanceJobType, JOB_LEASE_MS } from './open-job.js';
 import { type IssueInput, issueRequestSchema, type pkcs12ExportSchema } from './schemas.js';
-import { CertificateSigner, type IssuanceHooks, type SigningMaterial } from './signing.js';
+import {
+  CertificateSigner,
+  type IssuanceHooks,
+  type IssuerReadCacheOptions,
+  type SigningMaterial,
+} from './signing.js';
 
 /**
  * Issuance and renewal of managed certificates: synchronous `issue`/`renew`, and the issuance
@@ -37,6 +42,8 @@ export interface LifecycleOptions {
   publicBaseUrl?: string;
   connectors?: IssuerConnectorRegistry;
   hooks?: IssuanceHooks;
+  /** The signer's reuse of issuer reads (signing.ts); without it every signature reads its issuer. */
+  issuerReads?: IssuerReadCacheOptions;
   /**
    * Longest validity, in days, of a leaf whose certificate has no profile (a profile's
    * max_validity_days rules otherwise). Default 397; the server reads `SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE`.
@@ -71,7 +78,7 @@ export class LifecycleService {
       options.connectors ?? defaultIssuerConnectors(),
       options.publicBaseUrl,
     );
-    this.signer = new CertificateSigner(deps, this.connectors, options.hooks);
+    this.signer = new CertificateSigner(deps, this.connectors, options.hooks, options.issuerReads);
     this.jobOpener = new IssuanceJobOpener(deps, workerIdOf(deps));
     this.#exporter = new CertificateExporter(deps, audit, this.connectors);
     this.#maxDaysWithoutProfile =

@@ -12,6 +12,7 @@ import { domainMatches } from '../../policy/evaluators.js';
 import type { NewCertificate, NewCertificateVersion, Storage } from '../../ports/storage.js';
 import { namesToSign } from '../certificate-names.js';
 import type { ServiceDeps } from '../context.js';
+import { RevisionedCache } from '../revisioned-cache.js';
 import type { IssuerConnectorCache } from './connector-cache.js';
 import { ReadGroup } from './read-group.js';
 
@@ -47,16 +48,32 @@ export interface SigningMaterial {
 /** Policy severities that stop a signature; a Warning only records a violation. */
 const BLOCKING = new Set(['Error', 'Critical']);
 
+/**
+ * Issuer reads reused for `ttlMs` while `revision` (IssuerService's change counter) stays put
+ * (revisioned-cache.ts): a disable through this process is seen by its next signature, one
+ * through another instance within `ttlMs` — as the enrollment path's profile reads.
+ */
+export interface IssuerReadCacheOptions {
+  ttlMs: number;
+  revision: () => number;
+}
+
 export class CertificateSigner {
-  /** Concurrent signatures by one issuer share their read of it (read-group.ts). */
-  readonly #issuers: ReadGroup<Issuer | null>;
+  /** Concurrent signatures by one issuer share their read of it (read-group.ts), then maybe reuse it. */
+  readonly #issuer: (id: string) => Promise<Issuer | null>;
 
   constructor(
     private readonly deps: ServiceDeps,
     readonly connectors: IssuerConnectorCache,
     private readonly hooks: IssuanceHooks = {},
+    issuerReads?: IssuerReadCacheOptions,
   ) {
-    this.#issuers = new ReadGroup((id) => deps.storage.issuers.get(id));
+    const shared = new ReadGroup((id) => deps.storage.issuers.get(id));
+    const cache =
+      issuerReads && issuerReads.ttlMs > 0
+        ? new RevisionedCache<Issuer | null>({ ...issuerReads, keep: (issuer) => issuer !== null })
+        : null;
+    this.#issuer = cache ? (id) => cache.get(id, () => shared.get(id)) : (id) => shared.get(id);
   }
 
   /**
@@ -64,8 +81,7 @@ export class CertificateSigner {
    * for what it issued. A missing issuer is not_found.
    */
   async assertIssuerEnabled(issuerId: string, tx: Storage = this.deps.storage): Promise<void> {
-    const issuer =
-      tx === this.deps.storage ? await this.#issuers.get(issuerId) : await tx.issuers.get(issuerId);
+    const issuer = tx === this.deps.storage ? await this.#issuer(issuerId) : await tx.issuers.get(issuerId);
     if (!issuer) throw notFound('issuer', issuerId);
     if (!issuer.enabled) {
       throw fail('issuer_disabled', `issuer '${issuerId}' is disabled: it signs no certificate`, {
