@@ -16,6 +16,13 @@ import type pg from 'pg';
  * under it when it ran outside a transaction (inside one, the transaction is lost anyway and
  * fails as any other statement would).
  *
+ * A statement with a LIKE pattern is never named. After five executions of a named statement
+ * PostgreSQL may keep one generic plan for every value, and a generic plan cannot tell a rare
+ * substring from one in every row: the certificate search, whose best plan depends on the pattern
+ * (a trigram index lookup, an ordered walk, or an index-only scan of the owner's index entries;
+ * docs/storage/README.md, "Inventory at scale"), would run the plan chosen for no pattern at all.
+ * Such statements are parsed and planned on each execution, as unnamed ones always are.
+ *
  * Behind PgBouncer in transaction mode before 1.21 (or with `max_prepared_statements = 0`) named
  * statements do not work: turn them off there (`SVC_DATABASE_PREPARED_STATEMENTS=false`).
  */
@@ -27,6 +34,9 @@ export interface PreparedStatementOptions {
   /** Unnamed texts counted at most before the count starts over; default 2000. */
   track?: number;
 }
+
+/** LIKE or ILIKE: a statement whose best plan depends on its pattern's value. */
+const PATTERN_MATCH = /\bi?like\b/i;
 
 /** SQLSTATE 0A000 with this message: a prepared `select *` whose table changed its columns. */
 const STALE_PLAN = /cached plan must not change result type/;
@@ -47,6 +57,7 @@ export class StatementNames {
 
   /** The name to send `text` under, or undefined: send it unnamed. */
   nameOf(text: string): string | undefined {
+    if (PATTERN_MATCH.test(text)) return undefined;
     const named = this.#named.get(text);
     if (named !== undefined || this.#named.size >= this.#max) return named;
     const seen = (this.#seen.get(text) ?? 0) + 1;

@@ -15,6 +15,16 @@ describe('StatementNames', () => {
     expect(names.nameOf('select 1 where $1')).toBe(name);
   });
 
+  it('never names a statement with a LIKE pattern, whose plan depends on the pattern', () => {
+    const names = new StatementNames({ after: 1 });
+    for (let i = 0; i < 10; i++) {
+      expect(names.nameOf('select id from t where owner = $1 and text like $2')).toBeUndefined();
+      expect(names.nameOf('SELECT id FROM t WHERE text ILIKE $1')).toBeUndefined();
+    }
+    expect(names.nameOf('select id from t where likes = $1')).toMatch(/^cw_\d+$/);
+    expect(names.size).toBe(1);
+  });
+
   it('names no more texts than its budget, so neither side holds an unbounded set', () => {
     const names = new StatementNames({ after: 1, max: 3 });
     const named = Array.from({ length: 10 }, (_, i) => names.nameOf(`select $1 + ${i}`));

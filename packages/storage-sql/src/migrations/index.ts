@@ -20,6 +20,7 @@ import { crlEntryDer } from './0018_crl_entry_der.js';
 import { notificationClaims } from './0019_notification_claims.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { scopedSearch } from './0023_scoped_search.js';
+import { ownerSearchWalk } from './0024_owner_search_walk.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly Migration[] = [
   notificationClaims,
   breakglassLockout,
   scopedSearch,
+  ownerSearchWalk,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

@@ -310,6 +310,11 @@ const SEARCH_SORT_ALL_LIMIT = 10_000;
  * the number of matches, in one round trip and one index lookup. When there are more, matches are
  * common enough that the ordered walk finds a page quickly: the planner chooses.
  *
+ * The matches are taken as keys only (id and sort column) and the page's rows joined by id
+ * afterwards: an index holding the filter's columns and the searched text (migration 24, the
+ * owner's) then answers the matches without reading a row of the table, where full rows would
+ * be read from one table page each.
+ *
  * `bound` is the exact-total limit `cap`, or SEARCH_SORT_ALL_LIMIT on PostgreSQL/PGlite when the
  * planner expects no more matches than that (its estimate plans the query without reading it; a
  * cursor carries the first page's total instead). Above `cap` the total is flagged estimated
@@ -320,9 +325,10 @@ async function searchPage(
   ctx: Ctx,
   base: () => CertQuery<object>,
   estimateOf: () => CertQuery<object>,
+  column: SortColumn,
   cap: number,
   estimatedTotal: number | undefined,
-  readPage: (from: () => CertQuery<object>) => Promise<Row[]>,
+  readPage: (from: () => CertQuery<object>, keysOnly?: boolean) => Promise<Row[]>,
 ): Promise<{ rows: Row[]; total: number; estimated: boolean }> {
   const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, estimateOf()));
   const sortsAll = ctx.flavor === 'postgres';
@@ -337,7 +343,7 @@ async function searchPage(
       ctx.db
         .selectFrom(
           base()
-            .selectAll()
+            .select(['certificates.id', `certificates.${column}`])
             .limit(bound + 1)
             .as('m'),
         )
@@ -345,7 +351,7 @@ async function searchPage(
         .select(sql<number>`count(*) over ()`.as('cw_matches'))
         .as('certificates'),
     ) as unknown as CertQuery<object>;
-  const rows = (await readPage(capped)) as (Row & { cw_matches: number | string })[];
+  const rows = (await readPage(capped, true)) as (Row & { cw_matches: number | string })[];
   const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
   if (matches !== undefined && matches <= bound)
     return estimatedTotal === undefined
@@ -436,21 +442,31 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
       const after = query.after;
-      const readPage = async (from: () => CertQuery<object>) => {
+      const readPage = async (from: () => CertQuery<object>, keysOnly = false) => {
         const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
+        // `from` holds only the matches' keys (searchPage): the page's rows are read by id.
+        const rowsOf = (keys: CertQuery<Row>) =>
+          keysOnly
+            ? (ctx.db
+                .selectFrom('certificates')
+                .innerJoin(keys.as('k'), 'k.id', 'certificates.id')
+                .selectAll('certificates')
+                .select('k.cw_matches' as never)
+                .orderBy(`certificates.${column}`, order)
+                .orderBy('certificates.id', order) as unknown as CertQuery<Row>)
+            : keys;
         // One row beyond the page says whether another page follows.
         if (!after)
-          return ordered(from().selectAll())
-            .limit(limit + 1)
-            .offset(offset)
-            .execute();
+          return rowsOf(
+            ordered(from().selectAll())
+              .limit(limit + 1)
+              .offset(offset),
+          ).execute();
         const rows: Row[] = [];
         for (const condition of afterKey(ctx, column, order, after)) {
           if (rows.length > limit) break;
           rows.push(
-            ...(await ordered(from().selectAll().where(condition))
-              .limit(limit + 1 - rows.length)
-              .execute()),
+            ...(await rowsOf(ordered(from().selectAll().where(condition)).limit(limit + 1 - rows.length)).execute()),
           );
         }
         return rows;
@@ -458,7 +474,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // A search counts while it reads (see searchPage); every other filter reads its page first.
       const searched =
         searching && query.exactTotalLimit !== undefined
-          ? await searchPage(ctx, base, estimateOf, query.exactTotalLimit, query.estimatedTotal, readPage)
+          ? await searchPage(ctx, base, estimateOf, column, query.exactTotalLimit, query.estimatedTotal, readPage)
           : undefined;
       const rows = searched?.rows ?? (await readPage(base));
       const more = rows.length > limit;
