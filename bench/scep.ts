@@ -14,6 +14,11 @@
  * only), reached through socat over a UNIX socket; socat's time is not counted. Its CA is
  * RSA-2048 (`scepserver ca -init -keySize 2048`); certwright's is the Local CA (ECDSA P-256)
  * with its RSA-2048 RA. Figures go to docs/protocols/scep.md.
+ *
+ * BENCH_SCEP_WARMUP=<n> (default 5) enrollments per server go unmeasured first, so that the
+ * JIT has settled before the window opens; BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
+ * time; BENCH_SCEP_ONLY=certwright|scepserver measures one side alone; BENCH_SCEP_PROFILE=<dir>
+ * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,7 +31,7 @@ import { processCpuMs } from './support/proc-cpu.js';
 const n = Number(process.argv[2] ?? '100');
 const engine = process.argv[3] ?? 'pglite';
 const CONCURRENCY = Number(process.env.BENCH_SCEP_CONCURRENCY ?? '2');
-const WARMUP = 5;
+const WARMUP = Number(process.env.BENCH_SCEP_WARMUP ?? '5');
 const CHALLENGE = 'bench-challenge';
 
 const dir = mkdtempSync(join(tmpdir(), 'cw-bench-scep-'));

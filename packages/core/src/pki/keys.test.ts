@@ -1,4 +1,4 @@
-import { generateKeyPairSync, sign, verify } from 'node:crypto';
+import { generateKeyPairSync, privateDecrypt, publicEncrypt, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readRoot } from './der-reader.js';
 import { bytesToIp, ipToBytes } from './ip.js';
@@ -47,6 +47,24 @@ describe('keys', () => {
       }
     }
   });
+
+  it('imports RSA public keys as the very key the SPKI holds, and encrypts to and verifies with them', () => {
+    for (const [modulusLength, publicExponent] of [
+      [2048, 65537],
+      [3072, 3],
+      [4096, 65537],
+    ] as const) {
+      const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength, publicExponent });
+      const der = publicKey.export({ format: 'der', type: 'spki' });
+      const imported = importSpkiDer(der);
+      expect(imported.equals(publicKey)).toBe(true);
+      expect(imported.asymmetricKeyType).toBe('rsa');
+      expect(Buffer.from(exportSpkiDer(imported)).equals(der)).toBe(true);
+      expect(verify('sha256', der, imported, sign('sha256', der, privateKey))).toBe(true);
+      const secret = Buffer.from('content-encryption key');
+      expect(privateDecrypt(privateKey, publicEncrypt(imported, secret)).equals(secret)).toBe(true);
+    }
+  }, 60_000);
 
   it('imports the key the bytes hold now, even when a buffer imported before was rewritten in place', () => {
     const a = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;

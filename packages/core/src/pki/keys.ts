@@ -6,7 +6,7 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { CertwrightError, fail, isCertwrightError } from '../errors.js';
-import { children, readBitStringBytes, readRoot } from './der-reader.js';
+import { children, readBitStringBytes, readPositiveInteger, readRoot } from './der-reader.js';
 import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { pemDecode, pemEncode } from './pem.js';
 
@@ -57,8 +57,21 @@ export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair>
  * aborts the process for some keys OpenSSL accepts.
  */
 export function describePublicKey(key: KeyObject | Uint8Array): PublicKeyDescription {
-  return checkSubjectPublicKeyInfo(key instanceof Uint8Array ? key : exportSpkiDer(key));
+  if (key instanceof Uint8Array) return checkSubjectPublicKeyInfo(key);
+  let description = descriptions.get(key);
+  if (!description) {
+    description = Object.freeze(checkSubjectPublicKeyInfo(exportSpkiDer(key)));
+    descriptions.set(key, description);
+  }
+  return description;
 }
+
+/**
+ * Descriptions of KeyObjects, which are immutable: a long-lived key (an RA's, a CA's) is
+ * described on every CMS reply or certificate it signs, and reading an RSA SPKI through the
+ * key check costs about 0.1 ms each time.
+ */
+const descriptions = new WeakMap<KeyObject, Readonly<PublicKeyDescription>>();
 
 /** Short text form of a description, e.g. `RSA-2048`, `ECDSA-P256`, `Ed25519`. */
 export function keyAlgorithmName(d: PublicKeyDescription): string {
@@ -166,6 +179,21 @@ function importCheckedSpki(der: Uint8Array): KeyObject {
           format: 'jwk',
         });
       }
+    }
+    // An rsaEncryption key goes in as its modulus and exponent (RFC 7518 §6.3.1), read from
+    // the RSAPublicKey the check above accepted: the same key, for about a tenth of what
+    // node:crypto's DER decoder costs (OpenSSL 3's decoder framework, ~0.2 ms per RSA key).
+    if (description.type === 'RSA') {
+      const rsaKey = readBitStringBytes(der, children(der, readRoot(der))[1]!, 'subjectPublicKey');
+      const [n, e] = children(rsaKey, readRoot(rsaKey));
+      return createPublicKey({
+        key: {
+          kty: 'RSA',
+          n: Buffer.from(readPositiveInteger(rsaKey, n, 'RSAPublicKey.modulus')).toString('base64url'),
+          e: Buffer.from(readPositiveInteger(rsaKey, e, 'RSAPublicKey.publicExponent')).toString('base64url'),
+        },
+        format: 'jwk',
+      });
     }
     return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
   } catch (cause) {

@@ -151,8 +151,11 @@ export class ScepService {
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
   readonly #caCerts = new Map<string, CaCertsEntry>();
-  /** Profile lookups by route (see `profileLookupMs`); null without `profileRevision`. */
-  readonly #lookups: RevisionedCache<CertificateProfile> | null;
+  /**
+   * Profile lookups by route, with the profile's challenge secrets (see `profileLookupMs`);
+   * null without `profileRevision`. GetCACaps, GetCACert and PKIOperation share one entry: a
+   * client asks all three per enrollment, and one read serves them.
+   */
   readonly #operationLookups: RevisionedCache<{
     profile: CertificateProfile;
     secrets: EnrollmentSecrets;
@@ -176,7 +179,6 @@ export class ScepService {
     this.#mdm = options.mdmVerifier;
     const revision = options.profileRevision;
     const ttlMs = options.profileLookupMs ?? 1000;
-    this.#lookups = revision && ttlMs > 0 ? new RevisionedCache({ ttlMs, revision }) : null;
     this.#operationLookups = revision && ttlMs > 0 ? new RevisionedCache({ ttlMs, revision }) : null;
   }
 
@@ -205,13 +207,13 @@ export class ScepService {
   }
 
   /**
-   * {@link profile} for GetCACaps and GetCACert, reused for `profileLookupMs` while no profile
-   * changed through this process: a client asks both before every PKIOperation. A refusal
-   * (`not_found`) is not remembered.
+   * {@link profile} for GetCACaps and GetCACert: the entry PKIOperation's lookup reuses (see
+   * {@link ScepService.#profileWithSecrets}), so a client's three requests cost one read per
+   * `profileLookupMs`. A refusal (`not_found`) is not remembered.
    */
   async #routedProfile(pathId: string | null): Promise<CertificateProfile> {
-    if (!this.#lookups) return this.profile(pathId);
-    return this.#lookups.get(pathId ?? '', () => this.profile(pathId));
+    if (!this.#operationLookups) return this.profile(pathId);
+    return (await this.#profileWithSecrets(pathId)).profile;
   }
 
   /** GetCACert: the issuing CA, the CAs above it, then the RA certificate, DER. */
