@@ -23,7 +23,7 @@ import type { RevocationEvent } from './revocation.js';
  * of the issuer when the token differs from the one its cache was built under.
  * The token is read before storage is, so a cache entry is never newer than its token.
  * Trade-off: a round trip to the store in every request's path (sub-millisecond on loopback
- * Redis, plus up to `generationReadSpacingMs` of waiting when reads are spaced) buys cross-instance freshness right after the
+ * Redis, next to the TLS and HTTP work of the request) buys cross-instance freshness right after the
  * revoke call returns; a short local TTL on the comparison would save it at the price of
  * staleness for that TTL. If the store is unreachable, instances fall back to their local
  * caches (bounded by `crlRefreshMs` / `ocspValidityMs`) rather than rebuild on every request;
@@ -67,16 +67,6 @@ export interface RevocationStatusOptions {
    * Default 100,000 (a few MB).
    */
   ocspStatusEntries?: number;
-  /**
-   * Under load, the shared revocation generation is read at most once per this many ms per
-   * issuer (a request still waits for a read that started after it arrived). Default 0: the
-   * next read starts as soon as the one in flight is done, shared by every request that
-   * arrived meanwhile. A spacing saves store round trips on a CPU-starved host, but each
-   * request then waits up to a timer tick (Node's timers have 1 ms granularity): on an idle
-   * two-core machine 1 ms cut cached OCSP from 15,755 to 11,401 answers/s at 32 connections
-   * (docs/api/lifecycle.md, OCSP).
-   */
-  generationReadSpacingMs?: number;
 }
 
 const HOUR = 3_600_000;
@@ -118,8 +108,6 @@ interface IssuerState {
   /** The shared-token read in flight, and the one queued behind it (see `#syncShared`). */
   reading?: Promise<void>;
   queued?: Promise<void>;
-  /** When (performance.now()) the last shared-token read started. */
-  readStartedAt: number;
   /**
    * Serial → status read from storage under the current generation, with the time it stops
    * being trusted. Only good and revoked are kept: an unknown serial may be issued any moment
@@ -152,12 +140,6 @@ const bytesKey = (bytes: Uint8Array): string =>
 const stands = (answer: CachedAnswer, nowMs: number): boolean =>
   answer.nextUpdate.getTime() > nowMs && answer.producedAt.getTime() <= nowMs;
 
-/** Resolves once performance.now() reaches `at`: at once (no timer) when it already has. */
-function delayUntil(at: number): Promise<void> | undefined {
-  const wait = at - performance.now();
-  return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : undefined;
-}
-
 /** Map.set that first evicts the oldest entry when the map is full (insertion order). */
 function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
   if (!map.has(key) && map.size >= limit) {
@@ -188,7 +170,6 @@ export class RevocationStatusService {
       ocspValidityMs: options.ocspValidityMs ?? HOUR,
       ocspCacheEntries: options.ocspCacheEntries ?? 10_000,
       ocspStatusEntries: options.ocspStatusEntries ?? 100_000,
-      generationReadSpacingMs: options.generationReadSpacingMs ?? 0,
     };
     this.#tokenTtlMs = Math.max(
       7 * DAY,
@@ -217,14 +198,7 @@ export class RevocationStatusService {
   #state(issuerId: string): IssuerState {
     let state = this.#states.get(issuerId);
     if (!state) {
-      state = {
-        generation: 0,
-        shared: UNSEEN,
-        ocsp: new Map(),
-        byRequest: new Map(),
-        statuses: new Map(),
-        readStartedAt: Number.NEGATIVE_INFINITY,
-      };
+      state = { generation: 0, shared: UNSEEN, ocsp: new Map(), byRequest: new Map(), statuses: new Map() };
       this.#states.set(issuerId, state);
     }
     return state;
@@ -267,10 +241,11 @@ export class RevocationStatusService {
    * needs a read of the token that started after it arrived (a revocation that returned before
    * the request must show), but not a read of its own: a read already in flight may have
    * started before this request came, so the request waits for the next read, which every
-   * request arriving in the meantime shares. That next read starts once the one in flight is
-   * done, and not before `generationReadSpacingMs` after it started: under load that is one
-   * store round trip per millisecond per issuer instead of one per request (or per event-loop
-   * turn), and never a staler answer. A request that finds no read in flight starts one at once.
+   * request arriving in the meantime shares; it starts once the one in flight is done. Under load
+   * that is one store round trip per round trip's worth of requests per issuer instead of one per
+   * request, and never a staler answer. A request that finds no read in flight starts one at once.
+   * (Spacing the reads by a timer was measured and dropped: the wait left the server idle,
+   * docs/api/lifecycle.md, OCSP.)
    */
   #syncShared(issuerId: string, state: IssuerState): Promise<void> | undefined {
     const store = this.deps.ephemeral;
@@ -278,18 +253,15 @@ export class RevocationStatusService {
     if (state.queued) return state.queued;
     const inFlight = state.reading;
     if (!inFlight) return this.#startRead(store, issuerId, state);
-    const queued = inFlight
-      .then(() => delayUntil(state.readStartedAt + this.#options.generationReadSpacingMs))
-      .then(() => {
-        if (state.queued === queued) state.queued = undefined;
-        return this.#startRead(store, issuerId, state);
-      });
+    const queued = inFlight.then(() => {
+      if (state.queued === queued) state.queued = undefined;
+      return this.#startRead(store, issuerId, state);
+    });
     state.queued = queued;
     return queued;
   }
 
   #startRead(store: EphemeralStore, issuerId: string, state: IssuerState): Promise<void> {
-    state.readStartedAt = performance.now();
     const read = this.#readShared(store, issuerId, state);
     state.reading = read;
     void read.then(() => {
