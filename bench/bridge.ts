@@ -24,7 +24,9 @@ const REQUESTS = env('BENCH_BRIDGE_REQUESTS', 6000);
 const CONCURRENCY = env('BENCH_BRIDGE_CONCURRENCY', 8);
 const ROUNDS = env('BENCH_BRIDGE_ROUNDS', 3);
 const WARMUP = 1000;
-const BODY = Buffer.from(JSON.stringify({ protected: 'x'.repeat(200), payload: 'y'.repeat(250), signature: 'z'.repeat(86) }));
+const BODY = Buffer.from(
+  JSON.stringify({ protected: 'x'.repeat(200), payload: 'y'.repeat(250), signature: 'z'.repeat(86) }),
+);
 
 const BEFORE = process.env.BENCH_BRIDGE_BEFORE;
 
@@ -32,7 +34,13 @@ async function startServer(mode: string) {
   const before = mode === 'before';
   const child = spawn(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('./support/bridge-server.ts', import.meta.url)), before ? 'bridge' : mode],
+    [
+      '--conditions=source',
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./support/bridge-server.ts', import.meta.url)),
+      before ? 'bridge' : mode,
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: before && BEFORE ? { ...process.env, BENCH_BRIDGE_MODULE: BEFORE } : process.env,
@@ -47,12 +55,23 @@ async function startServer(mode: string) {
 function post(agent: Agent, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/acme/order/1/finalize', agent, headers: {
-        'content-type': 'application/jose+json', 'content-length': BODY.length, 'user-agent': 'bench',
-      } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/acme/order/1/finalize',
+        agent,
+        headers: {
+          'content-type': 'application/jose+json',
+          'content-length': BODY.length,
+          'user-agent': 'bench',
+        },
+      },
       (res) => {
         res.on('data', () => {});
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
+        );
       },
     );
     req.on('error', reject);

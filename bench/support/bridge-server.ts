@@ -34,7 +34,9 @@ const server = createServer(
         });
       }
     : (req, res) => {
-        const request = toWebRequest(req, { origin: requestOrigin('http', req.headers.host, req.socket.localPort) });
+        const request = toWebRequest(req, {
+          origin: requestOrigin('http', req.headers.host, req.socket.localPort),
+        });
         request
           .arrayBuffer()
           .then((bytes) => {

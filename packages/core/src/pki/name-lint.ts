@@ -64,6 +64,7 @@ export interface NameLintResult {
 }
 
 // C0 controls, DEL, C1 controls, and invisible format characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM, soft hyphen).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff]/u;
 // LRM, RLM, ALM, embeddings and overrides (LRE … RLO), isolates (LRI … PDI).
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
@@ -174,7 +175,7 @@ export function lintCertificateNames(input: NameLintInput): NameLintResult {
       else report('common_name', cn, [['cn_not_in_sans', 'is not one of the subject alternative names']]);
     }
   }
-  sans.forEach((san, i) => report(`sans.${i}`, san.value, sanProblems(san, allowIp)));
+  for (const [i, san] of sans.entries()) report(`sans.${i}`, san.value, sanProblems(san, allowIp));
   return { problems, sans };
 }
 

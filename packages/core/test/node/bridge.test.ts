@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestOrigin, sendWebResponse, toWebRequest } from '../../src/node/index.js';
@@ -7,7 +7,9 @@ import { readBodyBytes } from '../../src/web/body.js';
 /** A node:http server whose requests go through the bridge to `handler`. */
 async function serve(handler: (request: Request, req: IncomingMessage) => Promise<Response>) {
   const server = createServer((req, res) => {
-    const request = toWebRequest(req, { origin: requestOrigin('http', req.headers.host, req.socket.localPort) });
+    const request = toWebRequest(req, {
+      origin: requestOrigin('http', req.headers.host, req.socket.localPort),
+    });
     handler(request, req)
       .then((response) => sendWebResponse(res, response, req.method))
       .catch(() => res.destroy());
@@ -41,12 +43,16 @@ describe('Node bridge', () => {
     const chunks = Array.from({ length: 40 }, (_, i) => Buffer.alloc(4096 + i, i));
     const all = Buffer.concat(chunks);
     const answer = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest(`${origin}/upload?a=1`, { method: 'PUT', headers: { 'x-twice': ['one', 'two'] } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve(text));
-      });
+      const req = httpRequest(
+        `${origin}/upload?a=1`,
+        { method: 'PUT', headers: { 'x-twice': ['one', 'two'] } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject);
       (async () => {
         for (const chunk of chunks) {
