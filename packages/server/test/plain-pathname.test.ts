@@ -90,7 +90,15 @@ describe('a target with a query taken without parsing (SCEP: `?operation=…`)',
   });
 
   it('leaves to URL parsing a query it would rewrite, and a path plainPathname leaves', () => {
-    for (const target of ["/scep?x='", '/scep?a b', '/scep?a"b', '/scep?a<b>', '/scep?a#b', '/a/../b?x', '//evil.test/x?y']) {
+    for (const target of [
+      "/scep?x='",
+      '/scep?a b',
+      '/scep?a"b',
+      '/scep?a<b>',
+      '/scep?a#b',
+      '/a/../b?x',
+      '//evil.test/x?y',
+    ]) {
       expect(plainTargetPathname(target)).toBeUndefined();
     }
   });
