@@ -18,10 +18,11 @@
  * BENCH_SCEP_WARMUP=<n> (default 5) enrollments per server go unmeasured first, so that the
  * JIT has settled before the window opens; BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
  * time; BENCH_SCEP_ONLY=certwright|scepserver measures one side alone; BENCH_SCEP_PROFILE=<dir>
- * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts).
+ * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts);
+ * BENCH_SCEP_KEYS=<dir> keeps the clients' keys there for the next run.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,11 +46,21 @@ function exec(cmd: string, args: string[], cwd = dir): Promise<{ code: number; o
   });
 }
 
-/** One pre-generated key per enrollment, shared by both servers. */
+/**
+ * One pre-generated key per enrollment, shared by both servers. BENCH_SCEP_KEYS=<dir> keeps
+ * them there (`key-<i>.pem`) and reuses them in the next run: on a loaded machine generating
+ * hundreds of RSA keys takes minutes, and interleaved before/after runs need the same keys.
+ */
 async function keys(): Promise<string[]> {
   const out: string[] = [];
+  const keep = process.env.BENCH_SCEP_KEYS;
+  if (keep) mkdirSync(keep, { recursive: true });
   for (let i = 0; i < n + WARMUP; i++) {
-    const file = join(dir, `key-${i}.pem`);
+    const file = join(keep ?? dir, `key-${i}.pem`);
+    if (keep && existsSync(file)) {
+      out.push(file);
+      continue;
+    }
     const r = await exec('openssl', ['genrsa', '-traditional', '-out', file, '2048']);
     if (r.code !== 0) throw new Error(`openssl genrsa failed: ${r.err}`);
     out.push(file);

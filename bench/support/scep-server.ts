@@ -4,6 +4,9 @@
  * listener on 127.0.0.1, plain HTTP like micromdm scepserver. Prints `{port, raFingerprint,
  * database?}` as one JSON line once it answers, then serves until killed.
  *
+ * The listener is composed as the server's own (direct connections first, node:http for the rest)
+ * unless BENCH_SCEP_LISTENER=node-http.
+ *
  * SIGUSR2 opens and closes a measurement window: the second of a pair prints what was counted
  * in between; with `BENCH_SCEP_PROFILE=<dir>` the window is also a V8 CPU profile written there
  * (start-up and warm-up left out).
@@ -19,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices, SYSTEM_ACTOR, silentLogger, systemClock } from '../../packages/core/src/index.js';
+import { attachDirectConnections } from '../../packages/server/src/direct-connections.js';
 import { createRequestListener } from '../../packages/server/src/index.js';
 import { openBenchStorage } from './engines.js';
 
@@ -93,6 +97,13 @@ enrollment.enroll = async (...args: Parameters<typeof enroll>) => {
 const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
 const server = createServer(createRequestListener(handler));
 server.keepAliveTimeout = 60_000;
+// Composed as the server's own listener is (packages/server/src/tls-server.ts), without TLS:
+// the direct entry's requests are read on the connection, node:http takes the rest.
+// BENCH_SCEP_LISTENER=node-http leaves node:http to read every request (the composition of
+// the earlier figures in docs/protocols/scep.md).
+if (process.env.BENCH_SCEP_LISTENER !== 'node-http') {
+  attachDirectConnections({ server, event: 'connection', direct: handler.direct });
+}
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 // The CA and the RA exist before the measurement starts.
 const { ra } = await services.scep.caCertificates(null);

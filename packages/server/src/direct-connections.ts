@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { DirectPath, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import { requestOrigin } from '@certwright/core/node';
 import { type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
-import { lazyTransport, plainPathname } from './request-listener.js';
+import { lazyTransport, plainTargetPathname } from './request-listener.js';
 
 /**
  * The direct path's own HTTP/1.1 connections (docs/architecture.md, "Direct path"). node:http
@@ -146,7 +146,7 @@ class DirectConnection {
         if (head.kind === 'incomplete') break;
         if (head.kind === 'too_large') return this.#refuse(431);
         if (head.kind === 'other') return this.#handOff();
-        const pathname = plainPathname(head.target);
+        const pathname = plainTargetPathname(head.target);
         const limit =
           pathname === undefined ? undefined : this.shared.direct.bodyLimit(head.method, pathname);
         if (pathname === undefined || limit === undefined || head.contentLength > limit)

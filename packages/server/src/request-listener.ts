@@ -52,7 +52,7 @@ export function createRequestListener(
     if (!direct) return undefined;
     const target = req.url ?? '/';
     let href: string;
-    let pathname = plainPathname(target);
+    let pathname = plainTargetPathname(target);
     if (pathname !== undefined) {
       href = origin + target;
     } else {
@@ -110,6 +110,24 @@ const REWRITTEN = /\/(?:\.|%2e){1,2}(?:\/|$)|^\/\//i;
  */
 export function plainPathname(target: string): string | undefined {
   return PLAIN_PATH.test(target) && !REWRITTEN.test(target) ? target : undefined;
+}
+
+/**
+ * What the WHATWG URL parser leaves unchanged in a query of an http(s) URL: everything but its
+ * special-query percent-encode set (C0 controls, space, `"`, `#`, `<`, `>`, `'`) and non-ASCII.
+ */
+const PLAIN_QUERY = /^[A-Za-z0-9._~!$&()*+,;=:@%/?-]*$/;
+
+/**
+ * {@link plainPathname} for a target that may carry a query: the pathname when the path is
+ * plain and the query, if any, is one the parser keeps as it came — so `origin + target` is
+ * the parsed URL's href and the part before `?` its pathname. Every SCEP request has a query
+ * (`?operation=…`); without this the direct connections handed each one to node:http.
+ */
+export function plainTargetPathname(target: string): string | undefined {
+  const mark = target.indexOf('?');
+  if (mark < 0) return plainPathname(target);
+  return PLAIN_QUERY.test(target.slice(mark + 1)) ? plainPathname(target.slice(0, mark)) : undefined;
 }
 
 /**

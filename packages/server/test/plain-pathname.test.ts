@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { plainPathname } from '../src/request-listener.js';
+import { plainPathname, plainTargetPathname } from '../src/request-listener.js';
 
 /**
  * The listener takes an OCSP request's path as it came when it provably is what URL parsing
@@ -70,6 +70,78 @@ describe('the request target taken as the pathname without parsing', () => {
         if (taken !== undefined) expect(taken).toBe(parsed(target));
       }),
       { seed: 0x0c5b, numRuns: 5000 },
+    );
+  });
+});
+
+describe('a target with a query taken without parsing (SCEP: `?operation=…`)', () => {
+  it("takes SCEP's targets: the pathname is the part before '?', origin + target the parsed href", () => {
+    for (const target of [
+      '/scep?operation=GetCACaps',
+      '/scep/?operation=GetCACert&message=CA',
+      '/scep/iot?operation=PKIOperation&message=MIIB+a/b==',
+      '/scep?operation=PKIOperation&message=MIIB%2Ba%2Fb%3D%3D',
+      '/scep?',
+    ]) {
+      const url = new URL(target, ORIGIN);
+      expect(plainTargetPathname(target)).toBe(url.pathname);
+      expect(ORIGIN + target).toBe(url.href);
+    }
+  });
+
+  it('leaves to URL parsing a query it would rewrite, and a path plainPathname leaves', () => {
+    for (const target of [
+      "/scep?x='",
+      '/scep?a b',
+      '/scep?a"b',
+      '/scep?a<b>',
+      '/scep?a#b',
+      '/a/../b?x',
+      '//evil.test/x?y',
+    ]) {
+      expect(plainTargetPathname(target)).toBeUndefined();
+    }
+  });
+
+  it('agrees with URL parsing on every target it takes, pathname and href (seeded)', () => {
+    const piece = fc.constantFrom(
+      '/',
+      '.',
+      '..',
+      '%2e',
+      '%2F',
+      '%',
+      'a',
+      '9',
+      '-',
+      '+',
+      '=',
+      '?',
+      '&',
+      '#',
+      "'",
+      '"',
+      '<',
+      '\\',
+      ' ',
+      '//',
+      ':',
+      '@',
+      '!',
+      '$',
+      '\t',
+      'é',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 14 }), (pieces) => {
+        const target = `/${pieces.join('')}`;
+        const taken = plainTargetPathname(target);
+        if (taken === undefined) return;
+        const url = new URL(target, ORIGIN);
+        expect(taken).toBe(url.pathname);
+        expect(ORIGIN + target).toBe(url.href);
+      }),
+      { seed: 0x5ce9, numRuns: 5000 },
     );
   });
 });

@@ -183,6 +183,40 @@ describe("the server's listener answering SCEP directly", () => {
     expect(listener.webCalls).toBe(0);
   });
 
+  it("reads SCEP's requests on the connection itself, query and all: node:http sees none of them", async () => {
+    client++;
+    listener.webCalls = 0;
+    let nodeRequests = 0;
+    const counting = () => {
+      nodeRequests++;
+    };
+    listener.server.on('request', counting);
+    try {
+      const ra = await raCertificate();
+      const caps = await send('GET', '/scep?operation=GetCACaps');
+      expect(caps.status).toBe(200);
+      const request = await pkcsReq(ra, 'connection.scep.example.test');
+      const posted = await send('POST', '/scep?operation=PKIOperation', { body: request.der });
+      expect(request.read(posted.body).status).toBe('SUCCESS');
+      // A GET PKIOperation's base64 message as old clients send it: '+', '/' and '=' unescaped.
+      const again = await pkcsReq(ra, 'connection-get.scep.example.test');
+      const message = Buffer.from(again.der).toString('base64');
+      expect(message).toMatch(/[+/=]/);
+      const got = await send('GET', `/scep?operation=PKIOperation&message=${message}`);
+      expect(again.read(got.body).status).toBe('SUCCESS');
+      expect(nodeRequests).toBe(0);
+      // A query the URL parser would rewrite (it percent-encodes an apostrophe) goes to node:http,
+      // which answers it the same way.
+      const rewritten = await send('GET', "/scep?operation=GetCACaps&x='");
+      expect(rewritten.status).toBe(200);
+      expect(rewritten.body.equals(caps.body)).toBe(true);
+      expect(nodeRequests).toBe(1);
+      expect(listener.webCalls).toBe(0);
+    } finally {
+      listener.server.off('request', counting);
+    }
+  });
+
   it('spends the enrollment rate limit like the Web path and answers its over-limit reply past it', async () => {
     client++;
     const replies: Reply[] = [];
