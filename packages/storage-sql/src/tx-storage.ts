@@ -5,12 +5,14 @@ import type { DeferredInserts } from './deferred-inserts.js';
 import { REPOSITORY_GROUPS, repositoryGroupKeys } from './repositories.js';
 
 /**
- * Calls that may run while new certificates wait in `deferred`: the deferring call itself, and
- * the audit append, which writes nothing that reads or refers to a certificate row.
+ * Calls that may run while new certificates wait in `deferred`: the deferring call itself, the
+ * audit append, which writes nothing that reads or refers to a certificate row, and an ACME
+ * order's claim, which writes what waits itself, in the statement of its update (repos/acme.ts).
  */
 const DEFERRABLE: Readonly<Record<string, ReadonlySet<string>>> = {
   versions: new Set(['createWithCertificate']),
   audit: new Set(['append']),
+  acmeOrders: new Set(['markIssued']),
 };
 
 /**

@@ -180,6 +180,71 @@ export function describeAcmeStorageContract(
       });
     });
 
+    it('claims an order inside a transaction with the certificate created just before, and writes that certificate even when the claim is refused', async () => {
+      // Inside Storage.transaction a new certificate may wait to be written (storage-sql's
+      // deferred inserts); the claim names it, so it must be stored by the time the claim is.
+      const tag = `g-${randomUUID().slice(0, 8)}`;
+      const { certificate: seed, version: seedVersion } = await issuedVersion(tag);
+      const newPair = (n: number) => {
+        const now = Date.now();
+        return [
+          {
+            name: `acme ${tag} ${n}`,
+            common_name: `${tag}-${n}.example.test`,
+            issuer_id: seed.issuer_id,
+            owner_id: seed.owner_id,
+            team_id: seed.team_id,
+            renewal_policy_id: seed.renewal_policy_id,
+            status: 'Active' as const,
+          },
+          {
+            issuer_id: seed.issuer_id,
+            serial_number: randomUUID().replace(/-/g, ''),
+            fingerprint_sha256: randomUUID().replace(/-/g, '').repeat(2),
+            key_algorithm: 'ECDSA',
+            key_size: 256,
+            subject: `CN=${tag}-${n}.example.test`,
+            issued_at: new Date(now),
+            not_before: new Date(now),
+            not_after: new Date(now + 90 * 24 * HOUR),
+            csr_pem: null,
+            cert_pem: seedVersion.cert_pem,
+            chain_pem: seedVersion.chain_pem,
+          },
+        ] as const;
+      };
+      const ready = await s.acmeOrders.create(order('ready', [`${tag}-1.example.test`]), [
+        authz(`${tag}-1.example.test`),
+      ]);
+      const claimed = await s.transaction(async (tx) => {
+        const [c, v] = newPair(1);
+        const stored = await tx.versions.createWithCertificate(c, v);
+        const issued = { certificate_id: stored.certificate.id, version_id: stored.version.id };
+        const order = await tx.acmeOrders.markIssued(ready.order.id, issued, new Date());
+        expect(order).toMatchObject({ id: ready.order.id, status: 'valid', ...issued });
+        // Read in the same transaction: the certificate is there.
+        expect((await tx.certificates.get(stored.certificate.id))?.current_version_id).toBe(
+          stored.version.id,
+        );
+        return { order, stored };
+      });
+      expect(await s.acmeOrders.get(ready.order.id)).toEqual(claimed.order);
+      expect((await s.acmeOrders.getWithCertificate(ready.order.id))?.certificate?.version_id).toBe(
+        claimed.stored.version.id,
+      );
+      // A refused claim (the order is valid now) changes no order; the certificate created
+      // before it in the transaction is stored all the same, as the caller decides what to undo.
+      const second = await s.transaction(async (tx) => {
+        const [c, v] = newPair(2);
+        const stored = await tx.versions.createWithCertificate(c, v);
+        const issued = { certificate_id: stored.certificate.id, version_id: stored.version.id };
+        expect(await tx.acmeOrders.markIssued(ready.order.id, issued, new Date())).toBeNull();
+        return stored;
+      });
+      expect(await s.acmeOrders.get(ready.order.id)).toEqual(claimed.order);
+      expect((await s.certificates.get(second.certificate.id))?.current_version_id).toBe(second.version.id);
+    });
+
     it('lists accounts newest first, narrowed by profile and by status, with the total of the narrowed list', async () => {
       const tag = randomUUID().slice(0, 8);
       const profile = await s.profiles.create({ name: `acme list ${tag}`, max_validity_days: 90 });

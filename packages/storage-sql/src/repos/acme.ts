@@ -13,7 +13,7 @@ import {
   type AcmeStorage,
   newId,
 } from '@certwright/core';
-import type { Selectable } from 'kysely';
+import type { QueryCreator, Selectable } from 'kysely';
 import { atomic, type Ctx, defined, parseJson, toBool } from '../context.js';
 import type {
   AcmeAccountsTable,
@@ -21,6 +21,7 @@ import type {
   AcmeChallengesTable,
   AcmeEabKeysTable,
   AcmeOrdersTable,
+  Database,
 } from '../schema.js';
 import { deleteById, listPage, lockFound, requireFound, updateById } from './crud.js';
 
@@ -268,7 +269,23 @@ function orderRepository(ctx: Ctx): AcmeOrderRepository {
       };
     },
     async markIssued(id, issued, now) {
-      const claim = ctx.db
+      // Inside Storage.transaction the certificate this claim names usually still waits in the
+      // deferred inserts (tx-storage.ts lets this call run before they are written). On
+      // PostgreSQL/PGlite they go in the claim's own statement, ahead of it in a data-modifying
+      // WITH (the foreign key to the certificate is checked at the statement's end, when the
+      // rows are there): one statement instead of two per ACME finalize. Otherwise they are
+      // written first, as before any other call of the transaction.
+      const waiting = ctx.deferred?.pending ? ctx.deferred.take() : null;
+      if (!waiting && ctx.deferred?.pending) await ctx.deferred.flush();
+      // The WITH names add nothing the update reads: typed as the plain database.
+      const db: QueryCreator<Database> = waiting
+        ? (ctx.db
+            .with('created', (d) => d.insertInto('certificates').values(waiting.certificates))
+            .with('created_versions', (d) =>
+              d.insertInto('certificate_versions').values(waiting.versions),
+            ) as unknown as QueryCreator<Database>)
+        : ctx.db;
+      const claim = db
         .updateTable('acme_orders')
         .set({ status: 'valid', ...issued, updated_at: ctx.clock.now() })
         .where('id', '=', id)
