@@ -8,9 +8,9 @@
  * Run: node --conditions=source --import tsx bench/direct-micro.ts [requests=300000]
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { createHandler } from '../packages/api/src/index.js';
 import {
   createServices,
@@ -119,13 +119,19 @@ const direct: DirectPath = {
 };
 attachDirectConnections({ server, event: 'connection', direct });
 const fixed = Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\n\r\n'), BODY]);
-console.log(`direct-micro: node ${process.version}, ${N} requests; ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+console.log(
+  `direct-micro: node ${process.version}, ${N} requests; ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`,
+);
 const ocsp = await ocspSetUp();
 const full = createServer();
 attachDirectConnections({ server: full, event: 'connection', direct: ocsp.handler.direct });
 const fixedRequest = requestBytes('/.well-known/pki/ocsp/iss_0123456789abcdef', Uint8Array.from([0x30, 0]));
 for (let round = 0; round < 3; round++) {
   await run('bare data → write', fixedRequest, BODY.length, (s) => s.on('data', () => s.write(fixed)));
-  await run('attachDirectConnections, fixed answer', fixedRequest, BODY.length, (s) => server.emit('connection', s));
-  await run('attachDirectConnections, createHandler cached OCSP', ocsp.request, 300, (s) => full.emit('connection', s));
+  await run('attachDirectConnections, fixed answer', fixedRequest, BODY.length, (s) =>
+    server.emit('connection', s),
+  );
+  await run('attachDirectConnections, createHandler cached OCSP', ocsp.request, 300, (s) =>
+    full.emit('connection', s),
+  );
 }

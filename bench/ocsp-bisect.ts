@@ -19,8 +19,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { fileURLToPath } from 'node:url';
 import type { DirectPath } from '../packages/core/src/index.js';
 import {
   certificateToPem,
@@ -93,7 +93,11 @@ async function serve(variant: Variant, port: number): Promise<void> {
     });
     const direct: DirectPath = {
       bodyLimit: () => 4096,
-      answer: async () => ({ status: 200, headers: { 'content-type': 'application/ocsp-response' }, body: BODY }),
+      answer: async () => ({
+        status: 200,
+        headers: { 'content-type': 'application/ocsp-response' },
+        body: BODY,
+      }),
     };
     attachDirectConnections({ server, event: 'secureConnection', direct });
     listening = server;
@@ -132,7 +136,11 @@ async function measure(variant: Variant, seconds: number, connections: number) {
       '--conditions=source',
       '--import',
       'tsx',
-      fileURLToPath(import.meta.url), '--serve', variant, String(port)],
+      fileURLToPath(import.meta.url),
+      '--serve',
+      variant,
+      String(port),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await new Promise<void>((resolve, reject) => {
@@ -164,7 +172,12 @@ async function measure(variant: Variant, seconds: number, connections: number) {
     child.kill('SIGUSR2');
     const handshakes = await counted;
     if (r.failed > 0) throw new Error(`${variant}: ${r.failed} failed answers`);
-    return { handshakes, us: (cpu * 1000) / r.requests, perSecond: r.requests / r.seconds, wrkUs: (r.cpuMs * 1000) / r.requests };
+    return {
+      handshakes,
+      us: (cpu * 1000) / r.requests,
+      perSecond: r.requests / r.seconds,
+      wrkUs: (r.cpuMs * 1000) / r.requests,
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -179,13 +192,17 @@ if (process.argv[2] === '--serve') {
   const connections = Number(process.env.BENCH_OCSP_CONNECTIONS ?? 64);
   const chosen = (process.env.BENCH_BISECT_VARIANTS?.split(',') ?? VARIANTS) as Variant[];
   const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
-  console.log(`ocsp-bisect: node ${process.version}, ${seconds} s × ${rounds} rounds, wrk 2 threads, ${connections} connections`);
+  console.log(
+    `ocsp-bisect: node ${process.version}, ${seconds} s × ${rounds} rounds, wrk 2 threads, ${connections} connections`,
+  );
   console.log(`uptime before: ${uptime()}`);
   const results = new Map<Variant, { us: number; perSecond: number; wrkUs: number; handshakes: number }[]>();
   for (let round = 0; round < rounds; round++) {
     for (const variant of chosen) {
       const m = await measure(variant, seconds, connections);
-      console.log(`round ${round + 1} ${variant}: ${m.us.toFixed(1)} µs server CPU per answer, ${Math.round(m.perSecond)} /s, ${m.handshakes} handshakes in all`);
+      console.log(
+        `round ${round + 1} ${variant}: ${m.us.toFixed(1)} µs server CPU per answer, ${Math.round(m.perSecond)} /s, ${m.handshakes} handshakes in all`,
+      );
       results.set(variant, [...(results.get(variant) ?? []), m]);
     }
   }
