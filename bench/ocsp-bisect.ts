@@ -32,7 +32,14 @@ import { attachDirectConnections } from '../packages/server/src/direct-connectio
 import { processCpuMs } from './support/proc-cpu.js';
 import { runWrk } from './support/wrk.js';
 
-const VARIANTS = ['tls-raw', 'tls-raw-microtask', 'https-raw', 'direct-fixed', 'node-fixed'] as const;
+const VARIANTS = [
+  'tls-raw',
+  'tls-raw-microtask',
+  'tls-raw-timeout',
+  'https-raw',
+  'direct-fixed',
+  'node-fixed',
+] as const;
 type Variant = (typeof VARIANTS)[number];
 
 const BODY = randomBytes(480);
@@ -80,6 +87,12 @@ async function serve(variant: Variant, port: number): Promise<void> {
       socket.setNoDelay(true);
       socket.on('data', () => queueMicrotask(() => socket.write(FIXED)));
       socket.on('error', () => socket.destroy());
+    });
+  } else if (variant === 'tls-raw-timeout') {
+    // An idle timeout on the socket, as direct-connections.ts keeps: node refreshes it on every read and write.
+    listening = createTlsServer(options, (socket: TLSSocket) => {
+      raw(socket);
+      socket.setTimeout(5000, () => socket.destroy());
     });
   } else if (variant === 'https-raw') {
     const server = createHttpsServer(options);
