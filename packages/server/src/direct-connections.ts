@@ -2,7 +2,7 @@ import { type Server as HttpServer, maxHeaderSize as nodeMaxHeaderSize, STATUS_C
 import type { Socket } from 'node:net';
 import type { DirectPath, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import { requestOrigin } from '@certwright/core/node';
-import { type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
+import { type HeadRead, type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
 import { lazyTransport, plainTargetPathname } from './request-listener.js';
 
 /**
@@ -77,6 +77,15 @@ interface Shared {
 
 const EMPTY = Buffer.alloc(0);
 
+/** A request head read, with what the direct entry is asked with (both depend on its bytes alone). */
+interface ReadHead {
+  kind: 'request';
+  head: RequestHeadFields;
+  /** The plain pathname of its target; undefined when URL parsing would change it (node:http's then). */
+  pathname: string | undefined;
+  headers: { get(name: string): string | null };
+}
+
 class DirectConnection {
   /** Bytes received and not yet answered or handed off. */
   #unread: Buffer = EMPTY;
@@ -94,6 +103,13 @@ class DirectConnection {
   /** The origin built from the last Host seen: clients send the same one on every request. */
   #host: string | undefined;
   #origin = '';
+  /**
+   * The last head read, with its bytes: a client on a kept-alive connection sends the same head
+   * again and again (same path, type and length; OCSP clients above all), and a byte compare of
+   * it costs far less than reading it anew. The reading depends on the bytes alone (the head
+   * ends at its first CRLF CRLF, which the copy ends with), so the reuse answers the same.
+   */
+  #lastHead: (ReadHead & { bytes: Buffer }) | undefined;
   readonly #onData = (chunk: Buffer) => this.#received(chunk);
   readonly #onEnd = () => {
     this.#peerEnded = true;
@@ -142,18 +158,23 @@ class DirectConnection {
     try {
       while (!this.#done && this.#unread.length > 0) {
         if (this.#overdue()) return this.#refuse(408);
-        const head = readRequestHead(this.#unread, this.shared.maxHeadBytes);
-        if (head.kind === 'incomplete') break;
-        if (head.kind === 'too_large') return this.#refuse(431);
-        if (head.kind === 'other') return this.#handOff();
-        const pathname = plainTargetPathname(head.target);
+        const read = this.#readHead();
+        if (read.kind === 'incomplete') break;
+        if (read.kind === 'too_large') return this.#refuse(431);
+        if (read.kind === 'other') return this.#handOff();
+        const { head, pathname } = read;
         const limit =
           pathname === undefined ? undefined : this.shared.direct.bodyLimit(head.method, pathname);
         if (pathname === undefined || limit === undefined || head.contentLength > limit)
           return this.#handOff();
         const length = head.headLength + head.contentLength;
         if (this.#unread.length < length) break;
-        const answered = await this.#answer(head, pathname, this.#unread.subarray(head.headLength, length));
+        const answered = await this.#answer(
+          head,
+          pathname,
+          read.headers,
+          this.#unread.subarray(head.headLength, length),
+        );
         if (this.#done) return;
         // Declined after all: node:http reads this request from its first byte (`#unread`
         // still starts with it; bytes that came meanwhile were appended).
@@ -181,8 +202,34 @@ class DirectConnection {
     this.#armIdleTimer();
   }
 
+  /** The head at the start of `#unread`: the last one again when the bytes are the same. */
+  #readHead(): Exclude<HeadRead, { kind: 'request' }> | ReadHead {
+    const unread = this.#unread;
+    const last = this.#lastHead;
+    if (last !== undefined) {
+      const n = last.bytes.length;
+      if (unread.length >= n && unread.compare(last.bytes, 0, n, 0, n) === 0) return last;
+    }
+    const head = readRequestHead(unread, this.shared.maxHeadBytes);
+    if (head.kind !== 'request') return head;
+    const read: ReadHead = {
+      kind: 'request',
+      head,
+      pathname: plainTargetPathname(head.target),
+      headers: rawHeaderGetter(head.rawHeaders),
+    };
+    // A copy: `#unread` is a view of a socket chunk that is not ours to keep.
+    this.#lastHead = { ...read, bytes: Buffer.from(unread.subarray(0, head.headLength)) };
+    return read;
+  }
+
   /** Asks the direct entry; writes its answer and returns true, or false when it declines. */
-  async #answer(head: RequestHeadFields, pathname: string, body: Buffer): Promise<boolean> {
+  async #answer(
+    head: RequestHeadFields,
+    pathname: string,
+    headers: ReadHead['headers'],
+    body: Buffer,
+  ): Promise<boolean> {
     if (head.host !== this.#host) {
       this.#host = head.host;
       this.#origin = requestOrigin('https', head.host, this.socket.localPort);
@@ -195,7 +242,7 @@ class DirectConnection {
           method: head.method,
           url: this.#origin + head.target,
           pathname,
-          headers: rawHeaderGetter(head.rawHeaders),
+          headers,
         },
         body,
         this.#transport,

@@ -101,17 +101,25 @@ export function readRequestHead(bytes: Buffer, maxHeadBytes: number): HeadRead {
   };
 }
 
-/** `Headers.get` over raw headers: case-insensitive, repeated fields joined with ", ". */
+/**
+ * `Headers.get` over raw headers: case-insensitive, repeated fields joined with ", ". Answers
+ * are kept: a connection reuses the getter of a repeated head (direct-connections.ts), and the
+ * direct entry asks for the same few names on every request.
+ */
 export function rawHeaderGetter(raw: readonly string[]): { get(name: string): string | null } {
+  const known = new Map<string, string | null>();
   return {
     get(name) {
       const wanted = name.toLowerCase();
+      const kept = known.get(wanted);
+      if (kept !== undefined) return kept;
       let value: string | null = null;
       for (let i = 0; i < raw.length; i += 2) {
         if ((raw[i] as string).toLowerCase() !== wanted) continue;
         const v = raw[i + 1] as string;
         value = value === null ? v : `${value}, ${v}`;
       }
+      known.set(wanted, value);
       return value;
     },
   };

@@ -301,6 +301,35 @@ describe('the direct connections: keep-alive, pipelining, limits and the handove
     }
   });
 
+  it('reads each head anew when it differs from the one before, though a repeated head is not parsed again', async () => {
+    client++;
+    const connection = await openRaw(listener.port);
+    const withId = (id: string) =>
+      requestBytes('POST', `/.well-known/pki/ocsp/${issuerId}`, ocspRequest(), {
+        ...type(),
+        'x-request-id': id,
+      });
+    try {
+      for (const id of ['repeat-a', 'repeat-a', 'repeat-b', 'repeat-b', 'repeat-a']) {
+        connection.write(withId(id));
+        const reply = await connection.reply();
+        expect(isOcspAnswer(reply)).toBe(true);
+        expect(reply.headers['x-request-id']).toBe(id);
+      }
+      // The same head in every byte but the content type: the Web path's 415, not the direct answer.
+      connection.write(
+        requestBytes('POST', `/.well-known/pki/ocsp/${issuerId}`, ocspRequest(), {
+          ...type(),
+          'content-type': 'application/ocsp-requesx',
+          'x-request-id': 'repeat-a',
+        }),
+      );
+      expect((await connection.reply()).status).toBe(415);
+    } finally {
+      connection.destroy();
+    }
+  });
+
   it('answers a request whose head and body arrive in pieces', async () => {
     client++;
     const connection = await openRaw(listener.port);
