@@ -55,6 +55,21 @@ export function indexedPart(pattern: string, isCommon: (word: string) => boolean
   return yieldsTrigrams ? pattern.slice(from, to) : undefined;
 }
 
+/**
+ * Whether the trigram index, asked for `part` (lower-case), narrows the rows down: `part` is
+ * ASCII and has a word that is not common and yields a trigram (padded as pg_trgm pads it, two
+ * blanks where the word is known to start, one where it is known to end). Otherwise the index
+ * returns about every row of the scope (common words' trigrams are in nearly all of them) or,
+ * without a trigram, reads the whole index.
+ */
+export function narrowsIndex(part: string, isCommon: (word: string) => boolean): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+  if (!/^[\x00-\x7f]*$/.test(part)) return false;
+  return patternWords(part).some(
+    (w) => !isCommon(w.word) && (w.start > 0 ? 2 : 0) + w.word.length + (w.end < part.length ? 1 : 0) >= 3,
+  );
+}
+
 /** A word is common when at least this share of the rows contains it. */
 const COMMON_SHARE = 0.5;
 
