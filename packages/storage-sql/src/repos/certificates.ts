@@ -25,7 +25,13 @@ import {
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 import { lockFound } from './crud.js';
-import { indexedPart, narrowsIndex, patternWords, rememberedCommonWords } from './search-words.js';
+import {
+  boundaryKeys,
+  indexedPart,
+  narrowsIndex,
+  patternWords,
+  rememberedCommonWords,
+} from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -276,8 +282,8 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
  * How the trigram index is asked for a search (PostgreSQL/PGlite; MySQL/MariaDB have no
  * substring index). `part`: the part of the pattern asked of the index when the pattern's end
  * words are common (search-words.ts), undefined for the whole pattern. `narrows`: the part asked
- * has a word that fewer than half the rows contain and that yields trigrams, so the index returns
- * few rows beyond the matches; a part of common words only, or without a trigram, makes the
+ * has a word that yields trigrams and that fewer than half the rows contain where it starts or
+ * ends as it does in the part (boundaryKeys), so the index returns few rows beyond the matches; a part of common words only, or without a trigram, makes the
  * index return most of the scope, each row then read from the table and tested (searchPage).
  */
 async function searchLookup(
@@ -291,7 +297,10 @@ async function searchLookup(
   if (words.length === 0) return { narrows: false };
   const common = await commonWords(ctx.db, words);
   const part = words.length < 2 ? undefined : indexedPart(pattern, (w) => common.has(w));
-  return { part, narrows: narrowsIndex(part ?? pattern, (w) => common.has(w)) };
+  // The words of the part asked, judged where they start or end (a second look-up, once a word).
+  const lookup = part ?? pattern;
+  const keys = await commonWords(ctx.db, boundaryKeys(lookup));
+  return { part, narrows: narrowsIndex(lookup, (k) => keys.has(k)) };
 }
 
 /**
