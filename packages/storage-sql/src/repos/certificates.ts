@@ -25,13 +25,7 @@ import {
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 import { lockFound } from './crud.js';
-import {
-  boundaryKeys,
-  indexedPart,
-  narrowsIndex,
-  patternWords,
-  rememberedCommonWords,
-} from './search-words.js';
+import { indexedPart, narrowsIndex, patternWords, rememberedCommonWords, wordKey } from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -293,13 +287,13 @@ async function searchLookup(
 ): Promise<{ part?: string; narrows: boolean }> {
   if (ctx.flavor !== 'postgres' || search === undefined) return { narrows: false };
   const pattern = search.toLowerCase();
-  const words = [...new Set(patternWords(pattern).map((w) => w.word))];
+  const words = patternWords(pattern);
   if (words.length === 0) return { narrows: false };
-  const common = await commonWords(ctx.db, words);
-  const part = words.length < 2 ? undefined : indexedPart(pattern, (w) => common.has(w));
-  // The words of the part asked, judged where they start or end (a second look-up, once a word).
+  // Each word judged where it starts or ends as in the pattern (`host$`, `^1`): a separator
+  // there gives the index the trigrams of the word's edge, rarer than the word anywhere.
+  const keys = await commonWords(ctx.db, [...new Set(words.map((w) => wordKey(w, pattern)))]);
+  const part = words.length < 2 ? undefined : indexedPart(pattern, (_, key) => keys.has(key));
   const lookup = part ?? pattern;
-  const keys = await commonWords(ctx.db, boundaryKeys(lookup));
   return { part, narrows: narrowsIndex(lookup, (k) => keys.has(k)) };
 }
 

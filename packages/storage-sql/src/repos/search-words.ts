@@ -36,11 +36,14 @@ export function patternWords(pattern: string): PatternWord[] {
  * ASCII (pg_trgm's idea of a letter then depends on the locale), or when the part would yield no
  * trigram at all (the index would then return every row).
  */
-export function indexedPart(pattern: string, isCommon: (word: string) => boolean): string | undefined {
+export function indexedPart(
+  pattern: string,
+  isCommon: (word: string, key: string) => boolean,
+): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
   if (!/^[\x00-\x7f]*$/.test(pattern)) return undefined;
   const words = patternWords(pattern);
-  const rare = words.filter((w) => !isCommon(w.word));
+  const rare = words.filter((w) => !isCommon(w.word, wordKey(w, pattern)));
   const first = rare[0];
   const last = rare[rare.length - 1];
   if (!first || !last || rare.length === words.length) return undefined;
@@ -66,7 +69,12 @@ export function indexedPart(pattern: string, isCommon: (word: string) => boolean
 export function boundaryKeys(part: string): string[] {
   return patternWords(part)
     .filter((w) => (w.start > 0 ? 2 : 0) + w.word.length + (w.end < part.length ? 1 : 0) >= 3)
-    .map((w) => `${w.start > 0 ? '^' : ''}${w.word}${w.end < part.length ? '$' : ''}`);
+    .map((w) => wordKey(w, part));
+}
+
+/** The key of one word of `pattern` (boundaryKeys), whether or not it yields a trigram. */
+export function wordKey(w: PatternWord, pattern: string): string {
+  return `${w.start > 0 ? '^' : ''}${w.word}${w.end < pattern.length ? '$' : ''}`;
 }
 
 /**
