@@ -14,7 +14,8 @@
  * dropped afterwards (kept with BENCH_INVENTORY_KEEP=1); it is skipped when unreachable. The
  * engine `mysql` (not in the default list) does the same on SVC_BENCH_MYSQL_URL (MariaDB: the
  * fill uses its sequence tables). BENCH_INVENTORY_REUSE=<database or PGlite directory> times the
- * queries again on a kept inventory (migrating it first) without filling.
+ * queries again on a kept inventory (migrating it first) without filling. BENCH_INVENTORY_ONLY=<text>
+ * times only the list rows whose label contains the text; BENCH_INVENTORY_PREFIX names the database.
  * Figures: docs/api/inventory.md.
  */
 import { createHandler } from '../packages/api/src/index.js';
@@ -30,6 +31,10 @@ const RUNS = Number(process.argv[4] ?? 100);
 const BULK = 10_000;
 /** A database (or PGlite directory) kept by an earlier run with BENCH_INVENTORY_KEEP=1: no fill. */
 const REUSE = process.env.BENCH_INVENTORY_REUSE || undefined;
+/** BENCH_INVENTORY_ONLY=<text>: time only the list rows whose label contains it (no dashboard). */
+const ONLY = process.env.BENCH_INVENTORY_ONLY || undefined;
+/** BENCH_INVENTORY_PREFIX names the database created for the run (several people share one server). */
+const PREFIX = process.env.BENCH_INVENTORY_PREFIX || 'cw-bench-inv';
 const DAY = 86_400_000;
 /** label → engine → percentiles, for the closing comparison. */
 const results = new Map<string, Map<string, Percentiles>>();
@@ -62,7 +67,7 @@ function barMs(label: string) {
 /** PostgreSQL and MySQL/MariaDB are optional here: an unreachable server skips that engine instead of failing the run. */
 async function open(engine: string) {
   try {
-    return await openBenchStorage(engine, 'cw-bench-inv', { existing: REUSE });
+    return await openBenchStorage(engine, PREFIX, { existing: REUSE });
   } catch (error) {
     if (engine === 'pglite') throw error;
     console.log(`${engine}: skipped (${(error as Error).message})`);
@@ -199,6 +204,7 @@ async function run(engine: string) {
       ['owner_id, sort=name', `owner_id=${owners[7]}&sort=name`],
     ];
     for (const [label, query] of lists_) {
+      if (ONLY !== undefined && !label.includes(ONLY)) continue;
       const base = `/api/v1/certificates?per_page=50${query ? `&${query}` : ''}`;
       const first = await get(base);
       const est = first.total_estimated ? ' (estimated)' : '';
@@ -218,6 +224,7 @@ async function run(engine: string) {
       }
     }
 
+    if (ONLY !== undefined) return;
     await timed(engine, 'dashboard: certificates.summary() (by status, expiring soon)', RUNS, () =>
       services.certificates.summary(),
     );

@@ -101,5 +101,15 @@ for (const [engine, open, skip] of engines) {
       });
       expect(page).toMatchObject({ total: expected.length, totalEstimated: false });
     });
+
+    it('answers a pattern without a trigram (the index cannot narrow it) as any other', async () => {
+      // "1b" has no known word boundary: pg_trgm takes no trigram from it, so the statement
+      // keeps the plan that does not go through the search index (docs/storage/README.md).
+      const owner = names.get('HOST-1B')?.owner as string;
+      expect(await found('1b')).toEqual(['HOST-1B']);
+      expect(await found('1b', owner)).toEqual(['HOST-1B']);
+      const other = owners.find((o) => o !== owner) as string;
+      expect(await found('1b', other)).toEqual([]);
+    });
   });
 }

@@ -25,7 +25,7 @@ import {
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
 import { lockFound } from './crud.js';
-import { indexedPart, patternWords, rememberedCommonWords } from './search-words.js';
+import { indexedPart, narrowsIndex, patternWords, rememberedCommonWords, wordKey } from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
 
@@ -130,7 +130,7 @@ const SORT_COLUMNS = {
 type CertQuery<O> = SelectQueryBuilder<Database, 'certificates', O>;
 
 /**
- * The filter's conditions. `indexedSearch` (PostgreSQL/PGlite, from searchIndexPart) is a part
+ * The filter's conditions. `indexedSearch` (PostgreSQL/PGlite, from searchLookup) is a part
  * of the search pattern for the trigram index; the whole pattern is then tested per row
  * (`strpos`, which the trigram index does not serve, so the planner asks it for the part only).
  */
@@ -273,21 +273,28 @@ async function plannerEstimate(ctx: Ctx, q: CertQuery<object>): Promise<number> 
 }
 
 /**
- * The part of a search the trigram index is asked for when the pattern's end words are common
- * (search-words.ts); undefined for the whole pattern. PostgreSQL/PGlite only: MySQL/MariaDB
- * have no substring index. A pattern of one word has nothing to leave out and costs no lookup.
+ * How the trigram index is asked for a search (PostgreSQL/PGlite; MySQL/MariaDB have no
+ * substring index). `part`: the part of the pattern asked of the index when the pattern's end
+ * words are common (search-words.ts), undefined for the whole pattern. `narrows`: the part asked
+ * has a word that yields trigrams and that fewer than half the rows contain where it starts or
+ * ends as it does in the part (boundaryKeys), so the index returns few rows beyond the matches; a part of common words only, or without a trigram, makes the
+ * index return most of the scope, each row then read from the table and tested (searchPage).
  */
-async function searchIndexPart(
+async function searchLookup(
   ctx: Ctx,
   search: string | undefined,
   commonWords: ReturnType<typeof rememberedCommonWords>,
-): Promise<string | undefined> {
-  if (ctx.flavor !== 'postgres' || search === undefined) return undefined;
+): Promise<{ part?: string; narrows: boolean }> {
+  if (ctx.flavor !== 'postgres' || search === undefined) return { narrows: false };
   const pattern = search.toLowerCase();
-  const words = [...new Set(patternWords(pattern).map((w) => w.word))];
-  if (words.length < 2) return undefined;
-  const common = await commonWords(ctx.db, words);
-  return indexedPart(pattern, (w) => common.has(w));
+  const words = patternWords(pattern);
+  if (words.length === 0) return { narrows: false };
+  // Each word judged where it starts or ends as in the pattern (`host$`, `^1`): a separator
+  // there gives the index the trigrams of the word's edge, rarer than the word anywhere.
+  const keys = await commonWords(ctx.db, [...new Set(words.map((w) => wordKey(w, pattern)))]);
+  const part = words.length < 2 ? undefined : indexedPart(pattern, (_, key) => keys.has(key));
+  const lookup = part ?? pattern;
+  return { part, narrows: narrowsIndex(lookup, (k) => keys.has(k)) };
 }
 
 /**
@@ -312,8 +319,18 @@ const SEARCH_SORT_ALL_LIMIT = 10_000;
  *
  * The matches are taken as keys only (id and sort column) and the page's rows joined by id
  * afterwards: an index holding the filter's columns and the searched text (migration 24, the
- * owner's) then answers the matches without reading a row of the table, where full rows would
- * be read from one table page each.
+ * owner's) can then answer the matches without reading a row of the table, where full rows would
+ * be read from one table page each. On PostgreSQL/PGlite, when the trigram index narrows the rows
+ * down (`narrows`, searchLookup), the keys also carry each match's tuple id (`ctid`), which that
+ * covering index cannot provide: the matches then come from the search index, each read from its
+ * table page once, and the page's rows are joined by tuple id. The planner prices that below
+ * walking the owner's index entries only when matches are much rarer than the owner's rows (it
+ * takes a table page read for four index page reads); measured, a match read through the search
+ * index costs about six of the owner's index entries walked and tested, and the number of
+ * matches is bounded here while the owner's entries are not (docs/storage/README.md, "Inventory
+ * at scale": 5,555 matches among an owner's 50,000 entries, 14 ms of the server's CPU walked,
+ * 10 ms looked up). A lookup that does not narrow (a pattern of common words, or with no
+ * trigram) would read most of the scope's rows from the table, so there the planner chooses.
  *
  * `bound` is the exact-total limit `cap`, or SEARCH_SORT_ALL_LIMIT on PostgreSQL/PGlite when the
  * planner expects no more matches than that (its estimate plans the query without reading it; a
@@ -328,10 +345,13 @@ async function searchPage(
   column: SortColumn,
   cap: number,
   estimatedTotal: number | undefined,
-  readPage: (from: () => CertQuery<object>, keysOnly?: boolean) => Promise<Row[]>,
+  readPage: (from: () => CertQuery<object>, keys?: 'id' | 'tid') => Promise<Row[]>,
+  narrows: boolean,
 ): Promise<{ rows: Row[]; total: number; estimated: boolean }> {
   const estimate = async () => Math.max(cap + 1, await plannerEstimate(ctx, estimateOf()));
   const sortsAll = ctx.flavor === 'postgres';
+  // Matches found through a narrowing index lookup carry their tuple id (see above).
+  const ctid = ctx.flavor === 'postgres' && narrows;
   const expected = estimatedTotal ?? (sortsAll ? await estimate() : undefined);
   const bound =
     sortsAll && expected !== undefined && expected <= SEARCH_SORT_ALL_LIMIT ? SEARCH_SORT_ALL_LIMIT : cap;
@@ -344,6 +364,8 @@ async function searchPage(
         .selectFrom(
           base()
             .select(['certificates.id', `certificates.${column}`])
+            // PostgreSQL/PGlite: each match's tuple id too, by which the page's rows are read.
+            .$if(ctid, (q) => q.select(sql<string>`certificates.ctid`.as('cw_tid')))
             .limit(bound + 1)
             .as('m'),
         )
@@ -351,7 +373,7 @@ async function searchPage(
         .select(sql<number>`count(*) over ()`.as('cw_matches'))
         .as('certificates'),
     ) as unknown as CertQuery<object>;
-  const rows = (await readPage(capped, true)) as (Row & { cw_matches: number | string })[];
+  const rows = (await readPage(capped, ctid ? 'tid' : 'id')) as (Row & { cw_matches: number | string })[];
   const matches = rows[0] === undefined ? undefined : Number(rows[0].cw_matches);
   if (matches !== undefined && matches <= bound)
     return estimatedTotal === undefined
@@ -435,26 +457,32 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
     async list(query: CertificateListQuery = {}) {
       const { limit, offset } = pageWindow(query);
       const searching = query.search !== undefined && query.search !== '';
-      const indexedSearch = searching ? await searchIndexPart(ctx, query.search, commonWords) : undefined;
+      const lookup = searching ? await searchLookup(ctx, query.search, commonWords) : { narrows: false };
+      const indexedSearch = lookup.part;
       const base = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query, indexedSearch);
       const estimateOf = () => applyFilter(ctx, ctx.db.selectFrom('certificates'), query);
       const sort = query.sort ?? 'created_at';
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
       const after = query.after;
-      const readPage = async (from: () => CertQuery<object>, keysOnly = false) => {
+      const readPage = async (from: () => CertQuery<object>, keys?: 'id' | 'tid') => {
         const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
-        // `from` holds only the matches' keys (searchPage): the page's rows are read by id.
-        const rowsOf = (keys: CertQuery<Row>) =>
-          keysOnly
+        // With `keys`, `from` holds only the matches' keys (searchPage): the page's rows are
+        // read by id, or by tuple id where the keys carry it (one tuple read per row).
+        const rowsOf = (page: CertQuery<Row>) =>
+          keys
             ? (ctx.db
                 .selectFrom('certificates')
-                .innerJoin(keys.as('k'), 'k.id', 'certificates.id')
+                .innerJoin(page.as('k'), (j) =>
+                  keys === 'tid'
+                    ? j.on(sql`k.cw_tid`, '=', sql`certificates.ctid`)
+                    : j.onRef('k.id' as never, '=', 'certificates.id'),
+                )
                 .selectAll('certificates')
                 .select('k.cw_matches' as never)
                 .orderBy(`certificates.${column}`, order)
                 .orderBy('certificates.id', order) as unknown as CertQuery<Row>)
-            : keys;
+            : page;
         // One row beyond the page says whether another page follows.
         if (!after)
           return rowsOf(
@@ -466,7 +494,9 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         for (const condition of afterKey(ctx, column, order, after)) {
           if (rows.length > limit) break;
           rows.push(
-            ...(await rowsOf(ordered(from().selectAll().where(condition)).limit(limit + 1 - rows.length)).execute()),
+            ...(await rowsOf(
+              ordered(from().selectAll().where(condition)).limit(limit + 1 - rows.length),
+            ).execute()),
           );
         }
         return rows;
@@ -474,7 +504,16 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       // A search counts while it reads (see searchPage); every other filter reads its page first.
       const searched =
         searching && query.exactTotalLimit !== undefined
-          ? await searchPage(ctx, base, estimateOf, column, query.exactTotalLimit, query.estimatedTotal, readPage)
+          ? await searchPage(
+              ctx,
+              base,
+              estimateOf,
+              column,
+              query.exactTotalLimit,
+              query.estimatedTotal,
+              readPage,
+              lookup.narrows,
+            )
           : undefined;
       const rows = searched?.rows ?? (await readPage(base));
       const more = rows.length > limit;

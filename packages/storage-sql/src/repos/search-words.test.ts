@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { indexedPart } from './search-words.js';
+import { boundaryKeys, indexedPart, narrowsIndex } from './search-words.js';
 
 const common =
   (...words: string[]) =>
@@ -38,5 +38,43 @@ describe('indexedPart', () => {
     expect(indexedPart('x.y.z', common('x'))).toBe('.y.z');
     expect(indexedPart('x.y.z', common('z'))).toBe('x.y.');
     expect(indexedPart('%_.abc.def', common('def'))).toBe('.abc.');
+  });
+});
+
+describe('boundaryKeys', () => {
+  it('marks where a word is known to start or end, and leaves out words without a trigram', () => {
+    expect(boundaryKeys('-1')).toEqual(['^1']);
+    expect(boundaryKeys('host-1')).toEqual(['host$', '^1']);
+    expect(boundaryKeys('.shop-7.')).toEqual(['^shop$', '^7$']);
+    expect(boundaryKeys('zq')).toEqual([]);
+    expect(boundaryKeys('a-')).toEqual([]);
+  });
+});
+
+describe('narrowsIndex', () => {
+  it('holds when a word yielding a trigram is not common where it starts or ends', () => {
+    expect(narrowsIndex('-1', common('host'))).toBe(true);
+    // "1" is in half the rows, but numbers starting with 1 are not.
+    expect(narrowsIndex('host-1', common('host$', '1'))).toBe(true);
+    expect(narrowsIndex('host-4242', common('host$'))).toBe(true);
+    expect(narrowsIndex('abc', common())).toBe(true);
+  });
+
+  it('fails for common words only, whose trigrams are in nearly every row', () => {
+    expect(narrowsIndex('host-1', common('host$', '^1'))).toBe(false);
+    expect(narrowsIndex('bench.test', common('bench$', '^test'))).toBe(false);
+  });
+
+  it('fails without a trigram, which would read the whole index', () => {
+    // "zq" has no known boundary: no padding, two characters, no trigram.
+    expect(narrowsIndex('zq', common())).toBe(false);
+    // "a" after a separator starts a word: padded "  a", one trigram; alone it has none.
+    expect(narrowsIndex('host.a', common('host$'))).toBe(true);
+    expect(narrowsIndex('a', common())).toBe(false);
+    expect(narrowsIndex('', common())).toBe(false);
+  });
+
+  it('fails for non-ASCII parts, whose letters pg_trgm reads by locale', () => {
+    expect(narrowsIndex('ünïcode', common())).toBe(false);
   });
 });

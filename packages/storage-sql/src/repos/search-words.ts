@@ -36,11 +36,14 @@ export function patternWords(pattern: string): PatternWord[] {
  * ASCII (pg_trgm's idea of a letter then depends on the locale), or when the part would yield no
  * trigram at all (the index would then return every row).
  */
-export function indexedPart(pattern: string, isCommon: (word: string) => boolean): string | undefined {
+export function indexedPart(
+  pattern: string,
+  isCommon: (word: string, key: string) => boolean,
+): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
   if (!/^[\x00-\x7f]*$/.test(pattern)) return undefined;
   const words = patternWords(pattern);
-  const rare = words.filter((w) => !isCommon(w.word));
+  const rare = words.filter((w) => !isCommon(w.word, wordKey(w, pattern)));
   const first = rare[0];
   const last = rare[rare.length - 1];
   if (!first || !last || rare.length === words.length) return undefined;
@@ -55,11 +58,53 @@ export function indexedPart(pattern: string, isCommon: (word: string) => boolean
   return yieldsTrigrams ? pattern.slice(from, to) : undefined;
 }
 
+/**
+ * The words of `part` (lower-case) that yield a trigram, each as the key its share of the rows is
+ * judged by (commonWords): the word, with `^` in front when a separator before it in `part` says
+ * that it starts there and `$` behind when one after it says that it ends there. pg_trgm pads a
+ * word with two blanks where it is known to start and one where it is known to end, so those
+ * trigrams are only in rows where the word starts (ends) at a word boundary: `-1` selects the
+ * numbers starting with 1, fewer rows than those containing a 1 anywhere.
+ */
+export function boundaryKeys(part: string): string[] {
+  return patternWords(part)
+    .filter((w) => (w.start > 0 ? 2 : 0) + w.word.length + (w.end < part.length ? 1 : 0) >= 3)
+    .map((w) => wordKey(w, part));
+}
+
+/** The key of one word of `pattern` (boundaryKeys), whether or not it yields a trigram. */
+export function wordKey(w: PatternWord, pattern: string): string {
+  return `${w.start > 0 ? '^' : ''}${w.word}${w.end < pattern.length ? '$' : ''}`;
+}
+
+/**
+ * Whether the trigram index, asked for `part` (lower-case), narrows the rows down: `part` is
+ * ASCII and one of its boundaryKeys is not common. Otherwise the index returns about every row
+ * of the scope (common words' trigrams are in nearly all of them) or, without a trigram, reads
+ * the whole index.
+ */
+export function narrowsIndex(part: string, isCommon: (key: string) => boolean): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+  if (!/^[\x00-\x7f]*$/.test(part)) return false;
+  return boundaryKeys(part).some((k) => !isCommon(k));
+}
+
 /** A word is common when at least this share of the rows contains it. */
 const COMMON_SHARE = 0.5;
 
 /**
- * The words of `words` that at least half the certificates contain, judged on the planner's own
+ * A key of boundaryKeys (or a plain word) as a regular expression over search_text: the word
+ * itself, after a non-alphanumeric character or the start for `^`, before one or the end for `$`.
+ * Words are ASCII letters and digits only, so nothing in them needs escaping (nor is a comma).
+ */
+function keyPattern(key: string): string {
+  const word = key.replace(/^\^/, '').replace(/\$$/, '');
+  return `${key.startsWith('^') ? '(^|[^a-z0-9])' : ''}${word}${key.endsWith('$') ? '([^a-z0-9]|$)' : ''}`;
+}
+
+/**
+ * The words of `words` (or boundaryKeys: the word where it starts or ends) that at least half
+ * the certificates contain, judged on the planner's own
  * sample of `search_text` (pg_stats: the most common values with their frequencies, and the
  * histogram, whose entries each stand for an equal share of the other rows) — statistics that
  * ANALYZE keeps current, read in one round trip without touching the table. Without statistics
@@ -69,12 +114,13 @@ export async function commonWords(db: Kysely<Database>, words: readonly string[]
   const { rows } = await sql<{ word: string; share: number | string | null }>`
     select w.word,
       coalesce((select sum(m.f) from unnest(s.most_common_vals::text::text[], s.most_common_freqs) as m(v, f)
-        where strpos(m.v, w.word) > 0), 0)
+        where m.v ~ w.re), 0)
       + (1 - s.null_frac - coalesce((select sum(f) from unnest(s.most_common_freqs) as f), 0))
         * coalesce((select count(*) from unnest(s.histogram_bounds::text::text[]) as h(v)
-          where strpos(h.v, w.word) > 0)::float8 / nullif(cardinality(s.histogram_bounds::text::text[]), 0), 0)
+          where h.v ~ w.re)::float8 / nullif(cardinality(s.histogram_bounds::text::text[]), 0), 0)
         as share
-    from pg_stats s, unnest(string_to_array(${words.join(',')}, ',')) as w(word)
+    from pg_stats s, unnest(string_to_array(${words.join(',')}, ','),
+      string_to_array(${words.map(keyPattern).join(',')}, ',')) as w(word, re)
     where s.schemaname = current_schema() and s.tablename = 'certificates' and s.attname = 'search_text'`.execute(
     db,
   );
