@@ -21,6 +21,7 @@ import { notificationClaims } from './0019_notification_claims.js';
 import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { scopedSearch } from './0023_scoped_search.js';
 import { ownerSearchWalk } from './0024_owner_search_walk.js';
+import { ownerNameOrder } from './0025_owner_name_order.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
   breakglassLockout,
   scopedSearch,
   ownerSearchWalk,
+  ownerNameOrder,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */
