@@ -16,14 +16,13 @@ import {
   createServices,
   type DirectPath,
   SecretBox,
-  SYSTEM_ACTOR,
   silentLogger,
   systemClock,
 } from '../packages/core/src/index.js';
-import { buildCertId, der, readCertificate } from '../packages/core/src/pki/index.js';
 import { attachDirectConnections } from '../packages/server/src/direct-connections.js';
 import { createMetrics } from '../packages/server/src/metrics.js';
 import { createPgliteStorage } from '../packages/storage-pg/src/index.js';
+import { issueOcspFixture } from './support/ocsp-fixture.js';
 
 const N = Number(process.argv[2] ?? 300_000);
 const BODY = Buffer.alloc(480, 7);
@@ -75,7 +74,7 @@ async function run(label: string, request: Buffer, answerBytes: number, attach: 
   console.log(`${label}: ${((used.user + used.system) / N).toFixed(2)} µs CPU per request`);
 }
 
-/** An issuer with one issued certificate and the OCSPRequest (no nonce) for it, as bench/ocsp.ts. */
+/** The handler on in-memory PGlite and the bytes of an OCSP POST for the fixture's certificate. */
 async function ocspSetUp() {
   const storage = await createPgliteStorage(
     { memory: true },
@@ -83,24 +82,7 @@ async function ocspSetUp() {
   );
   await storage.migrate();
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
-  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'bench' });
-  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'bench' });
-  const issuer = await services.issuers.create(SYSTEM_ACTOR, {
-    name: 'bench ocsp',
-    type: 'Local',
-    config: { key_algorithm: 'ECDSA-P256' },
-  });
-  const cert = await services.certificates.create(SYSTEM_ACTOR, {
-    name: 'ocsp',
-    common_name: 'ocsp.bench.test',
-    renewal_policy_id: 'rp-default',
-    issuer_id: issuer.id,
-    owner_id: owner.id,
-    team_id: team.id,
-  });
-  const issued = await services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, {});
-  const [issuingPem] = await services.pki.lifecycle.caChain(issuer.id);
-  const certId = buildCertId(readCertificate(issuingPem!), issued.version!.serial_number, 'sha1').der;
+  const { issuerId, body } = await issueOcspFixture(services);
   const metrics = createMetrics({ worker: '1' });
   const handler = createHandler({
     auth: { type: 'none' },
@@ -108,8 +90,7 @@ async function ocspSetUp() {
     rateLimits: { pki: 0 },
     onResponse: (event) => metrics.observe(event),
   });
-  const body = der.sequence(der.sequence(der.sequence(der.sequence(certId))));
-  return { handler, request: requestBytes(`/.well-known/pki/ocsp/${issuer.id}`, body) };
+  return { handler, request: requestBytes(`/.well-known/pki/ocsp/${issuerId}`, body) };
 }
 
 const server = createServer();

@@ -22,14 +22,9 @@ import { createServer as createNetServer } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { DirectPath } from '../packages/core/src/index.js';
-import {
-  certificateToPem,
-  createSelfSignedCertificate,
-  exportPkcs8Pem,
-  generateKeyPair,
-} from '../packages/core/src/pki/index.js';
 import { attachDirectConnections } from '../packages/server/src/direct-connections.js';
 import { processCpuMs } from './support/proc-cpu.js';
+import { loopbackTlsIdentity } from './support/tls-listener.js';
 import { runWrk } from './support/wrk.js';
 
 const VARIANTS = [
@@ -54,21 +49,11 @@ const FIXED = Buffer.concat([
 ]);
 
 async function serve(variant: Variant, port: number): Promise<void> {
-  const key = await generateKeyPair('ECDSA-P256');
-  const cert = createSelfSignedCertificate(
-    {
-      subject: 'CN=127.0.0.1',
-      notBefore: new Date(Date.now() - 60_000),
-      notAfter: new Date(Date.now() + 86_400_000),
-      subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
-      basicConstraints: { ca: true },
-    },
-    key.privateKey,
-  );
+  const { certPem, keyPem } = await loopbackTlsIdentity();
   // As tls-server.ts: TLS 1.3 only, client certificates asked for, not required.
   const options = {
-    cert: certificateToPem(cert.der),
-    key: exportPkcs8Pem(key.privateKey),
+    cert: certPem,
+    key: keyPem,
     minVersion: 'TLSv1.3' as const,
     requestCert: true,
     rejectUnauthorized: false,

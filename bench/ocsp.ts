@@ -47,6 +47,7 @@ import { type PrivateRedis, startPrivateRedis } from '../packages/server/test/su
 import { createPgliteStorage } from '../packages/storage-pg/src/index.js';
 import { openBenchStorage } from './support/engines.js';
 import { loadCertificates } from './support/load.js';
+import { issueOcspFixture } from './support/ocsp-fixture.js';
 import { processCpuMs } from './support/proc-cpu.js';
 import { startCliServer } from './support/server-cli.js';
 import { listenTls } from './support/tls-listener.js';
@@ -204,30 +205,6 @@ const freePort = () =>
     });
   });
 
-/** An issuer with one issued certificate; the OCSPRequest (no nonce) for it and its CertID. */
-async function setUpOcsp(services: ReturnType<typeof createServices>) {
-  const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'bench' });
-  const team = await services.teams.create(SYSTEM_ACTOR, { name: 'bench' });
-  const issuer = await services.issuers.create(SYSTEM_ACTOR, {
-    name: 'bench ocsp',
-    type: 'Local',
-    config: { key_algorithm: 'ECDSA-P256' },
-  });
-  const cert = await services.certificates.create(SYSTEM_ACTOR, {
-    name: 'ocsp',
-    common_name: 'ocsp.bench.test',
-    renewal_policy_id: 'rp-default',
-    issuer_id: issuer.id,
-    owner_id: owner.id,
-    team_id: team.id,
-  });
-  const issued = await services.pki.lifecycle.issue(SYSTEM_ACTOR, cert.id, {});
-  const [issuingPem] = await services.pki.lifecycle.caChain(issuer.id);
-  const certId = buildCertId(readCertificate(issuingPem!), issued.version!.serial_number, 'sha1').der;
-  const body = der.sequence(der.sequence(der.sequence(der.sequence(certId))));
-  return { issuerId: issuer.id, certId, body };
-}
-
 /** The handler behind the server's own listener in this process, on in-memory PGlite. */
 async function ocspThroughput() {
   const storage = await createPgliteStorage(
@@ -236,7 +213,7 @@ async function ocspThroughput() {
   );
   await storage.migrate();
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
-  const { issuerId, certId, body } = await setUpOcsp(services);
+  const { issuerId, certId, body } = await issueOcspFixture(services);
   // One client address drives the whole load: the per-client PKI rate limit (100 per 10 s by
   // default) is switched off, or every answer after the 100th would be tryLater.
   const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { pki: 0 } });
@@ -300,7 +277,7 @@ async function cliServerCases() {
   try {
     await opened.s.migrate();
     const services = createServices({ storage: opened.s, clock: systemClock, logger: silentLogger });
-    const { issuerId, certId, body } = await setUpOcsp(services);
+    const { issuerId, certId, body } = await issueOcspFixture(services);
     await opened.s.close();
     for (const workers of WORKERS) {
       const server = await startCliServer(

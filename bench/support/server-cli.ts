@@ -8,13 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  certificateToPem,
-  createSelfSignedCertificate,
-  exportPkcs8Pem,
-  generateKeyPair,
-} from '../../packages/core/src/pki/index.js';
 import { processCpuMs } from './proc-cpu.js';
+import { loopbackTlsIdentity } from './tls-listener.js';
 
 const MAIN = fileURLToPath(new URL('../../packages/server/src/main.ts', import.meta.url));
 
@@ -54,20 +49,9 @@ export async function startCliServer(
   options: { port: number; workers: number; execArgv?: string[] },
 ): Promise<CliServer> {
   const dir = mkdtempSync(join(tmpdir(), 'cw-bench-cli-'));
-  const key = await generateKeyPair('ECDSA-P256');
-  const cert = createSelfSignedCertificate(
-    {
-      subject: 'CN=127.0.0.1',
-      notBefore: new Date(Date.now() - 60_000),
-      notAfter: new Date(Date.now() + 86_400_000),
-      subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
-      basicConstraints: { ca: true },
-    },
-    key.privateKey,
-  );
-  const ca = certificateToPem(cert.der);
+  const { certPem: ca, keyPem } = await loopbackTlsIdentity();
   writeFileSync(join(dir, 'tls.pem'), ca);
-  writeFileSync(join(dir, 'tls-key.pem'), exportPkcs8Pem(key.privateKey), { mode: 0o600 });
+  writeFileSync(join(dir, 'tls-key.pem'), keyPem, { mode: 0o600 });
   const child = spawn(
     process.execPath,
     [...(options.execArgv ?? []), '--conditions=source', '--import', 'tsx', MAIN],

@@ -23,12 +23,10 @@ export interface BenchListener {
   close(): Promise<void>;
 }
 
-export async function listenTls(
-  handler: Handler & { direct?: DirectPath },
-  maxSockets: number,
-): Promise<BenchListener> {
-  const tlsKey = await generateKeyPair('ECDSA-P256');
-  const tlsCert = createSelfSignedCertificate(
+/** A self-signed P-256 certificate for 127.0.0.1, valid for a day, and its key, both PEM: every bench listener's TLS identity. */
+export async function loopbackTlsIdentity(): Promise<{ certPem: string; keyPem: string }> {
+  const key = await generateKeyPair('ECDSA-P256');
+  const cert = createSelfSignedCertificate(
     {
       subject: 'CN=127.0.0.1',
       notBefore: new Date(Date.now() - 60_000),
@@ -36,11 +34,18 @@ export async function listenTls(
       subjectAltNames: [{ type: 'ip', value: '127.0.0.1' }],
       basicConstraints: { ca: true },
     },
-    tlsKey.privateKey,
+    key.privateKey,
   );
-  const ca = certificateToPem(tlsCert.der);
+  return { certPem: certificateToPem(cert.der), keyPem: exportPkcs8Pem(key.privateKey) };
+}
+
+export async function listenTls(
+  handler: Handler & { direct?: DirectPath },
+  maxSockets: number,
+): Promise<BenchListener> {
+  const { certPem: ca, keyPem } = await loopbackTlsIdentity();
   const server = createServer(
-    { minVersion: 'TLSv1.3', cert: ca, key: exportPkcs8Pem(tlsKey.privateKey) },
+    { minVersion: 'TLSv1.3', cert: ca, key: keyPem },
     createRequestListener(handler),
   );
   const direct = handler.direct
