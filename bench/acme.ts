@@ -25,7 +25,7 @@ import { type AcmeAccountKey, AcmeBenchClient } from './support/acme-client.js';
 import type { Measurement } from './support/acme-server.js';
 import { startPebble } from './support/pebble.js';
 import { postgresBackendsCpuMs } from './support/postgres-backends.js';
-import { processCpuMs } from './support/proc-cpu.js';
+import { processCpuMs, threadCpuMs } from './support/proc-cpu.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ORDERS = env('BENCH_ACME_ORDERS', 200);
@@ -35,6 +35,8 @@ const WARMUP = env('BENCH_ACME_WARMUP', 20);
 const POLL_MS = env('BENCH_ACME_POLL_MS', 20);
 const ENGINES = (process.env.BENCH_ACME_ENGINES ?? 'pglite,postgres').split(',').filter(Boolean);
 const PEBBLE = process.env.BENCH_ACME_PEBBLE ?? '/usr/bin/pebble';
+/** `BENCH_ACME_THREADS=1`: each server's CPU per issuance split by thread name too. */
+const THREADS = Boolean(process.env.BENCH_ACME_THREADS);
 
 interface Result {
   server: string;
@@ -115,11 +117,21 @@ async function drive(
     const requests0 = client.requests;
     const db0 = backendCpuMs ? await backendCpuMs() : 0;
     await inside?.start();
+    const threads0 = THREADS ? threadCpuMs(pid) : undefined;
     const cpu0 = processCpuMs(pid);
     const t0 = performance.now();
     await run(WARMUP, WARMUP + ORDERS);
     const ms = performance.now() - t0;
     const cpu = processCpuMs(pid) - cpu0;
+    if (threads0) {
+      const split = [...threadCpuMs(pid)]
+        .map(([name, used]) => [name, (used - (threads0.get(name) ?? 0)) / ORDERS] as const)
+        .filter(([, each]) => each > 0)
+        .sort((a, b) => b[1] - a[1]);
+      console.error(
+        `${server}: CPU ms / issuance by thread: ${split.map(([n, e]) => `${n} ${e.toFixed(2)}`).join(', ')}`,
+      );
+    }
     const db = backendCpuMs ? (await backendCpuMs()) - db0 : undefined;
     const measured = await inside?.stop();
     const result: Result = {
@@ -136,7 +148,7 @@ async function drive(
         (result.dbCpuMsEach !== undefined ? ` (+ ${result.dbCpuMsEach.toFixed(2)} ms PostgreSQL)` : '') +
         `, ${result.requestsEach.toFixed(1)} requests each`,
     );
-    if (measured) {
+    if (measured && (CONCURRENCY === 1 || measured.statementsTotal > 0)) {
       const each = (n: number) => (n / ORDERS).toFixed(2);
       console.error(
         `${server}: enrollment pipeline (services.pki.enrollment.enroll) ` +
@@ -147,10 +159,9 @@ async function drive(
             ? `; ${each(measured.statementsTotal)} SQL statements each, ${each(measured.enrollStatements)} of them while an enrollment ran`
             : ''),
       );
-      if (measured.statementsTotal > 0 && process.env.BENCH_ACME_STATEMENTS)
-        for (const [text, n] of Object.entries(measured.statements)) console.error(`  ${each(n)}  ${text}`);
-      if (measured.profile) console.error(`${server}: CPU profile ${measured.profile}`);
+      for (const [text, n] of Object.entries(measured.statements)) console.error(`  ${each(n)}  ${text}`);
     }
+    if (measured?.profile) console.error(`${server}: CPU profile ${measured.profile}`);
   } finally {
     agent.destroy();
   }

@@ -24,7 +24,7 @@ import { listenTls } from './tls-listener.js';
 
 /** What one `start` … `stop` window measured in this process. */
 export interface Measurement {
-  /** SQL statements sent (PostgreSQL only; PGlite runs the same ones), by their first words. */
+  /** SQL statements sent (PostgreSQL only, with BENCH_ACME_STATEMENTS; PGlite runs the same ones), by their first words. */
   statements: Record<string, number>;
   statementsTotal: number;
   /**
@@ -42,7 +42,15 @@ export interface Measurement {
 
 const engine = process.argv[2] ?? 'pglite';
 const PROFILE_DIR = process.env.BENCH_ACME_PROFILE;
-const { s: storage, cleanup, database } = await openBenchStorage(engine, 'cw-bench-acme');
+const {
+  s: storage,
+  cleanup,
+  database,
+} = await openBenchStorage(
+  engine,
+  // Another prefix keeps concurrent runs' databases apart by owner (the suffix is random).
+  process.env.BENCH_ACME_DB_PREFIX ?? 'cw-bench-acme',
+);
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
@@ -52,12 +60,14 @@ const stop = async (code: number) => {
   process.exit(code);
 };
 
-// Statement counting: every query the storage package's `pg` sends passes Client#query.
+// Statement counting: every query the storage package's `pg` sends passes Client#query. Only
+// with BENCH_ACME_STATEMENTS: the wrapper's work on every query is billed to the server measured.
+const COUNT_STATEMENTS = Boolean(process.env.BENCH_ACME_STATEMENTS);
 let enrolling = 0;
 let counting = false;
 const statements = new Map<string, number>();
 let enrollStatements = 0;
-if (engine === 'postgres') {
+if (engine === 'postgres' && COUNT_STATEMENTS) {
   const pg = createRequire(new URL('../../packages/storage-pg/package.json', import.meta.url))('pg') as {
     Client: { prototype: { query: (...args: unknown[]) => unknown } };
   };
@@ -105,21 +115,24 @@ try {
   // The CPU split is exact only with one order in flight, so only then is it taken: two
   // getrusage calls per enrollment are the harness's own cost, billed to the server measured.
   const split = process.env.BENCH_ACME_ENROLL_SPLIT === '1';
-  enrollment.enroll = (async (...args: Parameters<typeof enroll>) => {
-    if (!counting) return enroll(...args);
-    const before = split ? process.cpuUsage() : undefined;
-    enrolling++;
-    try {
-      return await enroll(...args);
-    } finally {
-      enrolling--;
-      enrolls++;
-      if (before) {
-        const used = process.cpuUsage(before);
-        enrollCpuUs += used.user + used.system;
+  // Without the split or the statement count nothing needs the wrapper (an async frame and a
+  // promise more per enrollment, also billed to the server measured).
+  if (split || COUNT_STATEMENTS)
+    enrollment.enroll = (async (...args: Parameters<typeof enroll>) => {
+      if (!counting) return enroll(...args);
+      const before = split ? process.cpuUsage() : undefined;
+      enrolling++;
+      try {
+        return await enroll(...args);
+      } finally {
+        enrolling--;
+        enrolls++;
+        if (before) {
+          const used = process.cpuUsage(before);
+          enrollCpuUs += used.user + used.system;
+        }
       }
-    }
-  }) as typeof enrollment.enroll;
+    }) as typeof enrollment.enroll;
 
   const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
   const listener = await listenTls(handler, 1);
