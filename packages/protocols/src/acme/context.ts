@@ -168,11 +168,6 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
       throw acmeProblem('unauthorized', "the JWS 'url' is not the URL this request was sent to");
     }
     await deps.nonces.consume(header.nonce);
-    const base = () => ({
-      jws,
-      payload: jwsPayloadObject(jws),
-      postAsGet: jws.payloadBytes.byteLength === 0,
-    });
 
     if (header.jwk) {
       if (kind === 'kid') {
@@ -180,7 +175,9 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
       }
       await verifyJws(jws, header.jwk);
       const result: JwkAuthenticated = {
-        ...base(),
+        jws,
+        payload: jwsPayloadObject(jws),
+        postAsGet: jws.payloadBytes.byteLength === 0,
         kind: 'jwk',
         jwk: header.jwk.jwk,
         thumbprint: header.jwk.thumbprint,
@@ -199,7 +196,13 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
     if (account.status !== 'valid') {
       throw acmeProblem('unauthorized', `the account is ${account.status}`);
     }
-    const result: AccountAuthenticated = { ...base(), kind: 'account', account };
+    const result: AccountAuthenticated = {
+      jws,
+      payload: jwsPayloadObject(jws),
+      postAsGet: jws.payloadBytes.byteLength === 0,
+      kind: 'account',
+      account,
+    };
     return result as Authenticated<K>;
   };
 }
