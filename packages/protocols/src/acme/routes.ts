@@ -48,67 +48,32 @@ export type RouteMatch =
   | { kind: 'method_not_allowed'; allow: string[] }
   | { kind: 'none' };
 
-/** A route's path split once: its segments, each a literal or (`:name`) a parameter's name. */
-interface CompiledRoute {
-  route: AcmeRoute;
-  literals: readonly (string | undefined)[];
-  names: readonly (string | undefined)[];
-  methods: readonly string[];
-}
+const splitPath = (path: string) => path.split('/');
 
-/** Routes compiled per list (the handler's list lives as long as the handler). */
-const compiledLists = new WeakMap<readonly AcmeRoute[], readonly CompiledRoute[]>();
-
-function compiled(routes: readonly AcmeRoute[]): readonly CompiledRoute[] {
-  let list = compiledLists.get(routes);
-  if (!list) {
-    list = routes.map((route) => {
-      const parts = route.path.split('/');
-      return {
-        route,
-        literals: parts.map((p) => (p.startsWith(':') ? undefined : p)),
-        names: parts.map((p) => (p.startsWith(':') ? p.slice(1) : undefined)),
-        methods: route.method === 'GET' ? ['GET', 'HEAD'] : [route.method],
-      };
-    });
-    compiledLists.set(routes, list);
-  }
-  return list;
-}
-
-/**
- * The route for a method and the path segments below the profile's base. The routes' paths are
- * split once per list, not on every call (the direct entry asks three times per request).
- */
+/** The route for a method and the path segments below the profile's base. */
 export function matchRoute(
   routes: readonly AcmeRoute[],
   method: string,
   segments: readonly string[],
 ): RouteMatch {
-  let allow: Set<string> | undefined;
-  for (const candidate of compiled(routes)) {
-    const { literals, names } = candidate;
-    if (literals.length !== segments.length) continue;
+  const allow = new Set<string>();
+  for (const route of routes) {
+    const pattern = splitPath(route.path);
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
     let matched = true;
-    for (let i = 0; i < literals.length; i++) {
-      const literal = literals[i];
+    for (let i = 0; i < pattern.length && matched; i++) {
+      const part = pattern[i]!;
       const segment = segments[i]!;
-      if (literal === undefined ? segment === '' || segment.length > 256 : literal !== segment) {
-        matched = false;
-        break;
-      }
+      if (part.startsWith(':')) {
+        if (segment === '' || segment.length > 256) matched = false;
+        else params[part.slice(1)] = segment;
+      } else if (part !== segment) matched = false;
     }
     if (!matched) continue;
-    if (candidate.methods.includes(method)) {
-      const params: Record<string, string> = {};
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i];
-        if (name !== undefined) params[name] = segments[i]!;
-      }
-      return { kind: 'route', route: candidate.route, params };
-    }
-    allow ??= new Set();
-    for (const m of candidate.methods) allow.add(m);
+    const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    if (methods.includes(method)) return { kind: 'route', route, params };
+    for (const m of methods) allow.add(m);
   }
-  return allow ? { kind: 'method_not_allowed', allow: [...allow] } : { kind: 'none' };
+  return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow] } : { kind: 'none' };
 }
