@@ -168,6 +168,11 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
       throw acmeProblem('unauthorized', "the JWS 'url' is not the URL this request was sent to");
     }
     await deps.nonces.consume(header.nonce);
+    const base = () => ({
+      jws,
+      payload: jwsPayloadObject(jws),
+      postAsGet: jws.payloadBytes.byteLength === 0,
+    });
 
     if (header.jwk) {
       if (kind === 'kid') {
@@ -175,9 +180,7 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
       }
       await verifyJws(jws, header.jwk);
       const result: JwkAuthenticated = {
-        jws,
-        payload: jwsPayloadObject(jws),
-        postAsGet: jws.payloadBytes.byteLength === 0,
+        ...base(),
         kind: 'jwk',
         jwk: header.jwk.jwk,
         thumbprint: header.jwk.thumbprint,
@@ -196,13 +199,7 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
     if (account.status !== 'valid') {
       throw acmeProblem('unauthorized', `the account is ${account.status}`);
     }
-    const result: AccountAuthenticated = {
-      jws,
-      payload: jwsPayloadObject(jws),
-      postAsGet: jws.payloadBytes.byteLength === 0,
-      kind: 'account',
-      account,
-    };
+    const result: AccountAuthenticated = { ...base(), kind: 'account', account };
     return result as Authenticated<K>;
   };
 }
