@@ -15,7 +15,6 @@ import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
 import { AcmeLinks } from './links.js';
 import { NonceStore } from './nonces.js';
 import { acmeProblem, type ProblemContext, problemFromError } from './problem.js';
-import { type RequestTarget, RequestTargets } from './request-target.js';
 import { appendLink, sized, toWebResponse } from './responses.js';
 import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
 
@@ -115,7 +114,6 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? (() => new Date());
   const { authority } = options;
-  const targets = new RequestTargets();
 
   const problem = (error: unknown, problemContext: ProblemContext): PlainResponse => {
     const answer = problemFromError(error, problemContext);
@@ -128,7 +126,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
 
   const route = async (
     request: RequestHead,
-    url: RequestTarget,
+    url: URL,
     readBody: (maxBytes: number) => Promise<Uint8Array>,
     transport: TransportContext,
     origin: string,
@@ -186,7 +184,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
     readBody: (maxBytes: number) => Promise<Uint8Array>,
     transport: TransportContext,
   ): Promise<PlainResponse> => {
-    const url = targets.of(request);
+    const url = new URL(request.url);
     const origin = (options.baseUrl ?? url.origin).replace(/\/+$/, '');
     let links: AcmeLinks | undefined;
     const problemContext: ProblemContext = {};
