@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import type { AcmeAccount, AcmeIdentifier, AcmeOrder } from '../../domain/acme.js';
+import { z } from 'zod';
+import {
+  type AcmeAccount,
+  type AcmeIdentifier,
+  type AcmeOrder,
+  acmeIdentifierSchema,
+} from '../../domain/acme.js';
 import type { CertificateVersion } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, isCertwrightError } from '../../errors.js';
 import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
 import type { ServiceDeps } from '../context.js';
+import { parseInput } from '../input.js';
 import { checkNamesAgainstProfile } from '../issuance/profile-rules.js';
-import { parseAcmeCertId } from './cert-id.js';
+import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from './cert-id.js';
 import {
   ACME_ORDER_LIFETIME_MS,
   type AcmeEnrollment,
@@ -16,12 +23,19 @@ import {
   orderView,
   ownedBy,
 } from './common.js';
-import { challengeTypesFor, normalizeIdentifiers } from './identifiers.js';
+import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
 import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
-import { type AcmeNewOrder, parseNewOrder } from './new-order-input.js';
 import { AcmeRecent, type IssuedChain } from './recent.js';
 
-export { type AcmeNewOrderInput, acmeNewOrderSchema } from './new-order-input.js';
+/** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
+export const acmeNewOrderSchema = z.object({
+  identifiers: z.array(acmeIdentifierSchema).min(1).max(MAX_ORDER_IDENTIFIERS),
+  notBefore: z.iso.datetime({ offset: true }).optional(),
+  notAfter: z.iso.datetime({ offset: true }).optional(),
+  profile: z.string().min(1).max(64).optional(),
+  replaces: z.string().min(1).max(MAX_CERT_ID_LENGTH).optional(),
+});
+export type AcmeNewOrderInput = z.input<typeof acmeNewOrderSchema>;
 
 /** The sliding window of the per-account new-order limit (the profile's `orders_per_account_per_hour`). */
 export const ACME_ORDER_RATE_WINDOW_MS = 60 * 60_000;
@@ -61,7 +75,7 @@ export class AcmeOrderService {
     input: unknown,
     knownProfile?: CertificateProfile,
   ): Promise<AcmeOrderView> {
-    const parsed = parseNewOrder(input);
+    const parsed = parseInput(acmeNewOrderSchema, input);
     const { storage, clock } = this.deps;
     const profile =
       knownProfile?.id === account.profile_id ? knownProfile : await storage.profiles.get(account.profile_id);
@@ -277,7 +291,7 @@ export class AcmeOrderService {
   }
 
   #validity(
-    parsed: AcmeNewOrder,
+    parsed: z.output<typeof acmeNewOrderSchema>,
     profile: CertificateProfile,
     now: Date,
   ): { notBefore: Date | null; notAfter: Date | null } {
