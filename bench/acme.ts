@@ -12,6 +12,8 @@
  * /proc/<pid>/stat before and after the timed orders, so the load generator's own work is not
  * counted. On PostgreSQL the database backends' CPU is read the same way and shown next to it.
  * Account and certificate keys (P-256) and the CSRs are made before the clock starts.
+ * BENCH_ACME_STATEMENTS=1 counts certwright's SQL statements, BENCH_ACME_THREADS=1 splits each
+ * server's CPU by thread, BENCH_ACME_PROFILE=<dir> writes a V8 CPU profile (docs/protocols/acme.md).
  * Figures go to docs/protocols/acme.md.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
