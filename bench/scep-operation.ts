@@ -9,8 +9,9 @@
  *   node --conditions=source --import tsx bench/scep-operation.ts [n=2000] [warmup=1000]
  *
  * Prints the main thread's CPU (process.cpuUsage, user + system) per enrollment's three
- * requests over the n measured ones (BENCH_SCEP_PROFILE=<dir>: a V8 CPU profile of them); every PKIMessage is built before the window (a fresh
- * senderNonce each, as the replay check asks).
+ * requests over the n measured ones (BENCH_SCEP_PROFILE=<dir>: a V8 CPU profile of them);
+ * every PKIMessage is built before the window (a fresh senderNonce each, as the replay check
+ * asks). Figures in docs/protocols/scep.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
