@@ -19,7 +19,9 @@
  * JIT has settled before the window opens; BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
  * time; BENCH_SCEP_ONLY=certwright|scepserver measures one side alone; BENCH_SCEP_PROFILE=<dir>
  * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts);
- * BENCH_SCEP_KEYS=<dir> keeps the clients' keys there for the next run.
+ * BENCH_SCEP_KEYS=<dir> keeps the clients' keys there for the next run; BENCH_SCEP_WINDOWS=<k>
+ * prints certwright's CPU per enrollment for each k-th of the window (does the JIT settle?);
+ * BENCH_SCEP_NODE_FLAGS="<flags>" starts certwright's server with these node flags.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,12 +29,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresBackendsCpuMs } from './support/postgres-backends.js';
-import { processCpuMs } from './support/proc-cpu.js';
+import { backgroundThreadsCpuMs, processCpuMs } from './support/proc-cpu.js';
 
 const n = Number(process.argv[2] ?? '100');
 const engine = process.argv[3] ?? 'pglite';
 const CONCURRENCY = Number(process.env.BENCH_SCEP_CONCURRENCY ?? '2');
 const WARMUP = Number(process.env.BENCH_SCEP_WARMUP ?? '5');
+/** Report the server's CPU per enrollment for each of this many consecutive parts of the window. */
+const WINDOWS = Number(process.env.BENCH_SCEP_WINDOWS ?? '1');
+/** Extra node flags for certwright's server process (V8 traces, heap sizes), space-separated. */
+const serverFlags = (process.env.BENCH_SCEP_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const CHALLENGE = 'bench-challenge';
 
 const dir = mkdtempSync(join(tmpdir(), 'cw-bench-scep-'));
@@ -88,12 +94,17 @@ async function enrollAll(
   cpuMs: number;
   dbCpuMs?: number;
   retried: number;
+  /** Of cpuMs, the threads other than the main one (V8's compiler and GC helpers, libuv's pool). */
+  backgroundCpuMs: number;
   statements?: number;
   pipelineCpuMs?: number;
   systemCpuMs?: number;
 }> {
   let retried = 0;
   let measuring = false;
+  let done = 0;
+  let windowMark = { cpu: 0, background: 0, at: 0 };
+  const windowSize = Math.max(1, Math.floor(n / WINDOWS));
   const once = async (i: number, attempt = 0): Promise<void> => {
     const work = join(dir, `${label}-${i}-${attempt}`);
     mkdirSync(work);
@@ -123,12 +134,23 @@ async function enrollAll(
       throw new Error(
         `${label}: scepclient failed (exit ${r.code}): ${r.err.slice(-1500)} ${r.out.slice(-500)}`,
       );
+    if (measuring && WINDOWS > 1 && ++done % windowSize === 0) {
+      const cpu = processCpuMs(pid);
+      const background = backgroundThreadsCpuMs(pid);
+      const count = done - windowMark.at;
+      console.error(
+        `${label}: enrollments ${WARMUP + windowMark.at + 1}–${WARMUP + done}: ${((cpu - windowMark.cpu) / count).toFixed(2)} ms CPU each, background threads ${((background - windowMark.background) / count).toFixed(2)} ms`,
+      );
+      windowMark = { cpu, background, at: done };
+    }
   };
   for (let i = 0; i < WARMUP; i++) await once(i);
   let next = WARMUP;
   await marks.start?.();
   const db0 = marks.backendCpuMs ? await marks.backendCpuMs() : 0;
   const cpu0 = processCpuMs(pid);
+  const background0 = backgroundThreadsCpuMs(pid);
+  windowMark = { cpu: cpu0, background: background0, at: 0 };
   const t0 = performance.now();
   measuring = true;
   await Promise.all(
@@ -139,6 +161,7 @@ async function enrollAll(
   const ms = performance.now() - t0;
   // A refused attempt did most of an enrollment's work: CPU is per request answered.
   const cpuMs = (processCpuMs(pid) - cpu0) / (n + retried);
+  const backgroundCpuMs = (backgroundThreadsCpuMs(pid) - background0) / (n + retried);
   const dbCpuMs = marks.backendCpuMs ? ((await marks.backendCpuMs()) - db0) / (n + retried) : undefined;
   const counted = await marks.end?.();
   return {
@@ -146,6 +169,7 @@ async function enrollAll(
     cpuMs,
     ...(dbCpuMs === undefined ? {} : { dbCpuMs }),
     retried,
+    backgroundCpuMs,
     ...(counted === undefined
       ? {}
       : {
@@ -164,13 +188,18 @@ interface ServerCounts {
   systemUs: number;
 }
 
+/** The server's `{port, …}` line; other output (V8 traces of BENCH_SCEP_NODE_FLAGS) goes to stderr. */
 function waitForLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
-      const nl = buffer.indexOf('\n');
-      if (nl >= 0) resolve(buffer.slice(0, nl));
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.startsWith('{"port"')) resolve(line);
+        else process.stderr.write(`${line}\n`);
+      }
     });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
@@ -180,7 +209,7 @@ async function certwright(keyFiles: string[]) {
   const script = fileURLToPath(new URL('./support/scep-server.ts', import.meta.url));
   const child = spawn(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', script, engine, CHALLENGE],
+    [...serverFlags, '--conditions=source', '--import', 'tsx', script, engine, CHALLENGE],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -266,6 +295,7 @@ try {
     perSecond: Number.NaN,
     cpuMs: Number.NaN,
     retried: 0,
+    backgroundCpuMs: Number.NaN,
   };
   const cw = only === 'scepserver' ? skipped : await certwright(keyFiles);
   if (only !== 'scepserver') {
@@ -275,7 +305,9 @@ try {
         ? ` (enrollment pipeline ${cw.pipelineCpuMs?.toFixed(2)} ms, the rest ${(cw.cpuMs - (cw.pipelineCpuMs ?? 0)).toFixed(2)} ms; kernel ${cw.systemCpuMs?.toFixed(2)} ms of the whole)`
         : '';
     const db = cw.dbCpuMs === undefined ? '' : ` + ${cw.dbCpuMs.toFixed(2)} ms PostgreSQL`;
-    console.log(`certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each${db}${split}${count}`);
+    console.log(
+      `certwright: ${cw.cpuMs.toFixed(2)} ms server CPU each (background threads ${cw.backgroundCpuMs.toFixed(2)} ms)${db}${split}${count}`,
+    );
   }
   const ms = only === 'certwright' ? skipped : await scepserver(keyFiles);
   const cwTotal = cw.cpuMs + (cw.dbCpuMs ?? 0);

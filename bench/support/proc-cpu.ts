@@ -38,3 +38,14 @@ export function threadCpuMs(pid: number): Map<string, number> {
   }
   return byName;
 }
+
+/**
+ * Of {@link processCpuMs}, the part of threads other than the main one (V8's compiler and
+ * garbage-collector helpers, libuv's pool): how much of a server's CPU is background work rather
+ * than its event loop. Threads that have exited are not counted.
+ */
+export function backgroundThreadsCpuMs(pid: number): number {
+  let ms = 0;
+  for (const [name, used] of threadCpuMs(pid)) if (name !== 'main') ms += used;
+  return ms;
+}
