@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
 import type { CertificateStatus, CertificateVersion } from '../domain/certificate.js';
+import { JOB_STATUSES } from '../domain/job.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import { type CrlEntry, encodeCrlEntry } from '../pki/crl.js';
@@ -1257,6 +1258,25 @@ export function describeStorageContract(
         ];
         expect(await codeOf(s.jobs.createMany(bad))).toBe('invalid_reference');
         expect((await s.jobs.list({ agent_id: agent.id })).total).toBe(1200);
+      });
+
+      it('counts jobs by status in one call, each as a list of that status counts them', async () => {
+        const before = await s.jobs.countByStatus();
+        const created = await s.jobs.createMany([
+          { type: 'Renewal' as const },
+          { type: 'Renewal' as const, status: 'AwaitingCSR' as const },
+          { type: 'Renewal' as const, status: 'AwaitingCSR' as const },
+        ]);
+        await s.jobs.update(created[0]!.id, { status: 'Cancelled' });
+        const after = await s.jobs.countByStatus();
+        expect(Object.keys(after).sort()).toEqual([...JOB_STATUSES].sort());
+        expect(after.AwaitingCSR - before.AwaitingCSR).toBe(2);
+        expect(after.Cancelled - before.Cancelled).toBe(1);
+        for (const status of JOB_STATUSES)
+          expect({ status, n: after[status] }).toEqual({
+            status,
+            n: (await s.jobs.list({ status, perPage: 1 })).total,
+          });
       });
 
       it('re-claims a job whose lease expired and fails it once attempts are used up', async () => {
