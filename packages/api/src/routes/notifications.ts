@@ -1,6 +1,4 @@
 import {
-  JOB_STATUSES,
-  type JobStatus,
   notificationCreateSchema,
   notificationEventSchema,
   notificationListSchema,
@@ -123,7 +121,7 @@ export function notificationRoutes(services: Services): RouteSpec[] {
           services.certificates.summary(),
           services.agents.summary(),
           notifications.countByStatus(),
-          jobCounts(services),
+          services.jobs.countByStatus(),
         ]);
         return {
           status: 200,
@@ -133,13 +131,4 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       },
     }),
   ];
-}
-
-async function jobCounts(services: Services): Promise<Record<JobStatus, number>> {
-  const entries = await Promise.all(
-    JOB_STATUSES.map(
-      async (status) => [status, (await services.jobs.list({ status, per_page: 1 })).total] as const,
-    ),
-  );
-  return Object.fromEntries(entries) as Record<JobStatus, number>;
 }

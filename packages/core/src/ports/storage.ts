@@ -495,6 +495,8 @@ export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch
    */
   createMany(inputs: readonly NewJob[]): Promise<Job[]>;
   list(query?: JobListQuery): Promise<PageResult<Job>>;
+  /** Jobs by status, exact, every status present (0 when none): one statement for the dashboard. */
+  countByStatus(): Promise<Record<JobStatus, number>>;
   /**
    * Atomically claims up to `limit` Pending jobs due at `now` (and Running jobs whose lease
    * expired), skipping rows other claimers hold (`FOR UPDATE SKIP LOCKED`): each claimed job

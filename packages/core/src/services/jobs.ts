@@ -102,6 +102,11 @@ export class JobService {
     return this.deps.storage.jobs.require(id);
   }
 
+  /** Jobs by status, exact (the dashboard's figures). */
+  countByStatus(): Promise<Record<JobStatus, number>> {
+    return this.deps.storage.jobs.countByStatus();
+  }
+
   /** Cancels an open job; a job that already ended is a `conflict`. */
   cancel(actor: Actor, id: string): Promise<Job> {
     return this.deps.storage.transaction(async (tx) => {

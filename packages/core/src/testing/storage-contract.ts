@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SENTINEL_AGENT_IDS } from '../domain/agent.js';
 import type { CertificateStatus, CertificateVersion } from '../domain/certificate.js';
+import { JOB_STATUSES } from '../domain/job.js';
 import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { isCertwrightError } from '../errors.js';
 import { type CrlEntry, encodeCrlEntry } from '../pki/crl.js';
@@ -690,6 +691,51 @@ export function describeStorageContract(
         expect(made).toHaveLength(7);
       });
 
+      it('estimates totals past the cap for filters of every kind, text with quotes and backslashes among them', async () => {
+        const r = await refs();
+        const odd = `it's \\ ${r.tag}`;
+        const now = Date.now();
+        for (let i = 0; i < 3; i++) {
+          const cert = await s.certificates.create({
+            ...r.base,
+            name: `${odd} ${i}`,
+            common_name: `q${i}.${r.tag}.test`,
+            status: 'Active',
+          });
+          await s.versions.create(versionInput(cert.id, r.issuer.id, new Date(now + (i + 1) * DAY), `5${i}`));
+        }
+        const filters = [
+          { owner_id: r.owner.id, search: odd },
+          { owner_id: r.owner.id, status: ['Active', 'Expiring'] as CertificateStatus[] },
+          { owner_id: r.owner.id, expiresAfter: new Date(now), expiresBefore: new Date(now + 10 * DAY) },
+        ];
+        for (const filter of filters) {
+          // Past the cap: an estimate, never below cap + 1, flagged — by count, countEach and a
+          // list page, whose total comes with the page.
+          const counted = await s.certificates.count(filter, { exactLimit: 1 });
+          expect({ filter, estimated: counted.estimated }).toEqual({ filter, estimated: true });
+          expect(counted.total).toBeGreaterThanOrEqual(2);
+          const [each] = await s.certificates.countEach([filter], { exactLimit: 1 });
+          expect(each?.estimated).toBe(true);
+          expect(each?.total).toBeGreaterThanOrEqual(2);
+          const page = await s.certificates.list({ ...filter, perPage: 1, exactTotalLimit: 1 });
+          expect(page.items).toHaveLength(1);
+          expect(page.totalEstimated).toBe(true);
+          expect(page.total).toBeGreaterThanOrEqual(2);
+          // Within the cap: exact, for the first page and for the page after its key.
+          const exact = await s.certificates.list({ ...filter, perPage: 1, exactTotalLimit: 3 });
+          expect(exact).toMatchObject({ total: 3, totalEstimated: false });
+          const second = await s.certificates.list({
+            ...filter,
+            perPage: 1,
+            exactTotalLimit: 3,
+            after: exact.next ?? undefined,
+          });
+          expect(second).toMatchObject({ total: 3, totalEstimated: false });
+          expect(second.items[0]?.id).not.toBe(exact.items[0]?.id);
+        }
+      });
+
       it('keeps the latest version on the certificate, and the private key sealed', async () => {
         const r = await refs();
         const cert = await s.certificates.create({
@@ -1212,6 +1258,25 @@ export function describeStorageContract(
         ];
         expect(await codeOf(s.jobs.createMany(bad))).toBe('invalid_reference');
         expect((await s.jobs.list({ agent_id: agent.id })).total).toBe(1200);
+      });
+
+      it('counts jobs by status in one call, each as a list of that status counts them', async () => {
+        const before = await s.jobs.countByStatus();
+        const created = await s.jobs.createMany([
+          { type: 'Renewal' as const },
+          { type: 'Renewal' as const, status: 'AwaitingCSR' as const },
+          { type: 'Renewal' as const, status: 'AwaitingCSR' as const },
+        ]);
+        await s.jobs.update(created[0]!.id, { status: 'Cancelled' });
+        const after = await s.jobs.countByStatus();
+        expect(Object.keys(after).sort()).toEqual([...JOB_STATUSES].sort());
+        expect(after.AwaitingCSR - before.AwaitingCSR).toBe(2);
+        expect(after.Cancelled - before.Cancelled).toBe(1);
+        for (const status of JOB_STATUSES)
+          expect({ status, n: after[status] }).toEqual({
+            status,
+            n: (await s.jobs.list({ status, perPage: 1 })).total,
+          });
       });
 
       it('re-claims a job whose lease expired and fails it once attempts are used up', async () => {

@@ -22,6 +22,7 @@ import { breakglassLockout } from './0022_breakglass_lockout.js';
 import { scopedSearch } from './0023_scoped_search.js';
 import { ownerSearchWalk } from './0024_owner_search_walk.js';
 import { ownerNameOrder } from './0025_owner_name_order.js';
+import { planRows } from './0027_plan_rows.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly Migration[] = [
   scopedSearch,
   ownerSearchWalk,
   ownerNameOrder,
+  planRows,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

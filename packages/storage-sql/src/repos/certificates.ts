@@ -220,11 +220,73 @@ function afterKey(
 }
 
 /**
- * The number of matches: exact up to `limit` (counting stops at limit + 1 rows, so the cost is
- * bounded however many match), the query planner's row estimate beyond it. Without a limit,
- * always exact (bulk operations and other internal callers rely on exact counts). `estimateOf`
+ * The number of matches of `base` as one value of a statement (a scalar subquery): exact up to
+ * `cap`, counting stops at cap + 1 rows so the cost is bounded however many match. Beyond `cap`,
+ * on PostgreSQL/PGlite, the planner's estimate of `estimateOf` (cw_plan_rows, migration 27;
+ * never below cap + 1), so the page, its count and its estimate take one statement; MySQL/MariaDB
+ * answer cap + 1 there and the caller asks for the estimate (plannerEstimate). `estimateOf`
  * states the same filter as `base` in the form the planner estimates best (a search with its
  * whole pattern as one LIKE, rather than the part for the index plus a per-row test).
+ */
+function cappedTotal(
+  ctx: Ctx,
+  base: () => CertQuery<object>,
+  cap: number,
+  estimateOf: () => CertQuery<object> = base,
+) {
+  // Unordered, so the planner may answer from any index (often index-only) and stop early.
+  const counted = ctx.db
+    .selectFrom(
+      base()
+        .select(sql<number>`1`.as('one'))
+        .limit(cap + 1)
+        .as('m'),
+    )
+    .select((eb) => eb.fn.countAll().as('n'));
+  if (ctx.flavor !== 'postgres') return counted;
+  const planned = inlined(estimateOf().select(sql<number>`1`.as('one')).compile());
+  return ctx.db
+    .selectFrom(counted.as('c'))
+    .select(
+      sql<number>`case when c.n > ${sql.lit(cap)} then greatest(${sql.lit(cap + 1)}, cw_plan_rows(${planned})) else c.n end`.as(
+        'n',
+      ),
+    ) as unknown as typeof counted;
+}
+
+/** A total read from cappedTotal: estimated above `cap`, and on MySQL/MariaDB estimated here. */
+async function fromCappedTotal(
+  ctx: Ctx,
+  value: unknown,
+  cap: number,
+  estimateOf: () => CertQuery<object>,
+): Promise<{ total: number; estimated: boolean }> {
+  const n = Number(value);
+  if (n <= cap) return { total: n, estimated: false };
+  if (ctx.flavor === 'postgres') return { total: n, estimated: true };
+  return { total: Math.max(cap + 1, await plannerEstimate(ctx, estimateOf())), estimated: true };
+}
+
+/**
+ * A compiled query with its parameters written in as literals, for a query text that the
+ * database plans by itself (cw_plan_rows). Strings go as E'…' with backslashes and quotes
+ * doubled, which reads back the same text whatever standard_conforming_strings says; the filters
+ * pass strings, instants and numbers only.
+ */
+function inlined(q: CompiledQuery): string {
+  const literal = (value: unknown) => {
+    if (typeof value === 'string') return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+    if (value instanceof Date) return `'${value.toISOString()}'`;
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    throw new Error(`no literal for a parameter of type ${typeof value}`);
+  };
+  return q.sql.replace(/\$(\d+)/g, (_, n: string) => literal(q.parameters[Number(n) - 1]));
+}
+
+/**
+ * The number of matches: exact up to `limit`, the query planner's row estimate beyond it
+ * (cappedTotal). Without a limit, always exact (bulk operations and other internal callers rely
+ * on exact counts).
  */
 async function countMatches(
   ctx: Ctx,
@@ -238,19 +300,8 @@ async function countMatches(
       .executeTakeFirst();
     return { total: count(row), estimated: false };
   }
-  // Unordered, so the planner may answer from any index (often index-only) and stop early.
-  const capped = await ctx.db
-    .selectFrom(
-      base()
-        .select(sql<number>`1`.as('one'))
-        .limit(limit + 1)
-        .as('m'),
-    )
-    .select((eb) => eb.fn.countAll().as('n'))
-    .executeTakeFirst();
-  const exact = count(capped);
-  if (exact <= limit) return { total: exact, estimated: false };
-  return { total: Math.max(limit + 1, await plannerEstimate(ctx, estimateOf())), estimated: true };
+  const row = await cappedTotal(ctx, base, limit, estimateOf).executeTakeFirst();
+  return fromCappedTotal(ctx, row?.n, limit, estimateOf);
 }
 
 /** The planner's estimate of the rows a query returns (EXPLAIN; nothing is read but statistics). */
@@ -465,7 +516,12 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       const column = SORT_COLUMNS[sort];
       const order = query.order ?? (query.sort ? 'asc' : 'desc');
       const after = query.after;
-      const readPage = async (from: () => CertQuery<object>, keys?: 'id' | 'tid') => {
+      // `total`: a value every row carries (cappedTotal), read with the page in one statement.
+      const readPage = async (
+        from: () => CertQuery<object>,
+        keys?: 'id' | 'tid',
+        total?: ReturnType<typeof cappedTotal>,
+      ) => {
         const ordered = (q: CertQuery<Row>) => q.orderBy(column, order).orderBy('id', order);
         // With `keys`, `from` holds only the matches' keys (searchPage): the page's rows are
         // read by id, or by tuple id where the keys carry it (one tuple read per row).
@@ -483,10 +539,11 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
                 .orderBy(`certificates.${column}`, order)
                 .orderBy('certificates.id', order) as unknown as CertQuery<Row>)
             : page;
+        const selected = () => (total ? from().selectAll().select(total.as('cw_total')) : from().selectAll());
         // One row beyond the page says whether another page follows.
         if (!after)
           return rowsOf(
-            ordered(from().selectAll())
+            ordered(selected())
               .limit(limit + 1)
               .offset(offset),
           ).execute();
@@ -494,9 +551,7 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
         for (const condition of afterKey(ctx, column, order, after)) {
           if (rows.length > limit) break;
           rows.push(
-            ...(await rowsOf(
-              ordered(from().selectAll().where(condition)).limit(limit + 1 - rows.length),
-            ).execute()),
+            ...(await rowsOf(ordered(selected().where(condition)).limit(limit + 1 - rows.length)).execute()),
           );
         }
         return rows;
@@ -515,7 +570,12 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
               lookup.narrows,
             )
           : undefined;
-      const rows = searched?.rows ?? (await readPage(base));
+      // Every other filter reads its page with the capped total (cappedTotal) when it needs one.
+      const cap = query.exactTotalLimit;
+      const counted = cap !== undefined && query.estimatedTotal === undefined;
+      const rows =
+        searched?.rows ??
+        (await readPage(base, undefined, counted ? cappedTotal(ctx, base, cap, estimateOf) : undefined));
       const more = rows.length > limit;
       const items = rows.slice(0, limit).map(toCertificate);
       const last = items[items.length - 1];
@@ -526,7 +586,12 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       if (searched) return { items, total: searched.total, totalEstimated: searched.estimated, next };
       if (query.estimatedTotal !== undefined)
         return { items, total: query.estimatedTotal, totalEstimated: true, next };
-      const { total, estimated } = await countMatches(ctx, base, query.exactTotalLimit, estimateOf);
+      // An empty page (past the last match) carries no total: it is counted on its own.
+      const carried = (rows[0] as { cw_total?: unknown } | undefined)?.cw_total;
+      const { total, estimated } =
+        counted && carried !== undefined
+          ? await fromCappedTotal(ctx, carried, cap, estimateOf)
+          : await countMatches(ctx, base, cap, estimateOf);
       return { items, total, totalEstimated: estimated, next };
     },
 
@@ -574,30 +639,22 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       if (filters.length === 0) return [];
       const query = (f: CertificateFilter) => applyFilter(ctx, ctx.db.selectFrom('certificates'), f);
       const cap = options.exactLimit;
-      // Every capped count in one statement (one round trip, however many filters), each
-      // stopping after cap + 1 matches as countMatches' does.
+      // Every capped count in one statement (one round trip, however many filters), each with
+      // its estimate where it passes the cap on PostgreSQL/PGlite (cappedTotal).
       const arms = filters.map((f, i) =>
-        ctx.db
-          .selectFrom(
-            query(f)
-              .select(sql<number>`1`.as('one'))
-              .limit(cap + 1)
-              .as(`m${i}`),
-          )
-          .select([sql<number>`${sql.lit(i)}`.as('k'), (eb) => eb.fn.countAll().as('n')]),
+        ctx.db.selectNoFrom([
+          sql<number>`${sql.lit(i)}`.as('k'),
+          cappedTotal(ctx, () => query(f), cap).as('n'),
+        ]),
       );
       const rows = await arms
         .slice(1)
         .reduce((all, arm) => all.unionAll(arm), arms[0]!)
         .execute();
-      const exact = new Map(rows.map((r) => [Number(r.k), count(r)]));
-      // Only the filters beyond the cap need the planner's estimate (statistics only).
+      const totals = new Map(rows.map((r) => [Number(r.k), r.n]));
+      // MySQL/MariaDB: only the filters beyond the cap need the planner's estimate (statistics only).
       return Promise.all(
-        filters.map(async (f, i) => {
-          const n = exact.get(i) ?? 0;
-          if (n <= cap) return { total: n, estimated: false };
-          return { total: Math.max(cap + 1, await plannerEstimate(ctx, query(f))), estimated: true };
-        }),
+        filters.map((f, i) => fromCappedTotal(ctx, totals.get(i) ?? 0, cap, () => query(f))),
       );
     },
 

@@ -1,4 +1,5 @@
 import {
+  JOB_STATUSES,
   type Job,
   type JobRepository,
   type JobStatus,
@@ -9,7 +10,7 @@ import {
   type VerificationStatus,
 } from '@certwright/core';
 import type { Selectable } from 'kysely';
-import { atomic, type Ctx, defined, parseJson, toNum } from '../context.js';
+import { atomic, type Ctx, count, defined, parseJson, toNum } from '../context.js';
 import { retryOnDeadlock } from '../errors.js';
 import type { JobsTable } from '../schema.js';
 import { listPage, lockFound, requireFound, updateById } from './crud.js';
@@ -123,6 +124,16 @@ export function jobRepository(ctx: Ctx): JobRepository {
       if (query.target_id !== undefined) base = base.where('target_id', '=', query.target_id);
       if (query.agent_id !== undefined) base = base.where('agent_id', '=', query.agent_id);
       return listPage(base, query, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), toJob);
+    },
+    async countByStatus() {
+      const rows = await ctx.db
+        .selectFrom('jobs')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .groupBy('status')
+        .execute();
+      const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+      for (const r of rows) if (r.status in out) out[r.status as JobStatus] = count(r);
+      return out;
     },
     async claimDue({ now, worker, leaseMs, limit, types, agentId }) {
       if (limit < 1) return [];
