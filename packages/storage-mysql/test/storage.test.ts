@@ -19,11 +19,14 @@ describeStorageContract(
     const temp = await createTempDatabase();
     const storage = createMysqlStorage(temp.url, { secretBox, maxConnections: 24 });
     await storage.migrate();
+    const another = createMysqlStorage(temp.url, { secretBox, maxConnections: 4 });
     return {
       storage,
+      another,
       migrate: () => storage.migrate(),
       appliedMigrations: () => storage.appliedMigrations(),
       close: async () => {
+        await another.close();
         await storage.close();
         await temp.drop();
       },

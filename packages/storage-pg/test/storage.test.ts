@@ -8,7 +8,7 @@ import {
   expectUnavailableThenRecovered,
   TcpRelay,
 } from '@certwright/core/testing';
-import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
+import { createSqlStorage, SqlQueue, type SqlStorage } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
 import { createTempDatabase, postgresSkipReason } from './helpers.js';
@@ -27,7 +27,9 @@ async function migrated(storage: SqlStorage) {
 
 describeStorageContract('PGlite (memory)', async () => {
   const storage = await createPgliteStorage({ memory: true }, { secretBox });
-  return { ...(await migrated(storage)), close: () => storage.close() };
+  // PGlite serves one process: another storage over its connection stands for a second instance.
+  const another = createSqlStorage({ db: storage.db, flavor: storage.flavor, engine: 'pglite', secretBox });
+  return { ...(await migrated(storage)), another, close: () => storage.close() };
 });
 
 describeStorageContract(
@@ -35,9 +37,12 @@ describeStorageContract(
   async () => {
     const temp = await createTempDatabase();
     const storage = createPostgresStorage(temp.url, { secretBox, maxConnections: 24 });
+    const another = createPostgresStorage(temp.url, { secretBox, maxConnections: 4 });
     return {
       ...(await migrated(storage)),
+      another,
       close: async () => {
+        await another.close();
         await storage.close();
         await temp.drop();
       },

@@ -7,6 +7,7 @@ import {
 } from '@certwright/core';
 import type { Kysely } from 'kysely';
 import type { DeferredInserts } from './deferred-inserts.js';
+import type { KnownAuditHead } from './repos/audit.js';
 import type { Database, Flavor } from './schema.js';
 
 /** What every repository works with; `db` is a transaction when `inTx` is true. */
@@ -22,6 +23,8 @@ export interface Ctx {
   beforeCommit?: (() => Promise<void>)[];
   /** Inside a transaction opened by `Storage.transaction`: new certificates written together (deferred-inserts.ts). */
   deferred?: DeferredInserts;
+  /** PostgreSQL/PGlite: the audit chain head this storage last committed (repos/audit.ts), shared by its transactions. */
+  auditHead?: KnownAuditHead;
 }
 
 /** Runs `fn` atomically: joins the caller's transaction, or opens one. */

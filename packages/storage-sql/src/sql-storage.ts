@@ -41,15 +41,17 @@ function build(ctx: Ctx, engine: Storage['engine']): Storage {
       const committed: (() => unknown)[] = [];
       const result = await ctx.db.transaction().execute(async (trx) => {
         const deferred = new DeferredInserts(trx, ctx.flavor);
-        // The new certificates first: what the other deferred writes (audit events) record.
-        const beforeCommit: (() => Promise<void>)[] = [() => deferred.flush()];
+        const beforeCommit: (() => Promise<void>)[] = [];
         const tx = transactionStorage(
           { ...ctx, db: trx, inTx: true, afterCommit: committed, beforeCommit, deferred },
           engine,
           deferred,
         );
         const out = await fn(tx);
+        // The audit events take the new certificates into their statement where they can
+        // (repos/audit.ts); whatever still waits is written last.
         for (const write of beforeCommit) await write();
+        await deferred.flush();
         return out;
       });
       runCallbacks(committed);
@@ -75,7 +77,14 @@ function runCallbacks(callbacks: readonly (() => unknown)[]): void {
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   const clock = options.clock ?? systemClock;
-  const ctx: Ctx = { db: options.db, flavor: options.flavor, box: options.secretBox, clock, inTx: false };
+  const ctx: Ctx = {
+    db: options.db,
+    flavor: options.flavor,
+    box: options.secretBox,
+    clock,
+    inTx: false,
+    ...(options.flavor === 'postgres' ? { auditHead: { last: null } } : {}),
+  };
   return {
     ...build(ctx, options.engine),
     db: options.db,

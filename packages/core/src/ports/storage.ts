@@ -635,9 +635,12 @@ export interface AuditStreamQuery {
 
 export interface AuditRepository {
   /**
-   * Appends one event to the chain: reads the head under a row lock inside the transaction (so
-   * concurrent appends serialize and the chain never forks), stores the event with its HMAC
-   * under the chain key, and moves the head, with its own MAC, in the same transaction.
+   * Appends one event to the chain: chains it onto the head (read under a row lock inside the
+   * transaction, or the head this storage last committed, which the write then moves only if it
+   * is still the stored head), so concurrent appends serialize and the chain never forks; stores
+   * the event with its HMAC under the chain key and moves the head, with its own MAC, in the
+   * same transaction. Inside `transaction`, the returned event's `seq`, `prev_hash` and `hash`
+   * are final once the transaction committed.
    */
   append(event: NewAuditEvent): Promise<AuditEvent>;
   /** Events in chain order, fetched page by page; never buffers the whole range. */

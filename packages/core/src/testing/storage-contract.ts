@@ -18,6 +18,11 @@ export interface StorageContractSubject {
   migrate(): Promise<unknown>;
   appliedMigrations(): Promise<number[]>;
   close(): Promise<void>;
+  /**
+   * A second storage on the same database with state of its own, as another instance of the
+   * server would have (closed by `close`): the audit chain must stay one chain when both append.
+   */
+  another?: Storage;
 }
 
 const codeOf = async (p: Promise<unknown>): Promise<unknown> => {
@@ -1575,6 +1580,47 @@ export function describeStorageContract(
         expect(await s.audit.verify()).toMatchObject({ ok: true, checked: before.seq });
         const next = await s.audit.append(entry(4));
         expect(next).toMatchObject({ seq: before.seq + 1, prev_hash: before.hash });
+      });
+
+      it('keeps one chain when two instances append alternately, in and outside transactions', async (ctx) => {
+        const other = subject.another;
+        if (!other) ctx.skip();
+        const b = other as Storage;
+        const appended = [];
+        const start = await s.audit.head();
+        // Each instance's head goes stale whenever the other one appended: every append below
+        // after the first has to notice that and extend the head the other wrote.
+        for (let round = 0; round < 4; round += 1) {
+          appended.push(await s.audit.append(entry(round)));
+          appended.push(await b.audit.append(entry(round)));
+          appended.push(
+            ...(await s.transaction(async (tx) => [
+              await tx.audit.append(entry(round)),
+              await tx.audit.append(entry(round + 1)),
+            ])),
+          );
+          appended.push(...(await b.transaction(async (tx) => [await tx.audit.append(entry(round))])));
+        }
+        // At once, both in transactions and outside them.
+        const both = await Promise.all([
+          s.transaction(async (tx) => [await tx.audit.append(entry(7)), await tx.audit.append(entry(8))]),
+          b.transaction(async (tx) => [await tx.audit.append(entry(7)), await tx.audit.append(entry(8))]),
+          s.audit.append(entry(9)).then((e) => [e]),
+          b.audit.append(entry(9)).then((e) => [e]),
+        ]);
+        appended.push(...both.flat());
+        const stored = [];
+        for await (const e of s.audit.stream({ afterSeq: start.seq, pageSize: 100 })) stored.push(e);
+        expect(stored.map((e) => e.seq)).toEqual(appended.map((_, i) => start.seq + i + 1));
+        expect(stored[0]?.prev_hash).toBe(start.hash);
+        // What each append returned is what was stored, also where it was chained again.
+        const byId = new Map(stored.map((e) => [e.id, e]));
+        for (const e of appended) expect(byId.get(e.id)).toEqual(e);
+        const head = await b.audit.head();
+        expect(head).toMatchObject({ seq: start.seq + appended.length, hash: stored.at(-1)?.hash });
+        expect(head.mac).toMatch(/^[0-9a-f]{64}$/);
+        expect(await s.audit.verify()).toMatchObject({ ok: true, checked: head.seq });
+        expect(await b.audit.verify()).toMatchObject({ ok: true, checked: head.seq });
       });
 
       it('filters the stream by time range', async () => {
