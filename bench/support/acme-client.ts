@@ -59,6 +59,9 @@ export class AcmeBenchError extends Error {
   }
 }
 
+/** Socket inactivity allowed per request before the run fails. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
 const b64u = (data: string | Buffer) => Buffer.from(data).toString('base64url');
 
 export class AcmeBenchClient {
@@ -84,6 +87,8 @@ export class AcmeBenchClient {
           method,
           agent: this.#agent,
           headers: body === undefined ? {} : { 'content-type': 'application/jose+json' },
+          // A lost answer fails the run instead of stalling it (seen once against pebble).
+          timeout: REQUEST_TIMEOUT_MS,
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -100,6 +105,7 @@ export class AcmeBenchClient {
           res.on('error', reject);
         },
       );
+      req.on('timeout', () => req.destroy(new Error(`no answer to ${method} ${url} in ${REQUEST_TIMEOUT_MS} ms`)));
       req.on('error', reject);
       req.end(body);
     });
