@@ -24,7 +24,7 @@ import {
 } from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, pageWindow, parseJson } from '../context.js';
 import type { CertificatesTable, Database } from '../schema.js';
-import { lockFound } from './crud.js';
+import { countByStatus, lockFound } from './crud.js';
 import { indexedPart, narrowsIndex, patternWords, rememberedCommonWords, wordKey } from './search-words.js';
 
 type Row = Selectable<CertificatesTable>;
@@ -658,18 +658,8 @@ export function certificateRepository(ctx: Ctx): CertificateRepository {
       );
     },
 
-    async countByStatus() {
-      const rows = await ctx.db
-        .selectFrom('certificates')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .groupBy('status')
-        .execute();
-      const out = Object.fromEntries(CERTIFICATE_STATUSES.map((s) => [s, 0])) as Record<
-        CertificateStatus,
-        number
-      >;
-      for (const r of rows) if (r.status in out) out[r.status as CertificateStatus] = count(r);
-      return out;
+    countByStatus() {
+      return countByStatus(ctx, 'certificates', CERTIFICATE_STATUSES);
     },
 
     async setTargets(certificateId, targetIds) {

@@ -18,6 +18,25 @@ type TablesWith<Columns> = {
 export type IdTable = TablesWith<{ id: string }>;
 /** Id-keyed tables that record when a row last changed. */
 export type StampedTable = TablesWith<{ id: string; updated_at: Date }>;
+/** Tables whose rows carry a `status`. */
+type StatusTable = TablesWith<{ status: string }>;
+
+/** Rows of `table` per status in one GROUP BY; every status of `statuses` present, 0 when none. */
+export async function countByStatus<S extends string>(
+  ctx: Ctx,
+  table: StatusTable,
+  statuses: readonly S[],
+): Promise<Record<S, number>> {
+  // Any status table: typed as one of them, since only `status` is read.
+  const rows = await ctx.db
+    .selectFrom(table as 'jobs')
+    .select(['status', (eb) => eb.fn.countAll().as('n')])
+    .groupBy('status')
+    .execute();
+  const out = Object.fromEntries(statuses.map((s) => [s, 0])) as Record<S, number>;
+  for (const r of rows) if (r.status in out) out[r.status as S] = count(r);
+  return out;
+}
 
 /** Turns a `get` into the port's `require`: the same lookup, but a missing id is `notFound(what, id)`. */
 export function requireFound<T>(

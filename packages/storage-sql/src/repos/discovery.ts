@@ -22,7 +22,7 @@ import type {
   DiscoveryScansTable,
   ScanTargetsTable,
 } from '../schema.js';
-import { deleteById, listPage, requireFound, updateById } from './crud.js';
+import { countByStatus, deleteById, listPage, requireFound, updateById } from './crud.js';
 
 function toTarget(r: Selectable<ScanTargetsTable>): ScanTarget {
   return {
@@ -396,18 +396,8 @@ export function discoveredCertificateRepository(ctx: Ctx): DiscoveredCertificate
           .executeTakeFirst(),
       );
     },
-    async countByStatus() {
-      const rows = await ctx.db
-        .selectFrom('discovered_certificates')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .groupBy('status')
-        .execute();
-      const out = Object.fromEntries(DISCOVERED_STATUSES.map((s) => [s, 0])) as Record<
-        DiscoveredStatus,
-        number
-      >;
-      for (const r of rows) if (r.status in out) out[r.status as DiscoveredStatus] = count(r);
-      return out;
+    countByStatus() {
+      return countByStatus(ctx, 'discovered_certificates', DISCOVERED_STATUSES);
     },
     async countByIssuer(limit) {
       const rows = await ctx.db

@@ -11,7 +11,7 @@ import {
 import type { Selectable } from 'kysely';
 import { atomic, type Ctx, count, defined, likeContains, parseJson, toBool, toNum } from '../context.js';
 import type { HealthCheckResultsTable, HealthChecksTable } from '../schema.js';
-import { listPage, lockFound, requireFound, updateById } from './crud.js';
+import { countByStatus, listPage, lockFound, requireFound, updateById } from './crud.js';
 
 const num = (v: number | null): number | null => (v === null ? null : toNum(v));
 
@@ -154,15 +154,8 @@ export function healthCheckRepository(ctx: Ctx): HealthCheckRepository {
         .execute();
       return rows.map(toCheck);
     },
-    async countByStatus() {
-      const rows = await ctx.db
-        .selectFrom('health_checks')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .groupBy('status')
-        .execute();
-      const out = Object.fromEntries(HEALTH_STATUSES.map((s) => [s, 0])) as Record<HealthStatus, number>;
-      for (const r of rows) if (r.status in out) out[r.status as HealthStatus] = count(r);
-      return out;
+    countByStatus() {
+      return countByStatus(ctx, 'health_checks', HEALTH_STATUSES);
     },
     async countUnacknowledged() {
       return count(

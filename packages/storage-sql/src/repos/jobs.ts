@@ -13,7 +13,7 @@ import type { Selectable } from 'kysely';
 import { atomic, type Ctx, count, defined, parseJson, toNum } from '../context.js';
 import { retryOnDeadlock } from '../errors.js';
 import type { JobsTable } from '../schema.js';
-import { listPage, lockFound, requireFound, updateById } from './crud.js';
+import { countByStatus, listPage, lockFound, requireFound, updateById } from './crud.js';
 
 function toJob(r: Selectable<JobsTable>): Job {
   return {
@@ -125,15 +125,8 @@ export function jobRepository(ctx: Ctx): JobRepository {
       if (query.agent_id !== undefined) base = base.where('agent_id', '=', query.agent_id);
       return listPage(base, query, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), toJob);
     },
-    async countByStatus() {
-      const rows = await ctx.db
-        .selectFrom('jobs')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .groupBy('status')
-        .execute();
-      const out = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
-      for (const r of rows) if (r.status in out) out[r.status as JobStatus] = count(r);
-      return out;
+    countByStatus() {
+      return countByStatus(ctx, 'jobs', JOB_STATUSES);
     },
     async claimDue({ now, worker, leaseMs, limit, types, agentId }) {
       if (limit < 1) return [];

@@ -9,7 +9,7 @@ import {
 import type { Selectable } from 'kysely';
 import { type Ctx, count, defined, toNum } from '../context.js';
 import type { NotificationsTable } from '../schema.js';
-import { listPage, lockFound, requireFound, updateById } from './crud.js';
+import { countByStatus, listPage, lockFound, requireFound, updateById } from './crud.js';
 
 function toNotification(r: Selectable<NotificationsTable>): NotificationEvent {
   return {
@@ -126,18 +126,8 @@ export function notificationRepository(ctx: Ctx): NotificationRepository {
         .execute();
       return rows.map(toNotification);
     },
-    async countByStatus() {
-      const rows = await ctx.db
-        .selectFrom('notification_events')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .groupBy('status')
-        .execute();
-      const out = Object.fromEntries(NOTIFICATION_STATUSES.map((s) => [s, 0])) as Record<
-        NotificationStatus,
-        number
-      >;
-      for (const r of rows) if (r.status in out) out[r.status as NotificationStatus] = count(r);
-      return out;
+    countByStatus() {
+      return countByStatus(ctx, 'notification_events', NOTIFICATION_STATUSES);
     },
   };
 }
