@@ -105,7 +105,9 @@ export class AcmeBenchClient {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`no answer to ${method} ${url} in ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on('timeout', () =>
+        req.destroy(new Error(`no answer to ${method} ${url} in ${REQUEST_TIMEOUT_MS} ms`)),
+      );
       req.on('error', reject);
       req.end(body);
     });
