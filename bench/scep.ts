@@ -15,8 +15,10 @@
  * RSA-2048 (`scepserver ca -init -keySize 2048`); certwright's is the Local CA (ECDSA P-256)
  * with its RSA-2048 RA. Figures go to docs/protocols/scep.md.
  *
- * BENCH_SCEP_WARMUP=<n> (default 5) enrollments per server go unmeasured first, so that the
- * JIT has settled before the window opens; BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
+ * BENCH_SCEP_WARMUP=<n> (default 1500) enrollments per server go unmeasured first, one at a time,
+ * with the window's keys over again: a server runs for days, and until V8 has compiled its hot
+ * paths certwright's figure is mostly the compiler's (scepserver is compiled ahead of time; its
+ * figure does not move with the warm-up; docs/protocols/scep.md, "Warm servers"); BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
  * time; BENCH_SCEP_ONLY=certwright|scepserver measures one side alone; BENCH_SCEP_PROFILE=<dir>
  * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts);
  * BENCH_SCEP_KEYS=<dir> keeps the clients' keys there for the next run; BENCH_SCEP_WINDOWS=<k>
@@ -34,7 +36,7 @@ import { backgroundThreadsCpuMs, processCpuMs } from './support/proc-cpu.js';
 const n = Number(process.argv[2] ?? '100');
 const engine = process.argv[3] ?? 'pglite';
 const CONCURRENCY = Number(process.env.BENCH_SCEP_CONCURRENCY ?? '2');
-const WARMUP = Number(process.env.BENCH_SCEP_WARMUP ?? '5');
+const WARMUP = Number(process.env.BENCH_SCEP_WARMUP ?? '1500');
 /** Report the server's CPU per enrollment for each of this many consecutive parts of the window. */
 const WINDOWS = Number(process.env.BENCH_SCEP_WINDOWS ?? '1');
 /** Extra node flags for certwright's server process (V8 traces, heap sizes), space-separated. */
@@ -53,7 +55,8 @@ function exec(cmd: string, args: string[], cwd = dir): Promise<{ code: number; o
 }
 
 /**
- * One pre-generated key per enrollment, shared by both servers. BENCH_SCEP_KEYS=<dir> keeps
+ * One pre-generated key per measured enrollment, shared by both servers (the warm-up goes through
+ * them again). BENCH_SCEP_KEYS=<dir> keeps
  * them there (`key-<i>.pem`) and reuses them in the next run: on a loaded machine generating
  * hundreds of RSA keys takes minutes, and interleaved before/after runs need the same keys.
  */
@@ -61,7 +64,7 @@ async function keys(): Promise<string[]> {
   const out: string[] = [];
   const keep = process.env.BENCH_SCEP_KEYS;
   if (keep) mkdirSync(keep, { recursive: true });
-  for (let i = 0; i < n + WARMUP; i++) {
+  for (let i = 0; i < n; i++) {
     const file = join(keep ?? dir, `key-${i}.pem`);
     if (keep && existsSync(file)) {
       out.push(file);
@@ -108,7 +111,7 @@ async function enrollAll(
   const once = async (i: number, attempt = 0): Promise<void> => {
     const work = join(dir, `${label}-${i}-${attempt}`);
     mkdirSync(work);
-    copyFileSync(keyFiles[i]!, join(work, 'key.pem'));
+    copyFileSync(keyFiles[i % keyFiles.length]!, join(work, 'key.pem'));
     const r = await exec(
       'scepclient',
       [
