@@ -153,7 +153,7 @@ for (const [label, ca, alg] of peculiarCases) {
   });
 }
 
-// The @peculiar/x509 CRL generator, for the growth curve (DESIGN §6 calls it quadratic).
+// The @peculiar/x509 CRL generator, for the growth curve (its cost grows quadratically with the entries).
 {
   const signingKey = await webcrypto.subtle.importKey(
     'pkcs8',

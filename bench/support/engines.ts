@@ -37,6 +37,8 @@ export interface BenchStorage {
   database?: string;
   /** Its connection URL, for a server started on it (absent on PGlite). */
   url?: string;
+  /** The PGlite directory (absent on the servers). */
+  dataDir?: string;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function openBenchStorage(
   if (engine === 'pglite') {
     const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
     const s = await createPgliteStorage({ dataDir: dir }, { secretBox: box });
-    return { s, cleanup: () => rm(dir, { recursive: true, force: true }) };
+    return { s, dataDir: dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
   }
   const name = `${prefix.replaceAll('-', '_')}_${randomBytes(4).toString('hex')}`;
   if (engine === 'mysql') return openMysql(name, box, pool);
