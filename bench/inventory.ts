@@ -181,9 +181,9 @@ async function run(engine: string) {
     else await sql`vacuum analyze certificates`.execute(s.db);
     console.log(`  vacuum analyze: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     // PGlite: the lists are timed on the directory opened again, as a server starts on an imported
-    // database. The instance that ran the import answers the same pages about 1.7 times slower for
-    // as long as it stays open, for a reason inside PGlite not found (docs/api/inventory.md,
-    // Figures, "Seventh session").
+    // database. The instance that ran the import and its VACUUM keeps planning the capped counts
+    // as bitmap heap scans, not index-only scans, and answers the same pages about 1.7 times
+    // slower for as long as it stays open (docs/api/inventory.md, Figures, "Seventh session").
     if (opened.dataDir !== undefined && !REUSE) {
       await s.close();
       s = (await openBenchStorage(engine, PREFIX, { existing: opened.dataDir })).s;
