@@ -3,9 +3,5 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
-  test: {
-    name: 'storage-sql',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    hookTimeout: 180_000,
-  },
+  test: { name: 'storage-sql', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
 });
