@@ -15,10 +15,11 @@
  * RSA-2048 (`scepserver ca -init -keySize 2048`); certwright's is the Local CA (ECDSA P-256)
  * with its RSA-2048 RA. Figures go to docs/protocols/scep.md.
  *
- * BENCH_SCEP_WARMUP=<n> (default 1500) enrollments per server go unmeasured first, one at a time,
- * with the window's keys over again: a server runs for days, and until V8 has compiled its hot
- * paths certwright's figure is mostly the compiler's (scepserver is compiled ahead of time; its
- * figure does not move with the warm-up; docs/protocols/scep.md, "Warm servers"); BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
+ * BENCH_SCEP_WARMUP=<n> (default 1500) enrollments per server go unmeasured first, one at a
+ * time, with the window's keys over again: a server runs for days, and until V8 has compiled its
+ * hot paths certwright's figure is mostly the compiler's (scepserver is compiled ahead of time;
+ * its figure does not move with the warm-up; docs/protocols/scep.md, "Warm servers");
+ * BENCH_SCEP_CONCURRENCY=<n> (default 2) clients at a
  * time; BENCH_SCEP_ONLY=certwright|scepserver measures one side alone; BENCH_SCEP_PROFILE=<dir>
  * writes a V8 CPU profile of certwright's measured window there (bench/support/scep-server.ts);
  * BENCH_SCEP_KEYS=<dir> keeps the clients' keys there for the next run; BENCH_SCEP_WINDOWS=<k>
@@ -56,9 +57,9 @@ function exec(cmd: string, args: string[], cwd = dir): Promise<{ code: number; o
 
 /**
  * One pre-generated key per measured enrollment, shared by both servers (the warm-up goes through
- * them again). BENCH_SCEP_KEYS=<dir> keeps
- * them there (`key-<i>.pem`) and reuses them in the next run: on a loaded machine generating
- * hundreds of RSA keys takes minutes, and interleaved before/after runs need the same keys.
+ * them again). BENCH_SCEP_KEYS=<dir> keeps them there (`key-<i>.pem`) and reuses them in the next
+ * run: on a loaded machine generating hundreds of RSA keys takes minutes, and interleaved
+ * before/after runs need the same keys.
  */
 async function keys(): Promise<string[]> {
   const out: string[] = [];
