@@ -14,6 +14,7 @@ export * as derReader from './der-reader.js';
 export * from './extensions.js';
 export * from './ip.js';
 export * from './jwk.js';
+export * from './jws-signature.js';
 export * from './keys.js';
 export * from './name.js';
 export * from './name-constraints.js';

@@ -6,6 +6,7 @@ import {
   type KeyAlgorithm,
   pemEncode,
 } from '../../src/pki/index.js';
+import { signJws } from '../../src/pki/jws-signature.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import {
@@ -14,7 +15,6 @@ import {
   MdmChallengeVerifier,
   type MdmVerifierOptions,
 } from '../../src/services/scep/mdm/index.js';
-import { signJws } from '../../src/services/scep/mdm/jws-signature.js';
 
 export const T0 = new Date('2026-11-27T12:00:00Z');
 export const T0_SECONDS = T0.getTime() / 1000;

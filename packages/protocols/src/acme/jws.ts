@@ -1,10 +1,14 @@
-import { constants, type KeyObject, verify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { fail, type PublicJwk } from '@certwright/core';
 import {
   decodeBase64Url,
+  JWS_SIGNATURE_ALGORITHMS,
+  type JwsSignatureAlgorithm,
+  jwsAlgorithmFitsKey,
   type ParsedPublicJwk,
   type PublicKeyDescription,
   parsePublicJwk,
+  verifyJwsSignature,
 } from '@certwright/core/pki';
 import { acmeProblem } from './problem.js';
 
@@ -20,8 +24,8 @@ import { acmeProblem } from './problem.js';
  */
 
 /** Signature algorithms accepted on requests (RFC 8555 §6.2: never `none`, never a MAC). */
-export const ACME_JWS_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'] as const;
-export type AcmeJwsAlgorithm = (typeof ACME_JWS_ALGORITHMS)[number];
+export const ACME_JWS_ALGORITHMS = JWS_SIGNATURE_ALGORITHMS;
+export type AcmeJwsAlgorithm = JwsSignatureAlgorithm;
 /** MAC algorithms of an external account binding (RFC 8555 §7.3.4). */
 export const EAB_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 export type EabAlgorithm = (typeof EAB_ALGORITHMS)[number];
@@ -184,23 +188,6 @@ function parseHeader(raw: Record<string, unknown>, purpose: JwsPurpose, limits: 
   return header;
 }
 
-/** Which key each algorithm needs (RFC 7518 §3.1, RFC 8037 §3.1). */
-function algorithmFits(alg: string, key: PublicKeyDescription): boolean {
-  switch (alg) {
-    case 'RS256':
-    case 'PS256':
-      return key.type === 'RSA' && key.bits >= 2048;
-    case 'ES256':
-      return key.type === 'EC' && key.curve === 'P-256';
-    case 'ES384':
-      return key.type === 'EC' && key.curve === 'P-384';
-    case 'EdDSA':
-      return key.type === 'Ed25519';
-    default:
-      return false;
-  }
-}
-
 /**
  * Verifies the signature of a parsed JWS with an account key. The algorithm must fit the key
  * (RS256 needs RSA ≥ 2048 bits, ES256 P-256 …): otherwise badSignatureAlgorithm.
@@ -209,7 +196,8 @@ export async function verifyJws(
   jws: ParsedJws,
   key: { key: KeyObject; description: PublicKeyDescription },
 ): Promise<void> {
-  if (!algorithmFits(jws.header.alg, key.description)) {
+  const alg = jws.header.alg as AcmeJwsAlgorithm;
+  if (!ACME_JWS_ALGORITHMS.includes(alg) || !jwsAlgorithmFitsKey(alg, key.description)) {
     throw acmeProblem(
       'badSignatureAlgorithm',
       `the algorithm '${jws.header.alg}' does not fit the account key`,
@@ -220,45 +208,8 @@ export async function verifyJws(
   }
   const input = Buffer.from(`${jws.protected}.${jws.payload}`, 'ascii');
   const signature = Buffer.from(jws.signature, 'base64url');
-  let valid: boolean;
-  try {
-    valid = verifySignature(jws.header.alg as AcmeJwsAlgorithm, input, key.key, signature);
-  } catch (cause) {
-    throw fail('signature_invalid', 'the JWS signature does not verify', { cause });
-  }
-  if (!valid) throw fail('signature_invalid', 'the JWS signature does not verify');
-}
-
-/** JWS signature sizes of the fixed-size algorithms (RFC 7518 §3.4: R || S, each the curve's size). */
-const ECDSA_SIGNATURE_BYTES: Partial<Record<AcmeJwsAlgorithm, number>> = { ES256: 64, ES384: 96 };
-
-/**
- * One signature check, synchronous: `node:crypto`'s one-shot verify costs a fraction of a
- * WebCrypto job for the small inputs a JWS is, and the algorithm already fits the key.
- */
-function verifySignature(alg: AcmeJwsAlgorithm, input: Buffer, key: KeyObject, signature: Buffer): boolean {
-  switch (alg) {
-    case 'RS256':
-      return verify('sha256', input, { key, padding: constants.RSA_PKCS1_PADDING }, signature);
-    case 'PS256':
-      // RFC 7518 §3.5: MGF1 with SHA-256 and a salt as long as the hash.
-      return verify(
-        'sha256',
-        input,
-        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
-        signature,
-      );
-    case 'ES256':
-    case 'ES384':
-      if (signature.length !== ECDSA_SIGNATURE_BYTES[alg]) return false;
-      return verify(
-        alg === 'ES256' ? 'sha256' : 'sha384',
-        input,
-        { key, dsaEncoding: 'ieee-p1363' },
-        signature,
-      );
-    case 'EdDSA':
-      return verify(null, input, key, signature);
+  if (!verifyJwsSignature(alg, key.key, input, signature)) {
+    throw fail('signature_invalid', 'the JWS signature does not verify');
   }
 }
 

@@ -1,5 +1,4 @@
 export { type CsrNames, claimMismatch } from './claim-match.js';
-export { algorithmFitsKey, defaultAlgorithmFor } from './jws-signature.js';
 export { type MintScepChallengeInput, mintScepChallenge } from './mint.js';
 export {
   csrNames,

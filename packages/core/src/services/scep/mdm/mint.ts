@@ -1,8 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes } from 'node:crypto';
 import { fail } from '../../../errors.js';
 import { readCertificate } from '../../../pki/certificate-info.js';
+import { defaultJwsAlgorithm, jwsAlgorithmFitsKey, signJws } from '../../../pki/jws-signature.js';
 import { pemDecode } from '../../../pki/pem.js';
-import { algorithmFitsKey, defaultAlgorithmFor, signJws } from './jws-signature.js';
 import { MDM_CHALLENGE_VERSION, type MdmChallengeAlgorithm, parseMdmChallenge } from './token.js';
 
 /**
@@ -58,8 +58,8 @@ export function mintScepChallenge(input: MintScepChallengeInput): string {
   if (!spki.equals(Buffer.from(certificate.spki))) {
     throw fail('invalid_input', "the signing key is not the certificate's key");
   }
-  const alg = input.algorithm ?? defaultAlgorithmFor(certificate.publicKey);
-  if (!alg || !algorithmFitsKey(alg, certificate.publicKey)) {
+  const alg = input.algorithm ?? defaultJwsAlgorithm(certificate.publicKey);
+  if (!alg || !jwsAlgorithmFitsKey(alg, certificate.publicKey)) {
     throw fail('invalid_input', `the algorithm ${alg ?? '(none)'} does not fit the certificate's key`);
   }
   const lifetime = input.lifetimeSeconds ?? 600;

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { fail, isCertwrightError } from '../../../errors.js';
 import { type CertificateInfo, readCertificate } from '../../../pki/certificate-info.js';
 import { decodeKeyUsage } from '../../../pki/extensions.js';
+import { defaultJwsAlgorithm } from '../../../pki/jws-signature.js';
 import { OID } from '../../../pki/oids.js';
 import { pemDecodeAll } from '../../../pki/pem.js';
-import { defaultAlgorithmFor } from './jws-signature.js';
 
 /**
  * The device-management signing certificates of each profile, read from the PEM file its
@@ -54,7 +54,7 @@ export function parseMdmSigners(pem: string): MdmSigner[] {
       if (!isCertwrightError(cause)) throw cause;
       throw fail(cause.reason, `${position}: ${cause.message}`, { cause });
     }
-    if (!defaultAlgorithmFor(info.publicKey)) {
+    if (!defaultJwsAlgorithm(info.publicKey)) {
       throw fail('invalid_input', `${position} (${info.subject.text}) has a key no challenge algorithm uses`);
     }
     const ku = info.extensions.find((e) => e.oid === OID.keyUsage);

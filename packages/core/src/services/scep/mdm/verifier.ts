@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { fail, publicMessage } from '../../../errors.js';
+import { jwsAlgorithmFitsKey, verifyJwsSignature } from '../../../pki/jws-signature.js';
 import type { Clock } from '../../../ports/clock.js';
 import type { EphemeralStore } from '../../../ports/ephemeral.js';
 import type { Logger } from '../../../ports/logger.js';
 import { type CsrNames, claimMismatch } from './claim-match.js';
-import { algorithmFitsKey, verifyJwsSignature } from './jws-signature.js';
 import { MDM_CHALLENGE_STATUSES, type MdmChallengeStatus, mdmStatusOf } from './status.js';
 import {
   DEFAULT_MDM_TOKEN_LIMITS,
@@ -235,7 +235,7 @@ export class MdmChallengeVerifier {
     }
     const signer = signers.find((s) => s.thumbprint.equals(parsed.header.x5tS256));
     if (!signer) return 'the challenge is signed by a certificate this profile does not trust';
-    if (!algorithmFitsKey(parsed.header.alg, signer.info.publicKey)) {
+    if (!jwsAlgorithmFitsKey(parsed.header.alg, signer.info.publicKey)) {
       return `the algorithm ${parsed.header.alg} does not fit the signing certificate's key`;
     }
     if (!verifyJwsSignature(parsed.header.alg, signer.key, parsed.signingInput, parsed.signature)) {
