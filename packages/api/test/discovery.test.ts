@@ -363,6 +363,28 @@ describe('endpoint health', () => {
     }
   });
 
+  it('checks a new endpoint once: a scheduler tick during its first check leaves it alone', async () => {
+    const ep = endpoints.switch!;
+    ep.mode = 'hang'; // the first check waits for its timeout
+    const creating = app.call('POST', '/api/v1/health-checks', {
+      name: 'slow',
+      host: '127.0.0.1',
+      port: ep.port,
+      expected_fingerprint: live.fingerprint,
+    });
+    const storage = app.services.deps.storage;
+    while ((await storage.healthChecks.list({ search: 'slow' })).total === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await app.services.healthChecks.tick()).checked).toBe(0);
+    const created = await creating;
+    expect(created.body).toMatchObject({ status: 'healthy', consecutive_failures: 1 });
+    const history = await app.call('GET', `/api/v1/health-checks/${created.body.id}/history`);
+    expect(history.body.total).toBe(1);
+    expect((await app.call('DELETE', `/api/v1/health-checks/${created.body.id}`)).status).toBe(204);
+    ep.mode = 'tls';
+  });
+
   it('walks healthy → degraded → down → recovered, alerting once per transition', async () => {
     const ep = endpoints.switch!;
     ep.mode = 'tls';

@@ -157,7 +157,8 @@ describe('discovery and endpoint health through the running server', () => {
       host: '127.0.0.1',
       port,
       certificate_id: certificateId,
-      interval_seconds: 30,
+      // Never due on its own while the test runs: only the PUTs below make it due.
+      interval_seconds: 3600,
       deployment_window_seconds: 0,
     });
     expect(created.status).toBe(201);

@@ -142,6 +142,12 @@ export class HealthCheckService {
         fields: [{ field: 'expected_fingerprint', message: 'or certificate_id is required' }],
       });
     }
+    const enabled = data.enabled ?? true;
+    const interval = data.interval_seconds ?? DEFAULT_INTERVAL_S;
+    const now = this.deps.clock.now();
+    // A check this call runs at once is not due for the scheduler too: a tick between the commit
+    // and the first result would otherwise check the endpoint twice.
+    const checkedNow = this.options.client !== undefined && enabled;
     const check = await this.deps.storage.transaction(async (tx) => {
       await this.#checkReferences(tx, data.certificate_id);
       const created = await tx.healthChecks.create({
@@ -151,15 +157,15 @@ export class HealthCheckService {
         sni: data.sni ?? null,
         expected_fingerprint: data.certificate_id ? null : (data.expected_fingerprint ?? null),
         certificate_id: data.certificate_id ?? null,
-        interval_seconds: data.interval_seconds ?? DEFAULT_INTERVAL_S,
+        interval_seconds: interval,
         deployment_window_seconds: data.deployment_window_seconds ?? DEFAULT_WINDOW_S,
-        enabled: data.enabled ?? true,
-        next_check_at: this.deps.clock.now(),
+        enabled,
+        next_check_at: checkedNow ? new Date(now.getTime() + interval * 1000) : now,
       });
       await this.#audit(actor, 'health_check_created', created.id, { host, port: data.port }, tx);
       return created;
     });
-    if (!this.options.client || !check.enabled) return check;
+    if (!checkedNow) return check;
     return this.runCheck(check.id);
   }
 
