@@ -291,7 +291,8 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     const operationId = mount.operationOf?.(request);
     if (operationId) outcome.operationId = operationId;
     const admitted = await admit(mount.public, request, transport, requestId, outcome);
-    if ('limited' in admitted) return await (mount.rateLimited ?? tooManyRequestsText)(admitted.limited);
+    if ('limited' in admitted)
+      return await (mount.rateLimited ?? tooManyRequestsText)(admitted.limited, request);
     if ('refused' in admitted) return admitted.refused;
     const { principal } = admitted;
     if (principal?.kind === 'agent') return agentForbidden(requestId);
@@ -460,7 +461,9 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
         const spending = spendPublic(mount.public, request, transport, outcome);
         const limited = spending === undefined ? undefined : await spending;
         answer =
-          limited === undefined ? await produce() : await (mount.rateLimited ?? tooManyRequestsText)(limited);
+          limited === undefined
+            ? await produce()
+            : await (mount.rateLimited ?? tooManyRequestsText)(limited, request);
       } catch (error) {
         answer = errorResponse(error, requestId, logger);
       }

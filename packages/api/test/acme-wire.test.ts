@@ -109,6 +109,12 @@ describe('ACME over its rate limit', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.body.type).toBe('urn:ietf:params:acme:error:rateLimited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.body.status).toBe(429);
+    // RFC 8555 §7.1: the index link of the directory the path names, on this answer too.
+    expect(refused.headers.get('link')).toBe(`<${ORIGIN}/acme/directory>;rel="index"`);
+    const profiled = await acme.send('HEAD', `${ORIGIN}/acme/profile/edge/new-nonce`);
+    expect(profiled.status).toBe(429);
+    expect(profiled.headers.get('link')).toBe(`<${ORIGIN}/acme/profile/edge/directory>;rel="index"`);
     // RFC 8555 §6.5: the refusal carries a fresh nonce, one the server accepts later.
     const nonce = refused.headers.get('replay-nonce');
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);

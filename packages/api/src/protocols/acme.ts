@@ -7,11 +7,9 @@ import {
 } from '@certwright/core';
 import {
   ACME_BASE_PATH,
-  ACME_ERROR_PREFIX,
   type AcmeAuthority,
   type AcmeServerSettings,
   createAcmeHandler,
-  NonceStore,
 } from '@certwright/protocols/acme';
 import { acmeOrderAuthority } from './acme-orders.js';
 import type { ProtocolMount } from './mount.js';
@@ -112,8 +110,6 @@ export function acmeAuthority(
 /** `/acme` (RFC 8555): clients authenticate with JWS-signed requests and nonces, not API keys. */
 export function acmeMount({ services, logger, acme = {}, clientAddress }: MountContext): ProtocolMount {
   const ephemeral = services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock });
-  // The handler's nonces live in `ephemeral`: one issued here is one the handler accepts.
-  const nonces = new NonceStore(ephemeral);
   const handler = createAcmeHandler({
     authority: acmeAuthority(
       services,
@@ -137,27 +133,6 @@ export function acmeMount({ services, logger, acme = {}, clientAddress }: MountC
       why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
       rateLimit: 'enrollment',
     },
-    rateLimited: async (retryAfterSeconds) => {
-      const headers = new Headers({
-        'content-type': 'application/problem+json',
-        'retry-after': String(retryAfterSeconds),
-        'cache-control': 'no-store',
-      });
-      // RFC 8555 §6.5: every answer carries a fresh nonce, this one included; a store that
-      // cannot issue one leaves it out rather than turning the 429 into a 500.
-      const nonce = await nonces.issue().catch((error: unknown) => {
-        logger.warn({ err: error }, 'ACME nonce could not be issued for a rate-limited answer');
-        return undefined;
-      });
-      if (nonce) headers.set('replay-nonce', nonce);
-      return new Response(
-        JSON.stringify({
-          type: `${ACME_ERROR_PREFIX}rateLimited`,
-          detail: `too many requests from this client; retry after ${retryAfterSeconds} s`,
-          status: 429,
-        }),
-        { status: 429, headers },
-      );
-    },
+    rateLimited: (retryAfterSeconds, request) => handler.rateLimited(request, retryAfterSeconds),
   };
 }

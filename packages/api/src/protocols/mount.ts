@@ -37,7 +37,7 @@ export interface ProtocolMount {
    * The answer to a client over its rate limit, in the protocol's own format (an OCSP
    * `tryLater`, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
    */
-  rateLimited?: (retryAfterSeconds: number) => Response | Promise<Response>;
+  rateLimited?: (retryAfterSeconds: number, request: RequestHead) => Response | Promise<Response>;
   /** Operations this mount serves, by OpenAPI path template; they join the API document. */
   operations?: Record<string, Partial<Record<'get' | 'post' | 'put' | 'delete', OpenApiOperation>>>;
   /** Which of `operations` a request is, for metrics, logs and conformance checks. */

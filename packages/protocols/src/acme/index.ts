@@ -63,7 +63,15 @@ export interface AcmeHandlerOptions {
  */
 export type AcmeDirect = ProtocolDirect;
 
-export type AcmeHandler = Handler & { readonly direct: AcmeDirect };
+export type AcmeHandler = Handler & {
+  readonly direct: AcmeDirect;
+  /**
+   * The answer to a client its host refused for its rate limit, before the handler ran: a
+   * `rateLimited` problem with `Retry-After`, a fresh nonce and the index link, like every
+   * other answer (RFC 8555 §6.5, §6.6, §7.1).
+   */
+  readonly rateLimited: (request: RequestHead, retryAfterSeconds: number) => Promise<Response>;
+};
 
 export const ACME_BASE_PATH = '/acme';
 
@@ -240,7 +248,31 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
     },
   };
 
-  return Object.assign(handler, { direct });
+  const rateLimited = async (request: RequestHead, retryAfterSeconds: number): Promise<Response> => {
+    const url = new URL(request.url);
+    const origin = (options.baseUrl ?? url.origin).replace(/\/+$/, '');
+    const plain = problem(
+      acmeProblem('rateLimited', `too many requests from this client; retry after ${retryAfterSeconds} s`, {
+        headers: { 'retry-after': String(retryAfterSeconds) },
+      }),
+      {},
+    );
+    const { headers } = plain;
+    // A store that cannot issue a nonce leaves it out rather than turning the 429 into a 503.
+    try {
+      headers['replay-nonce'] = await nonces.issue();
+    } catch (error) {
+      logger.warn({ err: error }, 'ACME nonce could not be issued for a rate-limited answer');
+    }
+    // The index of the directory the path names; no profile lookup for a client being held off.
+    const located = locate(url.pathname, mount);
+    if (located)
+      appendLink(headers, { url: new AcmeLinks(origin, located.basePath).directory, rel: 'index' });
+    headers['cache-control'] = 'no-store';
+    return toWebResponse(plain);
+  };
+
+  return Object.assign(handler, { direct, rateLimited });
 }
 
 export type {
