@@ -3,5 +3,9 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
-  test: { name: 'queue-redis', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+  test: {
+    name: 'queue-redis',
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    hookTimeout: 180_000,
+  },
 });
