@@ -122,6 +122,8 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? (() => new Date());
   const { authority } = options;
+  /** Where every URL handed out starts: the configured base URL, else the request's origin. */
+  const originOf = (url: URL): string => (options.baseUrl ?? url.origin).replace(/\/+$/, '');
 
   const problem = (error: unknown, problemContext: ProblemContext): PlainResponse => {
     const answer = problemFromError(error, problemContext);
@@ -193,7 +195,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
     transport: TransportContext,
   ): Promise<PlainResponse> => {
     const url = new URL(request.url);
-    const origin = (options.baseUrl ?? url.origin).replace(/\/+$/, '');
+    const origin = originOf(url);
     let links: AcmeLinks | undefined;
     const problemContext: ProblemContext = {};
     let result: PlainResponse;
@@ -250,7 +252,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
 
   const rateLimited = async (request: RequestHead, retryAfterSeconds: number): Promise<Response> => {
     const url = new URL(request.url);
-    const origin = (options.baseUrl ?? url.origin).replace(/\/+$/, '');
+    const origin = originOf(url);
     const plain = problem(
       acmeProblem('rateLimited', `too many requests from this client; retry after ${retryAfterSeconds} s`, {
         headers: { 'retry-after': String(retryAfterSeconds) },

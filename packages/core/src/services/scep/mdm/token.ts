@@ -1,4 +1,5 @@
 import { decodeBase64Url } from '../../../pki/jwk.js';
+import { JWS_SIGNATURE_ALGORITHMS, type JwsSignatureAlgorithm } from '../../../pki/jws-signature.js';
 import { mdmFailure } from './status.js';
 
 /**
@@ -11,9 +12,9 @@ import { mdmFailure } from './status.js';
  * escapes. docs/protocols/scep-mdm.md defines the format.
  */
 
-/** The JWS algorithms accepted (RFC 7518 §3.1, RFC 8037 §3.1); never `none`, never a MAC. */
-export const MDM_CHALLENGE_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'] as const;
-export type MdmChallengeAlgorithm = (typeof MDM_CHALLENGE_ALGORITHMS)[number];
+/** The JWS algorithms accepted: the same as on every JWS certwright verifies (`pki/jws-signature.ts`). */
+export const MDM_CHALLENGE_ALGORITHMS = JWS_SIGNATURE_ALGORITHMS;
+export type MdmChallengeAlgorithm = JwsSignatureAlgorithm;
 
 /** The only claims version this reader knows. */
 export const MDM_CHALLENGE_VERSION = 1;
