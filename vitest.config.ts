@@ -14,7 +14,15 @@ export default defineConfig({
     // on real servers, clients and databases (CPU 25–50 % idle over a whole run). Every project
     // sets hookTimeout itself (a ceiling for set-up beside another file, not a timing assertion):
     // the CLI's --hookTimeout does not reach a project's hooks.
+    // Every project sets `isolate: false`: the files a worker runs share one module graph, so the
+    // workspace's TypeScript, PGlite's WebAssembly and the big dependencies are loaded once per
+    // worker rather than once per file (import time was a third of a run's worker time). What a
+    // file starts it stops in its own hooks; no file mocks a module (docs/development.md).
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // `.ci/run` sets CERTWRIGHT_TEST_TIMINGS to print the slowest files at its end.
+    reporters: process.env.CERTWRIGHT_TEST_TIMINGS
+      ? ['default', './scripts/test-timings-reporter.ts']
+      : ['default'],
     projects: ['packages/*/vitest.config.ts', 'examples/*/vitest.config.ts', 'test/*/vitest.config.ts'],
   },
 });

@@ -5,6 +5,8 @@ export default defineProject({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     name: 'api',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // Most files open an embedded database in beforeAll: seconds on a quiet machine, half a
     // minute on a loaded 2-core one. A ceiling, not a timing assertion (the CLI's --hookTimeout

@@ -5,6 +5,8 @@ export default defineProject({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     name: 'cli',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // These tests start a real server process and run the clients as subprocesses: generous
     // ceilings for a loaded 2-core machine, not timing assertions.

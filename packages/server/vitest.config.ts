@@ -5,6 +5,8 @@ export default defineProject({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     name: 'server',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // These tests start real server processes (TLS, PGlite); start-up alone takes seconds, and
     // much longer on a loaded machine (PGlite's first open compiles its WebAssembly). Ceilings,

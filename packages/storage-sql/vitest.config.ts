@@ -5,6 +5,8 @@ export default defineProject({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     name: 'storage-sql',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     hookTimeout: 180_000,
   },

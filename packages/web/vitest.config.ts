@@ -6,6 +6,8 @@ export default defineProject({
   esbuild: { jsx: 'automatic' },
   test: {
     name: 'web',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     // Component tests choose happy-dom per file; the browser test drives Chromium from Node.
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     testTimeout: 180_000,

@@ -18,6 +18,7 @@ import {
 } from '../../packages/core/src/index.js';
 import { createCertificationRequest, generateKeyPair } from '../../packages/core/src/pki/index.js';
 import { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import { createMigratedPgliteStorage } from '../../packages/storage-pg/src/testing.js';
 import type { SqlStorage } from '../../packages/storage-sql/src/index.js';
 
 let storage: SqlStorage;
@@ -25,8 +26,7 @@ let listener: BenchListener;
 let agent: Agent;
 
 beforeAll(async () => {
-  storage = await createPgliteStorage({ memory: true }, { secretBox: new SecretBox(randomBytes(32)) });
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)) });
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
   await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
     acme: { enabled: true, auth_mode: 'trust_authenticated' },

@@ -31,7 +31,8 @@ import {
 } from '../../packages/key-custody-pkcs11/src/softhsm.js';
 import type { LeasedTask } from '../../packages/server/src/schedulers/lease-runner.js';
 import { startIssuanceWorker } from '../../packages/server/src/schedulers/renewal.js';
-import { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import type { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import { createMigratedPgliteStorage } from '../../packages/storage-pg/src/testing.js';
 import { send } from './support/https-client.js';
 import { createTestTls, serverTlsOptions, type TestTls } from './support/tls.js';
 
@@ -113,11 +114,10 @@ beforeAll(async () => {
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
   services = createServices(
     { storage, clock: systemClock, logger: silentLogger, keyCustody: custody },
     { pki: { publicBaseUrl: origin } },

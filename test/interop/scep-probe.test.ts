@@ -23,7 +23,8 @@ import {
 import { createOutboundClient, parseAllowlist } from '@certwright/core/net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../packages/api/src/index.js';
-import { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import type { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import { createMigratedPgliteStorage } from '../../packages/storage-pg/src/testing.js';
 
 const API_KEY = 'scep-probe-interop-key-0123456789';
 /** scepserver's port inside its namespace; nothing outside the namespace can see it. */
@@ -116,11 +117,7 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(bridge.address() as net.AddressInfo).port}`;
   await until(async () => (await fetch(`${origin}/scep?operation=GetCACaps`)).status === 200, 'scepserver');
 
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(SecretBox.generateKey()), clock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(SecretBox.generateKey()), clock });
   services = createServices(
     { storage, clock, logger: silentLogger },
     {

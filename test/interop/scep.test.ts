@@ -17,7 +17,8 @@ import { createRequestListener } from '@certwright/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices } from '../../packages/core/src/index.js';
-import { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import type { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
+import { createMigratedPgliteStorage } from '../../packages/storage-pg/src/testing.js';
 import { createTestTls, serverTlsOptions, type TestTls } from './support/tls.js';
 
 const KEY = 'scep-interop-key-0123456789abcdef';
@@ -124,11 +125,10 @@ beforeAll(async () => {
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
   services = createServices(
     { storage, clock: systemClock, logger: silentLogger },
     { pki: { publicBaseUrl: origin } },

@@ -5,6 +5,8 @@ export default defineProject({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     name: 'interop',
+    // Test files share their worker's modules (root vitest.config.ts says why).
+    isolate: false,
     // The project root is this directory, so this is test/interop/**/*.test.ts.
     include: ['**/*.test.ts'],
     // Real servers and handshakes: generous, but these are not timing assertions.

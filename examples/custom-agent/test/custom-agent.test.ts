@@ -8,6 +8,7 @@ import { createHandler } from '@certwright/api';
 import { createServices, SecretBox, silentLogger, systemClock } from '@certwright/core';
 import { createRequestListener } from '@certwright/server';
 import { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { expect, it } from 'vitest';
 import { createCustomAgent } from '../src/main.js';
 
@@ -35,11 +36,10 @@ it('deploys a server-issued certificate to the Traefik file provider and reports
     '-addext',
     'subjectAltName=IP:127.0.0.1',
   );
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(SecretBox.generateKey()), clock: systemClock },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(SecretBox.generateKey()),
+    clock: systemClock,
+  });
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
   const handler = createHandler({ auth: { type: 'api-key', secret: ADMIN }, services, logger: silentLogger });
   const server = createServer(

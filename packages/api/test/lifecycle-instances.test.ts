@@ -8,7 +8,8 @@ import {
   silentLogger,
 } from '@certwright/core';
 import { buildCertId, der, readCertificate } from '@certwright/core/pki';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CertwrightHandler, createHandler } from '../src/index.js';
 import { KEY, openssl } from './lifecycle-support.js';
@@ -41,8 +42,7 @@ const call = (handler: CertwrightHandler, method: string, path: string, body?: u
   );
 
 beforeAll(async () => {
-  storage = await createPgliteStorage({ memory: true }, { secretBox: new SecretBox(randomBytes(32)), clock });
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
   const ephemeral = new MemoryEphemeralStore({ clock });
   const instance = () =>
     createHandler({

@@ -13,7 +13,8 @@ import {
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { type CertwrightHandler, createHandler } from '../src/index.js';
 import { conformance } from './support/openapi-conformance.js';
 
@@ -34,11 +35,10 @@ export interface LifecycleApp {
 
 /** Real services on in-memory PGlite with the composed handler (REST + CRL + OCSP). */
 export async function createLifecycleApp(options: { clock: Clock; pki?: PkiOptions }): Promise<LifecycleApp> {
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: options.clock },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: options.clock,
+  });
   const services = createServices(
     { storage, clock: options.clock, logger: silentLogger },
     { pki: options.pki ?? {} },

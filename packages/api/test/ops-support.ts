@@ -19,6 +19,7 @@ import {
   generateKeyPair,
 } from '@certwright/core/pki';
 import { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { type CertwrightHandler, createHandler } from '../src/index.js';
 import { conformance } from './support/openapi-conformance.js';
 
@@ -45,11 +46,7 @@ export async function createOpsApp(
   options: { authType?: 'api-key' | 'none'; deps?: Partial<ServiceDeps> } = {},
 ): Promise<OpsApp> {
   const clock = new ManualClock('2026-03-01T12:00:00Z');
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
   const channels = new NotificationChannelRegistry();
   const dead: NotificationEvent[] = [];
   const services = createServices({

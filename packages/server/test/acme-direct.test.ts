@@ -8,7 +8,8 @@ import {
   silentLogger,
   systemClock,
 } from '@certwright/core';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CountingListener,
@@ -146,11 +147,10 @@ async function both(
 }
 
 beforeAll(async () => {
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
   services = createServices({ storage, clock: systemClock, logger: silentLogger });
   await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
     acme: {

@@ -7,7 +7,8 @@ import {
   SecretBox,
   silentLogger,
 } from '@certwright/core';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { SqlQueue } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acmeValidation } from '../src/acme-validation.js';
@@ -53,11 +54,7 @@ describe('ACME validation topics', () => {
   const clock = new ManualClock('2026-03-01T00:00:00Z');
   let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
   beforeAll(async () => {
-    storage = await createPgliteStorage(
-      { memory: true },
-      { secretBox: new SecretBox(SecretBox.generateKey()), clock },
-    );
-    await storage.migrate();
+    storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(SecretBox.generateKey()), clock });
   }, 180_000);
   afterAll(() => storage?.close());
 

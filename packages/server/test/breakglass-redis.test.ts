@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServices, SecretBox, type Services, silentLogger, systemClock } from '@certwright/core';
 import { connectRedis, type RedisClient, RedisEphemeralStore } from '@certwright/queue-redis';
 import { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSkipReason } from './support/redis.js';
 
@@ -19,11 +20,7 @@ describe.skipIf(skip !== undefined)('break-glass lockout across instances throug
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    const storage = await createPgliteStorage(
-      { memory: true },
-      { secretBox: new SecretBox(SecretBox.generateKey()) },
-    );
-    await storage.migrate();
+    const storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(SecretBox.generateKey()) });
     clients = await Promise.all([0, 1].map(() => connectRedis({ url: 'redis://127.0.0.1:6379' })));
     instances = clients.map((client) =>
       createServices(

@@ -9,7 +9,8 @@ import {
   systemClock,
 } from '@certwright/core';
 import { buildCertId, der, OID, readCertificate } from '@certwright/core/pki';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CountingListener,
@@ -80,11 +81,10 @@ const ocspRequest = (nonce?: Uint8Array) =>
   );
 
 beforeAll(async () => {
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
   services = createServices({ storage, clock: systemClock, logger: silentLogger });
   const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'owner' });
   const team = await services.teams.create(SYSTEM_ACTOR, { name: 'team' });

@@ -17,7 +17,8 @@ import {
   readCertificate,
   readCertRep,
 } from '@certwright/core/pki';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CountingListener,
@@ -110,11 +111,10 @@ async function raCertificate(): Promise<Uint8Array> {
 }
 
 beforeAll(async () => {
-  storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock: systemClock },
-  );
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
   services = createServices({ storage, clock: systemClock, logger: silentLogger });
   await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
     scep: { enabled: true, challenge_password: CHALLENGE },

@@ -13,6 +13,7 @@ import {
   silentLogger,
 } from '@certwright/core';
 import { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { describe, expect, it } from 'vitest';
 import {
   startJobTimeouts,
@@ -87,11 +88,7 @@ describe('leased scheduler tasks', () => {
 
   it('wires the notification sweep and the job-timeout sweep to the services', async () => {
     const clock = new ManualClock();
-    const storage = await createPgliteStorage(
-      { memory: true },
-      { secretBox: new SecretBox(randomBytes(32)), clock },
-    );
-    await storage.migrate();
+    const storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
     try {
       const services = createServices({
         storage,

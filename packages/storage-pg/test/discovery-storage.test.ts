@@ -1,14 +1,14 @@
 import { SecretBox } from '@certwright/core';
 import { describeDiscoveryStorageContract } from '@certwright/core/testing';
 import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
+import { createMigratedPgliteStorage } from '../src/testing.js';
 import { createTempDatabase, postgresSkipReason } from './helpers.js';
 
 const secretBox = new SecretBox(SecretBox.generateKey());
 const pgSkip = await postgresSkipReason();
 
 describeDiscoveryStorageContract('PGlite (memory)', async () => {
-  const storage = await createPgliteStorage({ memory: true }, { secretBox });
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({ secretBox });
   return {
     storage,
     migrate: () => storage.migrate(),

@@ -3,6 +3,7 @@ import { ManualClock, SecretBox } from '@certwright/core';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage, type MaintainedStorage } from '../src/index.js';
+import { createMigratedPgliteStorage } from '../src/testing.js';
 
 /**
  * PGlite runs no autovacuum daemon, so nothing but an explicit ANALYZE gives the planner
@@ -22,8 +23,7 @@ const stats = async (table: string) => {
 };
 
 beforeAll(async () => {
-  storage = await createPgliteStorage({ memory: true }, { secretBox: new SecretBox(randomBytes(32)), clock });
-  await storage.migrate();
+  storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
 }, 60_000);
 afterAll(() => storage.close());
 

@@ -1,13 +1,13 @@
 import { SecretBox } from '@certwright/core';
 import { describePeopleStorageContract } from '@certwright/core/testing';
 import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
+import { createMigratedPgliteStorage } from '../src/testing.js';
 import { createTempDatabase, postgresSkipReason } from './helpers.js';
 
 const secretBox = new SecretBox(SecretBox.generateKey());
 
 describePeopleStorageContract('PGlite (memory)', async () => {
-  const storage = await createPgliteStorage({ memory: true }, { secretBox });
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({ secretBox });
   return { storage, close: () => storage.close() };
 });
 

@@ -7,6 +7,7 @@ export {
   migrate,
 } from './migrations/index.js';
 export { SqlQueue } from './queue.js';
+export { sealAuditHead } from './repos/audit.js';
 export type { Database, Flavor } from './schema.js';
 export {
   DEFAULT_ISSUER_ID,

@@ -28,6 +28,7 @@ import {
 } from '../../../packages/core/src/pki/index.js';
 import { createRequestListener } from '../../../packages/server/src/index.js';
 import { createPgliteStorage } from '../../../packages/storage-pg/src/index.js';
+import { createMigratedPgliteStorage } from '../../../packages/storage-pg/src/testing.js';
 
 /** A self-signed TLS certificate for 127.0.0.1 (also its own trust anchor). */
 export async function loopbackTls(): Promise<{ certPem: string; keyPem: string }> {
@@ -100,11 +101,7 @@ export async function createCertwrightApp(
   clock: Clock = systemClock,
   options: { acmeIssuer?: AcmeConnectorDeps } = {},
 ): Promise<CertwrightApp> {
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(randomBytes(32)), clock },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
   const services = createServices(
     { storage, clock, logger: silentLogger },
     options.acmeIssuer ? { acmeIssuer: options.acmeIssuer } : {},

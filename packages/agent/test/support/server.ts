@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { createHandler } from '@certwright/api';
 import { createServices, SecretBox, type Services, silentLogger, systemClock } from '@certwright/core';
 import { createRequestListener } from '@certwright/server';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 
 export const ADMIN_KEY = 'agent-test-admin-key-0123456789';
 
@@ -71,11 +72,11 @@ export function makeServerTls(): { dir: string; ca: string; cert: string; key: s
 }
 
 export async function startTestServer(): Promise<TestServer> {
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(SecretBox.generateKey()), clock: systemClock, logger: silentLogger },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(SecretBox.generateKey()),
+    clock: systemClock,
+    logger: silentLogger,
+  });
   const services = createServices({ storage, clock: systemClock, logger: silentLogger });
   const handler = createHandler({
     auth: { type: 'api-key', secret: ADMIN_KEY },

@@ -10,7 +10,8 @@ import {
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
-import { createPgliteStorage } from '@certwright/storage-pg';
+import type { createPgliteStorage } from '@certwright/storage-pg';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { type CertwrightHandler, createHandler, type HandlerOptions } from '../../src/index.js';
 import { conformance } from './openapi-conformance.js';
 
@@ -65,11 +66,11 @@ export interface TestApp {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock('2026-01-01T00:00:00Z');
   const logger = options.logger ?? silentLogger;
-  const storage = await createPgliteStorage(
-    { memory: true },
-    { secretBox: new SecretBox(SecretBox.generateKey()), clock, logger },
-  );
-  await storage.migrate();
+  const storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(SecretBox.generateKey()),
+    clock,
+    logger,
+  });
   const services = createServices({ storage, clock, logger, ...options.deps }, options.services);
   const handler = createHandler({
     auth: { type: 'api-key', secret: TEST_API_KEY },

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MIGRATIONS, migrate, sealAuditHead } from '@certwright/storage-sql';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely } from 'kysely';
+import type { MaintainedStorage, StorageOpenOptions } from './maintained.js';
+import { PGLITE_EXTENSIONS, pgliteStorage } from './pglite.js';
+import { PgliteDialect } from './pglite-dialect.js';
+
+/**
+ * An in-memory PGlite database in the state `createPgliteStorage({ memory: true })` followed by
+ * `migrate()` leaves it — every migration applied, the audit head sealed under `secretBox`, the
+ * baseline seeded at `clock` — for tests that open many databases.
+ *
+ * A fresh PGlite runs initdb and then every migration, seconds each time; this loads a copy of the
+ * migrated schema instead (well under a second). The schema holds nothing sealed and no seed row,
+ * so one copy serves every key and clock; the key- and clock-dependent steps run on the copy
+ * exactly as `migrate()` runs them on a fresh database. The copy is made once per process and
+ * kept in the temporary directory, shared by the processes of one test run (the name carries a
+ * digest of the migrations, so a changed migration never loads a stale copy).
+ */
+export async function createMigratedPgliteStorage(options: StorageOpenOptions): Promise<MaintainedStorage> {
+  const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS, loadDataDir: await schemaTemplate() });
+  const storage = await pgliteStorage(pglite, ':memory: (migrated schema template)', options);
+  // What migrate() does right after the audit-chain migration (0006) on a fresh database.
+  await sealAuditHead(storage.db, options.secretBox);
+  // Nothing left to apply: this seeds the baseline and refreshes statistics.
+  await storage.migrate();
+  return storage;
+}
+
+let template: Promise<Blob> | undefined;
+
+function schemaTemplate(): Promise<Blob> {
+  template ??= loadOrMakeTemplate();
+  return template;
+}
+
+async function loadOrMakeTemplate(): Promise<Blob> {
+  const digest = createHash('sha256');
+  for (const m of MIGRATIONS) digest.update(`${m.version}\0${m.name}\0${m.up.toString()}\0`);
+  const dir = join(tmpdir(), 'certwright-pglite-templates');
+  const file = join(dir, `schema-${digest.digest('hex').slice(0, 16)}.tar`);
+  if (existsSync(file)) return new Blob([readFileSync(file)]);
+  const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
+  try {
+    // The schema only: sealing and seeding depend on the caller's key and clock.
+    await migrate(new Kysely({ dialect: new PgliteDialect(pglite) }), 'postgres');
+    const dump = await pglite.dumpDataDir('none');
+    const bytes = new Uint8Array(await dump.arrayBuffer());
+    // Another process of the run may be writing the same file: write aside, then rename, so a
+    // reader only ever sees a whole copy.
+    mkdirSync(dir, { recursive: true });
+    const partial = `${file}.${process.pid}.partial`;
+    writeFileSync(partial, bytes);
+    renameSync(partial, file);
+    return new Blob([bytes]);
+  } finally {
+    await pglite.close();
+  }
+}
