@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SecretBox } from '@certwright/core';
 import { MIGRATIONS, migrate, sealAuditHead } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import type { MaintainedStorage, StorageOpenOptions } from './maintained.js';
-import { PGLITE_EXTENSIONS, pgliteStorage } from './pglite.js';
+import { createPgliteStorage, PGLITE_EXTENSIONS, pgliteStorage } from './pglite.js';
 import { PgliteDialect } from './pglite-dialect.js';
 
 /**
@@ -31,6 +32,58 @@ export async function createMigratedPgliteStorage(options: StorageOpenOptions): 
   return storage;
 }
 
+/**
+ * Fills `dataDir` with a PGlite data directory in the state `createPgliteStorage({ dataDir })`
+ * followed by `migrate()` leaves it, for tests that start server processes on the embedded default:
+ * a copy of one migrated directory made once per test run instead of initdb and every migration
+ * in each process. Its secrets are sealed under the returned key, which the caller hands to the
+ * process that opens the directory (a server's `encryption-key` file or SVC_ENCRYPTION_KEY). The
+ * baseline was seeded when the run's copy was made, with the system clock.
+ */
+export async function copyMigratedPgliteDataDir(dataDir: string): Promise<{ key: Uint8Array }> {
+  const source = await dataDirTemplate();
+  cpSync(join(source, 'pglite'), dataDir, { recursive: true });
+  return { key: new Uint8Array(readFileSync(join(source, 'key'))) };
+}
+
+let dataTemplate: Promise<string> | undefined;
+
+function dataDirTemplate(): Promise<string> {
+  dataTemplate ??= (async () => {
+    const dir = join(tmpdir(), 'certwright-pglite-templates', `data-${migrationsDigest()}`);
+    if (existsSync(dir)) return dir;
+    const partial = `${dir}.${process.pid}.partial`;
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(partial, { recursive: true });
+    const key = SecretBox.generateKey();
+    const storage = await createPgliteStorage(
+      { dataDir: join(partial, 'pglite') },
+      { secretBox: new SecretBox(key) },
+    );
+    try {
+      await storage.migrate();
+    } finally {
+      await storage.close();
+    }
+    writeFileSync(join(partial, 'key'), key);
+    try {
+      // Another process of the run may have finished first: its copy is as good as this one.
+      renameSync(partial, dir);
+    } catch (error) {
+      if (!existsSync(dir)) throw error;
+      rmSync(partial, { recursive: true, force: true });
+    }
+    return dir;
+  })();
+  return dataTemplate;
+}
+
+function migrationsDigest(): string {
+  const digest = createHash('sha256');
+  for (const m of MIGRATIONS) digest.update(`${m.version}\0${m.name}\0${m.up.toString()}\0`);
+  return digest.digest('hex').slice(0, 16);
+}
+
 let template: Promise<Blob> | undefined;
 
 function schemaTemplate(): Promise<Blob> {
@@ -39,10 +92,8 @@ function schemaTemplate(): Promise<Blob> {
 }
 
 async function loadOrMakeTemplate(): Promise<Blob> {
-  const digest = createHash('sha256');
-  for (const m of MIGRATIONS) digest.update(`${m.version}\0${m.name}\0${m.up.toString()}\0`);
   const dir = join(tmpdir(), 'certwright-pglite-templates');
-  const file = join(dir, `schema-${digest.digest('hex').slice(0, 16)}.tar`);
+  const file = join(dir, `schema-${migrationsDigest()}.tar`);
   if (existsSync(file)) return new Blob([readFileSync(file)]);
   const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   try {

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyMigratedPgliteDataDir } from '@certwright/storage-pg/testing';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 /** `pnpm start`'s entry: bootstraps TLS files and a key, then runs the server. */
@@ -19,6 +20,8 @@ export interface ServerProcess {
 export function runServer(
   env: Record<string, string>,
   entry = MAIN,
+  /** A data directory made for this run, removed when it exits (see startServerProcess). */
+  ownDataDir?: string,
 ): {
   child: ChildProcess;
   output: () => string;
@@ -26,7 +29,8 @@ export function runServer(
 } {
   // PGlite allows one process per data directory: every server gets its own, removed when it exits
   // (a caller that names SVC_DATA_DIR keeps its directory).
-  const dataDir = env.SVC_DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'cw-data-')) : undefined;
+  const dataDir =
+    ownDataDir ?? (env.SVC_DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'cw-data-')) : undefined);
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -58,9 +62,39 @@ export function runServer(
  */
 const START_TIMEOUT_MS = 150_000;
 
-/** Starts the server and waits for its "ready" log line; fails (and kills it) otherwise. */
-export async function startServerProcess(env: Record<string, string>, entry = MAIN): Promise<ServerProcess> {
-  const run = runServer({ SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env }, entry);
+/**
+ * A data directory that already holds a migrated embedded database and the key it is sealed
+ * under, as a first start leaves it (docs/development.md): a server started on it skips initdb and
+ * the migrations, seconds of each start.
+ */
+async function migratedDataDir(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'cw-data-'));
+  const { key } = await copyMigratedPgliteDataDir(join(dir, 'pglite'));
+  writeFileSync(join(dir, 'encryption-key'), `${Buffer.from(key).toString('base64')}\n`, { mode: 0o600 });
+  return dir;
+}
+
+/**
+ * Starts the server and waits for its "ready" log line; fails (and kills it) otherwise. Unless the
+ * test names its own data directory, database or key (or asks for `fresh` — a test of a first
+ * start), the server starts on a copy of a migrated data directory.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  entry = MAIN,
+  options: { fresh?: boolean } = {},
+): Promise<ServerProcess> {
+  const ownsData =
+    !options.fresh &&
+    env.SVC_DATA_DIR === undefined &&
+    env.SVC_DATABASE_URL === undefined &&
+    env.SVC_ENCRYPTION_KEY === undefined;
+  const dataDir = ownsData ? await migratedDataDir() : undefined;
+  const run = runServer(
+    { SVC_LISTEN_ADDR: '127.0.0.1', SVC_PORT: '0', ...env, ...(dataDir ? { SVC_DATA_DIR: dataDir } : {}) },
+    entry,
+    dataDir,
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Never leave a server behind: a test that gives up on it would leak the process.
