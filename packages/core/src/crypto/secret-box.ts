@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { CertwrightError } from '../errors.js';
 
 const VERSION = 1;
@@ -26,22 +27,28 @@ export class SecretBox {
       'encrypt',
       'decrypt',
     ]);
-    this.#ikm = globalThis.crypto.subtle.importKey('raw', new Uint8Array(key), 'HKDF', false, ['deriveKey']);
+    this.#ikm = globalThis.crypto.subtle.importKey('raw', new Uint8Array(key), 'HKDF', false, ['deriveBits']);
   }
 
   /**
-   * A non-extractable HMAC-SHA-256 key derived from this box's key with HKDF-SHA-256
-   * (RFC 5869; empty salt, the key being uniformly random already). Each purpose passes its own
-   * `info` label, so no two purposes share a key and none shares the sealing key.
+   * An HMAC-SHA-256 key derived from this box's key with HKDF-SHA-256 (RFC 5869; empty salt,
+   * the key being uniformly random already). Each purpose passes its own `info` label, so no two
+   * purposes share a key and none shares the sealing key. It is a node:crypto secret KeyObject —
+   * an HMAC over a short message is a synchronous call there — built from the derived bits, since
+   * converting a non-extractable CryptoKey to a KeyObject is deprecated (Node.js DEP0204).
    */
-  async deriveHmacKey(info: string): Promise<CryptoKey> {
-    return globalThis.crypto.subtle.deriveKey(
+  async deriveHmacKey(info: string): Promise<KeyObject> {
+    const bits = await globalThis.crypto.subtle.deriveBits(
       { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: new TextEncoder().encode(info) },
       await this.#ikm,
-      { name: 'HMAC', hash: 'SHA-256', length: 256 },
-      false,
-      ['sign', 'verify'],
+      256,
     );
+    const bytes = new Uint8Array(bits);
+    try {
+      return createSecretKey(bytes);
+    } finally {
+      bytes.fill(0);
+    }
   }
 
   async seal(plaintext: string | Uint8Array, context = ''): Promise<string> {

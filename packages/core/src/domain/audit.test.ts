@@ -1,7 +1,9 @@
+import { createHmac, hkdfSync } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../crypto/secret-box.js';
 import {
+  AUDIT_CHAIN_KEY_INFO,
   AUDIT_GENESIS_HASH,
   AuditChainKey,
   type AuditEvent,
@@ -260,5 +262,13 @@ describe('audit hash chain', () => {
     const hex = Buffer.from(rawKey).toString('hex');
     expect(JSON.stringify({ key })).toBe('{"key":"[AuditChainKey]"}');
     expect(inspect(key, { showHidden: true, depth: 5 })).not.toContain(hex);
+  });
+
+  it('keeps the chain key of earlier releases, so trails written before an upgrade still verify', async () => {
+    // RFC 5869 HKDF-SHA-256 with an empty salt and the published label, computed independently.
+    const subkey = hkdfSync('sha256', Buffer.from(rawKey), Buffer.alloc(0), AUDIT_CHAIN_KEY_INFO, 32);
+    const message = auditEventMessage(unhashed(1, AUDIT_GENESIS_HASH));
+    const expected = createHmac('sha256', Buffer.from(subkey)).update(message, 'utf8').digest('hex');
+    expect(await AuditChainKey.of(new SecretBox(rawKey)).mac(message)).toBe(expected);
   });
 });

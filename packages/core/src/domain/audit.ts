@@ -1,4 +1,4 @@
-import { createHmac, KeyObject, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { idSchema, timestampSchema } from './common.js';
@@ -93,8 +93,8 @@ export class AuditChainKey {
    */
   readonly #key: Promise<KeyObject>;
 
-  private constructor(key: Promise<CryptoKey>) {
-    this.#key = key.then((k) => KeyObject.from(k));
+  private constructor(key: Promise<KeyObject>) {
+    this.#key = key;
     // A derivation failure surfaces at the first mac/verify, not as an unhandled rejection.
     this.#key.catch(() => {});
   }
