@@ -52,6 +52,12 @@ export interface ServiceConfig {
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Largest request body any route accepts, in bytes. */
   maxBodyBytes: number;
+  /**
+   * /metrics: SVC_METRICS_CACHE (default 15s) — how long one storage snapshot is served;
+   * SVC_METRICS_CERTIFICATE_SERIES_LIMIT (default 10000, 0 = off) — per-certificate expiry
+   * series only up to this inventory size (docs/operations/observability.md).
+   */
+  metrics: { cacheMs: number; certificateSeriesLimit: number };
   /** SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE: longest leaf validity when a certificate has no profile. */
   maxValidityDaysWithoutProfile: number;
   notificationRetryIntervalMs: number;
@@ -355,6 +361,10 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       z.coerce.number().int().min(1024),
       String(1024 * 1024),
     ) as number,
+    metrics: {
+      cacheMs: read('SVC_METRICS_CACHE', duration, '15s') as number,
+      certificateSeriesLimit: read('SVC_METRICS_CERTIFICATE_SERIES_LIMIT', count, '10000') as number,
+    },
     maxValidityDaysWithoutProfile: read(
       'SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE',
       z.coerce.number().int().min(1).max(3650),

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '@certwright/core';
+import { metricsHub } from './cluster-metrics.js';
 
 /**
  * SVC_SERVER_WORKERS > 1: the primary process serves nothing itself. It forks one worker per
@@ -58,6 +59,8 @@ export function runPrimary(workers: number, logger: Logger): Promise<number> {
   });
 
   const live = () => slots.filter((slot) => slot.worker !== undefined);
+  // A scraped worker's /metrics answers every worker's series (cluster-metrics.ts).
+  const metrics = metricsHub(() => live().flatMap((slot) => (slot.worker ? [slot.worker] : [])), log);
   const finishIfIdle = () => {
     if (stopping === undefined || live().length > 0) return;
     log.info({ workers }, 'all workers stopped');
@@ -81,6 +84,7 @@ export function runPrimary(workers: number, logger: Logger): Promise<number> {
     slot.startedAt = Date.now();
     const worker = cluster.fork({ [SLOT_VARIABLE]: slot.number });
     slot.worker = worker;
+    worker.on('message', (message: unknown) => metrics(worker, message));
     log.info({ worker: slot.number, pid: worker.process.pid }, 'worker started');
     worker.once('listening', () => {
       slot.listened = true;

@@ -1,8 +1,16 @@
 import type { ResponseEvent } from '@certwright/api';
+import type { Logger } from '@certwright/core';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { answerCollectRequests, scrapeThroughPrimary } from './cluster-metrics.js';
+import { type PkiMetricsOptions, registerPkiMetrics } from './pki-metrics.js';
 
 export interface ServerMetrics {
+  /** This process's series: requests, deliveries, the runtime; a worker's carry its slot. */
   registry: Registry;
+  /** Series read from storage (docs/operations/observability.md): the same on every instance. */
+  shared: Registry;
+  /** Adds the storage-derived gauges once storage is open. */
+  registerPki(options: PkiMetricsOptions): void;
   observe(event: ResponseEvent): void;
   /** Incremented each time a notification becomes dead. */
   notificationDead: Counter;
@@ -11,10 +19,21 @@ export interface ServerMetrics {
   render(): Promise<{ contentType: string; body: string }>;
 }
 
-/** `labels` go on every series (a worker's slot under SVC_SERVER_WORKERS). */
-export function createMetrics(labels: Record<string, string> = {}): ServerMetrics {
+export interface MetricsOptions {
+  /** Labels on every series of this process (a worker's slot under SVC_SERVER_WORKERS). */
+  labels?: Record<string, string>;
+  /** This process is a worker of SVC_SERVER_WORKERS: /metrics answers every worker's series. */
+  clusterWorker?: boolean;
+  logger?: Logger;
+}
+
+export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
   const registry = new Registry();
-  registry.setDefaultLabels(labels);
+  registry.setDefaultLabels(options.labels ?? {});
+  const shared = new Registry();
+  const series = async () => [...(await registry.getMetricsAsJSON()), ...(await shared.getMetricsAsJSON())];
+  const local = async () => `${await registry.metrics()}${await shared.metrics()}`;
+  if (options.clusterWorker && options.logger) answerCollectRequests(series, options.logger);
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'svc_http_requests_total',
@@ -46,8 +65,15 @@ export function createMetrics(labels: Record<string, string> = {}): ServerMetric
     labelNames: ['service', 'outcome'],
     registers: [registry],
   });
+  let pkiRegistered = false;
   return {
     registry,
+    shared,
+    registerPki(pki) {
+      if (pkiRegistered) return;
+      pkiRegistered = true;
+      registerPkiMetrics(shared, pki);
+    },
     notificationDead,
     webhookDeliveries,
     observe(event) {
@@ -57,7 +83,8 @@ export function createMetrics(labels: Record<string, string> = {}): ServerMetric
       if (event.rateLimited) rateLimited.inc({ route: event.route });
     },
     async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      const body = (options.clusterWorker ? await scrapeThroughPrimary() : undefined) ?? (await local());
+      return { contentType: registry.contentType, body };
     },
   };
 }

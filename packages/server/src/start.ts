@@ -101,7 +101,9 @@ export async function startServer(
   }
   // Each worker of SVC_SERVER_WORKERS answers /metrics for itself: its series carry its slot.
   const slot = workerSlot();
-  const metrics = createMetrics(slot === undefined ? {} : { worker: slot });
+  const metrics = createMetrics(
+    slot === undefined ? {} : { labels: { worker: slot }, clusterWorker: true, logger },
+  );
   const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
   const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
   const oidcTrust = options.oidc?.ca ?? oidcCa;
@@ -229,6 +231,13 @@ export async function startServer(
         breakglass: config.breakglass,
       },
     );
+    metrics.registerPki({
+      storage: runtime.opened.storage,
+      clock: systemClock,
+      logger,
+      cacheMs: config.metrics.cacheMs,
+      certificateSeriesLimit: config.metrics.certificateSeriesLimit,
+    });
     if (config.demo.seed) {
       const seeded = await services.people.seedDemo();
       logger.warn({ seeded: seeded.length }, 'demo mode: demo users are present (SVC_DEMO_SEED)');

@@ -44,14 +44,23 @@ const alive = (pid: number) => {
   }
 };
 
-/** The worker slots whose /metrics answered, over `tries` separate connections. */
+/**
+ * The worker slots that served /metrics, over `tries` separate connections: each scrape answers
+ * every worker's series (the primary aggregates them), and a worker's request counter for
+ * /metrics grows only when that worker served the scrape.
+ */
 async function slotsAnswering(port: number, ca: Buffer, secret: string, tries: number): Promise<Set<string>> {
-  const seen = new Set<string>();
+  let body = '';
   for (let i = 0; i < tries; i++) {
     const reply = await httpsCall(port, ca, '/metrics', { headers: bearer(secret) });
     expect(reply.status).toBe(200);
-    const slot = /worker="(\d+)"/.exec(reply.body);
-    if (slot) seen.add(slot[1]!);
+    body = reply.body;
+  }
+  const seen = new Set<string>();
+  for (const line of body.split('\n')) {
+    if (!line.startsWith('svc_http_requests_total{') || !line.includes('route="/metrics"')) continue;
+    const slot = /worker="(\d+)"/.exec(line);
+    if (slot && Number(line.split(' ').at(-1)) > 0) seen.add(slot[1]!);
   }
   return seen;
 }
@@ -106,12 +115,30 @@ describe.skipIf(skip !== undefined)('SVC_SERVER_WORKERS: several listener proces
     await database?.drop();
   });
 
-  it('answers on one port from both workers, each reporting its own /metrics', async () => {
+  it('answers on one port from both workers, and /metrics reports both', async () => {
     // Both workers listen on the same port: the url each announced is the same.
     expect(new Set(ready().map((l) => new URL(l.url!).port))).toEqual(new Set([String(port)]));
     // Every call opens a new connection; the primary hands connections to workers in turn.
     const seen = await slotsAnswering(port, ca, secret, 12);
     expect(seen).toEqual(new Set(['1', '2']));
+  });
+
+  it('reports the storage-derived gauges once, with the same values whichever worker is scraped', async () => {
+    const gauges = (body: string) =>
+      body
+        .split('\n')
+        .filter((l) => /^certwright_(certificates|jobs|notifications|metrics_snapshot_ok)[{ ]/.test(l))
+        .sort();
+    const first = gauges((await httpsCall(port, ca, '/metrics', { headers: bearer(secret) })).body);
+    expect(first).toContain('certwright_metrics_snapshot_ok 1');
+    // One series per label set: no `worker` label, not repeated per worker.
+    expect(first.filter((l) => l.includes('worker='))).toEqual([]);
+    expect(new Set(first.map((l) => l.split(' ')[0])).size).toBe(first.length);
+    for (let i = 0; i < 6; i++) {
+      expect(gauges((await httpsCall(port, ca, '/metrics', { headers: bearer(secret) })).body)).toEqual(
+        first,
+      );
+    }
   });
 
   it('replaces a worker that dies while the other keeps answering', async () => {
