@@ -1,10 +1,22 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const SECRET = 'pki-metrics-test-secret-0123456789';
+const MONITORING = fileURLToPath(new URL('../../../docs/operations/monitoring/', import.meta.url));
+const promtool = spawnSync('promtool', ['--version']).status === 0;
+if (!promtool && process.env.SVC_TEST_REQUIRE_SERVICES === '1') {
+  throw new Error('promtool (Debian package prometheus) is required to check the alerting rules');
+}
+if (!promtool) console.warn('not checking the alerting rules with promtool: it is not installed');
+
+/** Metric names an expression reads (`up` aside, which Prometheus itself writes). */
+const namesIn = (expr: string): string[] =>
+  [...expr.matchAll(/\b(?:certwright|svc)_[a-z0-9_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''));
 
 /** `name{labels} value` lines of one series name, as label text → value. */
 function series(body: string, name: string): Map<string, number> {
@@ -101,5 +113,27 @@ describe('/metrics reports the inventory from storage', () => {
     expect([...series(after, 'certwright_certificate_expiration_timestamp_seconds').keys()]).toEqual([
       `{id="${id}",name="shop",issuer="Metrics CA",owner="Alice",team="Platform",status="Revoked"}`,
     ]);
+  });
+
+  it('ships alerting rules promtool accepts and a dashboard, both reading only series the server exports', async () => {
+    const exported = new Set([...(await scrape()).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
+    const rules = readFileSync(`${MONITORING}certwright.rules.yml`, 'utf8');
+    const dashboard = JSON.parse(readFileSync(`${MONITORING}grafana-dashboard.json`, 'utf8')) as {
+      panels: { targets: { expr: string }[] }[];
+    };
+    const expressions = [
+      ...[...rules.matchAll(/expr: (?:>-\n)?([\s\S]*?)\n\s+(?:for|labels):/g)].map((m) => m[1]!),
+      ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)),
+    ];
+    expect(expressions.length).toBeGreaterThan(15);
+    const read = new Set(expressions.flatMap(namesIn));
+    expect([...read].filter((name) => !exported.has(name))).toEqual([]);
+    if (promtool) {
+      const checked = spawnSync('promtool', ['check', 'rules', `${MONITORING}certwright.rules.yml`], {
+        encoding: 'utf8',
+      });
+      expect(checked.stdout + checked.stderr).toContain('SUCCESS: 9 rules found');
+      expect(checked.status).toBe(0);
+    }
   });
 });
