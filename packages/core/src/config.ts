@@ -197,10 +197,27 @@ const duration = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
 });
+/** A URL of one of `schemes` with a host. The value is never echoed: it may hold a password. */
 const url = (schemes: string[]) =>
-  z.string().refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
-    message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
-  });
+  z
+    .string()
+    .refine((value) => schemes.some((s) => value.startsWith(`${s}://`)), {
+      message: `must start with ${schemes.map((s) => `${s}://`).join(', ')}`,
+    })
+    .refine(
+      (value) => {
+        // A wrong scheme is the refinement above; this one judges only URLs that have a right one.
+        if (!schemes.some((s) => value.startsWith(`${s}://`))) return true;
+        try {
+          return new URL(value).hostname !== '';
+        } catch {
+          return false;
+        }
+      },
+      {
+        message: `is not a valid URL (like ${schemes[0]}://user:password@host:port/name); percent-encode @ : / # ? in the user name or password`,
+      },
+    );
 
 /** 32 bytes as 64 hex digits or base64/base64url (`openssl rand -base64 32`). */
 export function decodeEncryptionKey(text: string): Uint8Array {

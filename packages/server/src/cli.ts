@@ -49,22 +49,22 @@ export async function runCli(options: StartOptions = {}): Promise<void> {
     void server?.reloadTls();
   });
 
-  try {
-    server = await startServer(config, logger, options);
-  } catch (error) {
+  // A configuration the operator must fix (a TLS file, a port in use) exits 2, as a bad
+  // variable does; anything else that stops start-up exits 1.
+  const failed = (error: unknown): never => {
     const message = isCertwrightError(error) ? error.message : (error as Error).message;
     logger.error({ err: message }, 'start-up failed');
     process.stderr.write(`certwright-server: ${message}\n`);
-    process.exit(1);
+    process.exit(isCertwrightError(error) && error.code === 'config_invalid' ? 2 : 1);
+  };
+  try {
+    server = await startServer(config, logger, options);
+  } catch (error) {
+    return failed(error);
   }
   if (stopRequested) {
     stop(stopRequested);
     return;
   }
-  server.ready.catch((error: unknown) => {
-    const message = isCertwrightError(error) ? error.message : (error as Error).message;
-    logger.error({ err: message }, 'start-up failed');
-    process.stderr.write(`certwright-server: ${message}\n`);
-    process.exit(1);
-  });
+  server.ready.catch(failed);
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  CertwrightError,
   type EphemeralStore,
   fail,
   isCertwrightError,
@@ -42,7 +43,12 @@ export async function openRuntime(
   logger: Logger,
   stopped: () => boolean,
 ): Promise<Runtime> {
-  const opened = await retryWhileUnavailable(() => openStorage(config, logger), logger, stopped);
+  const opened = await retryWhileUnavailable(() => openStorage(config, logger), logger, stopped, {
+    dependency: config.databaseUrl ? databaseTarget(config.databaseUrl) : 'the embedded database',
+    // At start-up a database that refuses these credentials or does not exist yet is often one
+    // still being provisioned: waited out like one that is down, its cause logged each time.
+    retryAlso: (cause) => cause !== undefined && START_UP_RETRYABLE.has(cause.code),
+  });
   let keyCustody: KeyCustody | undefined;
   try {
     keyCustody = config.pkcs11
@@ -139,18 +145,68 @@ function openPkcs11(config: Readonly<ServiceConfig>, logger: Logger): KeyCustody
   return custody;
 }
 
+/** PostgreSQL: invalid password, no such role, no such database; MySQL: access denied, no such database. */
+const START_UP_RETRYABLE = new Set(['28P01', '28000', '3D000', 'ER_ACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);
+
+interface Cause {
+  code: string;
+  message: string;
+}
+
+/** The driver's own error under our typed one: its code (SQLSTATE, errno name, ECONNREFUSED) and text. */
+export function rootCause(error: unknown): Cause | undefined {
+  for (
+    let e: unknown = error, depth = 0;
+    e instanceof Error && depth < 5;
+    e = (e as Error).cause, depth += 1
+  ) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && !isCertwrightError(e)) return { code, message: e.message };
+    // AggregateError (a host with several addresses): the first attempt's cause.
+    if (e instanceof AggregateError && e.errors[0] instanceof Error) e = e.errors[0];
+  }
+  return undefined;
+}
+
+/** `host:port/name` of a database URL: enough to find it, never its credentials. */
+export function databaseTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const port = parsed.port || (parsed.protocol === 'mysql:' ? '3306' : '5432');
+    return `${parsed.hostname}:${port}${parsed.pathname}`;
+  } catch {
+    return 'SVC_DATABASE_URL';
+  }
+}
+
 async function retryWhileUnavailable<T>(
   open: () => Promise<T>,
   logger: Logger,
   stopped: () => boolean,
+  about: { dependency?: string; retryAlso?: (cause: Cause | undefined) => boolean } = {},
 ): Promise<T> {
   let delay = RETRY_FIRST_MS;
   for (;;) {
     try {
       return await open();
     } catch (error) {
-      if (!isCertwrightError(error) || error.code !== 'unavailable' || stopped()) throw error;
-      logger.warn({ err: error.message, retry_in_ms: delay }, 'dependency not reachable yet; retrying');
+      const cause = rootCause(error);
+      const where = about.dependency ? { dependency: about.dependency } : {};
+      const why = cause ? { cause: `${cause.code}: ${cause.message}` } : {};
+      const retryable =
+        isCertwrightError(error) && (error.code === 'unavailable' || about.retryAlso?.(cause) === true);
+      if (!retryable || stopped()) {
+        if (!isCertwrightError(error) || !about.dependency) throw error;
+        throw new CertwrightError(
+          error.code,
+          `${about.dependency}: ${error.message}${cause ? ` (${cause.code}: ${cause.message})` : ''}`,
+          { cause: error },
+        );
+      }
+      logger.warn(
+        { err: error.message, ...where, ...why, retry_in_ms: delay },
+        'dependency not reachable yet; retrying',
+      );
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, RETRY_MAX_MS);
     }

@@ -50,7 +50,7 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
     logger.debug({ err: error.message, remote: socket.remoteAddress }, 'TLS handshake failed');
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(error, options.host, options.port)));
     server.listen(options.port, options.host, () => {
       server.off('error', reject);
       resolve();
@@ -91,6 +91,18 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
       });
     },
   };
+}
+
+/** A listen failure the operator fixes in the configuration names the variable to change. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const explained: Record<string, string> = {
+    EADDRINUSE: `SVC_PORT=${port}: ${where} is already in use; stop the process that holds it or choose another port`,
+    EACCES: `SVC_PORT=${port}: this process may not listen on ${where} (ports below 1024 need privileges); choose a port above 1023`,
+    EADDRNOTAVAIL: `SVC_LISTEN_ADDR=${host}: no interface of this host has that address`,
+  };
+  const message = error.code ? explained[error.code] : undefined;
+  return message ? new CertwrightError('config_invalid', message, { cause: error }) : error;
 }
 
 /** Loads and checks a pair: createSecureContext fails when the key does not match. */
