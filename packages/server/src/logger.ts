@@ -1,6 +1,6 @@
 import type { Logger } from '@certwright/core';
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
-import { redactString, redactValue } from './redact.js';
+import { type RedactOptions, redactString, redactValue } from './redact.js';
 
 /**
  * JSON logs on stdout (or `destination`). Every field, child binding and message passes
@@ -8,6 +8,8 @@ import { redactString, redactValue } from './redact.js';
  * secrets, keys or authorization headers as log fields in the first place.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
+  // Stacks of operational failures (a receiver down, a database refusing) only at debug.
+  const redact: RedactOptions = { stacks: level === 'debug' || level === 'trace' ? 'all' : 'unexpected' };
   const options = {
     level,
     base: { service: 'certwright-server' },
@@ -15,8 +17,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     // Errors are serialized (and redacted) by redactValue; pino's serializer would rename them.
     serializers: { err: (value: unknown) => value },
     formatters: {
-      bindings: (bindings: Record<string, unknown>) => redactValue(bindings) as Record<string, unknown>,
-      log: (fields: Record<string, unknown>) => redactValue(fields) as Record<string, unknown>,
+      bindings: (bindings: Record<string, unknown>) =>
+        redactValue(bindings, redact) as Record<string, unknown>,
+      log: (fields: Record<string, unknown>) => redactValue(fields, redact) as Record<string, unknown>,
     },
     hooks: {
       logMethod(this: unknown, args: unknown[], method: (...args: unknown[]) => void) {
@@ -27,11 +30,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       },
     },
   };
-  return port(destination ? pino(options, destination) : pino(options));
+  return port(destination ? pino(options, destination) : pino(options), redact);
 }
 
 /** The Logger port over pino. Child bindings are redacted here: pino formats only the root's. */
-function port(instance: PinoLogger): Logger {
+function port(instance: PinoLogger, redact: RedactOptions): Logger {
   const at =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (fields: object, message?: string): void => {
@@ -43,6 +46,7 @@ function port(instance: PinoLogger): Logger {
     info: at('info'),
     warn: at('warn'),
     error: at('error'),
-    child: (bindings) => port(instance.child(redactValue(bindings) as Record<string, unknown>)),
+    child: (bindings) =>
+      port(instance.child(redactValue(bindings, redact) as Record<string, unknown>), redact),
   };
 }

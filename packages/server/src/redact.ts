@@ -1,4 +1,4 @@
-import { CREDENTIAL_QUERY_PARAMETERS } from '@certwright/core';
+import { CREDENTIAL_QUERY_PARAMETERS, isCertwrightError } from '@certwright/core';
 
 /**
  * Log redaction: the server's second line of defence (code never logs secrets on purpose).
@@ -59,7 +59,22 @@ export function redactString(text: string): string {
  * their type, message, stack, code and cause; bytes become their length; cycles and depth
  * beyond reason are cut.
  */
-export function redactValue(value: unknown, seen = new WeakSet<object>(), depth = 0): unknown {
+export interface RedactOptions {
+  /**
+   * `all`: every error keeps its stack (debug logging). `unexpected`: only errors that are not
+   * operational — a typed domain error other than `internal`, or a system error such as
+   * ECONNREFUSED, is one line without its stack, since a receiver or a database that is down
+   * repeats it on every attempt.
+   */
+  stacks: 'all' | 'unexpected';
+}
+
+export function redactValue(
+  value: unknown,
+  options: RedactOptions = { stacks: 'all' },
+  seen = new WeakSet<object>(),
+  depth = 0,
+): unknown {
   if (typeof value === 'string') return redactString(value);
   if (value === null || typeof value !== 'object') return value;
   if (seen.has(value)) return '[circular]';
@@ -68,18 +83,20 @@ export function redactValue(value: unknown, seen = new WeakSet<object>(), depth 
   if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[${value.byteLength} bytes]`;
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => redactValue(item, seen, depth + 1));
+    if (Array.isArray(value)) return value.map((item) => redactValue(item, options, seen, depth + 1));
     if (value instanceof Map) {
-      return redactValue(Object.fromEntries(value), seen, depth + 1);
+      return redactValue(Object.fromEntries(value), options, seen, depth + 1);
     }
     const source: Record<string, unknown> =
-      value instanceof Error ? errorFields(value) : (value as Record<string, unknown>);
+      value instanceof Error
+        ? errorFields(value, options.stacks === 'all' || !operational(value))
+        : (value as Record<string, unknown>);
     const out: Record<string, unknown> = {};
     for (const [name, member] of Object.entries(source)) {
       out[name] =
         isSecretName(name) && member !== undefined && member !== null
           ? REDACTED
-          : redactValue(member, seen, depth + 1);
+          : redactValue(member, options, seen, depth + 1);
     }
     return out;
   } finally {
@@ -87,11 +104,22 @@ export function redactValue(value: unknown, seen = new WeakSet<object>(), depth 
   }
 }
 
-function errorFields(error: Error): Record<string, unknown> {
+/** A failure of the world, not of the code: its stack says nothing an operator can act on. */
+function operational(error: Error): boolean {
+  if (isCertwrightError(error)) return error.code !== 'internal';
+  const code = (error as { code?: unknown }).code;
+  return (
+    (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) ||
+    error.name === 'TimeoutError' ||
+    error.name === 'AbortError'
+  );
+}
+
+function errorFields(error: Error, withStack: boolean): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     type: error.name,
     message: error.message,
-    stack: error.stack,
+    ...(withStack ? { stack: error.stack } : {}),
     ...(error as unknown as Record<string, unknown>),
   };
   if (error.cause !== undefined) fields.cause = error.cause;

@@ -148,4 +148,28 @@ describe('the server logger', () => {
       /^connect ECONNREFUSED postgres:\/\/app:\*\*\*@db\.internal/,
     );
   });
+
+  it('logs an operational failure as one line without its stack, except at debug; a bug keeps its stack', () => {
+    const capture = (level: string) => {
+      let output = '';
+      const logger = createLogger(level, {
+        write(line: string) {
+          output += line;
+        },
+      });
+      const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+      logger.warn({ err: refused, attempt: 2 }, 'webhook delivery failed');
+      logger.warn({ err: new CertwrightError('unavailable', 'the database is unavailable') }, 'retrying');
+      logger.error({ err: new TypeError('x is undefined') }, 'request failed');
+      return output
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { err: { message: string; stack?: string } });
+    };
+    const info = capture('info');
+    expect(info.map((line) => line.err.stack === undefined)).toEqual([true, true, false]);
+    expect(info[0]!.err.message).toBe('connect ECONNREFUSED 127.0.0.1:9');
+    expect(info[2]!.err.stack).toContain('TypeError: x is undefined');
+    expect(capture('debug').map((line) => line.err.stack === undefined)).toEqual([false, false, false]);
+  });
 });
