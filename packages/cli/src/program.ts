@@ -50,7 +50,9 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   dashboard: 'inventory summary',
   webhooks: 'webhook endpoints: management, test sends, deliveries and the private-address allowlist',
   scep: 'SCEP: the profiles this server serves (administration) and probes of other SCEP servers',
-  system: 'server version, authentication mode and OpenAPI document',
+  system: 'server version, authentication (users, roles, sessions, OIDC, break-glass) and OpenAPI document',
+  'health-checks': 'TLS endpoint health checks: what each endpoint serves, and its history',
+  discovery: 'certificates found by agents and network scans, scans and scan targets',
 };
 
 /** Long work the command line reports with a progress bar and may split (`--batch-size`). */
@@ -166,6 +168,13 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     )
     .option('--columns <fields>', 'table columns, comma-separated (id,name,status,owner,expires_at)')
     .showSuggestionAfterError()
+    // Listed as their usage says (`get <id>`), though the parser takes arguments as optional.
+    .configureHelp({
+      subcommandTerm: (cmd) =>
+        [[cmd.name(), ...cmd.aliases()].join('|'), cmd.commands.length > 0 ? '' : cmd.usage()]
+          .filter(Boolean)
+          .join(' '),
+    })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
