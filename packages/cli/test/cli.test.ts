@@ -2,7 +2,7 @@
  * `certwright` as an operator runs it: a subprocess against a real certwright-server over TLS 1.3
  * on 127.0.0.1, its stdout, stderr and exit codes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -643,5 +643,88 @@ describe('one command from a name to a key and a certificate', () => {
     expect((JSON.parse(sooner.out).data as { name: string }[]).map((c) => c.name)).toEqual([
       'device.oneshot.example.test',
     ]);
+  });
+});
+
+describe('certificate when the issuance worker came first', () => {
+  it('renews the record with its CSR, says so, and writes the key it made with that certificate', async () => {
+    const ca = join(dir, 'race-ca.pem');
+    const caKey = join(dir, 'race-ca.key');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-subj',
+        '/CN=Race CA',
+        '-keyout',
+        caKey,
+        '-out',
+        ca,
+        '-days',
+        '2',
+      ],
+      { stdio: 'ignore' },
+    );
+    const stub = await startStubServer((request) => {
+      if (request.url === '/api/v1/certificates')
+        return {
+          status: 201,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: 'mc-race', name: 'race.example.test' }),
+        };
+      if (request.url.endsWith('/issue')) return { status: 409 };
+      const csr = join(dir, 'race.csr');
+      writeFileSync(csr, JSON.parse(request.body).csr_pem);
+      const cert = execFileSync(
+        'openssl',
+        ['x509', '-req', '-in', csr, '-CA', ca, '-CAkey', caKey, '-days', '1', '-copy_extensions', 'copy'],
+        { encoding: 'utf8' },
+      );
+      const version = {
+        id: 'cv-2',
+        serial_number: '02',
+        not_after: '2026-12-31T00:00:00Z',
+        cert_pem: cert,
+        chain_pem: readFileSync(ca, 'utf8'),
+      };
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          certificate: { id: 'mc-race', status: 'Active' },
+          job: { id: 'jb-1', type: 'Renewal', status: 'Completed' },
+          version,
+        }),
+      };
+    });
+    try {
+      const crt = join(dir, 'race.crt');
+      const key = join(dir, 'race.key');
+      const made = await cli(['certificate', 'race.example.test', crt, key], {
+        SVC_SERVER_URL: stub.url,
+        SVC_SERVER_CA_BUNDLE_PATH: stub.caPath,
+      });
+      expect(made.code, made.err).toBe(EXIT.ok);
+      expect(made.err).toMatch(
+        /^certwright: warning: the server issued mc-race with a key of its own before this request; renewed it with this CSR\n$/,
+      );
+      expect(stub.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+        'POST /api/v1/certificates',
+        'POST /api/v1/certificates/mc-race/issue',
+        'POST /api/v1/certificates/mc-race/renew',
+      ]);
+      const fromCert = await run('openssl', ['x509', '-in', crt, '-noout', '-pubkey']);
+      const fromKey = await run('openssl', ['pkey', '-in', key, '-pubout']);
+      expect(fromKey.out).toBe(fromCert.out);
+      expect((await run('openssl', ['verify', '-CAfile', ca, crt])).code).toBe(0);
+    } finally {
+      await stub.close();
+    }
   });
 });
