@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_VERSION } from '../src/index.js';
 import { freePort } from './support/nginx.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from './support/server.js';
 
@@ -50,6 +51,25 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 describe('certwright-agent', { timeout: 180_000 }, () => {
+  it('answers --help and --version without any configuration, and refuses an unknown flag with exit 2', async () => {
+    const help = runCli(['--help'], {});
+    expect(await help.exited).toBe(0);
+    expect(help.output()).toMatch(/^Usage: certwright-agent \[--config <file>\]/);
+    expect(help.output()).toContain('register');
+    const registerHelp = runCli(['register', '-h'], {});
+    expect(await registerHelp.exited).toBe(0);
+    expect(registerHelp.output()).toMatch(/^Usage: /);
+    const version = runCli(['--version'], {});
+    expect(await version.exited).toBe(0);
+    expect(version.output()).toBe(`${AGENT_VERSION}\n`);
+    const unknown = runCli(['--confgi', 'agent.json'], {});
+    expect(await unknown.exited).toBe(2);
+    expect(unknown.output()).toMatch(/^certwright-agent: unknown option "--confgi"\n/);
+    const noValue = runCli(['register', '--name'], {});
+    expect(await noValue.exited).toBe(2);
+    expect(noValue.output()).toMatch(/--name needs a value/);
+  });
+
   it('refuses an http:// server URL at start-up, naming the upgrade guide', async () => {
     const run = runCli([], {
       SVC_SERVER_URL: 'http://127.0.0.1:8443',

@@ -12,11 +12,15 @@ import {
 import { Command, CommanderError, Option } from 'commander';
 import { completionScript } from './completion.js';
 import { type ConnectionFlags, readConfigFile, resolveClientOptions } from './config.js';
+import { BULK, confirmBulk, previewBulk, previewHeadline } from './confirm.js';
 import { EXIT, exitCodeOf, messageOf, UsageError } from './exit-codes.js';
 import { type FlagSpec, flagsOf, parseValue, readBodyOption } from './inputs.js';
 import { type CommandName, commandTable } from './naming.js';
-import { type Format, parseFormat, render } from './output.js';
+import { BASELINE, type OneShotOptions, oneShotCertificate, signCsr } from './oneshot.js';
+import { type Format, parseFormat, render, rowsOf, shownColumns } from './output.js';
 import { createProgress } from './progress.js';
+import { resolveNames } from './references.js';
+import { parseInstant, validityDays } from './times.js';
 
 export interface CliIo {
   stdout: { write(data: string | Uint8Array): unknown; isTTY?: boolean };
@@ -24,6 +28,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Standard input, read whole (for `--body-file -`). */
   stdin: () => string;
+  /** Asks a question on the terminal and resolves to the line typed; absent when stdin is not a terminal. */
+  ask?: (question: string) => Promise<string>;
 }
 
 const GROUP_DESCRIPTIONS: Record<string, string> = {
@@ -44,12 +50,56 @@ const GROUP_DESCRIPTIONS: Record<string, string> = {
   dashboard: 'inventory summary',
   webhooks: 'webhook endpoints: management, test sends, deliveries and the private-address allowlist',
   scep: 'SCEP: the profiles this server serves (administration) and probes of other SCEP servers',
-  system: 'server version, authentication mode and OpenAPI document',
+  system: 'server version, authentication (users, roles, sessions, OIDC, break-glass) and OpenAPI document',
+  'health-checks': 'TLS endpoint health checks: what each endpoint serves, and its history',
+  discovery: 'certificates found by agents and network scans, scans and scan targets',
 };
 
 /** Long work the command line reports with a progress bar and may split (`--batch-size`). */
 const BATCHED_FIELD = 'certificate_ids';
 const ISSUING = new Set(['issueCertificate', 'renewCertificate']);
+
+/** Flags that are not fields of the operation: a duration or time turned into the field the server reads. */
+const EXTRA_FLAGS: Record<
+  string,
+  {
+    flag: string;
+    value: string;
+    description: string;
+    apply(input: RawInput, text: string, now: number): void;
+  }[]
+> = {
+  listCertificates: [
+    {
+      flag: 'expires-within',
+      value: 'duration',
+      description:
+        'certificates whose latest version expires within this long from now (30d, 720h); expired ones included',
+      apply: (input, text, now) => {
+        input.query = {
+          ...input.query,
+          expires_before: parseInstant('--expires-within', text, 'future', now),
+        };
+      },
+    },
+  ],
+  ...Object.fromEntries(
+    ['issueCertificate', 'renewCertificate'].map((id) => [
+      id,
+      [
+        {
+          flag: 'not-after',
+          value: 'duration|time',
+          description:
+            'validity: a duration (720h, 90d) or an RFC 3339 time, as whole days (sets validity_days)',
+          apply: (input: RawInput, text: string, now: number) => {
+            input.body = { ...(input.body as object), validity_days: validityDays('--not-after', text, now) };
+          },
+        },
+      ],
+    ]),
+  ),
+};
 
 /** Rules the server also enforces, checked here so nothing is sent at all. */
 const PRE_SEND: Record<string, (input: RawInput, name: string) => void> = {
@@ -66,8 +116,10 @@ const isPaged = (op: OperationSpec) =>
   op.method === 'GET' &&
   op.queryParams.some((p) => p.name === 'page') &&
   op.queryParams.some((p) => p.name === 'per_page');
+/** JSON answers (`application/json`, `application/problem+json`); NDJSON is a stream of lines, not JSON. */
+const isJson = (contentType: string) => /^application\/(?:[\w.-]+\+)?json$/.test(contentType);
 const binaryTypes = (op: OperationSpec) =>
-  op.success.flatMap((s) => s.contentTypes).filter((t) => !/json/.test(t));
+  op.success.flatMap((s) => s.contentTypes).filter((t) => !isJson(t));
 
 function example(op: OperationSpec, name: CommandName, flags: FlagSpec[]): string[] {
   const args = op.pathParams.map((p) =>
@@ -110,8 +162,19 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
       '--config <path>',
       'config file (env CERTWRIGHT_CONFIG; default ~/.config/certwright/config.yaml)',
     )
-    .option('-o, --output <format>', 'table (default), json or yaml')
+    .option(
+      '-o, --output <format>',
+      "table (default), json, yaml, jsonpath=<expr> ('{.data[*].id}') or template=<text> ('{{range .data}}{{.name}}{{\"\\n\"}}{{end}}')",
+    )
+    .option('--columns <fields>', 'table columns, comma-separated (id,name,status,owner,expires_at)')
     .showSuggestionAfterError()
+    // Listed as their usage says (`get <id>`), though the parser takes arguments as optional.
+    .configureHelp({
+      subcommandTerm: (cmd) =>
+        [[cmd.name(), ...cmd.aliases()].join('|'), cmd.commands.length > 0 ? '' : cmd.usage()]
+          .filter(Boolean)
+          .join(' '),
+    })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -121,7 +184,9 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     .addHelpText(
       'after',
       '\nExamples:\n  $ export SVC_SERVER_URL=https://localhost:8443 SVC_API_KEY_FILE=data/admin-api-key\n' +
-        '  $ certwright certs list --status Active\n  $ certwright agents retire agent-123 --force --reason "host decommissioned"\n' +
+        '  $ certwright certificate www.example.com www.crt www.key --san example.com --not-after 720h\n' +
+        '  $ certwright certs list --expires-within 30d --columns name,status,owner,expires_at\n' +
+        '  $ certwright agents retire agent-123 --force --reason "host decommissioned"\n' +
         '\nExit codes: 0 ok, 1 other failure, 2 usage or configuration, 3 authentication or permission,\n' +
         '4 not found, 5 conflict, 6 connection or TLS failure, 7 server error, 8 request refused (400, 429 …).\n',
     );
@@ -160,12 +225,17 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     const command = leaf(name.group).command(name.command);
     const describe = [op.summary, op.admin ? '(admin only)' : ''].filter(Boolean).join(' ');
     command.description(describe || op.operationId);
-    for (const p of op.pathParams) command.argument(`<${p.name}>`, p.description || p.name);
+    // Optional for the parser, so a missing argument is reported together with missing flags.
+    for (const p of op.pathParams) command.argument(`[${p.name}]`, p.description || p.name);
+    if (op.pathParams.length > 0)
+      command.usage(`${op.pathParams.map((p) => `<${p.name}>`).join(' ')} [options]`);
     for (const flag of flags) {
+      // The one value the schema allows is sent without asking for it.
+      if (flag.fixed !== undefined) continue;
       const option = new Option(
         flag.kind === 'boolean'
           ? `--${flag.flag}`
-          : `--${flag.flag} <${flag.kind === 'list' ? 'values' : 'value'}>`,
+          : `--${flag.flag} <${flag.kind === 'list' ? 'values' : flag.kind === 'secret-file' ? 'path' : 'value'}>`,
         `${flag.description}${flag.required ? ' (required)' : ''}`,
       );
       if (flag.choices) option.choices(flag.choices);
@@ -190,6 +260,12 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     if (batched) command.option('--batch-size <n>', 'send certificate_ids in batches of this many', '1000');
     if (ISSUING.has(op.operationId))
       command.option('--wait', 'wait until the certificate is no longer pending');
+    const extras = EXTRA_FLAGS[op.operationId] ?? [];
+    for (const extra of extras) command.option(`--${extra.flag} <${extra.value}>`, extra.description);
+    if (BULK[op.operationId]) {
+      command.option('--dry-run', 'list what would change, change nothing');
+      command.option('-y, --yes', 'go ahead without asking (a terminal asks; a script must pass this)');
+    }
     command.addHelpText(
       'after',
       `\nExamples:\n${example(op, name, flags).join('\n')}\n\nOperation: ${op.operationId} (${op.method} ${op.path})\n`,
@@ -201,6 +277,8 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
         ...chosen.map((v) => `--${v.flag}`),
         ...(op.body ? ['--body', '--body-file'] : []),
         ...(isPaged(op) ? ['--all'] : []),
+        ...extras.map((e) => `--${e.flag}`),
+        ...(BULK[op.operationId] ? ['--dry-run', '--yes'] : []),
       ]);
 
     command.action(async (...args: unknown[]) => {
@@ -213,30 +291,38 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
       const input = buildInput(
         target,
         flags,
-        op.pathParams.map((_, i) => args[i] as string),
+        op.pathParams.map((_, i) => args[i] as string | undefined),
         local,
         io,
       );
+      const now = Date.now();
+      for (const extra of extras) {
+        const text = local[camel(extra.flag)];
+        if (typeof text === 'string') extra.apply(input, text, now);
+      }
       PRE_SEND[target.operationId]?.(input, label);
-      const file = readConfigFile(globals, io.env);
-      const format = parseFormat(
-        globals.output ?? (typeof file.output === 'string' ? file.output : undefined),
-      );
-      const client = createClient({
-        ...resolveClientOptions(globals, io.env, file),
-        userAgent: `certwright-cli/${CLIENT_VERSION}`,
-        warn: (message) => io.stderr.write(`certwright: warning: ${message}\n`),
-      });
+      const session = connect(globals, io);
+      const { client } = session;
       try {
-        if (
-          binaryTypes(target).length > 0 &&
-          !target.success.some((x) => x.contentTypes.some((t) => /json/.test(t)))
-        ) {
+        if (BULK[target.operationId]) {
+          const preview = await previewBulk(client, target.operationId, input);
+          if (local.dryRun === true) {
+            if (!preview)
+              throw new UsageError(`${label}: no criteria to list (the server would refuse the request)`);
+            await printAnswer(client, preview.selected, session, undefined, io);
+            io.stderr.write(`${previewHeadline(preview)}; nothing changed (--dry-run)\n`);
+            onExit(EXIT.ok);
+            return;
+          }
+          if (preview && preview.will_change > 0) await confirmBulk(label, preview, local.yes === true, io);
+        }
+        if (binaryTypes(target).length > 0 && !target.success.some((x) => x.contentTypes.some(isJson))) {
           await download(client, target, input, local.out as string | undefined, io);
         } else {
-          output(
+          await printAnswer(
+            client,
             await execute(client, target, input, local, io),
-            format,
+            session,
             local.out as string | undefined,
             io,
           );
@@ -248,24 +334,38 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     });
   }
 
+  addOneShotCommands(program, io, onExit);
+  const topLevel = new Map(
+    ['certificate', 'sign'].map((name) => {
+      const command = program.commands.find((c) => c.name() === name) as Command;
+      return [name, command.options.map((o) => o.long as string)];
+    }),
+  );
+
   program
     .command('completion')
     .description('print a shell completion script')
-    .argument('<shell>', 'bash or zsh')
+    .argument('<shell>', 'bash, zsh or fish')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ eval "$(certwright completion bash)"\n  $ certwright completion zsh > ~/.zfunc/_certwright\n',
+      '\nExamples:\n  $ eval "$(certwright completion bash)"\n  $ certwright completion zsh > ~/.zfunc/_certwright\n' +
+        '  $ certwright completion fish > ~/.config/fish/completions/certwright.fish\n',
     )
     .action((shell: string) => {
       io.stdout.write(
-        completionScript(shell, tree, [
-          '--server',
-          '--api-key-file',
-          '--ca-bundle',
-          '--insecure-skip-verify',
-          '--config',
-          '--output',
-        ]),
+        completionScript(shell, {
+          groups: tree,
+          commands: topLevel,
+          globalFlags: [
+            '--server',
+            '--api-key-file',
+            '--ca-bundle',
+            '--insecure-skip-verify',
+            '--config',
+            '--output',
+            '--columns',
+          ],
+        }),
       );
       onExit(EXIT.ok);
     });
@@ -283,29 +383,46 @@ const camel = (flag: string) => flag.replace(/-([a-z0-9])/g, (_, c: string) => c
 function buildInput(
   op: OperationSpec,
   flags: FlagSpec[],
-  positional: string[],
+  positional: (string | undefined)[],
   local: Record<string, unknown>,
   io: CliIo,
 ): RawInput {
   const input: RawInput = {};
+  const missing: string[] = op.pathParams.filter((_, i) => !positional[i]).map((p) => `<${p.name}>`);
   if (op.pathParams.length > 0) {
     input.path = Object.fromEntries(op.pathParams.map((p, i) => [p.name, positional[i]]));
   }
-  const body = op.body
-    ? (readBodyOption(local as { body?: string; bodyFile?: string }, io.stdin) ?? {})
-    : undefined;
+  const options = local as { body?: string; bodyFile?: string };
+  const body = op.body ? (readBodyOption(options, io.stdin) ?? {}) : undefined;
+  if (options.body !== undefined) {
+    const secret = flags.find((f) => f.kind === 'secret-file' && body?.[f.name] !== undefined);
+    if (secret)
+      throw new UsageError(
+        `${secret.name} in --body would be visible to every user of this machine: use --${secret.flag} or --body-file`,
+      );
+  }
   const query: Record<string, unknown> = {};
+  const context = { now: Date.now(), stdin: io.stdin };
   for (const flag of flags) {
     const raw = local[camel(flag.flag)];
-    if (raw === undefined) continue;
-    const value = parseValue(flag, raw);
+    if (raw === undefined) {
+      if (flag.fixed !== undefined && flag.where === 'body' && body) body[flag.name] ??= flag.fixed;
+      continue;
+    }
+    const value = parseValue(flag, raw, context);
     if (flag.where === 'query') query[flag.name] = value;
     else (body as Record<string, unknown>)[flag.name] = value;
   }
   for (const flag of flags) {
     if (!flag.required) continue;
     const present = flag.where === 'query' ? query[flag.name] !== undefined : body?.[flag.name] !== undefined;
-    if (!present) throw new UsageError(`missing --${flag.flag} (or ${flag.name} in --body-file)`);
+    if (!present) missing.push(`--${flag.flag}`);
+  }
+  if (missing.length > 0) {
+    const fromBody = flags.some((f) => f.where === 'body' && missing.includes(`--${f.flag}`));
+    throw new UsageError(
+      `missing ${missing.join(', ')}${fromBody ? ' (a field may come from --body or --body-file instead)' : ''}`,
+    );
   }
   if (Object.keys(query).length > 0) input.query = query;
   if (body !== undefined && (Object.keys(body).length > 0 || op.body?.required)) input.body = body;
@@ -427,7 +544,39 @@ async function download(
   if (out) io.stderr.write(`wrote ${bytes} bytes (${answer.contentType}) to ${out}\n`);
 }
 
-function output(answer: unknown, format: Format, out: string | undefined, io: CliIo): void {
+interface Session {
+  client: CertwrightClient;
+  format: Format;
+  columns?: string[];
+}
+
+/** The client and the output settings of one command, from flags, environment and config file. */
+function connect(globals: ConnectionFlags & Record<string, unknown>, io: CliIo): Session {
+  const file = readConfigFile(globals, io.env);
+  const format = parseFormat(globals.output ?? (typeof file.output === 'string' ? file.output : undefined));
+  const columns =
+    typeof globals.columns === 'string'
+      ? globals.columns
+          .split(',')
+          .map((c) => c.trim())
+          .filter((c) => c !== '')
+      : undefined;
+  const client = createClient({
+    ...resolveClientOptions(globals, io.env, file),
+    userAgent: `certwright-cli/${CLIENT_VERSION}`,
+    warn: (message) => io.stderr.write(`certwright: warning: ${message}\n`),
+  });
+  return { client, format, ...(columns?.length ? { columns } : {}) };
+}
+
+/** A JSON answer in the chosen format (a table names referenced records), or bytes as they came. */
+async function printAnswer(
+  client: CertwrightClient,
+  answer: unknown,
+  session: Session,
+  out: string | undefined,
+  io: CliIo,
+): Promise<void> {
   const binary = answer as BinaryBody | undefined;
   if (binary && binary.bytes instanceof Uint8Array && typeof binary.contentType === 'string') {
     if (out) {
@@ -444,8 +593,131 @@ function output(answer: unknown, format: Format, out: string | undefined, io: Cl
     io.stdout.write(binary.bytes);
     return;
   }
-  io.stdout.write(render(answer, format));
+  if (
+    session.format.kind !== 'table' ||
+    answer === undefined ||
+    answer === null ||
+    typeof answer !== 'object'
+  ) {
+    io.stdout.write(render(answer, session.format));
+    return;
+  }
+  const columns = shownColumns(answer, session.columns);
+  const names = await resolveNames(client, rowsOf(answer), columns);
+  io.stdout.write(
+    render(answer, session.format, { ...(session.columns ? { columns: session.columns } : {}), names }),
+  );
 }
+
+const ONE_SHOT_FLAGS = (command: Command) =>
+  command
+    .option('--name <name>', "the certificate record's name (default: the common name)")
+    .option('--profile <id>', 'certificate profile id (key types, validity, allowed names)')
+    .option(
+      '--not-after <duration|time>',
+      'validity: a duration (720h, 90d) or an RFC 3339 time, as whole days',
+    )
+    .option('--owner-id <id>', `owner (default ${BASELINE.owner_id})`)
+    .option('--team-id <id>', `team (default ${BASELINE.team_id})`)
+    .option('--issuer-id <id>', `issuer (default ${BASELINE.issuer_id}, the Local CA)`)
+    .option('--renewal-policy-id <id>', `renewal policy (default ${BASELINE.renewal_policy_id})`)
+    .option('--chain <file>', 'where to write the CA chain (default <crt>.chain.pem beside the certificate)')
+    .option('--bundle', 'write the chain after the certificate in <crt> as well (what most servers load)')
+    .option('--force', 'replace files that exist');
+
+/** `certificate` and `sign`: the one-command flows of `step ca certificate` and `step ca sign`. */
+function addOneShotCommands(program: Command, io: CliIo, onExit: (code: number) => void): void {
+  const run = async (
+    cmd: Command,
+    missing: string[],
+    work: (client: CertwrightClient, options: OneShotOptions) => Promise<unknown>,
+  ) => {
+    if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')}`);
+    const session = connect(cmd.optsWithGlobals() as ConnectionFlags & Record<string, unknown>, io);
+    try {
+      const result = await work(session.client, cmd.opts() as OneShotOptions);
+      io.stdout.write(render(result, session.format, session.columns ? { columns: session.columns } : {}));
+      onExit(EXIT.ok);
+    } finally {
+      await session.client.close();
+    }
+  };
+  const warn = (message: string) => io.stderr.write(`certwright: warning: ${message}\n`);
+
+  const certificate = program
+    .command('certificate')
+    .description('make a key here, have the server issue its certificate, write certificate, chain and key')
+    .argument('[subject]', 'the common name (and first SAN unless --san is given)')
+    .argument('[crt]', 'file to write the certificate to')
+    .argument('[key]', 'file to write the private key to (PKCS#8 PEM, mode 0600)')
+    .usage('<subject> <crt> <key> [options]')
+    .option(
+      '--san <names>',
+      'subject alternative names: DNS names, IP addresses, e-mail addresses, URIs (repeat or comma-separate)',
+      (v: string, previous: string[] | undefined) => [...(previous ?? []), v],
+    )
+    .option(
+      '--key-algorithm <algorithm>',
+      'ECDSA-P256 (default), ECDSA-P384, Ed25519, RSA-2048, RSA-3072, RSA-4096',
+    );
+  ONE_SHOT_FLAGS(certificate)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ certwright certificate www.example.com www.crt www.key --san www.example.com,example.com\n' +
+        '  $ certwright certificate api.internal api.crt api.key --profile prof-web --not-after 720h --bundle\n' +
+        '\nThe key never leaves this machine: the server signs a CSR made for it. Nothing is written\n' +
+        'unless the certificate was issued, and existing files are kept unless --force.\n',
+    )
+    .action(
+      async (
+        subject: string | undefined,
+        crt: string | undefined,
+        key: string | undefined,
+        _o,
+        cmd: Command,
+      ) => {
+        const missing = [
+          ...(subject ? [] : ['<subject>']),
+          ...(crt ? [] : ['<crt>']),
+          ...(key ? [] : ['<key>']),
+        ];
+        await run(cmd, missing, (client, options) =>
+          oneShotCertificate(
+            client,
+            subject as string,
+            crt as string,
+            key as string,
+            { ...options, ...(options.san ? { san: splitList(options.san) } : {}) },
+            warn,
+          ),
+        );
+      },
+    );
+
+  const sign = program
+    .command('sign')
+    .description('have the server issue a certificate for a CSR file, write certificate and chain')
+    .argument('[csr]', 'the PKCS#10 request (PEM); its common name and SANs name the certificate')
+    .argument('[crt]', 'file to write the certificate to')
+    .usage('<csr> <crt> [options]');
+  ONE_SHOT_FLAGS(sign)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ certwright sign www.csr www.crt\n  $ certwright sign device.csr device.crt --profile prof-devices --not-after 90d\n',
+    )
+    .action(async (csr: string | undefined, crt: string | undefined, _o, cmd: Command) => {
+      const missing = [...(csr ? [] : ['<csr>']), ...(crt ? [] : ['<crt>'])];
+      await run(cmd, missing, (client, options) =>
+        signCsr(client, csr as string, crt as string, options, warn),
+      );
+    });
+}
+
+const splitList = (values: string[]) =>
+  values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 
 /** Runs the command line; resolves to the exit code. Errors are one line on stderr, never a stack. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {

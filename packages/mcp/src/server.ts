@@ -9,30 +9,70 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ElicitResultSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { describeChange } from './changes.js';
+import { availablePrompts } from './prompts.js';
+import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
 import { inputOf, type ToolSpec, toolOf } from './tools.js';
+import { CLASSES, DEFAULT_TOOLSETS, NEVER_TOOLS, type Toolset } from './toolsets.js';
 
-/** Every REST operation as a tool, each with its compiled input validator. */
-export function buildTools(): ToolSpec[] {
-  return [...operations.values()].map(toolOf).sort((a, b) => a.name.localeCompare(b.name));
+export interface McpServerOptions {
+  /** The toolsets offered (default: inventory and lifecycle). */
+  toolsets?: readonly Toolset[];
+  /** Only tools that change nothing. */
+  readOnly?: boolean;
 }
 
+/** The tools of the chosen toolsets, each from one REST operation, sorted by name. */
+export function buildTools(options: McpServerOptions = {}): ToolSpec[] {
+  const sets = new Set(options.toolsets ?? DEFAULT_TOOLSETS);
+  return [...operations.values()]
+    .filter((op) => !NEVER_TOOLS.has(op.operationId))
+    .filter((op) => {
+      const tool = CLASSES[op.operationId];
+      return tool !== undefined && sets.has(tool.toolset) && (!options.readOnly || tool.effect === 'read');
+    })
+    .map(toolOf)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** tools/list as a host receives it. */
+export const listedTool = (t: ToolSpec) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  outputSchema: t.outputSchema,
+  annotations: t.annotations,
+});
+
 /**
- * The MCP server: tools/list from the generated operation table; tools/call validates the
- * arguments against the tool's schema (nothing is sent otherwise) and calls the REST API.
+ * The MCP server: tools of the chosen toolsets, validated before anything is sent, destructive
+ * ones confirmed by the user; resources (certificates, issuer chains, the dashboard) and prompts.
  */
-export function createMcpServer(client: CertwrightClient): Server {
-  const tools = buildTools();
+export function createMcpServer(client: CertwrightClient, options: McpServerOptions = {}): Server {
+  const tools = buildTools(options);
   const byName = new Map(tools.map((t) => [t.name, t]));
+  const sets = new Set(options.toolsets ?? DEFAULT_TOOLSETS);
+  const withResources = sets.has('inventory');
+  const prompts = availablePrompts(new Set(byName.keys()));
   // Formats are checked by the server; the schemas carry patterns where a format matters.
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   const validators = new Map<string, ValidateFunction>();
   const validator = (tool: ToolSpec) => {
     let v = validators.get(tool.name);
     if (!v) {
-      v = ajv.compile(tool.inputSchema);
+      v = ajv.compile(tool.validationSchema);
       validators.set(tool.name, v);
     }
     return v;
@@ -41,25 +81,72 @@ export function createMcpServer(client: CertwrightClient): Server {
   const server = new Server(
     { name: 'certwright', version: CLIENT_VERSION },
     {
-      capabilities: { tools: {} },
+      capabilities: {
+        tools: {},
+        ...(withResources ? { resources: {} } : {}),
+        ...(prompts.length > 0 ? { prompts: {} } : {}),
+      },
       instructions:
         'Tools of a certwright certificate lifecycle server. List before you change: find ids with the list_* ' +
-        'tools. Tools marked destructive (revoke, retire, delete, archive, reassign) cannot be undone; confirm ' +
-        'with the user first. Errors carry the server problem detail and name the invalid fields.',
+        'tools. Destructive tools (revoke, retire, delete, deactivate, reassign, overwrite) describe the change and ' +
+        'ask the user to confirm it before anything happens. Errors carry the server problem detail and name the ' +
+        'invalid fields.' +
+        (withResources
+          ? ' Resources: certwright://certificates/{id} (decoded summary and PEM), certwright://issuers/{id}/chain, certwright://dashboard.'
+          : ''),
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: t.inputSchema,
-      annotations: t.annotations,
-    })),
-  }));
+
+  /** Form elicitation: declared as such, or as the empty object of the first elicitation revision. */
+  const canElicit = () => {
+    const elicitation = server.getClientCapabilities()?.elicitation as Record<string, unknown> | undefined;
+    return (
+      elicitation !== undefined && (elicitation.form !== undefined || Object.keys(elicitation).length === 0)
+    );
+  };
+
+  /**
+   * undefined: go ahead; a result: nothing was changed, and this says why. A host that can ask
+   * the user is asked through elicitation (confirm is then not enough); any other host gets the
+   * description back and must call again with confirm: true.
+   */
+  const confirmation = async (
+    tool: ToolSpec,
+    args: Record<string, unknown>,
+  ): Promise<CallToolResult | undefined> => {
+    if (!canElicit()) {
+      if (args.confirm === true) return undefined;
+      const change = await describeChange(client, tool, args);
+      return refusal(
+        tool,
+        change,
+        `confirmation needed; nothing changed. Ask the user whether to go ahead with: ${change}. If they agree, call ${tool.name} again with the same arguments and confirm: true.`,
+      );
+    }
+    const change = await describeChange(client, tool, args);
+    const answer = await server.request(
+      {
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: `${change}. Go ahead?`,
+          requestedSchema: {
+            type: 'object',
+            properties: { confirm: { type: 'boolean', title: 'Go ahead', description: change } },
+            required: ['confirm'],
+          },
+        },
+      },
+      ElicitResultSchema,
+    );
+    if (answer.action === 'accept' && answer.content?.confirm === true) return undefined;
+    return refusal(tool, change, `not confirmed by the user (${answer.action}); nothing changed`);
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(listedTool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
-    if (!tool) return failure(`unknown tool ${request.params.name}`);
+    if (!tool) return failure(`unknown tool ${request.params.name} (not in the toolsets this server offers)`);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const validate = validator(tool);
     if (!validate(args)) {
@@ -75,29 +162,72 @@ export function createMcpServer(client: CertwrightClient): Server {
       );
     }
     try {
+      if (tool.effect === 'destructive') {
+        const refused = await confirmation(tool, args);
+        if (refused) return refused;
+      }
       const answer = await client.callRaw(tool.operation.operationId, inputOf(tool, args));
       return success(tool, answer);
     } catch (error) {
-      if (error instanceof ProblemError) {
-        const p = error.problem;
-        const fields = p.errors?.length
-          ? ` (${p.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})`
-          : '';
-        return failure(`${p.status} ${p.title}: ${p.detail}${fields}`, { problem: p });
-      }
-      if (error instanceof ConnectionError) return failure(error.message, { connection: error.kind });
-      return failure(error instanceof Error ? error.message : String(error));
+      return problem(error);
     }
   });
+
+  if (withResources) {
+    server.setRequestHandler(ListResourcesRequestSchema, async (request) =>
+      listResources(client, request.params?.cursor),
+    );
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: RESOURCE_TEMPLATES,
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) =>
+      readResource(client, request.params.uri),
+    );
+  }
+  if (prompts.length > 0) {
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+      prompts: prompts.map(({ requires: _requires, render: _render, ...prompt }) => prompt),
+    }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+      const prompt = prompts.find((p) => p.name === request.params.name);
+      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${request.params.name}`);
+      return prompt.render(client, request.params.arguments ?? {});
+    });
+  }
   return server;
 }
 
-function failure(text: string, structured?: Record<string, unknown>): CallToolResult {
+function problem(error: unknown): CallToolResult {
+  if (error instanceof ProblemError) {
+    const p = error.problem;
+    const fields = p.errors?.length ? ` (${p.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})` : '';
+    return failure(`${p.status} ${p.title}: ${p.detail}${fields}`, { problem: p });
+  }
+  if (error instanceof ConnectionError) return failure(error.message, { connection: error.kind });
+  return failure(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * A tool error: its text for the model, and the details as JSON in a second text block. Not as
+ * structured content: hosts check that against the tool's output schema, errors included.
+ */
+function failure(text: string, details?: Record<string, unknown>): CallToolResult {
   return {
     isError: true,
-    content: [{ type: 'text', text }],
-    ...(structured ? { structuredContent: structured } : {}),
+    content: [
+      { type: 'text', text },
+      ...(details ? [{ type: 'text' as const, text: JSON.stringify(details) }] : []),
+    ],
   };
+}
+
+/** A destructive call that did not happen: what it would have changed, and how to go ahead. */
+function refusal(tool: ToolSpec, change: string, text: string): CallToolResult {
+  return failure(`${tool.name}: ${text}`, {
+    confirmation_required: true,
+    would_change: change,
+    changed: false,
+  });
 }
 
 /** Structured content for the host, and a short summary a model can read at a glance. */
