@@ -20,16 +20,18 @@ export interface ServerMetrics {
 }
 
 export interface MetricsOptions {
-  /** Labels on every series of this process (a worker's slot under SVC_SERVER_WORKERS). */
-  labels?: Record<string, string>;
   /** This process is a worker of SVC_SERVER_WORKERS: /metrics answers every worker's series. */
   clusterWorker?: boolean;
   logger?: Logger;
 }
 
-export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
+/** `labels` go on every series of this process (a worker's slot under SVC_SERVER_WORKERS). */
+export function createMetrics(
+  labels: Record<string, string> = {},
+  options: MetricsOptions = {},
+): ServerMetrics {
   const registry = new Registry();
-  registry.setDefaultLabels(options.labels ?? {});
+  registry.setDefaultLabels(labels);
   const shared = new Registry();
   const series = async () => [...(await registry.getMetricsAsJSON()), ...(await shared.getMetricsAsJSON())];
   const local = async () => `${await registry.metrics()}${await shared.metrics()}`;

@@ -101,9 +101,8 @@ export async function startServer(
   }
   // Each worker of SVC_SERVER_WORKERS answers /metrics for itself: its series carry its slot.
   const slot = workerSlot();
-  const metrics = createMetrics(
-    slot === undefined ? {} : { labels: { worker: slot }, clusterWorker: true, logger },
-  );
+  const metrics =
+    slot === undefined ? createMetrics() : createMetrics({ worker: slot }, { clusterWorker: true, logger });
   const { caBundlePath: oidcCaBundlePath, ...oidcSettings } = config.oidc;
   const oidcCa = oidcCaBundlePath ? await readOidcCaBundle(oidcCaBundlePath) : undefined;
   const oidcTrust = options.oidc?.ca ?? oidcCa;
