@@ -277,6 +277,60 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       await app.call('DELETE', `${WEBHOOKS}/${made.body.id}`);
     });
 
+    it('sends stored secrets only to the stored origin: a new origin needs every value again', async () => {
+      // A second receiver: same host name, another port, so another origin (RFC 6454).
+      const elsewhere = await startReceiver();
+      try {
+        const other = `http://hook.test:${elsewhere.port}/collect`;
+        const made = await create({
+          headers: [
+            { name: 'Authorization', value: 'Bearer stored-secret' },
+            { name: 'X-Api-Key', value: 'stored-key' },
+          ],
+        });
+        const id = made.body.id as string;
+        const moved = await app.call('PUT', `${WEBHOOKS}/${id}`, { url: other });
+        expect(moved.status).toBe(400);
+        expect(moved.body.errors.map((e: { field: string }) => e.field)).toEqual([
+          'headers[0].value',
+          'headers[1].value',
+        ]);
+        const masked = await app.call('PUT', `${WEBHOOKS}/${id}`, {
+          url: other,
+          headers: [
+            { name: 'Authorization', value: '********' },
+            { name: 'X-Api-Key', value: 'a new key' },
+          ],
+        });
+        expect(masked.status).toBe(400);
+        expect(masked.body.errors.map((e: { field: string }) => e.field)).toEqual(['headers[0].value']);
+        const tested = await app.call('POST', `${WEBHOOKS}/test`, { id, url: other });
+        expect(tested.status).toBe(400);
+        expect(tested.body.errors[0].field).toBe('headers[0].value');
+        expect(elsewhere.received).toHaveLength(0);
+        expect(receiver.received).toHaveLength(0);
+        expect((await app.storage.webhooks.getWithHeaders(id))?.url).toBe(url());
+
+        // Another path on the same origin keeps the stored values.
+        expect((await app.call('PUT', `${WEBHOOKS}/${id}`, { url: url('/other-path') })).status).toBe(200);
+        // Given again, the values move with the URL.
+        const given = await app.call('PUT', `${WEBHOOKS}/${id}`, {
+          url: other,
+          headers: [
+            { name: 'Authorization', value: 'Bearer for-the-new-host' },
+            { name: 'X-Api-Key', value: 'new-key' },
+          ],
+        });
+        expect(given.status).toBe(200);
+        expect((await app.call('POST', `${WEBHOOKS}/test`, { id })).body.delivered).toBe(true);
+        expect(elsewhere.received.map((r) => r.headers.authorization)).toEqual(['Bearer for-the-new-host']);
+        expect(JSON.stringify(elsewhere.received)).not.toContain('stored-secret');
+        await app.call('DELETE', `${WEBHOOKS}/${id}`);
+      } finally {
+        await elsewhere.close();
+      }
+    });
+
     it('validates like a create: a template error is a 400 with line and column, nothing is sent', async () => {
       const res = await app.call('POST', `${WEBHOOKS}/test`, { url: url(), template: '{{if .Level}}' });
       expect(res.status).toBe(400);
