@@ -118,6 +118,8 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     idpIssuer = `https://127.0.0.1:${(idpServer.address() as AddressInfo).port}`;
     ({ server, api } = await startConsoleServer(pki, SECRET, {
       oidc: { ca: ca.toString('utf8') },
+      // The identity provider above listens on loopback: the test-only opt-in admits it.
+      administratorLoopback: true,
       webhooks: { loopback: 'when-listed', resolve: staticResolver({ 'receiver.test': '127.0.0.1' }) },
     }));
     startIdp(idpServer, idpIssuer, `https://127.0.0.1:${server.port}`);
