@@ -80,7 +80,11 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
 
       const renamed = await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'renamed' });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toMatchObject({ name: 'renamed', url: url(), events: ['ExpirationWarning'] });
+      expect(renamed.body).toMatchObject({
+        name: 'renamed',
+        url: `http://hook.test:${receiver.port}/********`,
+        events: ['ExpirationWarning'],
+      });
       expect((await app.storage.webhooks.getWithHeaders(id))?.headers).toEqual({
         Authorization: 'Bearer s3cret-token',
         'X-Api-Key': 'key-1',
@@ -118,6 +122,37 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       expect((await app.call('DELETE', `${WEBHOOKS}/${id}`)).status).toBe(204);
       expect((await app.call('GET', `${WEBHOOKS}/${id}`)).status).toBe(404);
       expect((await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'x' })).status).toBe(404);
+    });
+
+    it('seals the URL, shows it masked and uncached, and keeps the stored URL when the masked form comes back', async () => {
+      const token = 'T0AAA/B0BBB/sEcReTtOkEn';
+      const made = await create({ name: 'chat', url: url(`/services/${token}?key=q-secret`) });
+      expect(made.status).toBe(201);
+      const id = made.body.id as string;
+      const masked = `http://hook.test:${receiver.port}/********`;
+      expect(made.body.url).toBe(masked);
+      for (const path of [WEBHOOKS, `${WEBHOOKS}/${id}`]) {
+        const read = await app.call('GET', path);
+        expect(read.headers.get('cache-control'), path).toBe('no-store');
+        expect(JSON.stringify(read.body), path).not.toMatch(/sEcReTtOkEn|q-secret/);
+      }
+      expect(made.headers.get('cache-control')).toBe('no-store');
+      const row = await app.storage.db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      expect(JSON.stringify(row)).not.toMatch(/sEcReTtOkEn|q-secret/);
+      // A form that sends back what it read changes nothing; the test action uses the stored URL.
+      const resent = await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'chat 2', url: masked });
+      expect(resent.status).toBe(200);
+      expect(resent.headers.get('cache-control')).toBe('no-store');
+      expect((await app.storage.webhooks.getWithHeaders(id))?.url).toBe(
+        url(`/services/${token}?key=q-secret`),
+      );
+      expect((await app.call('POST', `${WEBHOOKS}/test`, { id, url: masked })).body.delivered).toBe(true);
+      expect(receiver.received.map((r) => r.url)).toEqual([`/services/${token}?key=q-secret`]);
+      await app.call('DELETE', `${WEBHOOKS}/${id}`);
     });
 
     it('is in the OpenAPI document at 001’s paths and refuses callers without the API key', async () => {

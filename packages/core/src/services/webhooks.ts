@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idSchema, timestampSchema } from '../domain/common.js';
 import { type NotificationEvent, notificationTypeSchema } from '../domain/notification.js';
 import {
+  WEBHOOK_URL_MASK,
   type Webhook,
   type WebhookHeaders,
   type WebhookOptions,
@@ -49,7 +50,13 @@ const headerInputSchema = z
 
 const fields = {
   name: z.string().trim().min(1).max(255),
-  url: z.string().min(1).max(8192).describe('http(s) URL; may hold template actions in its path and query'),
+  url: z
+    .string()
+    .min(1)
+    .max(8192)
+    .describe(
+      'http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL',
+    ),
   method: webhookMethodSchema,
   service: webhookServiceSchema.describe('endpoint kind (docs/notifications/webhooks.md)'),
   enabled: z.boolean(),
@@ -116,7 +123,11 @@ export type WebhookTest = z.input<typeof webhookTestSchema>;
 export const webhookViewSchema = z.object({
   id: idSchema,
   name: z.string(),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      `masked: the origin, and ${WEBHOOK_URL_MASK} for the path and query (sent back, it keeps the stored URL)`,
+    ),
   method: webhookMethodSchema,
   service: webhookServiceSchema,
   enabled: z.boolean(),
@@ -177,11 +188,21 @@ export interface WebhookServiceOptions {
   onResult?: WebhookSenderOptions['onResult'];
 }
 
+/**
+ * The URL as the API shows it (masked) stands for the stored one, like a masked header value:
+ * a client that sends back what it read changes nothing.
+ */
+function keepMaskedUrl<T extends { url?: string | undefined }>(data: T, stored: Webhook): T {
+  if (data.url === undefined || data.url !== stored.url_masked) return data;
+  const { url: _, ...rest } = data;
+  return rest as T;
+}
+
 function view(hook: Webhook): WebhookView {
   return {
     id: hook.id,
     name: hook.name,
-    url: hook.url,
+    url: hook.url_masked,
     method: hook.method,
     service: hook.service,
     enabled: hook.enabled,
@@ -351,9 +372,9 @@ export class WebhookNotificationService {
 
   /** Changes only the fields given; a header whose value is masked keeps its stored value. */
   async update(actor: Actor, id: string, input: WebhookUpdate): Promise<WebhookView> {
-    const data = parseInput(webhookUpdateSchema, input);
     const stored = await this.deps.storage.webhooks.getWithHeaders(id);
     if (!stored) throw notFound('webhook', id);
+    const data = keepMaskedUrl(parseInput(webhookUpdateSchema, input), stored);
     const merged = mergeHeaders(stored.headers, data);
     const headers = merged.changed ? merged.headers : undefined;
     const target: WebhookTarget = {
@@ -405,9 +426,10 @@ export class WebhookNotificationService {
    * With `id`, the stored webhook is the base (masked header values keep theirs).
    */
   async test(actor: Actor, input: WebhookTest): Promise<WebhookDeliveryResult> {
-    const data = parseInput(webhookTestSchema, input);
-    const stored = data.id ? await this.deps.storage.webhooks.getWithHeaders(data.id) : null;
-    if (data.id && !stored) throw notFound('webhook', data.id);
+    const given = parseInput(webhookTestSchema, input);
+    const stored = given.id ? await this.deps.storage.webhooks.getWithHeaders(given.id) : null;
+    if (given.id && !stored) throw notFound('webhook', given.id);
+    const data = stored ? keepMaskedUrl(given, stored) : given;
     if (!stored && data.url === undefined) {
       throw fail('invalid_input', 'url: is required', { fields: [{ field: 'url', message: 'is required' }] });
     }
