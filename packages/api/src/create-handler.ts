@@ -17,7 +17,7 @@ import {
   silentLogger,
   type TransportContext,
 } from '@certwright/core';
-import { createOutboundClient, type OutboundClient } from '@certwright/core/net';
+import { createAdministratorClient, type OutboundClient } from '@certwright/core/net';
 import { OidcRelyingParty, type OidcSettings } from './auth/oidc.js';
 import {
   ANONYMOUS_ADMIN,
@@ -145,7 +145,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     const rp = new OidcRelyingParty({
       services,
       // Identity providers are destinations administrators chose, often on private networks.
-      outbound: options.oidc?.outbound ?? createOutboundClient({ operatorConfigured: true }),
+      outbound: options.oidc?.outbound ?? createAdministratorClient(),
       ...(options.oidc?.ca ? { ca: options.oidc.ca } : {}),
       ...(options.oidc?.settings ? { settings: options.oidc.settings } : {}),
       logger,

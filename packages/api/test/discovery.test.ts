@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import { fingerprintOf, ManualClock } from '@certwright/core';
-import { createOutboundClient } from '@certwright/core/net';
+import { createAdministratorClient } from '@certwright/core/net';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -122,7 +122,7 @@ async function waitForScan(id: string) {
 
 beforeAll(async () => {
   clock = new ManualClock(now);
-  const client = createOutboundClient({ operatorConfigured: true });
+  const client = createAdministratorClient({ loopbackForTests: true });
   const policy = { allowLoopback: true };
   app = await createTestApp({
     clock,

@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_TENANT_ID, MemoryEphemeralStore, systemClock } from '@certwright/core';
+import { createAdministratorClient } from '@certwright/core/net';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -159,7 +160,8 @@ beforeAll(async () => {
   app = await createTestApp({
     clock: systemClock,
     handler: {
-      oidc: { ca: idpTls.cert },
+      // The provider listens on loopback: the test-only opt-in admits it.
+      oidc: { ca: idpTls.cert, outbound: createAdministratorClient({ loopbackForTests: true }) },
       ephemeral: new MemoryEphemeralStore(),
       rateLimits: { public: 0 },
     },

@@ -80,7 +80,11 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
 
       const renamed = await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'renamed' });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toMatchObject({ name: 'renamed', url: url(), events: ['ExpirationWarning'] });
+      expect(renamed.body).toMatchObject({
+        name: 'renamed',
+        url: `http://hook.test:${receiver.port}/********`,
+        events: ['ExpirationWarning'],
+      });
       expect((await app.storage.webhooks.getWithHeaders(id))?.headers).toEqual({
         Authorization: 'Bearer s3cret-token',
         'X-Api-Key': 'key-1',
@@ -118,6 +122,37 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       expect((await app.call('DELETE', `${WEBHOOKS}/${id}`)).status).toBe(204);
       expect((await app.call('GET', `${WEBHOOKS}/${id}`)).status).toBe(404);
       expect((await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'x' })).status).toBe(404);
+    });
+
+    it('seals the URL, shows it masked and uncached, and keeps the stored URL when the masked form comes back', async () => {
+      const token = 'T0AAA/B0BBB/sEcReTtOkEn';
+      const made = await create({ name: 'chat', url: url(`/services/${token}?key=q-secret`) });
+      expect(made.status).toBe(201);
+      const id = made.body.id as string;
+      const masked = `http://hook.test:${receiver.port}/********`;
+      expect(made.body.url).toBe(masked);
+      for (const path of [WEBHOOKS, `${WEBHOOKS}/${id}`]) {
+        const read = await app.call('GET', path);
+        expect(read.headers.get('cache-control'), path).toBe('no-store');
+        expect(JSON.stringify(read.body), path).not.toMatch(/sEcReTtOkEn|q-secret/);
+      }
+      expect(made.headers.get('cache-control')).toBe('no-store');
+      const row = await app.storage.db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      expect(JSON.stringify(row)).not.toMatch(/sEcReTtOkEn|q-secret/);
+      // A form that sends back what it read changes nothing; the test action uses the stored URL.
+      const resent = await app.call('PUT', `${WEBHOOKS}/${id}`, { name: 'chat 2', url: masked });
+      expect(resent.status).toBe(200);
+      expect(resent.headers.get('cache-control')).toBe('no-store');
+      expect((await app.storage.webhooks.getWithHeaders(id))?.url).toBe(
+        url(`/services/${token}?key=q-secret`),
+      );
+      expect((await app.call('POST', `${WEBHOOKS}/test`, { id, url: masked })).body.delivered).toBe(true);
+      expect(receiver.received.map((r) => r.url)).toEqual([`/services/${token}?key=q-secret`]);
+      await app.call('DELETE', `${WEBHOOKS}/${id}`);
     });
 
     it('is in the OpenAPI document at 001’s paths and refuses callers without the API key', async () => {
@@ -275,6 +310,60 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       const bad = await app.call('POST', `${WEBHOOKS}/test`, { id: made.body.id });
       expect(bad.body.meaning).toMatch(/payload format does not suit/);
       await app.call('DELETE', `${WEBHOOKS}/${made.body.id}`);
+    });
+
+    it('sends stored secrets only to the stored origin: a new origin needs every value again', async () => {
+      // A second receiver: same host name, another port, so another origin (RFC 6454).
+      const elsewhere = await startReceiver();
+      try {
+        const other = `http://hook.test:${elsewhere.port}/collect`;
+        const made = await create({
+          headers: [
+            { name: 'Authorization', value: 'Bearer stored-secret' },
+            { name: 'X-Api-Key', value: 'stored-key' },
+          ],
+        });
+        const id = made.body.id as string;
+        const moved = await app.call('PUT', `${WEBHOOKS}/${id}`, { url: other });
+        expect(moved.status).toBe(400);
+        expect(moved.body.errors.map((e: { field: string }) => e.field)).toEqual([
+          'headers[0].value',
+          'headers[1].value',
+        ]);
+        const masked = await app.call('PUT', `${WEBHOOKS}/${id}`, {
+          url: other,
+          headers: [
+            { name: 'Authorization', value: '********' },
+            { name: 'X-Api-Key', value: 'a new key' },
+          ],
+        });
+        expect(masked.status).toBe(400);
+        expect(masked.body.errors.map((e: { field: string }) => e.field)).toEqual(['headers[0].value']);
+        const tested = await app.call('POST', `${WEBHOOKS}/test`, { id, url: other });
+        expect(tested.status).toBe(400);
+        expect(tested.body.errors[0].field).toBe('headers[0].value');
+        expect(elsewhere.received).toHaveLength(0);
+        expect(receiver.received).toHaveLength(0);
+        expect((await app.storage.webhooks.getWithHeaders(id))?.url).toBe(url());
+
+        // Another path on the same origin keeps the stored values.
+        expect((await app.call('PUT', `${WEBHOOKS}/${id}`, { url: url('/other-path') })).status).toBe(200);
+        // Given again, the values move with the URL.
+        const given = await app.call('PUT', `${WEBHOOKS}/${id}`, {
+          url: other,
+          headers: [
+            { name: 'Authorization', value: 'Bearer for-the-new-host' },
+            { name: 'X-Api-Key', value: 'new-key' },
+          ],
+        });
+        expect(given.status).toBe(200);
+        expect((await app.call('POST', `${WEBHOOKS}/test`, { id })).body.delivered).toBe(true);
+        expect(elsewhere.received.map((r) => r.headers.authorization)).toEqual(['Bearer for-the-new-host']);
+        expect(JSON.stringify(elsewhere.received)).not.toContain('stored-secret');
+        await app.call('DELETE', `${WEBHOOKS}/${id}`);
+      } finally {
+        await elsewhere.close();
+      }
     });
 
     it('validates like a create: a template error is a 400 with line and column, nothing is sent', async () => {

@@ -101,6 +101,11 @@ export const REASON_CODES = {
   too_large: 'payload_too_large',
   rate_limited: 'rate_limited',
   unavailable: 'unavailable',
+  /**
+   * The audit trail's stored head (its newest position and MAC) is gone from the database: no
+   * event can be chained, so every audited change is refused until an operator restores it.
+   */
+  audit_head_missing: 'unavailable',
   // Outbound connections (ACME validation, webhooks, probes): why a destination gave no usable
   // answer. Protocol surfaces map them to their own failure classes.
   /** The destination's name did not resolve (no such name, no address, resolver failure). */

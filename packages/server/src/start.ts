@@ -21,7 +21,7 @@ import {
   systemClock,
 } from '@certwright/core';
 import {
-  createOutboundClient,
+  createAdministratorClient,
   createWebhookClient,
   parseAllowlist,
   type WebhookClientOptions,
@@ -72,6 +72,12 @@ export interface RunningServer {
 export interface StartOptions {
   /** Test rigs only: the CA bundle (PEM) the OIDC relying party trusts for identity providers. */
   oidc?: { ca?: string };
+  /**
+   * Test rigs only: identity providers and external ACME directories may be on 127.0.0.0/8 and
+   * ::1, which destinations an administrator names never reach otherwise
+   * (docs/operations/outbound-connections.md).
+   */
+  administratorLoopback?: boolean;
   /** The built web console's directory; default @certwright/web's dist/, null serves none. */
   webDir?: string | null;
   webhooks?: WebhookClientOptions;
@@ -112,7 +118,11 @@ export async function startServer(
     logger,
     maxBodyBytes: config.maxBodyBytes,
     rateLimits: config.rateLimits,
-    oidc: { settings: oidcSettings, ...(oidcTrust ? { ca: oidcTrust } : {}) },
+    oidc: {
+      settings: oidcSettings,
+      outbound: createAdministratorClient({ loopbackForTests: options.administratorLoopback === true }),
+      ...(oidcTrust ? { ca: oidcTrust } : {}),
+    },
     runtime: {
       trustedProxies: config.trustedProxies,
       demoSeeded: config.demo.seed,
@@ -178,7 +188,9 @@ export async function startServer(
     runtime = await openRuntime(config, logger, () => stopping);
     smtp = config.smtp ? createSmtpChannel(config.smtp) : undefined;
     const channels = new NotificationChannelRegistry(smtp ? [smtp] : []);
-    const scanClient = createOutboundClient({ operatorConfigured: true });
+    const scanClient = createAdministratorClient({
+      loopbackForTests: options.discovery?.allowLoopback === true,
+    });
     const discoveryPolicy = {
       policy: { allowLoopback: options.discovery?.allowLoopback === true },
       ...(options.discovery?.timeoutMs ? { timeoutMs: options.discovery.timeoutMs } : {}),
@@ -208,6 +220,9 @@ export async function startServer(
         scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
+        ...(options.administratorLoopback
+          ? { acmeIssuer: { outbound: createAdministratorClient({ loopbackForTests: true }) } }
+          : {}),
         // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).
         scepProbe: { allowedRanges: config.scepProbe.allowedRanges },
         webhooks: {
@@ -222,8 +237,8 @@ export async function startServer(
             }),
         },
         // Scan targets and health checks are destinations an administrator configured to reach
-        // internal systems: every unicast address but metadata; loopback and link-local are
-        // refused on top unless a test embeds the server (docs/api/discovery.md).
+        // internal systems: public and private addresses; loopback only when a test embeds the
+        // server (docs/api/discovery.md).
         discovery: { client: scanClient, concurrency: DEFAULT_SCAN_CONCURRENCY, ...discoveryPolicy },
         healthChecks: { client: scanClient, ...discoveryPolicy },
         sessions: config.sessions,

@@ -9,7 +9,7 @@ import { CookieBrowser, httpsCall as urlCall } from '../../api/test/support/http
 import { createTempDatabase, postgresSkipReason } from '../../storage-pg/test/helpers.js';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';
-import { type ServerProcess, startServerProcess } from './support/server-process.js';
+import { LOOPBACK_ENTRY, type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const SECRET = 'oidc-process-secret-0123456789';
 const CLIENT_ID = 'certwright-process-rp';
@@ -67,8 +67,9 @@ describe.skipIf(skip !== undefined)('OIDC, sessions and break-glass through the 
       SVC_BREAKGLASS_LOCKOUT_THRESHOLD: '3',
     };
     // Started one after the other: the first migrates the database.
-    a = await startServerProcess({ ...env, SVC_OIDC_CA_BUNDLE_PATH: idpPki.ca });
-    b = await startServerProcess(env);
+    // The identity provider listens on 127.0.0.1: both run the entry with the test-only loopback opt-in.
+    a = await startServerProcess({ ...env, SVC_OIDC_CA_BUNDLE_PATH: idpPki.ca }, LOOPBACK_ENTRY);
+    b = await startServerProcess(env, LOOPBACK_ENTRY);
     rpBase = `https://127.0.0.1:${a.port}`;
     const provider = new Provider(issuer, {
       clients: [

@@ -1,5 +1,6 @@
 import { ManualClock, SecretBox } from '@certwright/core';
 import {
+  describeAuditHeadLoss,
   describeQueueContract,
   describeStorageContract,
   expectUnavailableThenRecovered,
@@ -87,3 +88,23 @@ describe.skipIf(skip !== undefined)('MySQL/MariaDB specifics', () => {
     }
   }, 60_000);
 });
+
+describeAuditHeadLoss(
+  'MySQL/MariaDB',
+  async () => {
+    const temp = await createTempDatabase();
+    const storage = createMysqlStorage(temp.url, { secretBox, maxConnections: 4 });
+    await storage.migrate();
+    return {
+      storage,
+      deleteHead: async () => {
+        await storage.db.deleteFrom('audit_head').execute();
+      },
+      close: async () => {
+        await storage.close();
+        await temp.drop();
+      },
+    };
+  },
+  { skip },
+);

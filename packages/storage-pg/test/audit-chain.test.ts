@@ -6,10 +6,13 @@ import {
   type NewAuditEvent,
   SecretBox,
 } from '@certwright/core';
+import { describeAuditHeadLoss } from '@certwright/core/testing';
 import { createSqlStorage, type SqlStorage } from '@certwright/storage-sql';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPgliteStorage } from '../src/index.js';
+import { createPgliteStorage, createPostgresStorage } from '../src/index.js';
+import { createMigratedPgliteStorage } from '../src/testing.js';
+import { createTempDatabase, postgresSkipReason } from './helpers.js';
 
 /**
  * What someone with write access to the database, but not the encryption key, can do to the
@@ -279,3 +282,36 @@ describe('upgrading an unkeyed audit trail (PGlite)', { timeout: 120_000 }, () =
     }
   });
 });
+
+const pgSkip = await postgresSkipReason();
+
+describeAuditHeadLoss('PGlite', async () => {
+  const storage = await createMigratedPgliteStorage({ secretBox });
+  return {
+    storage,
+    deleteHead: async () => {
+      await storage.db.deleteFrom('audit_head').execute();
+    },
+    close: () => storage.close(),
+  };
+});
+
+describeAuditHeadLoss(
+  'PostgreSQL',
+  async () => {
+    const temp = await createTempDatabase();
+    const storage = createPostgresStorage(temp.url, { secretBox, maxConnections: 4 });
+    await storage.migrate();
+    return {
+      storage,
+      deleteHead: async () => {
+        await storage.db.deleteFrom('audit_head').execute();
+      },
+      close: async () => {
+        await storage.close();
+        await temp.drop();
+      },
+    };
+  },
+  { skip: pgSkip },
+);

@@ -36,4 +36,44 @@ describe('upgrading webhooks to notification types and per-kind options (PGlite)
       await storage.close();
     }
   });
+
+  it('seals the URLs of webhooks stored before migration 28 and keeps only their masked form in clear', async () => {
+    const storage = await createPgliteStorage(
+      { memory: true },
+      { secretBox: new SecretBox(SecretBox.generateKey()) },
+    );
+    try {
+      await storage.migrate();
+      const token = 'xoxb-123456-SECRET-token';
+      const old = await storage.webhooks.create({
+        name: 'chat made before',
+        url: `https://hooks.example.test/services/T0/B0/${token}?x=1`,
+        service: 'slack',
+      });
+      const bare = await storage.webhooks.create({ name: 'bare', url: 'https://ntfy.example.test' });
+      // The schema as it was before migration 28: the URL in clear.
+      await sql`alter table webhooks drop column url_sealed`.execute(storage.db);
+      await sql`update webhooks set url = ${`https://hooks.example.test/services/T0/B0/${token}?x=1`} where id = ${old.id}`.execute(
+        storage.db,
+      );
+      await sql`update webhooks set url = 'https://ntfy.example.test' where id = ${bare.id}`.execute(
+        storage.db,
+      );
+      await storage.db.deleteFrom('cw_schema_migrations').where('version', '=', 28).execute();
+
+      expect((await storage.migrate()).applied).toEqual([28]);
+      const rows = await sql<Record<string, unknown>>`select * from webhooks`.execute(storage.db);
+      expect(JSON.stringify(rows.rows)).not.toContain(token);
+      expect(await storage.webhooks.require(old.id)).toMatchObject({
+        url_masked: 'https://hooks.example.test/********',
+      });
+      expect((await storage.webhooks.getWithHeaders(old.id))?.url).toBe(
+        `https://hooks.example.test/services/T0/B0/${token}?x=1`,
+      );
+      expect((await storage.webhooks.getWithHeaders(bare.id))?.url).toBe('https://ntfy.example.test');
+      expect((await storage.migrate()).applied).toEqual([]);
+    } finally {
+      await storage.close();
+    }
+  });
 });

@@ -289,6 +289,7 @@ export interface NotificationsTable {
 export interface WebhooksTable {
   id: string;
   name: string;
+  /** What may be shown of the URL (maskWebhookUrl); the URL itself is in url_sealed. */
   url: string;
   method: string;
   service: string;
@@ -296,6 +297,8 @@ export interface WebhooksTable {
   template: string;
   header_names: string;
   headers_sealed: string;
+  /** The URL sealed under the service key (migration 28); null only until the start that applied it sealed the row. */
+  url_sealed: string | null;
   /** JSON list of notification types; `[]` = every type. */
   events: string;
   /** JSON object of per-kind settings. */

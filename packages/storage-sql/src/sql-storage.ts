@@ -5,6 +5,7 @@ import { DeferredInserts } from './deferred-inserts.js';
 import { auditChain } from './migrations/0006_audit_chain.js';
 import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
 import { sealAuditHead } from './repos/audit.js';
+import { sealWebhookUrls } from './repos/webhooks.js';
 import { allRepositories } from './repositories.js';
 import type { Database, Flavor } from './schema.js';
 import { seedBaseline } from './seed.js';
@@ -92,6 +93,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     migrate: () =>
       migrate(options.db, options.flavor, async (db, applied) => {
         if (applied.includes(auditChain.version)) await sealAuditHead(db, options.secretBox);
+        await sealWebhookUrls(db, options.secretBox);
         await seedBaseline(db, clock.now(), options.secretBox);
       }),
     appliedMigrations: () => appliedMigrations(options.db),

@@ -20,6 +20,7 @@ import {
   silentLogger,
   systemClock,
 } from '../../../packages/core/src/index.js';
+import { createAdministratorClient } from '../../../packages/core/src/net/index.js';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -104,7 +105,11 @@ export async function createCertwrightApp(
   const storage = await createMigratedPgliteStorage({ secretBox: new SecretBox(randomBytes(32)), clock });
   const services = createServices(
     { storage, clock, logger: silentLogger },
-    options.acmeIssuer ? { acmeIssuer: options.acmeIssuer } : {},
+    // The CAs of these tests (pebble, another certwright) listen on 127.0.0.1: the test-only
+    // loopback opt-in admits them, as no configuration does.
+    {
+      acmeIssuer: { outbound: createAdministratorClient({ loopbackForTests: true }), ...options.acmeIssuer },
+    },
   );
   const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
   const owner = await services.owners.create(SYSTEM_ACTOR, {

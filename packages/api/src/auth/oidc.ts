@@ -7,7 +7,7 @@ import {
   type Services,
   SYSTEM_ACTOR,
 } from '@certwright/core';
-import type { OutboundClient } from '@certwright/core/net';
+import { administratorFetchFailed, type OutboundClient, refusedDestination } from '@certwright/core/net';
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { parseCookies } from './session-cookie.js';
@@ -418,13 +418,9 @@ export class OidcRelyingParty {
       discovered.jwks = { set, fetchedAt: this.#clock.now(), error: null };
       return set;
     } catch (error) {
-      if (discovered.jwks) discovered.jwks.error = (error as Error).message;
-      else
-        discovered.jwks = {
-          set: { keys: [] },
-          fetchedAt: this.#clock.now(),
-          error: (error as Error).message,
-        };
+      const shown = this.#failure(error, "the provider's key set");
+      if (discovered.jwks) discovered.jwks.error = shown;
+      else discovered.jwks = { set: { keys: [] }, fetchedAt: this.#clock.now(), error: shown };
       throw error;
     }
   }
@@ -454,7 +450,7 @@ export class OidcRelyingParty {
         status.last_error = jwks.error;
       }
     } catch (error) {
-      status.last_error = `discovery failed: ${(error as Error).message}`;
+      status.last_error = this.#failure(error, "the provider's discovery document");
     }
     return status;
   }
@@ -499,9 +495,22 @@ export class OidcRelyingParty {
         scopes_supported: Array.isArray(m.scopes_supported) ? m.scopes_supported : [],
       });
     } catch (error) {
-      result.error = (error as Error).message.slice(0, 300);
+      result.error = this.#failure(error, "the provider's discovery document").slice(0, 300);
     }
     return result;
+  }
+
+  /**
+   * What a caller sees of a failed fetch of the provider's documents: the guard's refusal of the
+   * URL as it is (the caller's own input), any other failure one sentence — no listener, TLS,
+   * timeout, an HTTP error and an answer that is not a discovery document look the same, so an
+   * issuer URL cannot map internal ports. The cause goes to the log.
+   */
+  #failure(error: unknown, what: string): string {
+    const refused = refusedDestination(error);
+    if (refused) return refused.message;
+    this.#logger.warn({ err: error }, `OIDC: ${what} could not be fetched`);
+    return administratorFetchFailed(what, error).message;
   }
 
   /** Forgets a provider's cached discovery and keys (after an update or delete). */

@@ -20,6 +20,11 @@ const webhookJson = webhookViewSchema.extend({ created_at: timestamp, updated_at
 
 const WEBHOOKS = '/api/notifications/webhooks';
 const ITEM = `${WEBHOOKS}/{id}`;
+/**
+ * Webhook answers hold masked secrets only, yet they describe where credentials go: no cache
+ * (a shared proxy, the browser's disk) keeps them.
+ */
+const NO_STORE = { 'cache-control': 'no-store' };
 /** The webhook security section of the system settings (the private-range allowlist). */
 export const WEBHOOK_SECURITY_PATH = '/api/system/settings/webhook-security';
 
@@ -37,11 +42,11 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       path: WEBHOOKS,
       operationId: 'listWebhooks',
       permission: 'webhook.read',
-      summary: 'Webhooks, by name; header values are masked',
+      summary: 'Webhooks, by name; URLs and header values are masked',
       tags,
       query: webhookListSchema,
       responses: { 200: { description: 'one page of webhooks', schema: envelope(webhookJson) } },
-      handle: async ({ query }) => ({ status: 200, body: await webhooks.list(query) }),
+      handle: async ({ query }) => ({ status: 200, body: await webhooks.list(query), headers: NO_STORE }),
     }),
     defineRoute({
       method: 'POST',
@@ -55,6 +60,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       handle: async ({ body, principal }) => ({
         status: 201,
         body: await webhooks.create(actorOf(principal), body),
+        headers: NO_STORE,
       }),
     }),
     defineRoute({
@@ -77,14 +83,14 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       path: ITEM,
       operationId: 'getWebhook',
       permission: 'webhook.read',
-      summary: 'One webhook; header values are masked',
+      summary: 'One webhook; its URL and header values are masked',
       tags,
       params: idParams,
       responses: {
         200: { description: 'the webhook', schema: webhookJson },
         404: { description: 'unknown id' },
       },
-      handle: async ({ params }) => ({ status: 200, body: await webhooks.get(params.id) }),
+      handle: async ({ params }) => ({ status: 200, body: await webhooks.get(params.id), headers: NO_STORE }),
     }),
     defineRoute({
       method: 'PUT',
@@ -102,6 +108,7 @@ export function webhookRoutes(services: Services): RouteSpec[] {
       handle: async ({ params, body, principal }) => ({
         status: 200,
         body: await webhooks.update(actorOf(principal), params.id, body),
+        headers: NO_STORE,
       }),
     }),
     defineRoute({

@@ -2359,7 +2359,7 @@ export const operationSpecs = [
             "type": "string",
             "minLength": 1,
             "maxLength": 8192,
-            "description": "http(s) URL; may hold template actions in its path and query"
+            "description": "http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL"
           },
           "method": {
             "default": "POST",
@@ -4453,7 +4453,7 @@ export const operationSpecs = [
     "operationId": "getWebhook",
     "method": "GET",
     "path": "/api/notifications/webhooks/{id}",
-    "summary": "One webhook; header values are masked",
+    "summary": "One webhook; its URL and header values are masked",
     "tags": [
       "webhooks"
     ],
@@ -6762,7 +6762,7 @@ export const operationSpecs = [
     "operationId": "listWebhooks",
     "method": "GET",
     "path": "/api/notifications/webhooks",
-    "summary": "Webhooks, by name; header values are masked",
+    "summary": "Webhooks, by name; URLs and header values are masked",
     "tags": [
       "webhooks"
     ],
@@ -7655,7 +7655,7 @@ export const operationSpecs = [
             "type": "string",
             "minLength": 1,
             "maxLength": 8192,
-            "description": "http(s) URL; may hold template actions in its path and query"
+            "description": "http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL"
           },
           "method": {
             "type": "string",
@@ -9329,7 +9329,7 @@ export const operationSpecs = [
             "type": "string",
             "minLength": 1,
             "maxLength": 8192,
-            "description": "http(s) URL; may hold template actions in its path and query"
+            "description": "http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL"
           },
           "method": {
             "type": "string",

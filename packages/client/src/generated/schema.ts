@@ -8,7 +8,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Webhooks, by name; header values are masked */
+        /** Webhooks, by name; URLs and header values are masked */
         get: operations["listWebhooks"];
         put?: never;
         /** Create a webhook; templates, kind rules and the URL’s destination are checked first */
@@ -26,7 +26,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One webhook; header values are masked */
+        /** One webhook; its URL and header values are masked */
         get: operations["getWebhook"];
         /** Update the fields given; a header whose value is masked keeps its stored value */
         put: operations["updateWebhook"];
@@ -2022,6 +2022,7 @@ export interface operations {
                             topic: string | null;
                             /** Format: date-time */
                             updated_at: string;
+                            /** @description masked: the origin, and ******** for the path and query (sent back, it keeps the stored URL) */
                             url: string;
                         }[];
                         page: number;
@@ -2136,7 +2137,7 @@ export interface operations {
                     template?: string;
                     /** @description topic push kind: the topic, when the URL has no path */
                     topic?: string | null;
-                    /** @description http(s) URL; may hold template actions in its path and query */
+                    /** @description http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL */
                     url: string;
                 };
             };
@@ -2170,6 +2171,7 @@ export interface operations {
                         topic: string | null;
                         /** Format: date-time */
                         updated_at: string;
+                        /** @description masked: the origin, and ******** for the path and query (sent back, it keeps the stored URL) */
                         url: string;
                     };
                 };
@@ -2290,6 +2292,7 @@ export interface operations {
                         topic: string | null;
                         /** Format: date-time */
                         updated_at: string;
+                        /** @description masked: the origin, and ******** for the path and query (sent back, it keeps the stored URL) */
                         url: string;
                     };
                 };
@@ -2400,7 +2403,7 @@ export interface operations {
                     template?: string;
                     /** @description topic push kind: the topic, when the URL has no path */
                     topic?: string | null;
-                    /** @description http(s) URL; may hold template actions in its path and query */
+                    /** @description http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL */
                     url?: string;
                 };
             };
@@ -2434,6 +2437,7 @@ export interface operations {
                         topic: string | null;
                         /** Format: date-time */
                         updated_at: string;
+                        /** @description masked: the origin, and ******** for the path and query (sent back, it keeps the stored URL) */
                         url: string;
                     };
                 };
@@ -2870,7 +2874,7 @@ export interface operations {
                     template?: string;
                     /** @description topic push kind: the topic, when the URL has no path */
                     topic?: string | null;
-                    /** @description http(s) URL; may hold template actions in its path and query */
+                    /** @description http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL */
                     url?: string;
                 };
             };

@@ -34,15 +34,33 @@ export const webhookOptionsSchema = z
   .strict();
 export type WebhookOptions = z.infer<typeof webhookOptionsSchema>;
 
+/** What replaces the path and query of a webhook URL wherever it is shown. */
+export const WEBHOOK_URL_MASK = '********';
+
 /**
- * A webhook target of alert notifications. Header values often carry credentials, so they are
- * sealed at rest; the public record lists only the header names. `events` lists the
- * notification types it receives (empty: every type).
+ * A webhook URL as it may be shown: its origin (scheme, host, port) and, when anything follows
+ * it, `/********` in place of the path and query — where chat and push services carry the
+ * token (`/services/T…/B…/X…`, `/bot<TOKEN>/…`, `?token=…`, a secret topic) and generic
+ * receivers often do too. Pure: the same URL always shows the same way.
+ */
+export function maskWebhookUrl(url: string): string {
+  const match = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)(.*)$/is.exec(url);
+  if (!match) return WEBHOOK_URL_MASK;
+  const rest = match[2] ?? '';
+  return rest === '' || rest === '/' ? url : `${match[1]}/${WEBHOOK_URL_MASK}`;
+}
+
+/**
+ * A webhook target of alert notifications. Its URL and header values often carry credentials,
+ * so they are sealed at rest; the public record holds the URL masked ({@link maskWebhookUrl})
+ * and only the header names. `events` lists the notification types it receives (empty: every
+ * type).
  */
 export const webhookSchema = z.object({
   id: idSchema,
   name: z.string().min(1).max(255),
-  url: z.string().min(1).max(4096),
+  /** The URL as it may be shown: origin plus {@link WEBHOOK_URL_MASK}. */
+  url_masked: z.string().min(1).max(4096),
   method: webhookMethodSchema,
   service: webhookServiceSchema,
   enabled: z.boolean(),
@@ -55,6 +73,8 @@ export const webhookSchema = z.object({
 });
 export type Webhook = z.infer<typeof webhookSchema>;
 
+/** A webhook with its secrets opened: the URL and the header values. */
 export interface WebhookWithHeaders extends Webhook {
+  url: string;
   headers: WebhookHeaders;
 }

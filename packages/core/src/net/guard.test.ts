@@ -303,20 +303,48 @@ describe('outbound address guard: allowlist and opt-ins', () => {
     });
   });
 
-  it('admits internal destinations an administrator configured, never metadata', async () => {
+  it('admits public and private destinations an administrator configured, and no special range', async () => {
     const operatorConfigured = true;
-    expect(await outcome('ten.test', { operatorConfigured })).toEqual({ admitted: ['10.0.0.1'] });
-    expect(await outcome('loop.test', { operatorConfigured })).toEqual({ admitted: ['127.0.0.1'] });
-    for (const host of [
-      'meta.test',
-      'alibaba.test',
-      'aws-v6.test',
-      'mapped-meta.test',
-      'nat64-meta.test',
-      'zero.test',
-    ]) {
-      expect(await outcome(host, { operatorConfigured }), host).toMatchObject({ reason: 'address_refused' });
+    for (const host of ['public.test', 'public-v6.test', 'ten.test', 'p172.test', 'cgnat.test', 'ula.test']) {
+      expect(await outcome(host, { operatorConfigured }), host).toHaveProperty('admitted');
     }
+    const refused: [string, AddressCategory][] = [
+      ['loop.test', 'loopback'],
+      ['v6-loop.test', 'loopback'],
+      ['mapped.test', 'loopback'],
+      ['linklocal.test', 'link_local'],
+      ['v6-linklocal.test', 'link_local'],
+      ['doc1.test', 'documentation'],
+      ['doc2.test', 'documentation'],
+      ['doc3.test', 'documentation'],
+      ['v6-doc.test', 'documentation'],
+      ['bench.test', 'benchmarking'],
+      ['v6-bench.test', 'benchmarking'],
+      ['ietf.test', 'reserved'],
+      ['future.test', 'reserved'],
+      ['site-local.test', 'reserved'],
+      ['meta.test', 'metadata'],
+      ['alibaba.test', 'metadata'],
+      ['aws-v6.test', 'metadata'],
+      ['mapped-meta.test', 'metadata'],
+      ['nat64-meta.test', 'metadata'],
+      ['zero.test', 'unspecified'],
+      ['multicast.test', 'multicast'],
+    ];
+    for (const [host, category] of refused) {
+      expect(await outcome(host, { operatorConfigured }), host).toEqual({
+        reason: 'address_refused',
+        category,
+      });
+    }
+    // Loopback only with the code-level opt-in and a loopback allowlist entry (test rigs).
+    const loopback = {
+      operatorConfigured,
+      loopback: 'when-listed',
+      allowlist: parseAllowlist('127.0.0.1'),
+    } as const;
+    expect(await outcome('loop.test', loopback)).toEqual({ admitted: ['127.0.0.1'] });
+    expect(await outcome('linklocal.test', loopback)).toMatchObject({ category: 'link_local' });
   });
 
   it('check() judges single literals', () => {

@@ -21,9 +21,11 @@ export interface AddressGuardOptions {
    */
   loopback?: 'never' | 'when-listed';
   /**
-   * For destinations an administrator configured on purpose to reach internal systems (health
-   * checks, identity providers, SMTP): every unicast address is admitted except cloud metadata.
-   * Default false: destinations a client or user names.
+   * For destinations an administrator configured on purpose to reach internal systems (external
+   * ACME directories, identity providers, scan targets and health checks): public and private
+   * addresses are admitted without an allowlist entry; loopback only as `loopback` and the
+   * allowlist say (test rigs); link-local, metadata, reserved, benchmarking, documentation and
+   * the other special ranges never. Default false: destinations a client or user names.
    */
   operatorConfigured?: boolean;
   /** Default: the system resolver. */
@@ -84,9 +86,9 @@ export function createAddressGuard(options: AddressGuardOptions = {}): AddressGu
 
   function admits(address: IpAddress, cls: AddressClass): boolean {
     if (NEVER.has(cls.category)) return false;
-    if (operator || cls.category === 'public') return true;
+    if (cls.category === 'public') return true;
     const judged = cls.embeddedIPv4 === undefined ? address : parseAddress(cls.embeddedIPv4)!;
-    if (cls.category === 'private') return allowlist.contains(judged);
+    if (cls.category === 'private') return operator || allowlist.contains(judged);
     if (cls.category === 'loopback') return loopback === 'when-listed' && allowlist.containsLoopback(judged);
     return false;
   }

@@ -5,6 +5,12 @@
  */
 export * from './acme-challenges/index.js';
 export { type AddressCategory, type AddressClass, parseAddress } from './address-ranges.js';
+export {
+  type AdministratorClientOptions,
+  administratorFetchFailed,
+  createAdministratorClient,
+  refusedDestination,
+} from './administrator-client.js';
 export { type AddressAllowlist, EMPTY_ALLOWLIST, parseAllowlist } from './allowlist.js';
 export { createOutboundClient, type OutboundClient, type OutboundClientOptions } from './client.js';
 export type { TrustAnchors } from './connect.js';

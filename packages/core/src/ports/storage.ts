@@ -585,11 +585,15 @@ export interface NotificationRepository extends Lockable<NotificationEvent> {
   countByStatus(): Promise<Record<NotificationStatus, number>>;
 }
 
-export type NewWebhook = NewRecord<
-  Webhook,
-  'enabled' | 'method' | 'service' | 'template' | 'header_names' | 'events' | 'options'
-> & { headers?: WebhookHeaders };
-export type WebhookPatch = Patch<Webhook, 'header_names'> & { headers?: WebhookHeaders };
+/** The URL and header values are sealed at rest; the record keeps the URL masked and the header names. */
+export type NewWebhook = Omit<
+  NewRecord<Webhook, 'enabled' | 'method' | 'service' | 'template' | 'header_names' | 'events' | 'options'>,
+  'url_masked' | 'header_names'
+> & { url: string; headers?: WebhookHeaders };
+export type WebhookPatch = Patch<Webhook, 'header_names' | 'url_masked'> & {
+  url?: string;
+  headers?: WebhookHeaders;
+};
 export interface WebhookRepository extends CrudRepository<Webhook, NewWebhook, WebhookPatch> {
   getWithHeaders(id: string): Promise<WebhookWithHeaders | null>;
   list(query?: PageRequest & { enabled?: boolean }): Promise<PageResult<Webhook>>;

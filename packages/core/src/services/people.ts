@@ -15,6 +15,7 @@ import {
 import { fail, notFound, validationError } from '../errors.js';
 import type { NewOidcProvider, OidcProviderPatch } from '../ports/people-storage.js';
 import type { AuditService } from './audit.js';
+import { requireSecretsForNewOrigin } from './bound-secrets.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { type ListPage, type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
 
@@ -299,7 +300,16 @@ export class PeopleService {
     id: string,
     patch: OidcProviderPatch,
   ): Promise<OidcProvider> {
-    await this.getProvider(tenantId, id);
+    const current = await this.getProvider(tenantId, id);
+    // The client secret goes to the issuer's token endpoint: it stays with the issuer's origin.
+    if (patch.issuer !== undefined) {
+      const kept = current.client_secret_set && patch.client_secret === undefined;
+      requireSecretsForNewOrigin({
+        from: current.issuer,
+        to: patch.issuer,
+        kept: kept ? [{ field: 'client_secret' }] : [],
+      });
+    }
     return this.storage.transaction(async (tx) => {
       const provider = await tx.oidcProviders.update(id, patch);
       await this.audit.record(

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idSchema, timestampSchema } from '../domain/common.js';
 import { type NotificationEvent, notificationTypeSchema } from '../domain/notification.js';
 import {
+  WEBHOOK_URL_MASK,
   type Webhook,
   type WebhookHeaders,
   type WebhookOptions,
@@ -25,6 +26,7 @@ import {
   type WebhookSenderOptions,
 } from '../notify/webhooks/sender.js';
 import { type AuditService, configEvent } from './audit.js';
+import { type KeptSecret, requireSecretsForNewOrigin } from './bound-secrets.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { parseInput } from './input.js';
 import type { NotificationService } from './notifications.js';
@@ -48,7 +50,13 @@ const headerInputSchema = z
 
 const fields = {
   name: z.string().trim().min(1).max(255),
-  url: z.string().min(1).max(8192).describe('http(s) URL; may hold template actions in its path and query'),
+  url: z
+    .string()
+    .min(1)
+    .max(8192)
+    .describe(
+      'http(s) URL; may hold template actions in its path and query; sealed at rest, shown masked; the masked form keeps the stored URL',
+    ),
   method: webhookMethodSchema,
   service: webhookServiceSchema.describe('endpoint kind (docs/notifications/webhooks.md)'),
   enabled: z.boolean(),
@@ -115,7 +123,11 @@ export type WebhookTest = z.input<typeof webhookTestSchema>;
 export const webhookViewSchema = z.object({
   id: idSchema,
   name: z.string(),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      `masked: the origin, and ${WEBHOOK_URL_MASK} for the path and query (sent back, it keeps the stored URL)`,
+    ),
   method: webhookMethodSchema,
   service: webhookServiceSchema,
   enabled: z.boolean(),
@@ -176,11 +188,21 @@ export interface WebhookServiceOptions {
   onResult?: WebhookSenderOptions['onResult'];
 }
 
+/**
+ * The URL as the API shows it (masked) stands for the stored one, like a masked header value:
+ * a client that sends back what it read changes nothing.
+ */
+function keepMaskedUrl<T extends { url?: string | undefined }>(data: T, stored: Webhook): T {
+  if (data.url === undefined || data.url !== stored.url_masked) return data;
+  const { url: _, ...rest } = data;
+  return rest as T;
+}
+
 function view(hook: Webhook): WebhookView {
   return {
     id: hook.id,
     name: hook.name,
-    url: hook.url,
+    url: hook.url_masked,
     method: hook.method,
     service: hook.service,
     enabled: hook.enabled,
@@ -199,33 +221,50 @@ type Fields = z.output<typeof webhookUpdateSchema>;
 
 /**
  * The headers a write leaves stored: the list given (a masked value keeps the stored value of
- * that name), plus `routing_key` when given as a field.
+ * that name), or the stored list when none is given, plus `routing_key` when given as a field.
+ * `kept` names every stored value the write keeps instead of being given, as the field of the
+ * list it is in (`headers[i].value`; without a list, the order the API shows: by name).
  */
-function mergeHeaders(stored: WebhookHeaders, given: Fields): WebhookHeaders | undefined {
-  if (given.headers === undefined && given.routing_key === undefined) return undefined;
+function mergeHeaders(
+  stored: WebhookHeaders,
+  given: Fields,
+): { headers: WebhookHeaders; kept: KeptSecret[]; changed: boolean } {
   const byLower = new Map(Object.entries(stored).map(([k, v]) => [k.toLowerCase(), v]));
-  const list = given.headers ?? Object.entries(stored).map(([name, value]) => ({ name, value }));
+  const list =
+    given.headers ??
+    Object.keys(stored)
+      .sort()
+      .map((name) => ({ name, value: MASKED_VALUE }));
   checkHeaders(list.map((h) => ({ name: h.name, value: h.value === MASKED_VALUE ? '' : h.value })));
   const out: WebhookHeaders = {};
+  const kept: (KeptSecret & { name: string })[] = [];
   list.forEach((h, i) => {
     if (h.value !== MASKED_VALUE) {
       out[h.name] = h.value;
       return;
     }
-    const kept = byLower.get(h.name.toLowerCase());
-    if (kept === undefined) {
+    const value = byLower.get(h.name.toLowerCase());
+    if (value === undefined) {
       const message = `is masked but no value of '${h.name}' is stored; give the value`;
       throw fail('invalid_input', `headers[${i}].value: ${message}`, {
         fields: [{ field: `headers[${i}].value`, message }],
       });
     }
-    out[h.name] = kept;
+    out[h.name] = value;
+    kept.push({ field: `headers[${i}].value`, name: h.name });
   });
+  const isRoutingKey = (name: string) => name.toLowerCase() === 'routing_key';
   if (given.routing_key !== undefined) {
-    for (const name of Object.keys(out)) if (name.toLowerCase() === 'routing_key') delete out[name];
+    for (const name of Object.keys(out)) if (isRoutingKey(name)) delete out[name];
     out.routing_key = given.routing_key;
   }
-  return out;
+  return {
+    headers: out,
+    kept: kept
+      .filter((k) => given.routing_key === undefined || !isRoutingKey(k.name))
+      .map(({ field }) => ({ field })),
+    changed: given.headers !== undefined || given.routing_key !== undefined,
+  };
 }
 
 function mergeOptions(stored: WebhookOptions, given: Fields): WebhookOptions {
@@ -304,7 +343,7 @@ export class WebhookNotificationService {
 
   async create(actor: Actor, input: WebhookCreate): Promise<WebhookView> {
     const data = parseInput(webhookCreateSchema, input);
-    const headers = mergeHeaders({}, data) ?? {};
+    const { headers } = mergeHeaders({}, data);
     const target: WebhookTarget = {
       url: data.url,
       method: data.method,
@@ -333,19 +372,21 @@ export class WebhookNotificationService {
 
   /** Changes only the fields given; a header whose value is masked keeps its stored value. */
   async update(actor: Actor, id: string, input: WebhookUpdate): Promise<WebhookView> {
-    const data = parseInput(webhookUpdateSchema, input);
     const stored = await this.deps.storage.webhooks.getWithHeaders(id);
     if (!stored) throw notFound('webhook', id);
-    const headers = mergeHeaders(stored.headers, data);
+    const data = keepMaskedUrl(parseInput(webhookUpdateSchema, input), stored);
+    const merged = mergeHeaders(stored.headers, data);
+    const headers = merged.changed ? merged.headers : undefined;
     const target: WebhookTarget = {
       url: data.url ?? stored.url,
       method: data.method ?? stored.method,
       service: data.service ?? stored.service,
       template: data.template ?? stored.template,
-      headers: headers ?? stored.headers,
+      headers: merged.headers,
       options: mergeOptions(stored.options, data),
     };
     await this.validate(target);
+    requireSecretsForNewOrigin({ from: stored.url, to: target.url, kept: merged.kept });
     return this.deps.storage.transaction(async (tx) => {
       if (!(await tx.webhooks.get(id))) throw notFound('webhook', id);
       const hook = await tx.webhooks.update(id, {
@@ -385,21 +426,25 @@ export class WebhookNotificationService {
    * With `id`, the stored webhook is the base (masked header values keep theirs).
    */
   async test(actor: Actor, input: WebhookTest): Promise<WebhookDeliveryResult> {
-    const data = parseInput(webhookTestSchema, input);
-    const stored = data.id ? await this.deps.storage.webhooks.getWithHeaders(data.id) : null;
-    if (data.id && !stored) throw notFound('webhook', data.id);
+    const given = parseInput(webhookTestSchema, input);
+    const stored = given.id ? await this.deps.storage.webhooks.getWithHeaders(given.id) : null;
+    if (given.id && !stored) throw notFound('webhook', given.id);
+    const data = stored ? keepMaskedUrl(given, stored) : given;
     if (!stored && data.url === undefined) {
       throw fail('invalid_input', 'url: is required', { fields: [{ field: 'url', message: 'is required' }] });
     }
+    const merged = mergeHeaders(stored?.headers ?? {}, data);
     const target: WebhookTarget = {
       url: data.url ?? stored?.url ?? '',
       method: data.method ?? stored?.method ?? 'POST',
       service: data.service ?? stored?.service ?? 'generic',
       template: data.template ?? stored?.template ?? '',
-      headers: mergeHeaders(stored?.headers ?? {}, data) ?? stored?.headers ?? {},
+      headers: merged.headers,
       options: mergeOptions(stored?.options ?? {}, data),
     };
+    // Stored secrets go only to the stored origin: a test at another one must give them again.
     await this.validate(target);
+    if (stored) requireSecretsForNewOrigin({ from: stored.url, to: target.url, kept: merged.kept });
     const now = this.deps.clock.now();
     const alert = sampleAlert(now, {
       ...(this.options.instance ? { instance: this.options.instance } : {}),

@@ -1,4 +1,5 @@
 export * from './acme-storage-contract.js';
+export * from './audit-head-contract.js';
 export * from './connection-loss.js';
 export * from './discovery-contract.js';
 export * from './ephemeral-contract.js';

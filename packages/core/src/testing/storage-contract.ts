@@ -1029,19 +1029,28 @@ export function describeStorageContract(
 
         const hook = await s.webhooks.create({
           name: 'w',
-          url: 'https://hooks.example.test/x',
+          url: 'https://hooks.example.test/x/url-token?key=url-key',
           headers: { Authorization: 'Bearer wh-secret' },
         });
         expect(hook).toMatchObject({
+          url_masked: 'https://hooks.example.test/********',
           method: 'POST',
           service: 'generic',
           enabled: true,
           header_names: ['Authorization'],
         });
-        expect(JSON.stringify(await s.webhooks.require(hook.id))).not.toContain('wh-secret');
-        expect((await s.webhooks.getWithHeaders(hook.id))?.headers).toEqual({
-          Authorization: 'Bearer wh-secret',
+        const shown = JSON.stringify([
+          await s.webhooks.require(hook.id),
+          (await s.webhooks.list({ perPage: 500 })).items,
+        ]);
+        for (const secret of ['wh-secret', 'url-token', 'url-key']) expect(shown).not.toContain(secret);
+        expect(await s.webhooks.getWithHeaders(hook.id)).toMatchObject({
+          url: 'https://hooks.example.test/x/url-token?key=url-key',
+          headers: { Authorization: 'Bearer wh-secret' },
         });
+        const moved = await s.webhooks.update(hook.id, { url: 'https://other.example.test/' });
+        expect(moved.url_masked).toBe('https://other.example.test/');
+        expect((await s.webhooks.getWithHeaders(hook.id))?.url).toBe('https://other.example.test/');
       });
 
       it('keeps a webhook’s notification types and per-kind options, and updates only what it is given', async () => {

@@ -106,6 +106,7 @@ export function problemForReason(reason: FailureReason, context: ProblemContext 
       return { type: 'rateLimited', status: 429 };
     case 'issuer_not_ready':
     case 'unavailable':
+    case 'audit_head_missing':
       return { type: 'serverInternal', status: 503 };
     // Outbound failures (challenge validation): the failure classes a client is told.
     case 'address_refused':

@@ -51,6 +51,7 @@ export function estStatus(reason: FailureReason): number {
       return 429;
     case 'issuer_not_ready':
     case 'unavailable':
+    case 'audit_head_missing':
     case 'dns_failed':
     case 'connection_failed':
     case 'tls_failed':

@@ -54,6 +54,7 @@ export function scepFailInfo(reason: FailureReason): ScepFailInfo | ScepHttpFail
     case 'issuer_not_ready':
     case 'rate_limited':
     case 'unavailable':
+    case 'audit_head_missing':
     case 'dns_failed':
     case 'connection_failed':
     case 'tls_failed':

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { copyMigratedPgliteDataDir } from '@certwright/storage-pg/testing';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** The CLI with the test-only loopback opt-in for identity providers and ACME directories. */
+export const LOOPBACK_ENTRY = fileURLToPath(new URL('./loopback-entry.ts', import.meta.url));
 /** `pnpm start`'s entry: bootstraps TLS files and a key, then runs the server. */
 export const QUICKSTART = fileURLToPath(new URL('../../src/quickstart.ts', import.meta.url));
 

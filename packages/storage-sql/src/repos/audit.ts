@@ -1,14 +1,16 @@
 import {
   type ActorType,
+  AUDIT_GENESIS_HASH,
   type AuditCategory,
   AuditChainKey,
   type AuditEvent,
   type AuditHead,
   type AuditRepository,
   auditHeadMessage,
-  CertwrightError,
   computeAuditHash,
   computeAuditHeadMac,
+  fail,
+  isCertwrightError,
   type NewAuditEvent,
   newId,
   type SecretBox,
@@ -27,12 +29,41 @@ function toHead(r: Selectable<AuditHeadTable>): AuditHead {
   };
 }
 
+/**
+ * The head row. Migrations create it and nothing deletes it, so a missing row is a database
+ * someone changed: appends fail closed with their own reason (no event can be chained without
+ * it), and verification reports it as a broken trail.
+ */
 async function readHead(db: Kysely<Database>, lock = false): Promise<AuditHead> {
   let q = db.selectFrom('audit_head').selectAll().where('id', '=', 1);
   if (lock) q = q.forUpdate();
   const row = await q.executeTakeFirst();
-  if (!row) throw new CertwrightError('internal', 'audit chain head is missing; migrations did not run');
+  if (!row) {
+    throw fail(
+      'audit_head_missing',
+      "the audit trail's stored head is missing from the database: audited changes are refused until it is restored (docs/api/audit.md)",
+    );
+  }
   return toHead(row);
+}
+
+/** The head, or null when its row is missing. */
+async function readHeadIfStored(db: Kysely<Database>): Promise<AuditHead | null> {
+  try {
+    return await readHead(db);
+  } catch (error) {
+    if (isCertwrightError(error) && error.reason === 'audit_head_missing') return null;
+    throw error;
+  }
+}
+
+/** The newest stored event's seq, 0 when there is none. */
+async function newestSeq(db: Kysely<Database>): Promise<number> {
+  const newest = await db
+    .selectFrom('audit_events')
+    .select((eb) => eb.fn.max('seq').as('n'))
+    .executeTakeFirst();
+  return count(newest);
 }
 
 /**
@@ -369,7 +400,17 @@ export function auditRepository(ctx: Ctx): AuditRepository {
 
     async verify(anchor) {
       await flush();
-      const head = await readHead(ctx.db);
+      // Without the head nothing can be checked (it also says where the keyed chain starts):
+      // the trail is broken where the head should point, at the newest stored event.
+      const headMissing = async () => ({
+        ok: false as const,
+        checked: 0,
+        brokenAt: await newestSeq(ctx.db),
+        reason: 'the stored head is missing',
+        head: { seq: 0, hash: AUDIT_GENESIS_HASH, keyed_from_seq: 1, mac: null },
+      });
+      const head = await readHeadIfStored(ctx.db);
+      if (!head) return headMissing();
       const result = await verifyAuditChain(
         through(repository.stream({ pageSize: 1000 }), head.seq),
         AuditChainKey.of(ctx.box),
@@ -379,12 +420,10 @@ export function auditRepository(ctx: Ctx): AuditRepository {
       if (!result.ok) return { ...result, head };
       // Rows beyond the head that no append wrote (an append commits its row and the head
       // together, so the newest seq read first cannot exceed the head read after it).
-      const newest = await ctx.db
-        .selectFrom('audit_events')
-        .select((eb) => eb.fn.max('seq').as('n'))
-        .executeTakeFirst();
-      const now = await readHead(ctx.db);
-      if (count(newest) > now.seq) {
+      const newest = await newestSeq(ctx.db);
+      const now = await readHeadIfStored(ctx.db);
+      if (!now) return headMissing();
+      if (newest > now.seq) {
         return {
           ok: false,
           checked: result.checked,

@@ -1,10 +1,18 @@
-import { newId, type Webhook, type WebhookHeaders, type WebhookRepository } from '@certwright/core';
-import type { Selectable } from 'kysely';
+import {
+  maskWebhookUrl,
+  newId,
+  type SecretBox,
+  type Webhook,
+  type WebhookHeaders,
+  type WebhookRepository,
+} from '@certwright/core';
+import type { Kysely, Selectable } from 'kysely';
 import { type Ctx, defined, parseJson, toBool } from '../context.js';
-import type { WebhooksTable } from '../schema.js';
+import type { Database, WebhooksTable } from '../schema.js';
 import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
 const headersContext = (id: string) => `webhook:${id}:headers`;
+const urlContext = (id: string) => `webhook:${id}:url`;
 
 const COLUMNS = [
   'id',
@@ -25,7 +33,7 @@ function toWebhook(r: Pick<Selectable<WebhooksTable>, (typeof COLUMNS)[number]>)
   return {
     id: r.id,
     name: r.name,
-    url: r.url,
+    url_masked: r.url,
     method: r.method as Webhook['method'],
     service: r.service as Webhook['service'],
     enabled: toBool(r.enabled),
@@ -53,7 +61,10 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
       const r = await ctx.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
       if (!r) return null;
       const headers = JSON.parse(await ctx.box.open(r.headers_sealed, headersContext(id))) as WebhookHeaders;
-      return { ...toWebhook(r), headers };
+      // A row not sealed yet holds its URL in clear (only between migration 28 and the sealing
+      // that follows it in the same start).
+      const url = r.url_sealed === null ? r.url : await ctx.box.open(r.url_sealed, urlContext(id));
+      return { ...toWebhook(r), url, headers };
     },
     async create(input) {
       const now = input.created_at ?? ctx.clock.now();
@@ -61,7 +72,7 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
       const hook: Webhook = {
         id: input.id ?? newId('webhook'),
         name: input.name,
-        url: input.url,
+        url_masked: maskWebhookUrl(input.url),
         method: input.method ?? 'POST',
         service: input.service ?? 'generic',
         enabled: input.enabled ?? true,
@@ -72,10 +83,13 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
         created_at: now,
         updated_at: now,
       };
+      const { url_masked, ...columns } = hook;
       await ctx.db
         .insertInto('webhooks')
         .values({
-          ...hook,
+          ...columns,
+          url: url_masked,
+          url_sealed: await ctx.box.seal(input.url, urlContext(hook.id)),
           header_names: JSON.stringify(hook.header_names),
           events: JSON.stringify(hook.events),
           options: JSON.stringify(hook.options),
@@ -86,9 +100,12 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
     },
     async update(id, patch) {
       await require(id);
-      const { headers, events, options, ...rest } = patch;
+      const { headers, events, options, url, ...rest } = patch;
       await updateById(ctx, 'webhooks', id, {
         ...defined(rest),
+        ...(url !== undefined
+          ? { url: maskWebhookUrl(url), url_sealed: await ctx.box.seal(url, urlContext(id)) }
+          : {}),
         ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
         ...(options !== undefined ? { options: JSON.stringify(options) } : {}),
         ...(headers !== undefined
@@ -107,4 +124,26 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
       return listPage(base, query, (q) => q.select(COLUMNS).orderBy('name').orderBy('id'), toWebhook);
     },
   };
+}
+
+/**
+ * Seals the URL of every webhook stored before migration 28 (or left unsealed by a start that
+ * died after it) and keeps only its masked form in clear. Runs under the migration lock at every
+ * start; a database with every row sealed costs one query.
+ */
+export async function sealWebhookUrls(db: Kysely<Database>, box: SecretBox): Promise<number> {
+  const rows = await db
+    .selectFrom('webhooks')
+    .select(['id', 'url'])
+    .where('url_sealed', 'is', null)
+    .execute();
+  for (const row of rows) {
+    await db
+      .updateTable('webhooks')
+      .set({ url: maskWebhookUrl(row.url), url_sealed: await box.seal(row.url, urlContext(row.id)) })
+      .where('id', '=', row.id)
+      .where('url_sealed', 'is', null)
+      .execute();
+  }
+  return rows.length;
 }

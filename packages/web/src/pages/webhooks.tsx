@@ -264,7 +264,10 @@ export default function Webhooks() {
             <Field
               label="URL"
               hint={
-                <>http(s); may hold template actions such as {'{{.ResourceName}}'} in its path and query</>
+                <>
+                  http(s); may hold template actions such as {'{{.ResourceName}}'} in its path and query.
+                  {editing && ' A stored URL is shown masked (********): leave it to keep it.'}
+                </>
               }
             >
               {({ id, describedBy }) => (

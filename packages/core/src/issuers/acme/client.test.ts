@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOutboundClient } from '../../net/client.js';
+import { createAdministratorClient } from '../../net/administrator-client.js';
 import { AcmeClient } from './client.js';
 
 /**
@@ -43,10 +43,12 @@ async function scripted(routes: Record<string, Route>): Promise<{ origin: string
 }
 
 const accountKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-const client = (origin: string) =>
+// The scripted servers listen on loopback: the test-only opt-in admits it.
+const loopbackClient = createAdministratorClient({ loopbackForTests: true });
+const client = (origin: string, outbound = loopbackClient) =>
   new AcmeClient({
     directoryUrl: `${origin}/dir`,
-    outbound: createOutboundClient({ operatorConfigured: true }),
+    outbound,
     accountKey,
     now: () => new Date('2026-01-01T00:00:00Z'),
   });
@@ -76,9 +78,65 @@ describe('ACME client', () => {
     });
     await expect(client(origin).directory()).rejects.toMatchObject({
       reason: 'unavailable',
-      message: expect.stringContaining("outside its directory's origin"),
+      message: `the ACME server ${origin} could not be fetched; the server log has the cause`,
+      cause: { message: expect.stringContaining("outside its directory's origin") },
     });
     expect(hits).toEqual(['GET /dir']);
+  });
+
+  it('gives one failure for every directory that cannot be used, the cause kept for the log', async () => {
+    const closed = await scripted({});
+    const closedOrigin = closed.origin;
+    await new Promise<void>((r) => servers.pop()!.close(() => r()));
+    const cases: Record<string, Route> = {
+      'an HTTP error': (_req, res) => json(res, 500, { type: 'urn:ietf:params:acme:error:serverInternal' }),
+      'a page that is not JSON': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>internal wiki</html>');
+      },
+      'JSON that is no directory': (_req, res) => json(res, 200, [1, 2, 3]),
+      'a reset connection': (req) => req.socket.destroy(),
+    };
+    const failures: { origin: string; error: Error & { cause?: unknown } }[] = [];
+    for (const [what, route] of Object.entries(cases)) {
+      const { origin } = await scripted({ '/dir': route });
+      const error = await client(origin)
+        .directory()
+        .then(
+          () => {
+            throw new Error(`${what}: no failure`);
+          },
+          (e: Error) => e,
+        );
+      failures.push({ origin, error });
+    }
+    const nobody = await client(closedOrigin)
+      .directory()
+      .catch((e: Error) => e);
+    failures.push({ origin: closedOrigin, error: nobody as Error });
+    for (const { origin, error } of failures) {
+      expect(error).toMatchObject({
+        code: 'unavailable',
+        reason: 'unavailable',
+        message: `the ACME server ${origin} could not be fetched; the server log has the cause`,
+      });
+      expect(error.cause).toBeDefined();
+    }
+  });
+
+  it('refuses a directory on loopback without the test-only opt-in, without connecting', async () => {
+    const { origin, hits } = await scripted({ '/dir': (_req, res) => json(res, 200, directory(origin)) });
+    let connections = 0;
+    servers.at(-1)!.on('connection', () => {
+      connections++;
+    });
+    await expect(client(origin, createAdministratorClient()).directory()).rejects.toMatchObject({
+      reason: 'address_refused',
+      extra: { category: 'loopback' },
+      fields: [{ field: 'config.directory_url' }],
+    });
+    expect(connections).toBe(0);
+    expect(hits).toEqual([]);
   });
 
   it('retries a badNonce answer with the fresh nonce it carries, and gives up after five', async () => {

@@ -1,5 +1,6 @@
 import { createHmac, type KeyObject, sign } from 'node:crypto';
 import { fail, isCertwrightError } from '../../errors.js';
+import { administratorFetchFailed } from '../../net/administrator-client.js';
 import type { OutboundClient } from '../../net/client.js';
 import type { OutboundResponse } from '../../net/http-request.js';
 import {
@@ -148,20 +149,35 @@ export class AcmeClient {
         ...(this.#options.caBundlePem ? { tls: { ca: this.#options.caBundlePem } } : {}),
       })
       .catch((cause: unknown) => {
-        // The guard's refusal (validation_failed) names the setting; a network failure keeps
-        // its reason (dns_failed, tls_failed …) with a sentence of ours, the detail logged.
+        // The guard's refusal (validation_failed) names the setting; every network failure
+        // (no name, no listener, TLS, timeout …) is the one sentence, the cause logged.
         if (!isCertwrightError(cause) || cause.code !== 'unavailable') throw cause;
-        throw fail(
-          cause.reason,
-          `the ACME server ${this.#origin} could not be reached (${cause.reason.replace(/_/g, ' ')}); try again later`,
-          { cause },
-        );
+        throw administratorFetchFailed(this.#what, cause);
       });
   }
 
+  /** The destination in failures: the administrator's own URL, up to its origin. */
+  get #what(): string {
+    return `the ACME server ${this.#origin}`;
+  }
+
+  /**
+   * The directory (RFC 8555 §7.1.1). Whatever keeps it from being one — an HTTP error, an
+   * answer that is not JSON, URLs outside its origin — is the same failure as no answer at all
+   * (the cause logged), so the directory URL cannot be used to tell internal services apart.
+   */
   async directory(): Promise<AcmeDirectory> {
     if (this.#directory) return this.#directory;
     const res = await this.#send(this.#options.directoryUrl, 'GET');
+    try {
+      this.#directory = this.#readDirectory(res);
+    } catch (cause) {
+      throw administratorFetchFailed(this.#what, cause);
+    }
+    return this.#directory;
+  }
+
+  #readDirectory(res: OutboundResponse): AcmeDirectory {
     if (res.status !== 200) throw this.#problem(res, 'the directory request');
     let json: Record<string, unknown>;
     try {
@@ -169,7 +185,10 @@ export class AcmeClient {
     } catch {
       throw fail('unavailable', 'the ACME directory is not JSON: check config.directory_url');
     }
-    const directory: AcmeDirectory = {
+    if (typeof json !== 'object' || json === null) {
+      throw fail('unavailable', 'the ACME directory is not a JSON object');
+    }
+    return {
       newNonce: this.#sameOrigin(json.newNonce, 'the directory'),
       newAccount: this.#sameOrigin(json.newAccount, 'the directory'),
       newOrder: this.#sameOrigin(json.newOrder, 'the directory'),
@@ -179,8 +198,6 @@ export class AcmeClient {
         ? { meta: json.meta as AcmeDirectory['meta'] }
         : {}),
     };
-    this.#directory = directory;
-    return directory;
   }
 
   async #freshNonce(): Promise<string> {

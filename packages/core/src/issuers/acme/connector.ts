@@ -2,7 +2,8 @@ import { createHash, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import { REVOCATION_REASON_CODES, type RevocationReason } from '../../domain/certificate.js';
 import { fail, notFound } from '../../errors.js';
-import { createOutboundClient, type OutboundClient } from '../../net/client.js';
+import { createAdministratorClient } from '../../net/administrator-client.js';
+import type { OutboundClient } from '../../net/client.js';
 import { certificateToPem } from '../../pki/certificate.js';
 import { readCertificate } from '../../pki/certificate-info.js';
 import { parseCertificationRequest } from '../../pki/csr.js';
@@ -41,9 +42,10 @@ import { type AcmeIssuerSettings, readAcmeSettings } from './settings.js';
 
 export interface AcmeConnectorDeps {
   /**
-   * Outbound client for the directory and every URL it hands out. Default: a guard for
-   * destinations an administrator configured (`operatorConfigured`: private and loopback
-   * admitted, cloud metadata never), docs/api/issuers.md.
+   * Outbound client for the directory and every URL it hands out. Default: the client of
+   * destinations an administrator configured (`createAdministratorClient`: public and private
+   * addresses admitted; loopback, link-local, metadata and the other special ranges never),
+   * docs/api/issuers.md.
    */
   outbound?: OutboundClient;
   /** Publishes http-01 answers; absent → http-01 challenges fail with a clear reason. */
@@ -67,7 +69,7 @@ interface AccountState {
 type Identifier = { type: 'dns' | 'ip'; value: string };
 
 export function createAcmeConnectorFactory(deps: AcmeConnectorDeps = {}) {
-  const outbound = deps.outbound ?? createOutboundClient({ operatorConfigured: true });
+  const outbound = deps.outbound ?? createAdministratorClient();
   return async (context: ConnectorContext): Promise<IssuerConnector> => {
     const settings = readAcmeSettings(context.issuer.config);
     let account = context.issuer.config.acme_account as AccountState | undefined;
