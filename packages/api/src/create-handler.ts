@@ -96,7 +96,7 @@ export interface ResponseEvent {
   status: number;
   durationMs: number;
   requestId: string;
-  /** The client was over a rate limit: the answer is the 429 (or OCSP tryLater), nothing ran. */
+  /** The client was over a rate limit: the answer is the 429, nothing ran. */
   rateLimited?: true;
 }
 

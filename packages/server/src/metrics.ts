@@ -31,7 +31,7 @@ export function createMetrics(labels: Record<string, string> = {}): ServerMetric
   });
   const rateLimited = new Counter({
     name: 'svc_http_rate_limited_total',
-    help: 'Requests refused by a per-client limit (429, or an OCSP tryLater), by route template',
+    help: 'Requests refused by a per-client limit (429), by route template',
     labelNames: ['route'],
     registers: [registry],
   });
