@@ -437,6 +437,9 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     // EST, SCEP, OCSP, CRL and ACME clients get fixed-length answers on every host, the
     // refusals of this dispatcher (rate limit, errors) included (docs/architecture.md).
     if (outcome.protocol) response = await withFixedLength(response, request.method);
+    // REST answers (JSON, problem JSON, the reference page) are never to be sniffed into
+    // something a browser would render or run.
+    else response.headers.set('x-content-type-options', 'nosniff');
     response.headers.set('x-request-id', requestId);
     report(request, transport, started, requestId, outcome, response.status);
     return response;

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
 import { attachDirectConnections } from './direct-connections.js';
+import { answerClientErrorsWithHsts } from './hsts.js';
 import { createRequestListener } from './request-listener.js';
 
 export interface TlsServerOptions {
@@ -39,12 +40,20 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
       requestCert: true,
       rejectUnauthorized: false,
     },
-    createRequestListener(options.handler, logger),
+    // Every answer of this listener tells browsers to keep to HTTPS (RFC 6797).
+    createRequestListener(options.handler, logger, { hsts: true }),
   );
+  answerClientErrorsWithHsts(server);
   // The direct entry's requests are read on the connection itself, without node:http's
   // per-request objects; any other request hands the connection to node:http.
   const direct = options.handler.direct
-    ? attachDirectConnections({ server, event: 'secureConnection', direct: options.handler.direct, logger })
+    ? attachDirectConnections({
+        server,
+        event: 'secureConnection',
+        direct: options.handler.direct,
+        logger,
+        hsts: true,
+      })
     : undefined;
   server.on('tlsClientError', (error, socket) => {
     logger.debug({ err: error.message, remote: socket.remoteAddress }, 'TLS handshake failed');
