@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
+import { capConnectionsPerClient } from './connection-cap.js';
 import { attachDirectConnections } from './direct-connections.js';
 import { answerClientErrorsWithHsts } from './hsts.js';
 import { createRequestListener } from './request-listener.js';
@@ -15,6 +16,10 @@ export interface TlsServerOptions {
   port: number;
   host: string;
   logger: Logger;
+  /** Connections one client may hold at once (SVC_MAX_CONNECTIONS_PER_CLIENT); absent or 0: no cap. */
+  maxConnectionsPerClient?: number;
+  /** Addresses the cap does not apply to (trusted proxies). */
+  uncappedAddress?: (address: string) => boolean;
 }
 
 export interface TlsServer {
@@ -44,6 +49,11 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
     createRequestListener(options.handler, logger, { hsts: true }),
   );
   answerClientErrorsWithHsts(server);
+  capConnectionsPerClient(server, {
+    perClient: options.maxConnectionsPerClient ?? 0,
+    ...(options.uncappedAddress ? { exempt: options.uncappedAddress } : {}),
+    logger,
+  });
   // The direct entry's requests are read on the connection itself, without node:http's
   // per-request objects; any other request hands the connection to node:http.
   const direct = options.handler.direct

@@ -17388,6 +17388,7 @@ export interface operations {
                         data: {
                             /** @description the ACME server of this profile (docs/protocols/acme.md) */
                             acme: {
+                                allow_localhost: boolean;
                                 /** @enum {string} */
                                 auth_mode: "challenge" | "trust_authenticated";
                                 challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17536,6 +17537,7 @@ export interface operations {
             content: {
                 "application/json": {
                     acme?: {
+                        allow_localhost?: boolean;
                         /** @enum {string} */
                         auth_mode?: "challenge" | "trust_authenticated";
                         challenge_types?: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17613,6 +17615,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17794,6 +17797,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17950,6 +17954,7 @@ export interface operations {
             content: {
                 "application/json": {
                     acme?: {
+                        allow_localhost?: boolean;
                         /** @enum {string} */
                         auth_mode?: "challenge" | "trust_authenticated";
                         challenge_types?: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -18027,6 +18032,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
