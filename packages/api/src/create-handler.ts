@@ -16,6 +16,7 @@ import {
   type Services,
   silentLogger,
   type TransportContext,
+  withFixedLength,
 } from '@certwright/core';
 import { createAdministratorClient, type OutboundClient } from '@certwright/core/net';
 import { OidcRelyingParty, type OidcSettings } from './auth/oidc.js';
@@ -96,7 +97,7 @@ export interface ResponseEvent {
   status: number;
   durationMs: number;
   requestId: string;
-  /** The client was over a rate limit: the answer is the 429 (or OCSP tryLater), nothing ran. */
+  /** The client was over a rate limit: the answer is the 429, nothing ran. */
   rateLimited?: true;
 }
 
@@ -115,6 +116,8 @@ interface Outcome {
   route: string;
   operationId?: string;
   rateLimited?: true;
+  /** A protocol mount answered: its answer goes out with a Content-Length, never chunked. */
+  protocol?: true;
 }
 
 /**
@@ -288,6 +291,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     outcome: Outcome,
   ): Promise<Response> => {
     outcome.route = mount.route;
+    outcome.protocol = true;
     const operationId = mount.operationOf?.(request);
     if (operationId) outcome.operationId = operationId;
     const admitted = await admit(mount.public, request, transport, requestId, outcome);
@@ -430,6 +434,12 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     } catch (error) {
       response = errorResponse(error, requestId, logger);
     }
+    // EST, SCEP, OCSP, CRL and ACME clients get fixed-length answers on every host, the
+    // refusals of this dispatcher (rate limit, errors) included (docs/architecture.md).
+    if (outcome.protocol) response = await withFixedLength(response, request.method);
+    // REST answers (JSON, problem JSON, the reference page) are never to be sniffed into
+    // something a browser would render or run.
+    else response.headers.set('x-content-type-options', 'nosniff');
     response.headers.set('x-request-id', requestId);
     report(request, transport, started, requestId, outcome, response.status);
     return response;
@@ -468,6 +478,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
         answer = errorResponse(error, requestId, logger);
       }
       if (answer instanceof Response) {
+        answer = await withFixedLength(answer, request.method);
         answer.headers.set('x-request-id', requestId);
       } else {
         answer = { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } };

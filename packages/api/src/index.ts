@@ -42,6 +42,7 @@ export {
   type RouteInput,
   type RouteSpec,
 } from './http/route.js';
+export { CONSOLE_CSP, PAGE_SECURITY_HEADERS } from './http/security-headers.js';
 export type { OpenApiDocument } from './openapi/document.js';
 export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from './protocols/mount.js';
 export type { ReadinessCheck, VersionInfo } from './routes/system.js';

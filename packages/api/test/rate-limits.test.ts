@@ -83,8 +83,8 @@ describe('per-client limits on the unauthenticated revocation-status routes', ()
       const res = await post(flood, attacker);
       const body = new Uint8Array(await res.arrayBuffer());
       // Answered ones reach the responder (which may refuse 64 CertIDs or a long nonce as
-      // malformedRequest); throttled ones are the HTTP 200 tryLater.
-      if (res.status === 200 && Buffer.from(body).equals(TRY_LATER)) throttled.push(res);
+      // malformedRequest); throttled ones are the HTTP 429 with a tryLater body.
+      if (res.status === 429 && Buffer.from(body).equals(TRY_LATER)) throttled.push(res);
       else answered.push(i);
       // The neighbour asks at a normal rate, well inside its own budget.
       if (i % PKI_LIMIT === 0) {

@@ -234,6 +234,14 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_AUTH_FAILURE_LIMIT: 'many' })).toContain('SVC_AUTH_FAILURE_LIMIT');
   });
 
+  it('caps concurrent connections per client at 128 unless SVC_MAX_CONNECTIONS_PER_CLIENT says otherwise', () => {
+    expect(parseConfig(base).maxConnectionsPerClient).toBe(128);
+    expect(parseConfig({ ...base, SVC_MAX_CONNECTIONS_PER_CLIENT: '0' }).maxConnectionsPerClient).toBe(0);
+    expect(failure({ ...base, SVC_MAX_CONNECTIONS_PER_CLIENT: '-3' })).toContain(
+      'SVC_MAX_CONNECTIONS_PER_CLIENT',
+    );
+  });
+
   it('reads the ACME server settings: default profile prof-default, renewal information on every 6h', () => {
     expect(parseConfig(base).acmeServer).toEqual({
       defaultProfileId: 'prof-default',

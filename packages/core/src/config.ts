@@ -58,6 +58,12 @@ export interface ServiceConfig {
    * series only up to this inventory size (docs/operations/observability.md).
    */
   metrics: { cacheMs: number; certificateSeriesLimit: number };
+  /**
+   * SVC_MAX_CONNECTIONS_PER_CLIENT (128, 0 = off): TLS connections one client address (an IPv6
+   * client per /64) may hold open at once; more are closed as they arrive, so one address cannot
+   * hold every socket. Trusted proxies (SVC_TRUSTED_PROXIES) are not capped.
+   */
+  maxConnectionsPerClient: number;
   /** SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE: longest leaf validity when a certificate has no profile. */
   maxValidityDaysWithoutProfile: number;
   notificationRetryIntervalMs: number;
@@ -382,6 +388,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       cacheMs: read('SVC_METRICS_CACHE', duration, '15s') as number,
       certificateSeriesLimit: read('SVC_METRICS_CERTIFICATE_SERIES_LIMIT', count, '10000') as number,
     },
+    maxConnectionsPerClient: read('SVC_MAX_CONNECTIONS_PER_CLIENT', count, '128') as number,
     maxValidityDaysWithoutProfile: read(
       'SVC_MAX_VALIDITY_DAYS_WITHOUT_PROFILE',
       z.coerce.number().int().min(1).max(3650),

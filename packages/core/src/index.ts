@@ -20,3 +20,4 @@ export * from './ports/storage.js';
 export * from './services/index.js';
 export * from './transport.js';
 export * from './web/body.js';
+export * from './web/fixed-length.js';

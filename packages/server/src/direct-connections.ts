@@ -2,6 +2,7 @@ import { type Server as HttpServer, maxHeaderSize as nodeMaxHeaderSize, STATUS_C
 import type { Socket } from 'node:net';
 import type { DirectPath, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import { requestOrigin } from '@certwright/core/node';
+import { strictTransportSecurity } from './hsts.js';
 import { type HeadRead, type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
 import { lazyTransport, plainTargetPathname } from './request-listener.js';
 
@@ -34,9 +35,11 @@ interface Options {
   event: 'connection' | 'secureConnection';
   direct: DirectPath;
   logger?: Logger;
+  /** Every answer carries Strict-Transport-Security (the server's TLS listener sets it). */
+  hsts?: boolean;
 }
 
-export function attachDirectConnections({ server, event, direct, logger }: Options): DirectConnections {
+export function attachDirectConnections({ server, event, direct, logger, hsts }: Options): DirectConnections {
   const [nodeListener, ...others] = server.listeners(event) as ((socket: Socket) => void)[];
   if (!nodeListener || others.length > 0) throw new Error(`expected node:http's one '${event}' listener`);
   server.removeListener(event, nodeListener);
@@ -49,6 +52,7 @@ export function attachDirectConnections({ server, event, direct, logger }: Optio
     handOff: (socket) => nodeListener.call(server, socket),
     open,
     closing: false,
+    hsts: hsts === true,
   };
   server.on(event, (socket: Socket) => {
     open.add(new DirectConnection(socket, shared));
@@ -73,6 +77,7 @@ interface Shared {
   open: Set<DirectConnection>;
   /** The server is closing: no new request on these connections. */
   closing: boolean;
+  hsts: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -103,6 +108,8 @@ class DirectConnection {
   /** The origin built from the last Host seen: clients send the same one on every request. */
   #host: string | undefined;
   #origin = '';
+  /** The Strict-Transport-Security value for that Host, made when it changes. */
+  #hstsValue = strictTransportSecurity(undefined);
   /**
    * The last head read, with its bytes: a client on a kept-alive connection sends the same head
    * again and again (same path, type and length; OCSP clients above all), and a byte compare of
@@ -232,6 +239,7 @@ class DirectConnection {
   ): Promise<boolean> {
     if (head.host !== this.#host) {
       this.#host = head.host;
+      this.#hstsValue = strictTransportSecurity(head.host);
       this.#origin = requestOrigin('https', head.host, this.socket.localPort);
     }
     this.#transport ??= lazyTransport(this.socket);
@@ -264,6 +272,7 @@ class DirectConnection {
     if (answer.headers['content-length'] === undefined && !headOnly && !WITHOUT_CONTENT.has(answer.status)) {
       head += `content-length: ${answer.body.byteLength}\r\n`;
     }
+    if (this.shared.hsts) head += `strict-transport-security: ${this.#hstsValue}\r\n`;
     head += `Date: ${httpDate()}\r\n`;
     head += close
       ? 'Connection: close\r\n\r\n'

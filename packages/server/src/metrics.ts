@@ -52,7 +52,7 @@ export function createMetrics(
   });
   const rateLimited = new Counter({
     name: 'svc_http_rate_limited_total',
-    help: 'Requests refused by a per-client limit (429, or an OCSP tryLater), by route template',
+    help: 'Requests refused by a per-client limit (429), by route template',
     labelNames: ['route'],
     registers: [registry],
   });

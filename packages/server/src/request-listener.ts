@@ -11,6 +11,12 @@ import {
   toWebRequest,
   transportFromSocket,
 } from '@certwright/core/node';
+import { strictTransportSecurity } from './hsts.js';
+
+export interface RequestListenerOptions {
+  /** Every answer carries Strict-Transport-Security (the server's TLS listener sets it). */
+  hsts?: boolean;
+}
 
 /**
  * The server's own Node listener: hands each request to a certwright handler unchanged.
@@ -25,8 +31,10 @@ import {
 export function createRequestListener(
   handler: Handler & { direct?: DirectPath },
   logger?: Logger,
+  options: RequestListenerOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { direct } = handler;
+  const hsts = options.hsts === true;
 
   const fail = (res: ServerResponse) => (error: unknown) => {
     logger?.error({ err: error }, 'request failed outside the handler error mapping');
@@ -70,6 +78,8 @@ export function createRequestListener(
   };
 
   return (req, res) => {
+    // Set before the handler answers: writeHead keeps it, whichever way the answer is written.
+    if (hsts) res.setHeader('strict-transport-security', strictTransportSecurity(req.headers.host));
     const origin = requestOrigin('https', req.headers.host, req.socket.localPort);
     const target = directTarget(req, origin);
     if (!target || !direct) {

@@ -23,6 +23,7 @@ import {
 import {
   createAdministratorClient,
   createWebhookClient,
+  parseAddress,
   parseAllowlist,
   type WebhookClientOptions,
 } from '@certwright/core/net';
@@ -167,8 +168,22 @@ export async function startServer(
       full ? full.direct.answer(head, body, transport) : Promise.resolve(undefined),
   };
 
+  const proxies =
+    config.trustedProxies.length > 0
+      ? parseAllowlist(config.trustedProxies, 'SVC_TRUSTED_PROXIES')
+      : undefined;
   const tls = await startTlsServer({
     handler: Object.assign(handler, { direct }),
+    maxConnectionsPerClient: config.maxConnectionsPerClient,
+    // Every client behind a trusted proxy shares its address: the proxy is not capped.
+    ...(proxies
+      ? {
+          uncappedAddress: (address: string) => {
+            const parsed = parseAddress(address);
+            return parsed !== undefined && proxies.contains(parsed);
+          },
+        }
+      : {}),
     certPath: config.tls.certPath,
     keyPath: config.tls.keyPath,
     port: config.port,

@@ -3,7 +3,9 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
+import { capConnectionsPerClient } from './connection-cap.js';
 import { attachDirectConnections } from './direct-connections.js';
+import { answerClientErrorsWithHsts } from './hsts.js';
 import { createRequestListener } from './request-listener.js';
 
 export interface TlsServerOptions {
@@ -14,6 +16,10 @@ export interface TlsServerOptions {
   port: number;
   host: string;
   logger: Logger;
+  /** Connections one client may hold at once (SVC_MAX_CONNECTIONS_PER_CLIENT); absent or 0: no cap. */
+  maxConnectionsPerClient?: number;
+  /** Addresses the cap does not apply to (trusted proxies). */
+  uncappedAddress?: (address: string) => boolean;
 }
 
 export interface TlsServer {
@@ -39,12 +45,25 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
       requestCert: true,
       rejectUnauthorized: false,
     },
-    createRequestListener(options.handler, logger),
+    // Every answer of this listener tells browsers to keep to HTTPS (RFC 6797).
+    createRequestListener(options.handler, logger, { hsts: true }),
   );
+  answerClientErrorsWithHsts(server);
+  capConnectionsPerClient(server, {
+    perClient: options.maxConnectionsPerClient ?? 0,
+    ...(options.uncappedAddress ? { exempt: options.uncappedAddress } : {}),
+    logger,
+  });
   // The direct entry's requests are read on the connection itself, without node:http's
   // per-request objects; any other request hands the connection to node:http.
   const direct = options.handler.direct
-    ? attachDirectConnections({ server, event: 'secureConnection', direct: options.handler.direct, logger })
+    ? attachDirectConnections({
+        server,
+        event: 'secureConnection',
+        direct: options.handler.direct,
+        logger,
+        hsts: true,
+      })
     : undefined;
   server.on('tlsClientError', (error, socket) => {
     logger.debug({ err: error.message, remote: socket.remoteAddress }, 'TLS handshake failed');

@@ -2,24 +2,13 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { CONSOLE_CSP, PAGE_SECURITY_HEADERS } from '@certwright/api';
 import type { Logger } from '@certwright/core';
 
-/**
- * The web console's Content-Security-Policy: no inline script or style, nothing from another
- * origin, no framing (docs/web.md).
- */
-export const WEB_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** The web console's Content-Security-Policy (docs/web.md); /docs/api is served under it too. */
+export const WEB_CSP = CONSOLE_CSP;
 
-const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-security-policy': WEB_CSP,
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-});
+const SECURITY_HEADERS = PAGE_SECURITY_HEADERS;
 
 /** First path segments the API, the protocols and the probes own: never the console's. */
 const API_SEGMENTS = new Set([

@@ -167,7 +167,7 @@ describe("the server's listener answering OCSP directly", () => {
     ]);
   });
 
-  it('spends the pki rate limit and answers an HTTP 200 tryLater with Retry-After past it', async () => {
+  it('spends the pki rate limit and answers HTTP 429 with a tryLater body and Retry-After past it', async () => {
     client++;
     events.length = 0;
     const body = ocspRequest();
@@ -182,12 +182,12 @@ describe("the server's listener answering OCSP directly", () => {
     }
     const last = replies.at(-1)!;
     expect(replies.slice(0, PKI_LIMIT).every((r) => r.body.length > 5)).toBe(true);
-    expect(last.status).toBe(200);
+    expect(last.status).toBe(429);
     // OCSPResponse { responseStatus tryLater (3) }, unsigned.
     expect(last.body.toString('hex')).toBe('30030a0103');
     expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
     expect(last.headers['x-request-id']).toBeTruthy();
-    expect(events.at(-1)).toMatchObject({ rateLimited: true, status: 200 });
+    expect(events.at(-1)).toMatchObject({ rateLimited: true, status: 429 });
   });
 
   it('leaves what it does not answer to the Web path: wrong type, HEAD, the serial route, a chunked body', async () => {

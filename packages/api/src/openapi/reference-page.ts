@@ -9,7 +9,10 @@ const ESCAPES: Record<string, string> = {
 };
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 
-/** A self-contained page (no external scripts) listing every operation and its schemas. */
+/**
+ * A self-contained page listing every operation and its schemas: no script and no style, inline
+ * or not, so it renders under the console's Content-Security-Policy (served with it).
+ */
 export function renderReferencePage(doc: OpenApiDocument): string {
   const sections: string[] = [];
   for (const [path, operations] of Object.entries(doc.paths)) {
@@ -37,10 +40,7 @@ export function renderReferencePage(doc: OpenApiDocument): string {
   }
   const info = doc.info as { title: string; version: string; description: string };
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(info.title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem}
-section{border-top:1px solid #ddd;padding:.5rem 0}pre{background:#f6f6f6;padding:.75rem;overflow:auto}
-h2{font-size:1.05rem}</style></head>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(info.title)}</title></head>
 <body><h1>${escapeHtml(info.title)} ${escapeHtml(info.version)}</h1><p>${escapeHtml(info.description)}
 The machine-readable document is <code>GET /api/v1/openapi.json</code>.</p>
 ${sections.join('\n')}

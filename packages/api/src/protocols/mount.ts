@@ -34,8 +34,8 @@ export interface ProtocolMount {
    */
   permission?: Permission;
   /**
-   * The answer to a client over its rate limit, in the protocol's own format (an OCSP
-   * `tryLater`, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
+   * The answer to a client over its rate limit, in the protocol's own format (a 429 with an
+   * OCSP `tryLater` body, an ACME `rateLimited` problem). Default: 429 text with Retry-After.
    */
   rateLimited?: (retryAfterSeconds: number, request: RequestHead) => Response | Promise<Response>;
   /** Operations this mount serves, by OpenAPI path template; they join the API document. */

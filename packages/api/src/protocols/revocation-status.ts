@@ -82,10 +82,10 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
     503: { ...ocspBody('tryLater: storage is unavailable'), headers: retryAfter },
   };
   const answered = {
-    200: {
-      description:
-        'a signed OCSPResponse; or an unsigned `tryLater` with Retry-After when this client exceeded its rate limit',
-      content: { 'application/ocsp-response': {} },
+    200: { description: 'a signed OCSPResponse', content: { 'application/ocsp-response': {} } },
+    429: {
+      ...ocspBody('this client exceeded its rate limit: an unsigned `tryLater` OCSPResponse'),
+      headers: retryAfter,
     },
   };
   const handler = createOcspHandler({
@@ -104,12 +104,12 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
     // OCSP requests proper skip the Web Request/Response objects on the server's own listener.
     direct: handler.direct,
     public: PKI_ACCESS,
-    // RFC 6960 §2.3 `tryLater` with HTTP 200: OCSP clients (OpenSSL, Go's x/crypto/ocsp, the
-    // stapling code of web servers) read the OCSP status only from a 200 answer, and tryLater
-    // tells them precisely to come back later rather than treat the responder as broken.
+    // HTTP 429 (RFC 6585 §4) with Retry-After, like every other over-limit answer, so load
+    // balancers, monitoring and operators see the refusal; the body is the unsigned RFC 6960
+    // §2.3 `tryLater` OCSPResponse for the clients that read it whatever the status says.
     rateLimited: (retryAfterSeconds) =>
       new Response(new Uint8Array(buildOcspErrorResponse('tryLater')), {
-        status: 200,
+        status: 429,
         headers: {
           'content-type': 'application/ocsp-response',
           'retry-after': String(retryAfterSeconds),
@@ -179,7 +179,7 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
               description: 'unknown issuer, or it runs no OCSP responder',
               content: { 'text/plain': {}, 'application/ocsp-response': {} },
             },
-            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
+            429: answered[429],
             500: ocspBody('internalError'),
             503: { ...ocspBody('tryLater: storage is unavailable'), headers: retryAfter },
           },

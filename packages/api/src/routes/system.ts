@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import { PAGE_SECURITY_HEADERS } from '../http/security-headers.js';
 import type { OpenApiDocument } from '../openapi/document.js';
 import { renderReferencePage } from '../openapi/reference-page.js';
 
@@ -123,7 +124,7 @@ export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
       handle: async () =>
         new Response(renderReferencePage(options.openapi()), {
           status: 200,
-          headers: { 'content-type': 'text/html; charset=utf-8' },
+          headers: { ...PAGE_SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' },
         }),
     }),
   ];

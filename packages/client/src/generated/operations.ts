@@ -1865,6 +1865,9 @@ export const operationSpecs = [
                   ]
                 }
               },
+              "allow_localhost": {
+                "type": "boolean"
+              },
               "rate_limits": {
                 "type": "object",
                 "properties": {
@@ -8787,6 +8790,9 @@ export const operationSpecs = [
                     "tls-alpn-01"
                   ]
                 }
+              },
+              "allow_localhost": {
+                "type": "boolean"
               },
               "rate_limits": {
                 "type": "object",

@@ -17392,6 +17392,7 @@ export interface operations {
                         data: {
                             /** @description the ACME server of this profile (docs/protocols/acme.md) */
                             acme: {
+                                allow_localhost: boolean;
                                 /** @enum {string} */
                                 auth_mode: "challenge" | "trust_authenticated";
                                 challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17540,6 +17541,7 @@ export interface operations {
             content: {
                 "application/json": {
                     acme?: {
+                        allow_localhost?: boolean;
                         /** @enum {string} */
                         auth_mode?: "challenge" | "trust_authenticated";
                         challenge_types?: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17617,6 +17619,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17798,6 +17801,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -17954,6 +17958,7 @@ export interface operations {
             content: {
                 "application/json": {
                     acme?: {
+                        allow_localhost?: boolean;
                         /** @enum {string} */
                         auth_mode?: "challenge" | "trust_authenticated";
                         challenge_types?: ("http-01" | "dns-01" | "tls-alpn-01")[];
@@ -18031,6 +18036,7 @@ export interface operations {
                     "application/json": {
                         /** @description the ACME server of this profile (docs/protocols/acme.md) */
                         acme: {
+                            allow_localhost: boolean;
                             /** @enum {string} */
                             auth_mode: "challenge" | "trust_authenticated";
                             challenge_types: ("http-01" | "dns-01" | "tls-alpn-01")[];

@@ -33,6 +33,12 @@ export function refusedCategory(address: string, policy: ScanAddressPolicy = {})
   return REFUSED.has(cls.category) ? cls.category : null;
 }
 
+/** `localhost` and names below it, which resolve to loopback wherever they are asked (RFC 6761 §6.3). */
+export function isLocalhostName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'localhost' || lower.endsWith('.localhost');
+}
+
 export interface ParsedRange {
   /** Canonical `address/prefix` (host bits cleared), or the address for a single host. */
   text: string;

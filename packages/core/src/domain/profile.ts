@@ -103,6 +103,11 @@ export const acmeSettingsSchema = protocolBlockSchema.extend({
   website_url: z.string().url().max(2048).nullable(),
   /** Challenge types offered for non-wildcard identifiers (wildcards always get dns-01 only). */
   challenge_types: z.array(acmeChallengeTypeSchema).min(1).max(3),
+  /**
+   * Orders may name `localhost` (and names below it) and loopback addresses. Off by default: no
+   * CA should certify a name that means every machine (RFC 6761 §6.3); a test rig turns it on.
+   */
+  allow_localhost: z.boolean(),
   rate_limits: z.object({
     /** New orders one account may create per hour; null: unlimited. */
     orders_per_account_per_hour: z.number().int().min(1).max(1_000_000).nullable(),
@@ -209,6 +214,7 @@ export const DEFAULT_ACME_SETTINGS: Readonly<AcmeSettings> = Object.freeze({
   terms_of_service_url: null,
   website_url: null,
   challenge_types: [...ACME_CHALLENGE_TYPES],
+  allow_localhost: false,
   rate_limits: { orders_per_account_per_hour: 300, accounts_per_ip_per_hour: 50 },
 });
 

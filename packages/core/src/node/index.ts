@@ -223,8 +223,14 @@ export function readDeclaredBody(req: IncomingMessage, length: number): Promise<
   });
 }
 
-/** Writes a {@link PlainResponse}; HEAD gets the headers only. */
+/**
+ * Writes a {@link PlainResponse} with its Content-Length (node:http would frame it chunked);
+ * HEAD gets the headers only, with the length a GET would have.
+ */
 export function sendPlainResponse(res: ServerResponse, answer: PlainResponse, method = 'GET'): void {
+  if (answer.headers['content-length'] === undefined && answer.status !== 204 && answer.status !== 304) {
+    res.setHeader('content-length', answer.body.byteLength);
+  }
   res.writeHead(answer.status, answer.headers);
   if (method === 'HEAD') res.end();
   else res.end(answer.body);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeChain } from '../discovery/observe.js';
-import { parseRange, type ScanAddressPolicy } from '../discovery/ranges.js';
+import { isLocalhostName, parseRange, refusedCategory, type ScanAddressPolicy } from '../discovery/ranges.js';
 import {
   type EndpointObservation,
   planScan,
@@ -169,6 +169,17 @@ export class DiscoveryService {
     }
     const hosts = (data.hosts ?? []).map((h, i) => {
       const n = normalizeHost(h, `hosts.${i}`);
+      // Refused at create, as for cidrs: a scan would refuse the address every time anyway.
+      const refused =
+        n.kind === 'ip'
+          ? refusedCategory(n.text, this.options.policy)
+          : isLocalhostName(n.name) && !this.options.policy?.allowLoopback
+            ? 'loopback'
+            : null;
+      if (refused) {
+        const message = `'${h.slice(0, 64)}' lies in ${refused.replace('_', '-')} space, which is never scanned`;
+        throw fail('invalid_input', `hosts.${i}: ${message}`, { fields: [{ field: `hosts.${i}`, message }] });
+      }
       return n.kind === 'ip' ? n.text : n.name;
     });
     if (

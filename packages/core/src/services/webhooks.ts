@@ -13,6 +13,7 @@ import { fail, isCertwrightError, notFound } from '../errors.js';
 import { parseAllowlist } from '../net/allowlist.js';
 import type { OutboundClient } from '../net/client.js';
 import { sampleAlert } from '../notify/webhooks/alert.js';
+import { undeliverableEntry } from '../notify/webhooks/allowlist-entries.js';
 import { WEBHOOK_CHANNEL_PREFIX, WebhookChannel, webhookChannelName } from '../notify/webhooks/channel.js';
 import {
   checkHeaders,
@@ -504,6 +505,15 @@ export class WebhookNotificationService {
     const data = parseInput(webhookSecuritySchema, input);
     const allowlist = parseAllowlist(data.allowed_private_ranges, 'allowed_private_ranges');
     const value = allowlist.toString();
+    // A documentation, link-local, reserved … entry would be stored and then refuse every
+    // delivery anyway: refused here, naming the entry.
+    const undeliverable = undeliverableEntry(allowlist);
+    if (undeliverable) {
+      const message = `'${undeliverable.entry}' is ${undeliverable.category.replace('_', '-')} space, which webhooks never reach whatever the allowlist says`;
+      throw fail('invalid_input', `allowed_private_ranges: ${message}`, {
+        fields: [{ field: 'allowed_private_ranges', message }],
+      });
+    }
     // A loopback entry admits nothing unless the client was built with the code-level opt-in
     // (test rigs): say so instead of storing an entry that silently does nothing.
     if (allowlist.loopbackEntries.length > 0) {

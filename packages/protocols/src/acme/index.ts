@@ -8,6 +8,7 @@ import {
   readBodyBytes,
   silentLogger,
   type TransportContext,
+  withFixedLength,
 } from '@certwright/core';
 import type { AcmeAuthority } from './authority.js';
 import { AccountKeyCache, type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
@@ -223,10 +224,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
 
   const handler: Handler = async (request, transport) => {
     const plain = await answer(request, (maxBytes) => readBodyBytes(request, maxBytes), transport);
-    const response = toWebResponse(plain);
-    return request.method === 'HEAD'
-      ? new Response(null, { status: response.status, headers: response.headers })
-      : response;
+    return withFixedLength(toWebResponse(plain), request.method);
   };
 
   const directRoute = (method: string, pathname: string): boolean => {

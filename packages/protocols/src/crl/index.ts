@@ -1,4 +1,4 @@
-import type { Handler } from '@certwright/core';
+import { type Handler, withFixedLength } from '@certwright/core';
 import { crlToPem } from '@certwright/core/pki';
 import { accepts, binaryResponse, isIssuerId, segmentsAfter, textResponse } from '../shared/http.js';
 
@@ -54,8 +54,6 @@ export function createCrlHandler(options: CrlHandlerOptions): Handler {
     const response = accepts(request, 'application/x-pem-file')
       ? binaryResponse(200, Buffer.from(crlToPem(crl.der)), 'application/x-pem-file', headers)
       : binaryResponse(200, crl.der, 'application/pkix-crl', headers);
-    return request.method === 'HEAD'
-      ? new Response(null, { status: 200, headers: response.headers })
-      : response;
+    return withFixedLength(response, request.method);
   };
 }

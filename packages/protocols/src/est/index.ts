@@ -5,6 +5,7 @@ import {
   publicMessage,
   readBodyBytes,
   type TransportContext,
+  withFixedLength,
 } from '@certwright/core';
 import { segmentsAfter, textResponse } from '../shared/http.js';
 import type { EstAuthority } from './authority.js';
@@ -124,9 +125,7 @@ export function createEstHandler(options: EstHandlerOptions): Handler {
     } catch (error) {
       response = failure(error, realm, options.onError);
     }
-    return request.method === 'HEAD'
-      ? new Response(null, { status: response.status, headers: response.headers })
-      : response;
+    return withFixedLength(response, request.method);
   };
 }
 

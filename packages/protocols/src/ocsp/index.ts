@@ -4,6 +4,7 @@ import {
   type PlainResponse,
   type RequestHead,
   readBodyBytes,
+  withFixedLength,
 } from '@certwright/core';
 import {
   buildOcspErrorResponse,
@@ -400,12 +401,9 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
 
   const handler: Handler = async (request) => {
     try {
-      const response = await route(request);
-      return request.method === 'HEAD'
-        ? new Response(null, { status: response.status, headers: response.headers })
-        : response;
+      return await withFixedLength(await route(request), request.method);
     } catch (error) {
-      return toResponse(failed(error));
+      return withFixedLength(toResponse(failed(error)), request.method);
     }
   };
   return Object.assign(handler, { direct });

@@ -8,6 +8,7 @@ import {
   type ScepClient,
   type ScepOperationResult,
   type TransportContext,
+  withFixedLength,
 } from '@certwright/core';
 import { buildCertRep, buildCertsOnly, type ScepFailInfo } from '@certwright/core/pki';
 import { binaryResponse, segmentsAfter } from '../shared/http.js';
@@ -233,9 +234,7 @@ export function createScepHandler(options: ScepHandlerOptions): ScepHandler {
 
   const handler: Handler = async (request, transport) => {
     const response = toResponse(await guarded(() => route(request, transport)));
-    return request.method === 'HEAD'
-      ? new Response(null, { status: response.status, headers: response.headers })
-      : response;
+    return withFixedLength(response, request.method);
   };
   return Object.assign(handler, { direct });
 }

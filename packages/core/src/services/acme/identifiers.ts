@@ -61,6 +61,27 @@ function normalizeDns(value: string, field: string): NormalizedIdentifier {
   return { identifier: { type: 'dns', value: lower }, wildcard };
 }
 
+/** `localhost`, names below it (RFC 6761 §6.3) and loopback addresses: every machine's own. */
+function namesEveryMachine(identifier: AcmeIdentifier): boolean {
+  if (identifier.type === 'ip') return identifier.value === '::1' || identifier.value.startsWith('127.');
+  const name = identifier.value.startsWith('*.') ? identifier.value.slice(2) : identifier.value;
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/**
+ * Refuses an order for `localhost`, a name below it or a loopback address unless the profile
+ * says `acme.allow_localhost`: such a name is every machine's, and no CA should certify it.
+ * `name_not_allowed` (ACME `rejectedIdentifier`) naming the identifier.
+ */
+export function checkLocalhost(identifiers: readonly NormalizedIdentifier[], allowed: boolean): void {
+  if (allowed) return;
+  const index = identifiers.findIndex((n) => namesEveryMachine(n.identifier));
+  if (index < 0) return;
+  const { value } = identifiers[index]!.identifier;
+  const message = `'${value}' names every machine's own host; this profile does not certify it (acme.allow_localhost is false)`;
+  throw fail('name_not_allowed', message, { fields: [{ field: `identifiers.${index}`, message }] });
+}
+
 /**
  * The challenges an authorization offers, from the profile's list: a wildcard can only be
  * proven through DNS (RFC 8555 §7.1.3), an IP address never through DNS (RFC 8738 §7).

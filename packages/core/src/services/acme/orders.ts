@@ -23,7 +23,12 @@ import {
   orderView,
   ownedBy,
 } from './common.js';
-import { challengeTypesFor, MAX_ORDER_IDENTIFIERS, normalizeIdentifiers } from './identifiers.js';
+import {
+  challengeTypesFor,
+  checkLocalhost,
+  MAX_ORDER_IDENTIFIERS,
+  normalizeIdentifiers,
+} from './identifiers.js';
 import { findByCertId, issuedToAccount, resolveReplaces } from './issued.js';
 import { AcmeRecent, type IssuedChain } from './recent.js';
 
@@ -83,6 +88,7 @@ export class AcmeOrderService {
     await this.#spendOrderBudget(account, profile);
     const now = clock.now();
     const identifiers = normalizeIdentifiers(parsed.identifiers);
+    checkLocalhost(identifiers, profile.acme.allow_localhost);
     // Refused before anything is stored or proven; enroll would refuse the finalize anyway.
     checkNamesAgainstProfile(
       profile,
