@@ -15,6 +15,7 @@ import { healthCheckRoutes } from './health-checks.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { nameRoutes } from './names.js';
 import { networkScanRoutes } from './network-scan.js';
 import { notificationRoutes } from './notifications.js';
 import { ownerRoutes } from './owners.js';
@@ -43,6 +44,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     bulkRoutes,
     certificateRoutes,
     lifecycleRoutes,
+    nameRoutes,
     ownerRoutes,
     teamRoutes,
     issuerRoutes,

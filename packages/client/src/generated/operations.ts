@@ -7143,6 +7143,237 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "resolveNames",
+    "method": "GET",
+    "path": "/api/v1/names",
+    "summary": "Names of records by id, per kind (each kind needs its read permission)",
+    "tags": [
+      "names"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "certificate",
+        "required": false,
+        "description": "certificate ids, comma-separated (at most 100; needs cert.read)",
+        "schema": {
+          "description": "certificate ids, comma-separated (at most 100; needs cert.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "issuer",
+        "required": false,
+        "description": "issuer ids, comma-separated (at most 100; needs issuer.read)",
+        "schema": {
+          "description": "issuer ids, comma-separated (at most 100; needs issuer.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "owner",
+        "required": false,
+        "description": "owner ids, comma-separated (at most 100; needs owner.read)",
+        "schema": {
+          "description": "owner ids, comma-separated (at most 100; needs owner.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "team",
+        "required": false,
+        "description": "team ids, comma-separated (at most 100; needs team.read)",
+        "schema": {
+          "description": "team ids, comma-separated (at most 100; needs team.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "profile",
+        "required": false,
+        "description": "profile ids, comma-separated (at most 100; needs profile.read)",
+        "schema": {
+          "description": "profile ids, comma-separated (at most 100; needs profile.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "renewal_policy",
+        "required": false,
+        "description": "renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read)",
+        "schema": {
+          "description": "renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "policy_rule",
+        "required": false,
+        "description": "policy_rule ids, comma-separated (at most 100; needs policy.read)",
+        "schema": {
+          "description": "policy_rule ids, comma-separated (at most 100; needs policy.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "agent",
+        "required": false,
+        "description": "agent ids, comma-separated (at most 100; needs agent.read)",
+        "schema": {
+          "description": "agent ids, comma-separated (at most 100; needs agent.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "target",
+        "required": false,
+        "description": "target ids, comma-separated (at most 100; needs target.read)",
+        "schema": {
+          "description": "target ids, comma-separated (at most 100; needs target.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "webhook",
+        "required": false,
+        "description": "webhook ids, comma-separated (at most 100; needs webhook.read)",
+        "schema": {
+          "description": "webhook ids, comma-separated (at most 100; needs webhook.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "scan_target",
+        "required": false,
+        "description": "scan_target ids, comma-separated (at most 100; needs scan.read)",
+        "schema": {
+          "description": "scan_target ids, comma-separated (at most 100; needs scan.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "health_check",
+        "required": false,
+        "description": "health_check ids, comma-separated (at most 100; needs healthcheck.read)",
+        "schema": {
+          "description": "health_check ids, comma-separated (at most 100; needs healthcheck.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "user",
+        "required": false,
+        "description": "user ids, comma-separated (at most 100; needs auth.user.read)",
+        "schema": {
+          "description": "user ids, comma-separated (at most 100; needs auth.user.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      }
+    ],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "retireAgent",
     "method": "DELETE",
     "path": "/api/v1/agents/{id}",

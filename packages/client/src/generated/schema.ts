@@ -1472,6 +1472,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Names of records by id, per kind (each kind needs its read permission) */
+        get: operations["resolveNames"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/network-scan/scep-probe": {
         parameters: {
             query?: never;
@@ -14532,6 +14549,118 @@ export interface operations {
             };
             /** @description a Content-Type other than application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resolveNames: {
+        parameters: {
+            query?: {
+                /** @description agent ids, comma-separated (at most 100; needs agent.read) */
+                agent?: string[];
+                /** @description certificate ids, comma-separated (at most 100; needs cert.read) */
+                certificate?: string[];
+                /** @description health_check ids, comma-separated (at most 100; needs healthcheck.read) */
+                health_check?: string[];
+                /** @description issuer ids, comma-separated (at most 100; needs issuer.read) */
+                issuer?: string[];
+                /** @description owner ids, comma-separated (at most 100; needs owner.read) */
+                owner?: string[];
+                /** @description policy_rule ids, comma-separated (at most 100; needs policy.read) */
+                policy_rule?: string[];
+                /** @description profile ids, comma-separated (at most 100; needs profile.read) */
+                profile?: string[];
+                /** @description renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read) */
+                renewal_policy?: string[];
+                /** @description scan_target ids, comma-separated (at most 100; needs scan.read) */
+                scan_target?: string[];
+                /** @description target ids, comma-separated (at most 100; needs target.read) */
+                target?: string[];
+                /** @description team ids, comma-separated (at most 100; needs team.read) */
+                team?: string[];
+                /** @description user ids, comma-separated (at most 100; needs auth.user.read) */
+                user?: string[];
+                /** @description webhook ids, comma-separated (at most 100; needs webhook.read) */
+                webhook?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the names found */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description per kind asked for: id → name; an id of no record is absent */
+                        names: {
+                            [key: string]: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description kinds asked for whose read permission the caller lacks; they are not answered */
+                        withheld: string[];
+                    };
+                };
+            };
+            /** @description an unknown kind, a bad id, or too many ids */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.self.read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
