@@ -8,6 +8,7 @@ import { authGroupMappingRoutes } from './auth-group-mappings.js';
 import { authPeopleRoutes } from './auth-people.js';
 import { authSessionRoutes } from './auth-sessions.js';
 import { bulkRoutes } from './bulk.js';
+import { certificateDetailsRoutes } from './certificate-details.js';
 import { certificateRoutes } from './certificates.js';
 import { discoveryRoutes } from './discovery.js';
 import { estAdminRoutes } from './est-admin.js';
@@ -44,6 +45,7 @@ export function featureRoutes(services: Services): RouteSpec[] {
     bulkRoutes,
     certificateRoutes,
     lifecycleRoutes,
+    certificateDetailsRoutes,
     nameRoutes,
     ownerRoutes,
     teamRoutes,

@@ -3784,6 +3784,51 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getCertificateVersionDetails",
+    "method": "GET",
+    "path": "/api/v1/certificates/{id}/versions/{version_id}/details",
+    "summary": "One version decoded (subject, SANs, key, extensions, fingerprints) with its chain",
+    "tags": [
+      "certificates"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "certificate id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "certificate id"
+        }
+      },
+      {
+        "name": "version_id",
+        "required": true,
+        "description": "version id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "version id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getDashboardSummary",
     "method": "GET",
     "path": "/api/v1/dashboard/summary",
@@ -3810,6 +3855,40 @@ export const operationSpecs = [
     "method": "GET",
     "path": "/api/v1/discovery/certificates/{id}",
     "summary": "One discovered certificate with where it was seen",
+    "tags": [
+      "discovery"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getDiscoveredCertificateDetails",
+    "method": "GET",
+    "path": "/api/v1/discovery/certificates/{id}/details",
+    "summary": "A discovered certificate decoded, with the chain its endpoint served",
     "tags": [
       "discovery"
     ],
@@ -3971,6 +4050,40 @@ export const operationSpecs = [
         "status": 200,
         "contentTypes": [
           "application/x-pem-file"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getIssuerChainDetails",
+    "method": "GET",
+    "path": "/api/v1/issuers/{id}/chain/details",
+    "summary": "The issuer's CA certificates decoded, issuing CA first (a Local CA is created on first use)",
+    "tags": [
+      "issuers"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
         ]
       }
     ]

@@ -1041,6 +1041,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/certificates/{id}/versions/{version_id}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version decoded (subject, SANs, key, extensions, fingerprints) with its chain */
+        get: operations["getCertificateVersionDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/certificates/bulk-reassign": {
         parameters: {
             query?: never;
@@ -1154,6 +1171,23 @@ export interface paths {
         put?: never;
         /** Bring a discovered certificate under management (issuer_id, owner_id, team_id) */
         post: operations["claimDiscoveredCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/discovery/certificates/{id}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A discovered certificate decoded, with the chain its endpoint served */
+        get: operations["getDiscoveredCertificateDetails"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1379,6 +1413,23 @@ export interface paths {
         };
         /** The issuer's CA certificates as PEM, issuing CA first (a Local CA is created on first use) */
         get: operations["getIssuerChain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/issuers/{id}/chain/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issuer's CA certificates decoded, issuing CA first (a Local CA is created on first use) */
+        get: operations["getIssuerChainDetails"];
         put?: never;
         post?: never;
         delete?: never;
@@ -10973,6 +11024,244 @@ export interface operations {
             };
         };
     };
+    getCertificateVersionDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description certificate id */
+                id: string;
+                /** @description version id */
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificate: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        };
+                        certificate_id: string;
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                        /** @description the certificate's current version */
+                        current: boolean;
+                        /** @description the server holds the key: PKCS#12 export is possible */
+                        private_key_held: boolean;
+                        version_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission cert.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown certificate, or a version of another certificate */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     bulkReassignCertificates: {
         parameters: {
             query?: never;
@@ -11791,6 +12080,236 @@ export interface operations {
             };
             /** @description a Content-Type other than application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDiscoveredCertificateDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded certificate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificate: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        };
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission scan.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown id */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13939,6 +14458,167 @@ export interface operations {
                 };
                 content: {
                     "application/x-pem-file": unknown;
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission issuer.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown issuer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIssuerChainDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded chain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                    };
                 };
             };
             /** @description invalid input; `errors` names each field */

@@ -268,6 +268,8 @@ export interface CertificateVersionRepository {
   get(id: string): Promise<CertificateVersion | null>;
   /** Decrypts the private key; only for export and deployment. */
   getWithKey(id: string): Promise<CertificateVersionWithKey | null>;
+  /** Whether the version's private key is held here (server-side generation); decrypts nothing. */
+  hasPrivateKey(id: string): Promise<boolean>;
   latest(certificateId: string): Promise<CertificateVersion | null>;
   listForCertificate(certificateId: string, page?: PageRequest): Promise<PageResult<CertificateVersion>>;
   findBySerial(issuerId: string, serialNumber: string): Promise<CertificateVersion | null>;

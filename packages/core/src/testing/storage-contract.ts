@@ -869,6 +869,11 @@ export function describeStorageContract(
           versionInput(cert.id, r.issuer.id, new Date(notAfter.getTime() + DAY), 'abcd02'),
         );
         expect((await s.versions.latest(cert.id))?.id).toBe(v2.id);
+        expect([await s.versions.hasPrivateKey(v1.id), await s.versions.hasPrivateKey(v2.id)]).toEqual([
+          true,
+          false,
+        ]);
+        expect(await s.versions.hasPrivateKey('cv-missing')).toBe(false);
         expect((await s.versions.listForCertificate(cert.id)).total).toBe(2);
         expect((await s.versions.findBySerial(r.issuer.id, 'ABCD01'))?.id).toBe(v1.id);
         expect(
