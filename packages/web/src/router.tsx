@@ -249,6 +249,12 @@ const discoveryRoute = createRoute({
   component: page(() => import('./pages/discovery')),
 });
 
+const discoveredRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery/certificates/$id',
+  component: page(() => import('./pages/discovered-certificate')),
+});
+
 const healthChecksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/health-checks',
@@ -302,6 +308,7 @@ const routeTree = rootRoute.addChildren([
     breakglassRoute,
     scanTargetsRoute,
     discoveryRoute,
+    discoveredRoute,
     healthChecksRoute,
     healthCheckRoute,
     estAdminRoute,

@@ -44,6 +44,7 @@ export const certificateDetailsJson = z.object({
   ca_issuer_urls: z.array(z.string()),
   policies: z.array(z.string()).describe('policy OIDs'),
   extensions: z.array(z.object({ oid: z.string(), name: z.string().nullable(), critical: z.boolean() })),
+  pem: z.string().describe('the certificate alone, PEM'),
 });
 
 const chainJson = {

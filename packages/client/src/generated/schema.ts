@@ -11081,6 +11081,8 @@ export interface operations {
                             /** Format: date-time */
                             not_before: string;
                             ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
                             /** @description policy OIDs */
                             policies: string[];
                             public_key: {
@@ -11152,6 +11154,8 @@ export interface operations {
                             /** Format: date-time */
                             not_before: string;
                             ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
                             /** @description policy OIDs */
                             policies: string[];
                             public_key: {
@@ -12173,6 +12177,8 @@ export interface operations {
                             /** Format: date-time */
                             not_before: string;
                             ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
                             /** @description policy OIDs */
                             policies: string[];
                             public_key: {
@@ -12243,6 +12249,8 @@ export interface operations {
                             /** Format: date-time */
                             not_before: string;
                             ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
                             /** @description policy OIDs */
                             policies: string[];
                             public_key: {
@@ -14583,6 +14591,8 @@ export interface operations {
                             /** Format: date-time */
                             not_before: string;
                             ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
                             /** @description policy OIDs */
                             policies: string[];
                             public_key: {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fail, isCertwrightError } from '../errors.js';
+import { certificateToPem } from './certificate.js';
 import { type CertificateInfo, DEFAULT_CERTIFICATE_LIMITS, readCertificate } from './certificate-info.js';
 import { Tag, tlv } from './der.js';
 import {
@@ -75,6 +76,8 @@ export interface CertificateDetails {
   policies: string[];
   /** Every extension present, in order. */
   extensions: { oid: string; name: string | null; critical: boolean }[];
+  /** The certificate itself, PEM (what a download of this one certificate holds). */
+  pem: string;
 }
 
 const SIGNATURE_NAMES: Record<string, string> = {
@@ -219,6 +222,7 @@ function describe(info: CertificateInfo): CertificateDetails {
       name: EXTENSION_NAMES[e.oid] ?? null,
       critical: e.critical,
     })),
+    pem: certificateToPem(der),
   };
 }
 

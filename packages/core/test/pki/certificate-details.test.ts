@@ -63,6 +63,7 @@ describe('the decoded certificate view', () => {
       expect(d.ocsp_urls).toEqual(o.ocsp);
       expect(d.ca_issuer_urls).toEqual(o.caIssuers);
       expect(d.policies).toEqual(o.policies);
+      expect(d.pem).toBe(certificateToPem(der));
     } finally {
       await work.cleanup();
     }

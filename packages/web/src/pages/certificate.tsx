@@ -14,6 +14,7 @@ import {
   StatusBadge,
 } from '../components/common';
 import { DataTable } from '../components/table';
+import { VersionDetails } from '../components/version-details';
 import { download } from '../download';
 import { Expiry } from '../expiry';
 import { Actor, actorRef, Named, type Ref, useNames } from '../names';
@@ -46,6 +47,7 @@ export default function Certificate() {
   const [pending, setPending] = useState<Pending>(null);
   const [reason, setReason] = useState<RevokeReason>('unspecified');
   const [done, setDone] = useState<string | null>(null);
+  const [chosenVersion, setChosenVersion] = useState<string | null>(null);
 
   const cert = useQuery({
     queryKey: ['certificate', id],
@@ -117,6 +119,7 @@ export default function Certificate() {
   if (cert.isError) return <ErrorBox error={cert.error} />;
   const c = cert.data;
   const current = versions.data?.data.find((v) => v.id === c.current_version_id) ?? versions.data?.data[0];
+  const shownVersion = versions.data?.data.find((v) => v.id === chosenVersion) ?? current;
   const revoked = c.status === 'Revoked';
   const issued = Boolean(c.current_version_id);
 
@@ -283,7 +286,7 @@ export default function Certificate() {
             caption="Versions"
             rows={versions.data.data}
             rowKey={(v) => v.id}
-            empty="Not issued yet."
+            empty="Not issued yet: Issue creates the first version."
             columns={[
               { key: 'serial', header: 'Serial', render: (v) => <code>{v.serial_number}</code> },
               { key: 'from', header: 'Valid from', render: (v) => <DateTime value={v.not_before} /> },
@@ -305,16 +308,30 @@ export default function Certificate() {
                     '—'
                   ),
               },
+              {
+                key: 'view',
+                header: 'Decoded',
+                render: (v) => (
+                  <button
+                    type="button"
+                    className="button small"
+                    aria-pressed={v.id === shownVersion?.id}
+                    aria-label={`Show version ${v.serial_number} decoded`}
+                    onClick={() => setChosenVersion(v.id)}
+                  >
+                    Show
+                  </button>
+                ),
+              },
             ]}
           />
         ) : null}
-        {current?.chain_pem ? (
-          <details>
-            <summary>Chain of the current version</summary>
-            <pre className="code">{current.chain_pem}</pre>
-          </details>
-        ) : null}
       </Section>
+      {shownVersion ? (
+        <Section title={`Version ${shownVersion.serial_number} decoded`}>
+          <VersionDetails certificateId={id} name={c.name} version={shownVersion} />
+        </Section>
+      ) : null}
       <Section title="Jobs and deployments">
         {jobs.isPending ? <Loading /> : null}
         {jobs.isError ? <ErrorBox error={jobs.error} /> : null}

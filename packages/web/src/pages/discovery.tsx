@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
@@ -222,7 +223,15 @@ function Found() {
             rowKey={(f) => f.id}
             empty="No certificates found with this status."
             columns={[
-              { key: 'subject', header: 'Subject', render: (f) => f.subject },
+              {
+                key: 'subject',
+                header: 'Subject',
+                render: (f) => (
+                  <Link to="/discovery/certificates/$id" params={{ id: f.id }}>
+                    {f.subject}
+                  </Link>
+                ),
+              },
               { key: 'issuer', header: 'Issuer', render: (f) => f.issuer },
               { key: 'expires', header: 'Expires', render: (f) => <DateTime value={iso(f.not_after)} /> },
               {

@@ -12,6 +12,7 @@ import {
   Notice,
   Section,
 } from '../components/common';
+import { DecodedChain } from '../components/decoded-certificate';
 import { download } from '../download';
 
 /** One issuer: its settings that may be shown, enable/disable, its CA chain and its download. */
@@ -34,6 +35,11 @@ export default function Issuer() {
       await client.invalidateQueries({ queryKey: ['issuer', id] });
       await client.invalidateQueries({ queryKey: ['issuers'] });
     },
+  });
+  const chain = useQuery({
+    queryKey: ['issuer', id, 'chain'],
+    enabled: issuer.isSuccess,
+    queryFn: () => api.get('/api/v1/issuers/{id}/chain/details', { params: { id } }),
   });
   if (issuer.isPending) return <Loading what="Loading the issuer" />;
   if (issuer.isError) return <ErrorBox error={issuer.error} />;
@@ -107,6 +113,17 @@ export default function Issuer() {
             write-only: they may hold credentials and CA keys, so no answer carries them
           </dd>
         </dl>
+      </Section>
+      <Section title="CA chain">
+        {chain.isPending ? <Loading what="Decoding the CA chain" /> : null}
+        {chain.isError ? <ErrorBox error={chain.error} /> : null}
+        {chain.data ? (
+          <DecodedChain
+            certificates={chain.data.chain}
+            label="CA chain"
+            undecodable={chain.data.chain_undecodable}
+          />
+        ) : null}
       </Section>
     </>
   );
