@@ -897,6 +897,93 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "createAuthUser",
+    "method": "POST",
+    "path": "/api/v1/auth/users",
+    "summary": "Create a user of the caller's tenant with roles: an OIDC user before their first sign-in, or a local one",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "subject": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "the identity provider's `sub`, or a local actor id"
+          },
+          "provider_id": {
+            "description": "the OIDC provider; absent or null: local",
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "email": {
+            "anyOf": [
+              {
+                "type": "string",
+                "maxLength": 320,
+                "format": "email",
+                "pattern": "^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "display_name": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 255
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "roles": {
+            "description": "directly assigned roles",
+            "maxItems": 64,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        },
+        "required": [
+          "subject"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "createCertificate",
     "method": "POST",
     "path": "/api/v1/certificates",

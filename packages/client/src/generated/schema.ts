@@ -825,7 +825,8 @@ export interface paths {
         /** List the users of the caller's tenant, oldest first */
         get: operations["listAuthUsers"];
         put?: never;
-        post?: never;
+        /** Create a user of the caller's tenant with roles: an OIDC user before their first sign-in, or a local one */
+        post: operations["createAuthUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8791,6 +8792,136 @@ export interface operations {
             };
             /** @description the caller lacks the permission auth.user.read */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAuthUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    display_name?: string | null;
+                    email?: string | null;
+                    /** @description the OIDC provider; absent or null: local */
+                    provider_id?: string | null;
+                    /** @description directly assigned roles */
+                    roles?: string[];
+                    /** @description the identity provider's `sub`, or a local actor id */
+                    subject: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the user created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description set while deactivated: no session of theirs works */
+                        deactivated_at: string | null;
+                        display_name: string | null;
+                        email: string | null;
+                        id: string;
+                        last_login_at: string | null;
+                        /** @description the OIDC provider; null for a local user */
+                        provider_id: string | null;
+                        /** @description the identity provider's `sub`, or the local actor id */
+                        subject: string;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description a bad field, an unknown role or provider; `errors` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the subject is taken at that provider */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
