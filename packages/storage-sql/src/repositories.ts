@@ -11,6 +11,7 @@ import {
 } from './repos/discovery.js';
 import { healthCheckRepository } from './repos/health-checks.js';
 import { jobRepository } from './repos/jobs.js';
+import { nameRepository } from './repos/names.js';
 import { notificationRepository } from './repos/notifications.js';
 import { peopleRepositories } from './repos/people.js';
 import { policyRuleRepository, violationRepository } from './repos/policy.js';
@@ -54,6 +55,7 @@ export const REPOSITORY_GROUPS: readonly ((ctx: Ctx) => Partial<Repositories>)[]
   (c) => ({ settings: settingsRepository(c) }),
   (c) => ({ audit: auditRepository(c) }),
   (c) => ({ scepProbes: scepProbeRepository(c) }),
+  (c) => ({ names: nameRepository(c) }),
   acmeRepositories,
   scepRepositories,
   (c) => ({ scanTargets: scanTargetRepository(c) }),

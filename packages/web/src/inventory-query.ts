@@ -11,7 +11,8 @@ export const INVENTORY_PER_PAGE = 25;
  */
 export function inventoryQuery(search: InventorySearch) {
   return {
-    queryKey: ['certificates', search] as const,
+    // The columns shown are not part of the list request.
+    queryKey: ['certificates', { ...search, cols: undefined }] as const,
     // A list fetched by the route moments before the page mounts is not fetched again.
     staleTime: 2_000,
     queryFn: () =>
@@ -23,6 +24,7 @@ export function inventoryQuery(search: InventorySearch) {
           ...(search.status ? { status: search.status } : {}),
           ...(search.owner_id ? { owner_id: search.owner_id } : {}),
           ...(search.issuer_id ? { issuer_id: search.issuer_id } : {}),
+          ...(search.team_id ? { team_id: search.team_id } : {}),
           ...(search.environment ? { environment: search.environment } : {}),
           ...(search.sort ? { sort: search.sort } : {}),
           ...(search.order ? { order: search.order } : {}),

@@ -62,9 +62,12 @@ export interface InventorySearch {
   status?: CertStatus[];
   owner_id?: string;
   issuer_id?: string;
+  team_id?: string;
   environment?: string;
   sort?: (typeof CERT_SORTS)[number];
   order?: 'asc' | 'desc';
+  /** The columns shown, in order (components/inventory-columns.tsx). */
+  cols?: string;
 }
 
 /** Inventory filters live in the URL: only known keys and values survive. */
@@ -72,7 +75,7 @@ export function parseInventorySearch(search: Record<string, unknown>): Inventory
   const out: InventorySearch = {};
   const page = Number(search.page);
   if (Number.isInteger(page) && page > 1) out.page = page;
-  for (const key of ['search', 'owner_id', 'issuer_id', 'environment'] as const) {
+  for (const key of ['search', 'owner_id', 'issuer_id', 'team_id', 'environment', 'cols'] as const) {
     const value = search[key];
     if (typeof value === 'string' && value.trim() !== '') out[key] = value.slice(0, 200);
   }
@@ -106,6 +109,12 @@ const certificateRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/certificates/$id',
   component: page(() => import('./pages/certificate')),
+});
+
+const issuerRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/issuers/$id',
+  component: page(() => import('./pages/issuer')),
 });
 
 const notificationsRoute = createRoute({
@@ -240,6 +249,12 @@ const discoveryRoute = createRoute({
   component: page(() => import('./pages/discovery')),
 });
 
+const discoveredRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/discovery/certificates/$id',
+  component: page(() => import('./pages/discovered-certificate')),
+});
+
 const healthChecksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/health-checks',
@@ -283,6 +298,7 @@ const routeTree = rootRoute.addChildren([
     renewalPoliciesRoute,
     profilesRoute,
     issuersRoute,
+    issuerRoute,
     acmeEabRoute,
     acmeAccountsRoute,
     usersRoute,
@@ -292,6 +308,7 @@ const routeTree = rootRoute.addChildren([
     breakglassRoute,
     scanTargetsRoute,
     discoveryRoute,
+    discoveredRoute,
     healthChecksRoute,
     healthCheckRoute,
     estAdminRoute,

@@ -1,4 +1,10 @@
-import { type AuthUser, PERMISSION_NAMES, pageQuerySchema, type Services } from '@certwright/core';
+import {
+  type AuthUser,
+  PERMISSION_NAMES,
+  pageQuerySchema,
+  type Services,
+  userCreateSchema,
+} from '@certwright/core';
 import { z } from 'zod';
 import { actorOf, type Principal, tenantOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
@@ -69,6 +75,26 @@ export function authPeopleRoutes(services: Services): RouteSpec[] {
       handle: async ({ query, principal }) => ({
         status: 200,
         body: pageOf(await people.listUsers(tenantOf(principal), query), userView),
+      }),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/v1/auth/users',
+      operationId: 'createAuthUser',
+      // Making a user is granting access: the permission that assigns roles.
+      permission: 'auth.role.assign',
+      summary:
+        "Create a user of the caller's tenant with roles: an OIDC user before their first sign-in, or a local one",
+      tags: [TAG],
+      body: userCreateSchema,
+      responses: {
+        201: { description: 'the user created', schema: userJson },
+        400: { description: 'a bad field, an unknown role or provider; `errors` names the field' },
+        409: { description: 'the subject is taken at that provider' },
+      },
+      handle: async ({ body, principal }) => ({
+        status: 201,
+        body: userView(await people.createUser(actorOf(principal), tenantOf(principal), body)),
       }),
     }),
     defineRoute({

@@ -8,6 +8,7 @@ import { authGroupMappingRoutes } from './auth-group-mappings.js';
 import { authPeopleRoutes } from './auth-people.js';
 import { authSessionRoutes } from './auth-sessions.js';
 import { bulkRoutes } from './bulk.js';
+import { certificateDetailsRoutes } from './certificate-details.js';
 import { certificateRoutes } from './certificates.js';
 import { discoveryRoutes } from './discovery.js';
 import { estAdminRoutes } from './est-admin.js';
@@ -15,6 +16,7 @@ import { healthCheckRoutes } from './health-checks.js';
 import { issuerRoutes } from './issuers.js';
 import { jobRoutes } from './jobs.js';
 import { lifecycleRoutes } from './lifecycle.js';
+import { nameRoutes } from './names.js';
 import { networkScanRoutes } from './network-scan.js';
 import { notificationRoutes } from './notifications.js';
 import { ownerRoutes } from './owners.js';
@@ -43,6 +45,8 @@ export function featureRoutes(services: Services): RouteSpec[] {
     bulkRoutes,
     certificateRoutes,
     lifecycleRoutes,
+    certificateDetailsRoutes,
+    nameRoutes,
     ownerRoutes,
     teamRoutes,
     issuerRoutes,

@@ -897,6 +897,93 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "createAuthUser",
+    "method": "POST",
+    "path": "/api/v1/auth/users",
+    "summary": "Create a user of the caller's tenant with roles: an OIDC user before their first sign-in, or a local one",
+    "tags": [
+      "auth"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": {
+      "required": true,
+      "schema": {
+        "type": "object",
+        "properties": {
+          "subject": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": "the identity provider's `sub`, or a local actor id"
+          },
+          "provider_id": {
+            "description": "the OIDC provider; absent or null: local",
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "email": {
+            "anyOf": [
+              {
+                "type": "string",
+                "maxLength": 320,
+                "format": "email",
+                "pattern": "^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "display_name": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 255
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "roles": {
+            "description": "directly assigned roles",
+            "maxItems": 64,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          }
+        },
+        "required": [
+          "subject"
+        ],
+        "additionalProperties": false
+      }
+    },
+    "success": [
+      {
+        "status": 201,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "createCertificate",
     "method": "POST",
     "path": "/api/v1/certificates",
@@ -3787,6 +3874,51 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getCertificateVersionDetails",
+    "method": "GET",
+    "path": "/api/v1/certificates/{id}/versions/{version_id}/details",
+    "summary": "One version decoded (subject, SANs, key, extensions, fingerprints) with its chain",
+    "tags": [
+      "certificates"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "certificate id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "certificate id"
+        }
+      },
+      {
+        "name": "version_id",
+        "required": true,
+        "description": "version id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "version id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getDashboardSummary",
     "method": "GET",
     "path": "/api/v1/dashboard/summary",
@@ -3813,6 +3945,40 @@ export const operationSpecs = [
     "method": "GET",
     "path": "/api/v1/discovery/certificates/{id}",
     "summary": "One discovered certificate with where it was seen",
+    "tags": [
+      "discovery"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getDiscoveredCertificateDetails",
+    "method": "GET",
+    "path": "/api/v1/discovery/certificates/{id}/details",
+    "summary": "A discovered certificate decoded, with the chain its endpoint served",
     "tags": [
       "discovery"
     ],
@@ -3974,6 +4140,40 @@ export const operationSpecs = [
         "status": 200,
         "contentTypes": [
           "application/x-pem-file"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getIssuerChainDetails",
+    "method": "GET",
+    "path": "/api/v1/issuers/{id}/chain/details",
+    "summary": "The issuer's CA certificates decoded, issuing CA first (a Local CA is created on first use)",
+    "tags": [
+      "issuers"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
         ]
       }
     ]
@@ -7135,6 +7335,237 @@ export const operationSpecs = [
       }
     ],
     "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "resolveNames",
+    "method": "GET",
+    "path": "/api/v1/names",
+    "summary": "Names of records by id, per kind (each kind needs its read permission)",
+    "tags": [
+      "names"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [
+      {
+        "name": "certificate",
+        "required": false,
+        "description": "certificate ids, comma-separated (at most 100; needs cert.read)",
+        "schema": {
+          "description": "certificate ids, comma-separated (at most 100; needs cert.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "issuer",
+        "required": false,
+        "description": "issuer ids, comma-separated (at most 100; needs issuer.read)",
+        "schema": {
+          "description": "issuer ids, comma-separated (at most 100; needs issuer.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "owner",
+        "required": false,
+        "description": "owner ids, comma-separated (at most 100; needs owner.read)",
+        "schema": {
+          "description": "owner ids, comma-separated (at most 100; needs owner.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "team",
+        "required": false,
+        "description": "team ids, comma-separated (at most 100; needs team.read)",
+        "schema": {
+          "description": "team ids, comma-separated (at most 100; needs team.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "profile",
+        "required": false,
+        "description": "profile ids, comma-separated (at most 100; needs profile.read)",
+        "schema": {
+          "description": "profile ids, comma-separated (at most 100; needs profile.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "renewal_policy",
+        "required": false,
+        "description": "renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read)",
+        "schema": {
+          "description": "renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "policy_rule",
+        "required": false,
+        "description": "policy_rule ids, comma-separated (at most 100; needs policy.read)",
+        "schema": {
+          "description": "policy_rule ids, comma-separated (at most 100; needs policy.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "agent",
+        "required": false,
+        "description": "agent ids, comma-separated (at most 100; needs agent.read)",
+        "schema": {
+          "description": "agent ids, comma-separated (at most 100; needs agent.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "target",
+        "required": false,
+        "description": "target ids, comma-separated (at most 100; needs target.read)",
+        "schema": {
+          "description": "target ids, comma-separated (at most 100; needs target.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "webhook",
+        "required": false,
+        "description": "webhook ids, comma-separated (at most 100; needs webhook.read)",
+        "schema": {
+          "description": "webhook ids, comma-separated (at most 100; needs webhook.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "scan_target",
+        "required": false,
+        "description": "scan_target ids, comma-separated (at most 100; needs scan.read)",
+        "schema": {
+          "description": "scan_target ids, comma-separated (at most 100; needs scan.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "health_check",
+        "required": false,
+        "description": "health_check ids, comma-separated (at most 100; needs healthcheck.read)",
+        "schema": {
+          "description": "health_check ids, comma-separated (at most 100; needs healthcheck.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      },
+      {
+        "name": "user",
+        "required": false,
+        "description": "user ids, comma-separated (at most 100; needs auth.user.read)",
+        "schema": {
+          "description": "user ids, comma-separated (at most 100; needs auth.user.read)",
+          "minItems": 1,
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": "^[A-Za-z0-9._:-]+$"
+          }
+        }
+      }
+    ],
     "body": null,
     "success": [
       {

@@ -825,7 +825,8 @@ export interface paths {
         /** List the users of the caller's tenant, oldest first */
         get: operations["listAuthUsers"];
         put?: never;
-        post?: never;
+        /** Create a user of the caller's tenant with roles: an OIDC user before their first sign-in, or a local one */
+        post: operations["createAuthUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1041,6 +1042,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/certificates/{id}/versions/{version_id}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version decoded (subject, SANs, key, extensions, fingerprints) with its chain */
+        get: operations["getCertificateVersionDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/certificates/bulk-reassign": {
         parameters: {
             query?: never;
@@ -1154,6 +1172,23 @@ export interface paths {
         put?: never;
         /** Bring a discovered certificate under management (issuer_id, owner_id, team_id) */
         post: operations["claimDiscoveredCertificate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/discovery/certificates/{id}/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A discovered certificate decoded, with the chain its endpoint served */
+        get: operations["getDiscoveredCertificateDetails"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1387,6 +1422,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/issuers/{id}/chain/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issuer's CA certificates decoded, issuing CA first (a Local CA is created on first use) */
+        get: operations["getIssuerChainDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs": {
         parameters: {
             query?: never;
@@ -1466,6 +1518,23 @@ export interface paths {
         put?: never;
         /** Trigger verification of a completed deployment */
         post: operations["verifyJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Names of records by id, per kind (each kind needs its read permission) */
+        get: operations["resolveNames"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8765,6 +8834,136 @@ export interface operations {
             };
         };
     };
+    createAuthUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    display_name?: string | null;
+                    email?: string | null;
+                    /** @description the OIDC provider; absent or null: local */
+                    provider_id?: string | null;
+                    /** @description directly assigned roles */
+                    roles?: string[];
+                    /** @description the identity provider's `sub`, or a local actor id */
+                    subject: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the user created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description set while deactivated: no session of theirs works */
+                        deactivated_at: string | null;
+                        display_name: string | null;
+                        email: string | null;
+                        id: string;
+                        last_login_at: string | null;
+                        /** @description the OIDC provider; null for a local user */
+                        provider_id: string | null;
+                        /** @description the identity provider's `sub`, or the local actor id */
+                        subject: string;
+                        tenant_id: string;
+                    };
+                };
+            };
+            /** @description a bad field, an unknown role or provider; `errors` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.role.assign */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the subject is taken at that provider */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body is larger than SVC_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Content-Type other than application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     deactivateAuthUser: {
         parameters: {
             query?: never;
@@ -10960,6 +11159,248 @@ export interface operations {
             };
         };
     };
+    getCertificateVersionDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description certificate id */
+                id: string;
+                /** @description version id */
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificate: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        };
+                        certificate_id: string;
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                        /** @description the certificate's current version */
+                        current: boolean;
+                        /** @description the server holds the key: PKCS#12 export is possible */
+                        private_key_held: boolean;
+                        version_id: string;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission cert.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown certificate, or a version of another certificate */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     bulkReassignCertificates: {
         parameters: {
             query?: never;
@@ -11778,6 +12219,240 @@ export interface operations {
             };
             /** @description a Content-Type other than application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDiscoveredCertificateDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded certificate */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificate: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        };
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission scan.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown id */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13995,6 +14670,169 @@ export interface operations {
             };
         };
     };
+    getIssuerChainDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the decoded chain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description in the stored order: the issuing CA first */
+                        chain: {
+                            authority_key_identifier: string | null;
+                            basic_constraints: {
+                                ca: boolean;
+                                critical: boolean;
+                                path_length: number | null;
+                            } | null;
+                            ca_issuer_urls: string[];
+                            crl_distribution_points: string[];
+                            /** @description by name when known, else the OID */
+                            extended_key_usage: string[] | null;
+                            extensions: {
+                                critical: boolean;
+                                name: string | null;
+                                oid: string;
+                            }[];
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha1: string;
+                            /** @description lower-case hex of the DER */
+                            fingerprint_sha256: string;
+                            issuer: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            /** @description null when the extension is absent */
+                            key_usage: string[] | null;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            ocsp_urls: string[];
+                            /** @description the certificate alone, PEM */
+                            pem: string;
+                            /** @description policy OIDs */
+                            policies: string[];
+                            public_key: {
+                                /** @enum {string} */
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                curve: string | null;
+                                /** @description bits */
+                                size: number;
+                            };
+                            self_signed: boolean;
+                            /** @description lower-case hex */
+                            serial_number: string;
+                            signature_algorithm: string;
+                            subject: {
+                                attributes: {
+                                    oid: string;
+                                    type: string;
+                                    value: string;
+                                }[];
+                                /** @description RFC 4514 */
+                                text: string;
+                            };
+                            subject_alt_names: {
+                                dns: string[];
+                                email: string[];
+                                ip: string[];
+                                /** @description directoryName, registeredID and other forms, described */
+                                other: string[];
+                                uri: string[];
+                            };
+                            subject_key_identifier: string | null;
+                            version: number;
+                        }[];
+                        /** @description chain certificates the reader refused */
+                        chain_undecodable: number;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission issuer.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown issuer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
@@ -14536,6 +15374,118 @@ export interface operations {
             };
             /** @description a Content-Type other than application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resolveNames: {
+        parameters: {
+            query?: {
+                /** @description agent ids, comma-separated (at most 100; needs agent.read) */
+                agent?: string[];
+                /** @description certificate ids, comma-separated (at most 100; needs cert.read) */
+                certificate?: string[];
+                /** @description health_check ids, comma-separated (at most 100; needs healthcheck.read) */
+                health_check?: string[];
+                /** @description issuer ids, comma-separated (at most 100; needs issuer.read) */
+                issuer?: string[];
+                /** @description owner ids, comma-separated (at most 100; needs owner.read) */
+                owner?: string[];
+                /** @description policy_rule ids, comma-separated (at most 100; needs policy.read) */
+                policy_rule?: string[];
+                /** @description profile ids, comma-separated (at most 100; needs profile.read) */
+                profile?: string[];
+                /** @description renewal_policy ids, comma-separated (at most 100; needs renewal_policy.read) */
+                renewal_policy?: string[];
+                /** @description scan_target ids, comma-separated (at most 100; needs scan.read) */
+                scan_target?: string[];
+                /** @description target ids, comma-separated (at most 100; needs target.read) */
+                target?: string[];
+                /** @description team ids, comma-separated (at most 100; needs team.read) */
+                team?: string[];
+                /** @description user ids, comma-separated (at most 100; needs auth.user.read) */
+                user?: string[];
+                /** @description webhook ids, comma-separated (at most 100; needs webhook.read) */
+                webhook?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the names found */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description per kind asked for: id → name; an id of no record is absent */
+                        names: {
+                            [key: string]: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description kinds asked for whose read permission the caller lacks; they are not answered */
+                        withheld: string[];
+                    };
+                };
+            };
+            /** @description an unknown kind, a bad id, or too many ids */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission auth.self.read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { certificateToPem } from '../pki/certificate.js';
+import { signatureAlgorithmOf } from '../pki/certificate-details.js';
 import { type CertificateInfo, readCertificate } from '../pki/certificate-info.js';
 import { Tag } from '../pki/der.js';
 import { children, expectTag, readOid, readRoot } from '../pki/der-reader.js';
@@ -10,33 +11,8 @@ import type { NewDiscoveredCertificate } from '../ports/discovery-storage.js';
 /** Certificates kept of one served chain: a real chain has 2–4; the rest is noise or an attack. */
 export const MAX_CHAIN_CERTIFICATES = 10;
 
-const SIGNATURE_NAMES: Record<string, string> = Object.fromEntries(
-  (
-    [
-      'sha1WithRSAEncryption',
-      'sha256WithRSAEncryption',
-      'sha384WithRSAEncryption',
-      'sha512WithRSAEncryption',
-      'rsassaPss',
-      'ecdsaWithSHA1',
-      'ecdsaWithSHA256',
-      'ecdsaWithSHA384',
-      'ecdsaWithSHA512',
-    ] as const
-  ).map((name) => [OID[name], name]),
-);
-SIGNATURE_NAMES[OID.idEd25519] = 'Ed25519';
-SIGNATURE_NAMES[OID.idEd448] = 'Ed448';
-
 /** SHA-256 of the DER, lower-case hex (the form versions store). */
 export const fingerprintOf = (der: Uint8Array): string => createHash('sha256').update(der).digest('hex');
-
-function signatureAlgorithm(der: Uint8Array): string {
-  const root = expectTag(readRoot(der), Tag.SEQUENCE, 'certificate');
-  const alg = expectTag(children(der, root)[1], Tag.SEQUENCE, 'signatureAlgorithm');
-  const oid = readOid(der, children(der, alg)[0], 'signatureAlgorithm');
-  return SIGNATURE_NAMES[oid] ?? oid;
-}
 
 function keyOf(info: CertificateInfo): { key_algorithm: string; key_size: number } {
   const key = info.publicKey;
@@ -76,7 +52,7 @@ export function describeChain(chain: readonly Uint8Array[]): NewDiscoveredCertif
     not_before: info.notBefore,
     not_after: info.notAfter,
     ...keyOf(info),
-    signature_algorithm: signatureAlgorithm(leaf),
+    signature_algorithm: signatureAlgorithmOf(leaf),
     self_signed: Buffer.from(info.subject.der).equals(Buffer.from(info.issuer.der)),
     cert_pem: certificateToPem(leaf),
     chain_pem: chain

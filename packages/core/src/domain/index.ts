@@ -6,6 +6,7 @@ export * from './common.js';
 export * from './discovery.js';
 export * from './issuer.js';
 export * from './job.js';
+export * from './names.js';
 export * from './notification.js';
 export * from './owner.js';
 export * from './people.js';

@@ -12,6 +12,7 @@ import {
   LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
   LOCAL_CA_MANAGED_CONFIG_KEYS,
   localCaIsProvisioned,
+  validateLocalCaSettings,
   withoutRootKey,
 } from './local-ca.js';
 
@@ -32,6 +33,7 @@ export const defaultIssuerConnectors = (options: DefaultConnectorOptions = {}): 
       creationOnlyConfigKeys: LOCAL_CA_CREATION_ONLY_CONFIG_KEYS,
       isProvisioned: localCaIsProvisioned,
       checkConfigUpdate: checkLocalCaConfigUpdate,
+      validateSettings: validateLocalCaSettings,
       generateWithRootKey: generateLocalCaWithRootKey,
       withoutRetiredState: withoutRootKey,
     })

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
-import { CertwrightError, fail } from '../errors.js';
+import { CertwrightError, fail, validationError } from '../errors.js';
 import { SoftwareKeyCustody } from '../key-custody/software.js';
 import {
   certificateToPem,
@@ -81,6 +81,8 @@ export const LOCAL_CA_CREATION_ONLY_CONFIG_KEYS: readonly string[] = Object.free
   'private_key_label',
   'key_algorithm',
   'common_name',
+  'root_validity_days',
+  'issuing_validity_days',
   'certificate_pem',
   'private_key_pem',
   'chain_pem',
@@ -101,6 +103,10 @@ export const localCaConfigSchema = z
     /** Import of a CA whose key is already on the token: the key's label there. */
     private_key_label: z.string().min(1).max(64).optional(),
     common_name: z.string().min(1).max(64).optional(),
+    /** A generated root's validity (default 3650 days, at most 100 years). */
+    root_validity_days: z.number().int().min(1).max(36_500).optional(),
+    /** A generated issuing CA's validity (default 1825 days); at most the root's. */
+    issuing_validity_days: z.number().int().min(1).max(36_500).optional(),
     base_url: z.string().url().startsWith('https://').optional(),
     ca: z
       .object({
@@ -133,6 +139,29 @@ function parseConfig(issuerId: string, config: Record<string, unknown>): LocalCa
     );
   }
   return parsed.data;
+}
+
+/**
+ * The settings of a new or changed Local issuer, checked when they are given rather than at
+ * first use: every known key's type and bounds, and an issuing CA that would outlive its root.
+ * Each problem names its `config.<key>`.
+ */
+export function validateLocalCaSettings(config: Record<string, unknown>): void {
+  const parsed = localCaConfigSchema.safeParse(config);
+  const fields = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => ({ field: ['config', ...i.path].join('.'), message: i.message }));
+  if (parsed.success) {
+    const root = parsed.data.root_validity_days ?? LOCAL_CA_DEFAULTS.rootValidityDays;
+    const issuing = parsed.data.issuing_validity_days ?? LOCAL_CA_DEFAULTS.issuingValidityDays;
+    if (issuing > root) {
+      fields.push({
+        field: 'config.issuing_validity_days',
+        message: `${issuing} days would outlive the root's ${root}; at most ${root}`,
+      });
+    }
+  }
+  if (fields.length > 0) throw validationError(fields);
 }
 
 const isImport = (config: LocalCaConfig): boolean =>
@@ -241,7 +270,9 @@ async function generateMaterial(
         { type: 'CN', value: `${cn} Root CA` },
       ],
       notBefore,
-      notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.rootValidityDays * DAY),
+      notAfter: new Date(
+        now.getTime() + (config.root_validity_days ?? LOCAL_CA_DEFAULTS.rootValidityDays) * DAY,
+      ),
       // One CA below the root: the intermediate (or a later one it signs offline), then leaves.
       basicConstraints: { ca: true, pathLength: 1 },
     },
@@ -258,7 +289,9 @@ async function generateMaterial(
       ],
       publicKey: issuingKey.spki,
       notBefore,
-      notAfter: new Date(now.getTime() + LOCAL_CA_DEFAULTS.issuingValidityDays * DAY),
+      notAfter: new Date(
+        now.getTime() + (config.issuing_validity_days ?? LOCAL_CA_DEFAULTS.issuingValidityDays) * DAY,
+      ),
       basicConstraints: { ca: true, pathLength: 0 },
     },
     rootAuthority,

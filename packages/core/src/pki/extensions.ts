@@ -219,6 +219,18 @@ export const subjectKeyIdentifierValue = (keyId: Uint8Array): Buffer => octetStr
 export const authorityKeyIdentifierValue = (keyId: Uint8Array): Buffer =>
   sequence(implicitPrimitive(0, keyId));
 
+/**
+ * The keyIdentifier of an AuthorityKeyIdentifier extension value (RFC 5280 §4.2.1.1), or null
+ * when it names the authority only by issuer and serial.
+ */
+export function decodeAuthorityKeyIdentifier(value: Uint8Array): Uint8Array | null {
+  const root = expectTag(readRoot(value), Tag.SEQUENCE, 'authorityKeyIdentifier');
+  for (const node of children(value, root)) {
+    if (node.tag === 0x80) return content(value, node);
+  }
+  return null;
+}
+
 /** Reads the keyIdentifier of a SubjectKeyIdentifier extension value. */
 export function decodeSubjectKeyIdentifier(value: Uint8Array): Uint8Array {
   return content(value, expectTag(readRoot(value), Tag.OCTET_STRING, 'subjectKeyIdentifier'));
@@ -230,6 +242,53 @@ const uriName = (uri: string): Buffer => encodeGeneralName({ type: 'uri', value:
 export function crlDistributionPointsValue(urls: readonly string[]): Buffer {
   // DistributionPointName is a CHOICE, so its [0] tag is explicit; fullName is [0] IMPLICIT SEQUENCE OF.
   return sequenceOf(urls.map((u) => sequence(explicit(0, tlv(0xa0, uriName(u))))));
+}
+
+/**
+ * The URIs of a CRLDistributionPoints extension value (RFC 5280 §4.2.1.13): every fullName URI
+ * of every distribution point; relative names, reasons and CRL issuers are not shown.
+ */
+export function decodeCrlDistributionPoints(value: Uint8Array): string[] {
+  const root = expectTag(readRoot(value), Tag.SEQUENCE, 'cRLDistributionPoints');
+  const urls: string[] = [];
+  for (const point of children(value, root)) {
+    expectTag(point, Tag.SEQUENCE, 'cRLDistributionPoints');
+    const name = children(value, point).find((n) => n.tag === 0xa0);
+    if (!name) continue;
+    // DistributionPointName is a CHOICE: [0] fullName (GeneralNames) or [1] a relative name.
+    const fullName = children(value, name).find((n) => n.tag === 0xa0);
+    if (!fullName) continue;
+    for (const general of children(value, fullName)) {
+      const decoded = decodeGeneralName(value, general);
+      if (decoded.type === 'uri') urls.push(decoded.value);
+    }
+  }
+  return urls;
+}
+
+/** The OCSP and CA-issuer URIs of an AuthorityInfoAccess extension value (RFC 5280 §4.2.2.1). */
+export function decodeAuthorityInfoAccess(value: Uint8Array): { ocsp: string[]; caIssuers: string[] } {
+  const root = expectTag(readRoot(value), Tag.SEQUENCE, 'authorityInfoAccess');
+  const out = { ocsp: [] as string[], caIssuers: [] as string[] };
+  for (const access of children(value, root)) {
+    const [method, location] = children(value, expectTag(access, Tag.SEQUENCE, 'authorityInfoAccess'));
+    const id = readOid(value, method, 'authorityInfoAccess.accessMethod');
+    if (!location) throw malformed('authorityInfoAccess', 'an access description without a location');
+    const decoded = decodeGeneralName(value, location);
+    if (decoded.type !== 'uri') continue;
+    if (id === OID.idAdOcsp) out.ocsp.push(decoded.value);
+    else if (id === OID.idAdCaIssuers) out.caIssuers.push(decoded.value);
+  }
+  return out;
+}
+
+/** The policy OIDs of a CertificatePolicies extension value (RFC 5280 §4.2.1.4), qualifiers left out. */
+export function decodeCertificatePolicies(value: Uint8Array): string[] {
+  const root = expectTag(readRoot(value), Tag.SEQUENCE, 'certificatePolicies');
+  return children(value, root).map((info) => {
+    const [policy] = children(value, expectTag(info, Tag.SEQUENCE, 'certificatePolicies'));
+    return readOid(value, policy, 'certificatePolicies.policyIdentifier');
+  });
 }
 
 export function authorityInfoAccessValue(aia: {

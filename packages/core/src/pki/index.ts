@@ -4,6 +4,7 @@
  */
 
 export * from './certificate.js';
+export * from './certificate-details.js';
 export * from './certificate-info.js';
 export * from './cms/index.js';
 export * from './crl.js';

@@ -19,6 +19,7 @@ import type {
 import type { PageRequest, PageResult, SortDirection } from '../domain/common.js';
 import type { Issuer, IssuerConfig, IssuerType, IssuerWithConfig } from '../domain/issuer.js';
 import type { Job, JobStatus, JobType } from '../domain/job.js';
+import type { NamedKind } from '../domain/names.js';
 import type { NotificationEvent, NotificationStatus, NotificationType } from '../domain/notification.js';
 import type { Owner } from '../domain/owner.js';
 import type { PolicyRule, PolicyRuleType, PolicyViolation, Severity } from '../domain/policy.js';
@@ -267,6 +268,8 @@ export interface CertificateVersionRepository {
   get(id: string): Promise<CertificateVersion | null>;
   /** Decrypts the private key; only for export and deployment. */
   getWithKey(id: string): Promise<CertificateVersionWithKey | null>;
+  /** Whether the version's private key is held here (server-side generation); decrypts nothing. */
+  hasPrivateKey(id: string): Promise<boolean>;
   latest(certificateId: string): Promise<CertificateVersion | null>;
   listForCertificate(certificateId: string, page?: PageRequest): Promise<PageResult<CertificateVersion>>;
   findBySerial(issuerId: string, serialNumber: string): Promise<CertificateVersion | null>;
@@ -664,6 +667,22 @@ export interface AuditRepository {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// Names
+
+/**
+ * The names of records by id, for lists that show a related record by its name rather than its
+ * id (a job's certificate and target, an audit event's actor). One statement per call.
+ */
+export interface NameRepository {
+  /**
+   * The name of each record of `kind` among `ids`; ids that match no record are left out. A
+   * user's name is its display name, else its e-mail address, else its subject, and only users
+   * of `tenantId` are answered.
+   */
+  namesOf(kind: NamedKind, ids: readonly string[], tenantId: string): Promise<Map<string, string>>;
+}
+
 export interface Storage extends AcmeStorage, ScepStorage, DiscoveryStorage, PeopleStorage {
   readonly engine: 'postgres' | 'pglite' | 'mysql';
   readonly certificates: CertificateRepository;
@@ -683,6 +702,7 @@ export interface Storage extends AcmeStorage, ScepStorage, DiscoveryStorage, Peo
   readonly settings: SettingsRepository;
   readonly audit: AuditRepository;
   readonly scepProbes: ScepProbeRepository;
+  readonly names: NameRepository;
   /**
    * Runs `fn` in one database transaction: it commits when `fn` resolves and rolls back when it
    * throws (the error is rethrown). Use only the `tx` handed in inside `fn`. Calling

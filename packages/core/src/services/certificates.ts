@@ -11,6 +11,7 @@ import {
 } from '../domain/certificate.js';
 import { idSchema } from '../domain/common.js';
 import { CertwrightError, type FieldIssue, fail, notFound, validationError } from '../errors.js';
+import { type CertificateDetails, describeCertificate, describeEach } from '../pki/certificate-details.js';
 import type { CertificateListKey, Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
@@ -179,6 +180,20 @@ export interface CertificateKeyData {
   not_before: Date;
   not_after: Date;
   csr_pem: string | null;
+}
+
+/** One version decoded for display, with its chain (docs/api/inventory.md#decoded-certificates). */
+export interface VersionDetails {
+  certificate_id: string;
+  version_id: string;
+  /** The version the certificate currently points at. */
+  current: boolean;
+  /** The server holds this version's private key (it generated it): PKCS#12 export is possible. */
+  private_key_held: boolean;
+  certificate: CertificateDetails;
+  chain: CertificateDetails[];
+  /** Chain certificates the reader refused (counted, not shown). */
+  chain_undecodable: number;
 }
 
 /** The managed-certificate inventory. */
@@ -371,6 +386,23 @@ export class CertificateService {
       perPage: q.per_page,
     });
     return { data: result.items, total: result.total, page: q.page, per_page: q.per_page };
+  }
+
+  /** One version of the certificate, decoded with its chain; 404 for a version of another certificate. */
+  async versionDetails(id: string, versionId: string): Promise<VersionDetails> {
+    const certificate = await this.get(id);
+    const version = await this.deps.storage.versions.get(versionId);
+    if (!version || version.certificate_id !== id) throw notFound('certificate version', versionId);
+    const { chain, undecodable } = describeEach(version.chain_pem);
+    return {
+      certificate_id: id,
+      version_id: version.id,
+      current: certificate.current_version_id === version.id,
+      private_key_held: await this.deps.storage.versions.hasPrivateKey(version.id),
+      certificate: describeCertificate(version.cert_pem),
+      chain,
+      chain_undecodable: undecodable,
+    };
   }
 
   /** 404 names the certificate when it has no version yet (not issued). */

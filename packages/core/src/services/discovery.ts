@@ -20,6 +20,7 @@ import { DEFAULT_RENEWAL_POLICY_ID } from '../domain/renewal-policy.js';
 import { CertwrightError, fail, invalidState, isCertwrightError, publicMessage } from '../errors.js';
 import type { OutboundClient } from '../net/client.js';
 import { normalizeHost } from '../net/host.js';
+import { type CertificateDetails, describeCertificate, describeEach } from '../pki/certificate-details.js';
 import { pemDecode } from '../pki/pem.js';
 import type { SightingInput } from '../ports/discovery-storage.js';
 import type { AuditService } from './audit.js';
@@ -531,6 +532,19 @@ export class DiscoveryService {
 
   getCertificate(id: string): Promise<DiscoveredCertificate> {
     return this.deps.storage.discovered.require(id);
+  }
+
+  /**
+   * A discovered certificate decoded for display, with the chain the endpoint served after it.
+   * Both came from outside and pass the bounded reader here again; a chain certificate it
+   * refuses is counted, not shown.
+   */
+  async certificateDetails(
+    id: string,
+  ): Promise<{ certificate: CertificateDetails; chain: CertificateDetails[]; chain_undecodable: number }> {
+    const found = await this.deps.storage.discovered.require(id);
+    const { chain, undecodable } = describeEach(found.chain_pem);
+    return { certificate: describeCertificate(found.cert_pem), chain, chain_undecodable: undecodable };
   }
 
   /**

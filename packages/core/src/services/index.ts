@@ -18,6 +18,7 @@ import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
 import { type HealthCheckOptions, HealthCheckService } from './health-checks.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
+import { NameService } from './names.js';
 import { NotificationService } from './notifications.js';
 import { OwnerService } from './owners.js';
 import { PeopleService } from './people.js';
@@ -66,6 +67,7 @@ export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced }
 export * from './issuers.js';
 export * from './job-kinds.js';
 export * from './jobs.js';
+export * from './names.js';
 export * from './notifications.js';
 export * from './owners.js';
 export { type ListPage, type Paged, type PageWindow, paged, pageQuerySchema, storagePage } from './paging.js';
@@ -97,6 +99,8 @@ export interface Services {
   readonly certificates: CertificateService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
+  /** Names of related records by id, several kinds in one call. */
+  readonly names: NameService;
   readonly teams: TeamService;
   readonly profiles: ProfileService;
   readonly renewalPolicies: RenewalPolicyService;
@@ -238,6 +242,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
     issuers,
     owners: new OwnerService(deps, audit),
+    names: new NameService(deps),
     teams: new TeamService(deps, audit),
     profiles,
     renewalPolicies: new RenewalPolicyService(deps, audit),

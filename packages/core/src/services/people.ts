@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   type AuthUser,
   DEFAULT_TENANT_ID,
@@ -12,12 +13,33 @@ import {
   type Permission,
   permissionsOf,
 } from '../domain/permissions.js';
-import { fail, notFound, validationError } from '../errors.js';
+import { fail, isCertwrightError, notFound, validationError } from '../errors.js';
 import type { NewOidcProvider, OidcProviderPatch } from '../ports/people-storage.js';
 import type { AuditService } from './audit.js';
 import { requireSecretsForNewOrigin } from './bound-secrets.js';
 import type { Actor, ServiceDeps } from './context.js';
+import { parseInput } from './input.js';
 import { type ListPage, type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
+
+/**
+ * A user made ahead of their first sign-in, with their roles: an OIDC user (`provider_id` and
+ * the provider's `sub`) gets these roles when they first sign in; a local user (no provider)
+ * signs in through break-glass once a credential is set for them.
+ */
+export const userCreateSchema = z.strictObject({
+  subject: z.string().trim().min(1).max(255).describe("the identity provider's `sub`, or a local actor id"),
+  provider_id: z
+    .string()
+    .min(1)
+    .max(128)
+    .nullable()
+    .optional()
+    .describe('the OIDC provider; absent or null: local'),
+  email: z.email().max(320).nullable().optional(),
+  display_name: z.string().trim().min(1).max(255).nullable().optional(),
+  roles: z.array(z.string().min(1).max(64)).max(64).optional().describe('directly assigned roles'),
+});
+export type UserCreate = z.input<typeof userCreateSchema>;
 
 /** A role as the API shows it: built-in ones first, then the tenant's own. */
 export interface RoleView {
@@ -190,6 +212,65 @@ export class PeopleService {
         { action: 'role_delete', category: 'auth', resource_type: 'role', resource_id: name },
         tx,
       );
+    });
+  }
+
+  /**
+   * Creates a user of the tenant with their roles. The provider must be one of the tenant's;
+   * a local subject may not take the demo prefix (demo cleanup removes those users); the same
+   * subject at the same provider twice is 409.
+   */
+  async createUser(actor: Actor, tenantId: string, input: UserCreate): Promise<AuthUser> {
+    const data = parseInput(userCreateSchema, input);
+    const providerId = data.provider_id ?? null;
+    if (providerId !== null) {
+      const provider = await this.storage.oidcProviders.get(providerId);
+      if (!provider || provider.tenant_id !== tenantId) {
+        throw fail('invalid_reference', `OIDC provider '${providerId}' does not exist`, {
+          fields: [{ field: 'provider_id', message: `no OIDC provider '${providerId}'` }],
+        });
+      }
+    } else if (data.subject.startsWith(DEMO_SUBJECT_PREFIX)) {
+      throw validationError([
+        {
+          field: 'subject',
+          message: `'${DEMO_SUBJECT_PREFIX}' is kept for demo users; choose another subject`,
+        },
+      ]);
+    }
+    const roles = [...new Set(data.roles ?? [])];
+    await this.checkRolesExist(tenantId, roles, 'roles');
+    return this.storage.transaction(async (tx) => {
+      const user = await tx.users
+        .create({
+          tenant_id: tenantId,
+          provider_id: providerId,
+          subject: data.subject,
+          email: data.email ?? null,
+          display_name: data.display_name ?? null,
+        })
+        .catch((error: unknown) => {
+          if (isCertwrightError(error) && error.code === 'conflict') {
+            const where = providerId === null ? 'as a local user' : `at provider '${providerId}'`;
+            throw fail('duplicate', `a user with subject '${data.subject}' exists ${where}`, {
+              fields: [{ field: 'subject', message: `taken ${where}` }],
+            });
+          }
+          throw error;
+        });
+      if (roles.length > 0) await tx.roles.setRolesOf(user.id, roles);
+      await this.audit.record(
+        actor,
+        {
+          action: 'user_create',
+          category: 'auth',
+          resource_type: 'user',
+          resource_id: user.id,
+          details: { provider_id: providerId, roles },
+        },
+        tx,
+      );
+      return user;
     });
   }
 

@@ -356,6 +356,98 @@ export function describeStorageContract(
       });
     });
 
+    describe('names', () => {
+      it("answers the names of records of every kind by id in one call, leaving out unknown ids and other tenants' users", async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({
+          ...r.base,
+          name: `names ${r.tag}`,
+          common_name: 'n.example.test',
+        });
+        const profile = await s.profiles.create({ name: `profile ${r.tag}`, max_validity_days: 90 });
+        const rule = await s.policyRules.create({ name: `rule ${r.tag}`, type: 'AllowedIssuers' });
+        const agent = await s.agents.create({
+          name: `agent ${r.tag}`,
+          hostname: 'h',
+          os: 'linux',
+          architecture: 'amd64',
+          ip_address: '127.0.0.1',
+          version: '1',
+          api_key_hash: null,
+        });
+        const target = await s.targets.create({ agent_id: agent.id, name: `target ${r.tag}`, type: 'NGINX' });
+        const hook = await s.webhooks.create({ name: `hook ${r.tag}`, url: 'https://hooks.example.test/n' });
+        const scan = await s.scanTargets.create({
+          name: `scan ${r.tag}`,
+          cidrs: ['10.1.0.0/24'],
+          hosts: [],
+          ports: [443],
+          sni_names: [],
+          interval_seconds: 0,
+          enabled: true,
+          next_scan_at: null,
+        });
+        const check = await s.healthChecks.create({
+          name: `check ${r.tag}`,
+          host: '10.0.0.5',
+          port: 443,
+          sni: null,
+          expected_fingerprint: null,
+          certificate_id: null,
+          interval_seconds: 60,
+          deployment_window_seconds: 0,
+          enabled: true,
+          next_check_at: null,
+        });
+        const tenant = `tenant-${r.tag}`;
+        const named = await s.users.create({
+          tenant_id: tenant,
+          subject: `sub-${r.tag}`,
+          provider_id: null,
+          display_name: `Alice ${r.tag}`,
+          email: `alice-${r.tag}@example.test`,
+        });
+        const mailOnly = await s.users.create({
+          tenant_id: tenant,
+          subject: `mail-${r.tag}`,
+          provider_id: null,
+          email: `bob-${r.tag}@example.test`,
+        });
+        const bare = await s.users.create({ tenant_id: tenant, subject: `bare-${r.tag}`, provider_id: null });
+        const elsewhere = await s.users.create({
+          tenant_id: `other-${r.tag}`,
+          subject: `x-${r.tag}`,
+          provider_id: null,
+          display_name: 'Mallory',
+        });
+        const cases = [
+          ['certificate', cert.id, cert.name],
+          ['issuer', r.issuer.id, r.issuer.name],
+          ['owner', r.owner.id, r.owner.name],
+          ['team', r.team.id, r.team.name],
+          ['profile', profile.id, profile.name],
+          ['renewal_policy', r.policy.id, r.policy.name],
+          ['policy_rule', rule.id, rule.name],
+          ['agent', agent.id, agent.name],
+          ['target', target.id, target.name],
+          ['webhook', hook.id, hook.name],
+          ['scan_target', scan.id, scan.name],
+          ['health_check', check.id, check.name],
+        ] as const;
+        for (const [kind, id, name] of cases) {
+          const got = await s.names.namesOf(kind, [id, id, 'missing-id'], tenant);
+          expect(Object.fromEntries(got), kind).toEqual({ [id]: name });
+        }
+        const users = await s.names.namesOf('user', [named.id, mailOnly.id, bare.id, elsewhere.id], tenant);
+        expect(Object.fromEntries(users)).toEqual({
+          [named.id]: `Alice ${r.tag}`,
+          [mailOnly.id]: `bob-${r.tag}@example.test`,
+          [bare.id]: `bare-${r.tag}`,
+        });
+        expect((await s.names.namesOf('owner', [], tenant)).size).toBe(0);
+      });
+    });
+
     describe('SCEP RA', () => {
       const ra = (profile_id: string, fp: string, previous: string | null = null) => ({
         profile_id,
@@ -777,6 +869,11 @@ export function describeStorageContract(
           versionInput(cert.id, r.issuer.id, new Date(notAfter.getTime() + DAY), 'abcd02'),
         );
         expect((await s.versions.latest(cert.id))?.id).toBe(v2.id);
+        expect([await s.versions.hasPrivateKey(v1.id), await s.versions.hasPrivateKey(v2.id)]).toEqual([
+          true,
+          false,
+        ]);
+        expect(await s.versions.hasPrivateKey('cv-missing')).toBe(false);
         expect((await s.versions.listForCertificate(cert.id)).total).toBe(2);
         expect((await s.versions.findBySerial(r.issuer.id, 'ABCD01'))?.id).toBe(v1.id);
         expect(

@@ -11,7 +11,7 @@ import {
 } from '@certwright/core';
 import { encodeCrlEntry } from '@certwright/core/pki';
 import { type Insertable, type Selectable, sql } from 'kysely';
-import { atomic, type Ctx, count, pageWindow, toNum } from '../context.js';
+import { atomic, type Ctx, count, pageWindow, toBool, toNum } from '../context.js';
 import type { CertificateVersionsTable } from '../schema.js';
 import { newCertificateRow } from './certificates.js';
 
@@ -193,6 +193,16 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
         ? await ctx.box.open(row.private_key_sealed, keyContext(id))
         : null;
       return { ...toVersion(row), private_key_pem };
+    },
+
+    async hasPrivateKey(id) {
+      const row = await ctx.db
+        .selectFrom('certificate_versions')
+        // The sealed key itself is not read, only whether there is one.
+        .select((eb) => eb('private_key_sealed', 'is not', null).as('held'))
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return toBool(row?.held);
     },
 
     async latest(certificateId) {

@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
+import { type Names, type Ref, useNames } from '../names';
 import { ErrorBox, Loading } from './common';
 import { type Column, DataTable, Pager } from './table';
 
@@ -20,6 +21,7 @@ export function ResourceList<T>({
   queryKey,
   load,
   columns,
+  refs,
   rowKey,
   perPage = 50,
   toolbar,
@@ -29,7 +31,10 @@ export function ResourceList<T>({
   intro?: ReactNode;
   queryKey: readonly unknown[];
   load: (page: number, perPage: number) => Promise<PageOf<T>>;
-  columns: readonly Column<T>[];
+  /** The columns; a function of the page's names when `refs` lists related records. */
+  columns: readonly Column<T>[] | ((names: Names | undefined) => readonly Column<T>[]);
+  /** The related records a row shows by name: resolved for the whole page in one request. */
+  refs?: (row: T) => readonly Ref[];
   rowKey: (row: T) => string;
   perPage?: number;
   toolbar?: ReactNode;
@@ -41,6 +46,7 @@ export function ResourceList<T>({
     placeholderData: keepPreviousData,
     queryFn: () => load(page, perPage),
   });
+  const names = useNames(refs ? list.data?.data : undefined, refs ?? (() => []));
   return (
     <>
       <h1>{title}</h1>
@@ -52,7 +58,7 @@ export function ResourceList<T>({
         <>
           <DataTable
             caption={title}
-            columns={columns}
+            columns={typeof columns === 'function' ? columns(names) : columns}
             rows={list.data.data}
             rowKey={rowKey}
             {...(empty ? { empty } : {})}

@@ -5,6 +5,7 @@ import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, Loading } from '../components/common';
 import { DataTable, Pager } from '../components/table';
 import { download } from '../download';
+import { Actor, actorRef, kindOfResource, type Ref, Resource, useNames } from '../names';
 
 type Category = 'cert_lifecycle' | 'auth' | 'config';
 const PER_PAGE = 50;
@@ -20,6 +21,14 @@ export default function Audit() {
     placeholderData: keepPreviousData,
     queryFn: () =>
       api.get('/api/v1/audit', { query: { page, per_page: PER_PAGE, ...(category ? { category } : {}) } }),
+  });
+  const names = useNames(events.data?.data, (e) => {
+    const refs: Ref[] = [];
+    const kind = kindOfResource(e.resource_type);
+    if (kind) refs.push([kind, e.resource_id]);
+    const actor = actorRef(e.actor_type, e.actor);
+    if (actor) refs.push(actor);
+    return refs;
   });
   const exportTrail = async () => {
     setExportError(null);
@@ -67,8 +76,16 @@ export default function Audit() {
               { key: 'when', header: 'When', render: (e) => <DateTime value={String(e.occurred_at)} /> },
               { key: 'category', header: 'Category', render: (e) => e.category },
               { key: 'action', header: 'Action', render: (e) => e.action },
-              { key: 'resource', header: 'Resource', render: (e) => `${e.resource_type} ${e.resource_id}` },
-              { key: 'actor', header: 'Actor', render: (e) => `${e.actor_type} ${e.actor}` },
+              {
+                key: 'resource',
+                header: 'Resource',
+                render: (e) => <Resource type={e.resource_type} id={e.resource_id} names={names} />,
+              },
+              {
+                key: 'actor',
+                header: 'Actor',
+                render: (e) => <Actor names={names} type={e.actor_type} id={e.actor} />,
+              },
             ]}
           />
           <Pager page={page} perPage={PER_PAGE} total={events.data.total} onPage={setPage} />

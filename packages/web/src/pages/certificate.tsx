@@ -14,7 +14,10 @@ import {
   StatusBadge,
 } from '../components/common';
 import { DataTable } from '../components/table';
+import { VersionDetails } from '../components/version-details';
 import { download } from '../download';
+import { Expiry } from '../expiry';
+import { Actor, actorRef, Named, type Ref, useNames } from '../names';
 
 type RevokeReason = NonNullable<
   NonNullable<
@@ -44,6 +47,7 @@ export default function Certificate() {
   const [pending, setPending] = useState<Pending>(null);
   const [reason, setReason] = useState<RevokeReason>('unspecified');
   const [done, setDone] = useState<string | null>(null);
+  const [chosenVersion, setChosenVersion] = useState<string | null>(null);
 
   const cert = useQuery({
     queryKey: ['certificate', id],
@@ -65,6 +69,27 @@ export default function Certificate() {
     queryKey: ['certificate', id, 'audit'],
     enabled: auditRead.allowed,
     queryFn: () => api.get('/api/v1/audit', { query: { resource_id: id, per_page: 50 } }),
+  });
+
+  // One names request for everything the page names: the certificate's references, the jobs'
+  // targets and agents, the audit trail's actors.
+  const settled =
+    cert.data && !versions.isPending && !jobs.isPending && (!auditRead.allowed || !audit.isPending);
+  const names = useNames(settled ? [cert.data] : undefined, (c) => {
+    const refs: Ref[] = [
+      ['issuer', c.issuer_id],
+      ['owner', c.owner_id],
+      ['team', c.team_id],
+      ['profile', c.profile_id],
+      ['renewal_policy', c.renewal_policy_id],
+    ];
+    for (const v of versions.data?.data ?? []) refs.push(['issuer', v.issuer_id]);
+    for (const j of jobs.data?.data ?? []) refs.push(['target', j.target_id], ['agent', j.agent_id]);
+    for (const e of audit.data?.data ?? []) {
+      const actor = actorRef(e.actor_type, e.actor);
+      if (actor) refs.push(actor);
+    }
+    return refs;
   });
 
   const act = useMutation({
@@ -94,6 +119,7 @@ export default function Certificate() {
   if (cert.isError) return <ErrorBox error={cert.error} />;
   const c = cert.data;
   const current = versions.data?.data.find((v) => v.id === c.current_version_id) ?? versions.data?.data[0];
+  const shownVersion = versions.data?.data.find((v) => v.id === chosenVersion) ?? current;
   const revoked = c.status === 'Revoked';
   const issued = Boolean(c.current_version_id);
 
@@ -197,7 +223,27 @@ export default function Certificate() {
             <dd>{c.sans.join(', ') || '—'}</dd>
             <dt>Expires</dt>
             <dd>
-              <DateTime value={c.expires_at} />
+              <Expiry value={c.expires_at} />
+            </dd>
+            <dt>Issuer</dt>
+            <dd>
+              <Named names={names} kind="issuer" id={c.issuer_id} />
+            </dd>
+            <dt>Owner</dt>
+            <dd>
+              <Named names={names} kind="owner" id={c.owner_id} />
+            </dd>
+            <dt>Team</dt>
+            <dd>
+              <Named names={names} kind="team" id={c.team_id} />
+            </dd>
+            <dt>Profile</dt>
+            <dd>
+              <Named names={names} kind="profile" id={c.profile_id} />
+            </dd>
+            <dt>Renewal policy</dt>
+            <dd>
+              <Named names={names} kind="renewal_policy" id={c.renewal_policy_id} />
             </dd>
             <dt>Environment</dt>
             <dd>{c.environment ?? '—'}</dd>
@@ -240,7 +286,7 @@ export default function Certificate() {
             caption="Versions"
             rows={versions.data.data}
             rowKey={(v) => v.id}
-            empty="Not issued yet."
+            empty="Not issued yet: Issue creates the first version."
             columns={[
               { key: 'serial', header: 'Serial', render: (v) => <code>{v.serial_number}</code> },
               { key: 'from', header: 'Valid from', render: (v) => <DateTime value={v.not_before} /> },
@@ -262,16 +308,30 @@ export default function Certificate() {
                     '—'
                   ),
               },
+              {
+                key: 'view',
+                header: 'Decoded',
+                render: (v) => (
+                  <button
+                    type="button"
+                    className="button small"
+                    aria-pressed={v.id === shownVersion?.id}
+                    aria-label={`Show version ${v.serial_number} decoded`}
+                    onClick={() => setChosenVersion(v.id)}
+                  >
+                    Show
+                  </button>
+                ),
+              },
             ]}
           />
         ) : null}
-        {current?.chain_pem ? (
-          <details>
-            <summary>Chain of the current version</summary>
-            <pre className="code">{current.chain_pem}</pre>
-          </details>
-        ) : null}
       </Section>
+      {shownVersion ? (
+        <Section title={`Version ${shownVersion.serial_number} decoded`}>
+          <VersionDetails certificateId={id} name={c.name} version={shownVersion} />
+        </Section>
+      ) : null}
       <Section title="Jobs and deployments">
         {jobs.isPending ? <Loading /> : null}
         {jobs.isError ? <ErrorBox error={jobs.error} /> : null}
@@ -284,7 +344,16 @@ export default function Certificate() {
             columns={[
               { key: 'type', header: 'Type', render: (j) => j.type },
               { key: 'status', header: 'Status', render: (j) => <StatusBadge status={j.status} /> },
-              { key: 'target', header: 'Target', render: (j) => j.target_id ?? '—' },
+              {
+                key: 'target',
+                header: 'Target',
+                render: (j) => <Named names={names} kind="target" id={j.target_id} />,
+              },
+              {
+                key: 'agent',
+                header: 'Agent',
+                render: (j) => <Named names={names} kind="agent" id={j.agent_id} />,
+              },
               { key: 'created', header: 'Created', render: (j) => <DateTime value={String(j.created_at)} /> },
               { key: 'error', header: 'Last error', render: (j) => j.last_error ?? '—' },
             ]}
@@ -303,7 +372,11 @@ export default function Certificate() {
               columns={[
                 { key: 'when', header: 'When', render: (e) => <DateTime value={String(e.occurred_at)} /> },
                 { key: 'action', header: 'Action', render: (e) => e.action },
-                { key: 'actor', header: 'Actor', render: (e) => `${e.actor_type} ${e.actor}` },
+                {
+                  key: 'actor',
+                  header: 'Actor',
+                  render: (e) => <Actor names={names} type={e.actor_type} id={e.actor} />,
+                },
               ]}
             />
           ) : null}

@@ -1,33 +1,21 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Link, useNavigate, useSearch } from '@tanstack/react-router';
+import { useNavigate, useSearch } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
-import type { Response200 } from '../api';
 import { BulkActions } from '../components/bulk-actions';
-import { DateTime, ErrorBox, Loading, StatusBadge } from '../components/common';
+import { ErrorBox, Loading } from '../components/common';
+import {
+  type Cert,
+  ColumnChooser,
+  certificateRefs,
+  chosenColumns,
+  saveColumns,
+  tableColumns,
+} from '../components/inventory-columns';
 import { NewCertificate } from '../components/new-certificate';
-import { type Column, DataTable, Pager } from '../components/table';
+import { DataTable, Pager } from '../components/table';
 import { INVENTORY_PER_PAGE, inventoryQuery } from '../inventory-query';
+import { useNames } from '../names';
 import { CERT_STATUSES, type InventorySearch } from '../router';
-
-type Cert = Response200<'/api/v1/certificates'>['data'][number];
-
-const columns: Column<Cert>[] = [
-  {
-    key: 'name',
-    header: 'Name',
-    sort: 'name',
-    render: (c) => (
-      <Link to="/certificates/$id" params={{ id: c.id }}>
-        {c.name}
-      </Link>
-    ),
-  },
-  { key: 'cn', header: 'Common name', sort: 'common_name', render: (c) => c.common_name },
-  { key: 'status', header: 'Status', sort: 'status', render: (c) => <StatusBadge status={c.status} /> },
-  { key: 'expires', header: 'Expires', sort: 'expires_at', render: (c) => <DateTime value={c.expires_at} /> },
-  { key: 'env', header: 'Environment', render: (c) => c.environment ?? '—' },
-  { key: 'source', header: 'Source', render: (c) => c.source || '—' },
-];
 
 /** The inventory: server-side filtering, sorting and paging; every filter is in the URL. */
 export default function Certificates() {
@@ -43,6 +31,13 @@ export default function Certificates() {
   };
   const page = search.page ?? 1;
   const list = useQuery({ ...inventoryQuery(search), placeholderData: keepPreviousData });
+  // The names of every issuer, owner and team on the page, in one request.
+  const names = useNames(list.data?.data, certificateRefs);
+  const shown = chosenColumns(search.cols);
+  const setColumns = (ids: string[]) => {
+    saveColumns(ids);
+    void navigate({ search: (prev: InventorySearch) => ({ ...prev, cols: ids.join(',') }) });
+  };
   const update = (next: Partial<InventorySearch>) =>
     navigate({ search: (prev: InventorySearch) => ({ ...prev, page: undefined, ...next }) });
   const onSearch = (event: FormEvent) => {
@@ -92,12 +87,13 @@ export default function Certificates() {
           className="button"
           onClick={() => {
             setText('');
-            void navigate({ search: {} });
+            void navigate({ search: search.cols ? { cols: search.cols } : {} });
           }}
         >
           Clear filters
         </button>
       </form>
+      <ColumnChooser value={shown} onChange={setColumns} />
       {list.isPending ? <Loading what="Loading certificates" /> : null}
       {list.isError ? <ErrorBox error={list.error} /> : null}
       {list.data ? (
@@ -121,7 +117,7 @@ export default function Certificates() {
                   />
                 ),
               },
-              ...columns,
+              ...tableColumns(shown, names),
             ]}
             rows={list.data.data}
             rowKey={(c) => c.id}

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
@@ -16,6 +17,7 @@ import {
 import { Picker, type PickerResource } from '../components/picker';
 import { DataTable, Pager } from '../components/table';
 import { iso } from '../format';
+import { Named, useNames } from '../names';
 
 type Scan = Response200<'/api/v1/discovery/scans'>['data'][number];
 type Found = Response200<'/api/v1/discovery/certificates'>['data'][number];
@@ -26,6 +28,11 @@ function Scans() {
     queryKey: ['discovery-scans', page],
     queryFn: () => api.get('/api/v1/discovery/scans', { query: { page, per_page: 20 } }),
   });
+  // A network scan names its scan target; every scan its source (the server scanner or an agent).
+  const names = useNames(scans.data?.data, (s) => [
+    ['scan_target', s.target_id],
+    ['agent', s.source],
+  ]);
   return (
     <Section title="Scans">
       {scans.isPending ? <Loading what="Loading scans" /> : null}
@@ -39,7 +46,16 @@ function Scans() {
             empty="No scans yet."
             columns={[
               { key: 'started', header: 'Started', render: (s) => <DateTime value={iso(s.started_at)} /> },
-              { key: 'source', header: 'Source', render: (s) => s.source },
+              {
+                key: 'source',
+                header: 'Source',
+                render: (s) => <Named names={names} kind="agent" id={s.source} />,
+              },
+              {
+                key: 'target',
+                header: 'Scan target',
+                render: (s) => <Named names={names} kind="scan_target" id={s.target_id} />,
+              },
               { key: 'status', header: 'Status', render: (s) => <StatusBadge status={s.status} /> },
               {
                 key: 'endpoints',
@@ -163,6 +179,7 @@ function Found() {
         query: { page, per_page: 25, ...(status ? { status } : {}) },
       }),
   });
+  const names = useNames(found.data?.data, (f) => [['certificate', f.certificate_id]]);
   const dismiss = useMutation({
     mutationFn: (f: Found) =>
       api.post('/api/v1/discovery/certificates/{id}/dismiss', { params: { id: f.id } }),
@@ -206,7 +223,15 @@ function Found() {
             rowKey={(f) => f.id}
             empty="No certificates found with this status."
             columns={[
-              { key: 'subject', header: 'Subject', render: (f) => f.subject },
+              {
+                key: 'subject',
+                header: 'Subject',
+                render: (f) => (
+                  <Link to="/discovery/certificates/$id" params={{ id: f.id }}>
+                    {f.subject}
+                  </Link>
+                ),
+              },
               { key: 'issuer', header: 'Issuer', render: (f) => f.issuer },
               { key: 'expires', header: 'Expires', render: (f) => <DateTime value={iso(f.not_after)} /> },
               {
@@ -219,6 +244,11 @@ function Found() {
                     .join(', ') || '—',
               },
               { key: 'status', header: 'Status', render: (f) => <StatusBadge status={f.status} /> },
+              {
+                key: 'managed',
+                header: 'Managed as',
+                render: (f) => <Named names={names} kind="certificate" id={f.certificate_id} />,
+              },
               {
                 key: 'actions',
                 header: 'Actions',

@@ -1,7 +1,7 @@
-import { Link } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime, StatusBadge } from '../components/common';
 import { ResourceList } from '../components/resource-list';
+import { Named } from '../names';
 
 type Job = Response200<'/api/v1/jobs'>['data'][number];
 
@@ -12,20 +12,28 @@ export default function Jobs() {
       queryKey={['jobs']}
       load={(page, per_page) => api.get('/api/v1/jobs', { query: { page, per_page } })}
       rowKey={(j) => j.id}
-      columns={[
+      refs={(j) => [
+        ['certificate', j.certificate_id],
+        ['target', j.target_id],
+        ['agent', j.agent_id],
+      ]}
+      columns={(names) => [
         { key: 'type', header: 'Type', render: (j) => j.type },
         { key: 'status', header: 'Status', render: (j) => <StatusBadge status={j.status} /> },
         {
           key: 'cert',
           header: 'Certificate',
-          render: (j) =>
-            j.certificate_id ? (
-              <Link to="/certificates/$id" params={{ id: j.certificate_id }}>
-                {j.certificate_id}
-              </Link>
-            ) : (
-              '—'
-            ),
+          render: (j) => <Named names={names} kind="certificate" id={j.certificate_id} />,
+        },
+        {
+          key: 'target',
+          header: 'Target',
+          render: (j) => <Named names={names} kind="target" id={j.target_id} />,
+        },
+        {
+          key: 'agent',
+          header: 'Agent',
+          render: (j) => <Named names={names} kind="agent" id={j.agent_id} />,
         },
         { key: 'attempts', header: 'Attempts', render: (j) => `${j.attempts} of ${j.max_attempts}` },
         { key: 'created', header: 'Created', render: (j) => <DateTime value={String(j.created_at)} /> },

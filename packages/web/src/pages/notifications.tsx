@@ -5,9 +5,24 @@ import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, StatusBadge } from '../components/common';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
+import { Named, type Names } from '../names';
 
 type Notification = Response200<'/api/v1/notifications'>['data'][number];
 type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read';
+
+/** `webhook:<id>` names a webhook; other channels (`email` …) are shown as they are. */
+const webhookOf = (channel: string): string | null =>
+  channel.startsWith('webhook:') ? channel.slice('webhook:'.length) : null;
+
+function Channel({ channel, names }: { channel: string; names: Names | undefined }) {
+  const webhook = webhookOf(channel);
+  if (!webhook) return <>{channel}</>;
+  return (
+    <>
+      webhook <Named names={names} kind="webhook" id={webhook} />
+    </>
+  );
+}
 
 /** Notifications, with a dead filter and requeue for the dead ones. */
 export default function Notifications() {
@@ -43,10 +58,19 @@ export default function Notifications() {
           </label>
         }
         rowKey={(n) => n.id}
-        columns={[
+        refs={(n) => [
+          ['certificate', n.certificate_id],
+          ['webhook', webhookOf(n.channel)],
+        ]}
+        columns={(names) => [
           { key: 'type', header: 'Type', render: (n) => n.type },
           { key: 'status', header: 'Status', render: (n) => <StatusBadge status={n.status} /> },
-          { key: 'channel', header: 'Channel', render: (n) => n.channel },
+          { key: 'channel', header: 'Channel', render: (n) => <Channel channel={n.channel} names={names} /> },
+          {
+            key: 'cert',
+            header: 'Certificate',
+            render: (n) => <Named names={names} kind="certificate" id={n.certificate_id} />,
+          },
           { key: 'subject', header: 'Subject', render: (n) => n.subject },
           { key: 'retries', header: 'Retries', render: (n) => n.retry_count },
           { key: 'error', header: 'Last error', render: (n) => n.last_error ?? '—' },

@@ -2,7 +2,7 @@ import { fail } from '../../errors.js';
 import { serialToHex } from '../../pki/certificate-info.js';
 import { Tag } from '../../pki/der.js';
 import { children, content, expectTag, readRoot } from '../../pki/der-reader.js';
-import type { RawExtension } from '../../pki/extensions.js';
+import { decodeAuthorityKeyIdentifier, type RawExtension } from '../../pki/extensions.js';
 import { OID } from '../../pki/oids.js';
 
 /**
@@ -77,10 +77,5 @@ export function formatAcmeCertId(keyIdentifier: Uint8Array, serialHex: string): 
  */
 export function authorityKeyIdentifierOf(extensions: readonly RawExtension[]): Uint8Array | null {
   const aki = extensions.find((e) => e.oid === OID.authorityKeyIdentifier);
-  if (!aki) return null;
-  const root = expectTag(readRoot(aki.value), Tag.SEQUENCE, 'authorityKeyIdentifier');
-  for (const node of children(aki.value, root)) {
-    if (node.tag === 0x80) return content(aki.value, node);
-  }
-  return null;
+  return aki ? decodeAuthorityKeyIdentifier(aki.value) : null;
 }

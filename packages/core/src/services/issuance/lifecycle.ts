@@ -7,6 +7,7 @@ import type { RenewalPolicy } from '../../domain/renewal-policy.js';
 import { fail, isCertwrightError, notFound, publicMessage } from '../../errors.js';
 import type { IssuerConnectorRegistry } from '../../issuers/connector.js';
 import { defaultIssuerConnectors } from '../../issuers/index.js';
+import { type CertificateDetails, describeEach } from '../../pki/certificate-details.js';
 import type { Storage } from '../../ports/storage.js';
 import type { AuditService } from '../audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from '../context.js';
@@ -428,6 +429,14 @@ export class LifecycleService {
   /** The CA chain of an issuer (PEM, issuing CA first). */
   caChain(issuerId: string): Promise<string[]> {
     return this.#exporter.caChain(issuerId);
+  }
+
+  /** The CA chain of an issuer decoded for display, issuing CA first. */
+  async caChainDetails(
+    issuerId: string,
+  ): Promise<{ chain: CertificateDetails[]; chain_undecodable: number }> {
+    const { chain, undecodable } = describeEach((await this.caChain(issuerId)).join(''));
+    return { chain, chain_undecodable: undecodable };
   }
 
   /** For the renewal scheduler. */

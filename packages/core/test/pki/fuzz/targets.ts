@@ -319,6 +319,12 @@ export function pkiTargets(): FuzzTarget<unknown>[] {
       (b) => pki.readCertificate(b),
     ),
     bytesTarget(
+      'certificate-details',
+      'describeCertificate: the decoded view (SAN forms, CDP, AIA, policies, AKI, version)',
+      fc.oneof({ weight: 6, arbitrary: mutated(seeds.cert) }, { weight: 1, arbitrary: randomDer }),
+      (b) => pki.describeCertificate(b),
+    ),
+    bytesTarget(
       'scep-request',
       'parseScepRequest (SCEP attributes, signer certificate) and the signer verification',
       fc.oneof(
@@ -357,13 +363,17 @@ export function pkiTargets(): FuzzTarget<unknown>[] {
     ),
     bytesTarget(
       'extensions',
-      'decoders of SAN, key usage, EKU, basic constraints, SKI',
+      'decoders of SAN, key usage, EKU, basic constraints, SKI, AKI, CDP, AIA, policies',
       fc.oneof({ weight: 6, arbitrary: mutated(extValues) }, { weight: 1, arbitrary: randomDer }),
       (b) => {
         attempt(() => pki.decodeSubjectAltName(b));
         attempt(() => pki.decodeKeyUsage(b));
         attempt(() => pki.decodeExtKeyUsage(b));
         attempt(() => pki.decodeBasicConstraints(b));
+        attempt(() => pki.decodeAuthorityKeyIdentifier(b));
+        attempt(() => pki.decodeCrlDistributionPoints(b));
+        attempt(() => pki.decodeAuthorityInfoAccess(b));
+        attempt(() => pki.decodeCertificatePolicies(b));
         return pki.decodeSubjectKeyIdentifier(b);
       },
     ),

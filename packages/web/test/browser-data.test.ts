@@ -1,0 +1,382 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Locator, Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseOpensslText } from '../../core/test/pki/support/openssl-text.js';
+import { bearer, httpsCall } from '../../server/test/support/https.js';
+import { makeTestPki } from '../../server/test/support/openssl-pki.js';
+import { CHROMIUM, haveChromium, launchChromium } from './support/chromium.js';
+import { accessible, type ConsoleServer, signInWithKey, startConsoleServer } from './support/console.js';
+
+const SECRET = 'web-data-test-secret-0123456789abcdef';
+const work = mkdtempSync(join(tmpdir(), 'cw-web-data-'));
+
+const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: work, encoding: 'utf8' });
+
+/** What OpenSSL reads from a PEM certificate: -text, both fingerprints. */
+function opensslOf(pem: string) {
+  const file = join(work, `c-${Date.now()}-${Math.random()}.pem`);
+  writeFileSync(file, pem);
+  const text = openssl(
+    'x509',
+    '-in',
+    file,
+    '-noout',
+    '-text',
+    '-nameopt',
+    'RFC2253',
+    '-fingerprint',
+    '-sha256',
+  );
+  return parseOpensslText(`${text}\n${openssl('x509', '-in', file, '-noout', '-fingerprint', '-sha1')}`);
+}
+
+/** The value of a term of a decoded view (`<dt>term</dt><dd>…</dd>`); the code of a copyable one. */
+async function field(scope: Locator, term: string): Promise<string> {
+  const dd = scope.locator(`xpath=.//dt[normalize-space()="${term}"]/following-sibling::dd[1]`).first();
+  const code = dd.locator('code');
+  return (await code.count()) > 0 ? (await code.first().innerText()).trim() : (await dd.innerText()).trim();
+}
+const colons = (hex: string | null) => hex?.toUpperCase().match(/../g)?.join(':') ?? '—';
+
+/**
+ * The decoded view against OpenSSL: every field the console shows, read off the page, equals
+ * what `openssl x509 -text` reads from the same certificate.
+ */
+async function expectDecodedAsOpenssl(scope: Locator, pem: string) {
+  const o = opensslOf(pem);
+  expect(await field(scope, 'Subject')).toBe(o.subject);
+  expect(await field(scope, 'Issuer')).toBe(o.issuer);
+  expect((await field(scope, 'Serial number')).replace(/:/g, '').toLowerCase().replace(/^0+/, '')).toBe(
+    o.serial,
+  );
+  expect(await field(scope, 'SHA-256 fingerprint')).toBe(colons(o.sha256));
+  expect(await field(scope, 'SHA-1 fingerprint')).toBe(colons(o.sha1));
+  expect(await field(scope, 'Subject key identifier')).toBe(o.subjectKeyIdentifier ?? '—');
+  expect(await field(scope, 'Authority key identifier')).toBe(o.authorityKeyIdentifier ?? '—');
+  const dns = o.sans.filter((n) => n.startsWith('DNS:')).map((n) => n.slice(4));
+  expect((await field(scope, 'DNS names')).split('\n').filter((l) => l !== '—')).toEqual(dns);
+  const ips = o.sans.filter((n) => n.startsWith('IP Address:')).map((n) => n.slice('IP Address:'.length));
+  expect((await field(scope, 'IP addresses')).split('\n').filter((l) => l !== '—')).toEqual(ips);
+  expect(await field(scope, 'Key usage')).toBe(o.keyUsage?.join(', ') ?? '—');
+  expect(await field(scope, 'Extended key usage')).toBe(o.extendedKeyUsage?.join(', ') ?? '—');
+  const bc = await field(scope, 'Basic constraints');
+  if (o.basicConstraints === null) expect(bc).toBe('—');
+  else {
+    expect(bc.startsWith(o.basicConstraints.startsWith('CA:TRUE') ? 'CA: yes' : 'CA: no')).toBe(true);
+    const pathlen = /pathlen:(\d+)/.exec(o.basicConstraints)?.[1];
+    if (pathlen) expect(bc).toContain(`path length ${pathlen}`);
+  }
+  expect((await field(scope, 'CRL distribution points')).split('\n').filter((l) => l !== '—')).toEqual(
+    o.crlDistributionPoints,
+  );
+  expect((await field(scope, 'OCSP')).split('\n').filter((l) => l !== '—')).toEqual(o.ocsp);
+  expect((await field(scope, 'CA issuers')).split('\n').filter((l) => l !== '—')).toEqual(o.caIssuers);
+  expect((await field(scope, 'Policies')).split('\n').filter((l) => l !== '—')).toEqual(o.policies);
+  expect(await field(scope, 'Public key')).toContain(`(${o.publicKeyBits} bit)`);
+  if (o.curve) expect(await field(scope, 'Public key')).toContain(o.curve);
+  const validity = await scope.locator('.validity').innerText();
+  expect(validity).toMatch(/% used|expired|not yet valid/);
+  return o;
+}
+
+if (!haveChromium)
+  console.warn(`skipping the browser data test: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+/**
+ * What the console shows about records: related records by name and linked (one names request
+ * per page), the inventory's chosen columns, the decoded certificate view and its downloads,
+ * and the configuration forms. One server, one browser, one signed-in page, steps in order.
+ */
+describe.skipIf(!haveChromium)('the console names, decodes and configures in Chromium', () => {
+  const pki = makeTestPki(['server']);
+  let running: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+  const requests: string[] = [];
+
+  const api = (method: string, path: string, body?: unknown) => running.api(method, path, body);
+  const go = (path: string) => page.goto(`${running.origin}${path}`);
+  /** The API paths the page asked for since the last call (query strings dropped). */
+  const asked = () => requests.splice(0).map((url) => new URL(url).pathname);
+
+  beforeAll(async () => {
+    running = await startConsoleServer(pki, SECRET);
+    browser = await launchChromium(readFileSync(pki.issued.server!.cert));
+    const context = await browser.newContext({
+      viewport: { width: 1366, height: 900 },
+      acceptDownloads: true,
+    });
+    page = await context.newPage();
+    page.on('request', (r: Request) => {
+      if (r.url().includes('/api/v1/')) requests.push(r.url());
+    });
+    await signInWithKey(page, running.origin, SECRET);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await running?.server.close();
+  });
+
+  it('names issuers, owners and teams in the inventory with one names request, in the columns the user chose', async () => {
+    const issuer = await api('POST', '/api/v1/issuers', { name: 'Names CA', type: 'Local' });
+    const owner = await api('POST', '/api/v1/owners', { name: 'Nadia Owner', email: 'nadia@example.test' });
+    const team = await api('POST', '/api/v1/teams', { name: 'Names Team' });
+    const policy = (await api('GET', '/api/v1/renewal-policies')).data[0];
+    for (const n of [1, 2, 3]) {
+      const cert = await api('POST', '/api/v1/certificates', {
+        name: `named-${n}`,
+        common_name: `named-${n}.example.test`,
+        issuer_id: issuer.id,
+        owner_id: owner.id,
+        team_id: team.id,
+        renewal_policy_id: policy.id,
+        environment: 'prod',
+      });
+      await api('POST', `/api/v1/certificates/${cert.id}/issue`, {});
+    }
+
+    asked();
+    await go('/certificates?search=named-');
+    const row = page.getByRole('row').filter({ hasText: 'named-1.example.test' });
+    await row.getByRole('link', { name: 'Names CA' }).waitFor();
+    await row.getByRole('link', { name: 'Nadia Owner' }).waitFor();
+    await row.getByRole('link', { name: 'Names Team' }).waitFor();
+    // Relative and absolute expiry in one cell.
+    expect(await row.locator('td[data-label="Expires"]').innerText()).toMatch(/^in \d+ (days|months)/);
+    // Three rows, one list request and one names request — not one per row.
+    const paths = asked();
+    expect(paths.filter((p) => p === '/api/v1/names')).toHaveLength(1);
+    expect(paths.filter((p) => p.startsWith('/api/v1/issuers') || p.startsWith('/api/v1/owners'))).toEqual(
+      [],
+    );
+    await accessible(page, 'data-inventory-names');
+
+    // Hide Source, move Owner before Status: the URL and this browser keep the choice.
+    await page.getByText('Columns', { exact: true }).click();
+    await page.getByRole('checkbox', { name: 'Source' }).uncheck();
+    for (let i = 0; i < 3; i += 1) await page.getByRole('button', { name: 'Move Owner left' }).click();
+    const headers = async () =>
+      (await page.getByRole('columnheader').allInnerTexts()).map((h) => h.replace(/[▲▼]/g, '').trim());
+    await expect
+      .poll(headers)
+      .toEqual([
+        'Select',
+        'Name',
+        'Common name',
+        'Owner',
+        'Status',
+        'Expires',
+        'Issuer',
+        'Team',
+        'Environment',
+      ]);
+    expect(new URL(page.url()).searchParams.get('cols')).toBe('name,cn,owner,status,expires,issuer,team,env');
+    await accessible(page, 'data-inventory-columns');
+    await go('/certificates');
+    await expect
+      .poll(headers)
+      .toEqual([
+        'Select',
+        'Name',
+        'Common name',
+        'Owner',
+        'Status',
+        'Expires',
+        'Issuer',
+        'Team',
+        'Environment',
+      ]);
+
+    // The owner link opens the inventory filtered to the owner.
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'named-2.example.test' })
+      .getByRole('link', { name: 'Nadia Owner' })
+      .click();
+    await page.waitForURL((url) => url.searchParams.get('owner_id') === owner.id);
+  });
+
+  it('shows the certificate’s, the jobs’ and the audit trail’s related records by name, the actor once', async () => {
+    const cert = (await api('GET', '/api/v1/certificates?search=named-1')).data[0];
+    asked();
+    await go(`/certificates/${cert.id}`);
+    const details = page.getByRole('region', { name: 'Details' });
+    await details.getByRole('link', { name: 'Names CA' }).waitFor();
+    await details.getByRole('link', { name: 'Nadia Owner' }).waitFor();
+    await details.getByRole('link', { name: 'Names Team' }).waitFor();
+    await page
+      .getByRole('region', { name: 'Audit trail' })
+      .getByRole('cell', { name: 'admin (API key)' })
+      .first()
+      .waitFor();
+    expect(asked().filter((p) => p === '/api/v1/names')).toHaveLength(1);
+
+    await go('/jobs');
+    const job = page.getByRole('row').filter({ hasText: 'Issuance' }).filter({ hasText: 'named-1' });
+    await job.getByRole('link', { name: 'named-1' }).waitFor();
+    await accessible(page, 'data-jobs');
+
+    await go('/audit');
+    const created = page.getByRole('row').filter({ hasText: 'certificate_created' }).first();
+    await created.getByRole('cell', { name: 'admin (API key)' }).waitFor();
+    await created.getByRole('link', { name: /^named-\d$/ }).waitFor();
+    expect(await page.getByRole('cell', { name: /api_key/ }).count()).toBe(0);
+    await accessible(page, 'data-audit');
+  });
+
+  /** Clicks a download button and answers the saved file's path. */
+  async function downloaded(scope: Locator, name: string | RegExp): Promise<string> {
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      scope.getByRole('button', { name, exact: typeof name === 'string' }).click(),
+    ]);
+    const path = join(work, `${Date.now()}-${file.suggestedFilename()}`);
+    await file.saveAs(path);
+    return path;
+  }
+
+  it('decodes every version and chain certificate as openssl does, copies, and downloads PEM, DER, chain and PKCS#12 that openssl opens', async () => {
+    const cert = (await api('GET', '/api/v1/certificates?search=named-1')).data[0];
+    const [version] = (await api('GET', `/api/v1/certificates/${cert.id}/versions`)).data;
+    await go(`/certificates/${cert.id}`);
+    const view = page.getByRole('region', { name: `Version ${version.serial_number} decoded` });
+    await view.getByText('SHA-256 fingerprint').waitFor();
+    const o = await expectDecodedAsOpenssl(view, version.cert_pem);
+    expect(o.subject).toBe('CN=named-1.example.test');
+    await accessible(page, 'data-certificate-decoded');
+
+    // Copy: the clipboard holds the fingerprint as shown.
+    // Copy: what the page hands the clipboard is the fingerprint as shown. (Headless Chromium
+    // refuses clipboard reads to the test, so the write is recorded on its way.)
+    await page.evaluate(() => {
+      const copied: string[] = [];
+      const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+      Object.assign(globalThis, { copied });
+      navigator.clipboard.writeText = (text: string) => {
+        copied.push(text);
+        return write(text);
+      };
+    });
+    await view.getByRole('button', { name: 'Copy SHA-256 fingerprint' }).click();
+    await view.getByText('Copied').first().waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { copied: string[] }).copied)).toEqual([
+      colons(o.sha256),
+    ]);
+
+    // Each download is what openssl reads back.
+    const pem = await downloaded(view, 'Download PEM');
+    expect(openssl('x509', '-in', pem, '-noout', '-fingerprint', '-sha256').trim()).toBe(
+      `sha256 Fingerprint=${colons(o.sha256)}`,
+    );
+    const der = await downloaded(view, 'Download DER');
+    expect(openssl('x509', '-inform', 'DER', '-in', der, '-noout', '-fingerprint', '-sha256').trim()).toBe(
+      `sha256 Fingerprint=${colons(o.sha256)}`,
+    );
+    const chain = await downloaded(view, 'Download chain (PEM)');
+    const root = join(work, 'root.pem');
+    const chainCerts = readFileSync(chain, 'utf8').match(
+      /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g,
+    )!;
+    writeFileSync(root, chainCerts.at(-1)!);
+    expect(openssl('verify', '-CAfile', root, '-untrusted', chain, pem).trim()).toBe(`${pem}: OK`);
+    const full = await downloaded(view, 'Download certificate with chain (PEM)');
+    expect(readFileSync(full, 'utf8').match(/BEGIN CERTIFICATE/g)).toHaveLength(chainCerts.length + 1);
+
+    // PKCS#12: the password is asked in a dialog and sent in the body; openssl opens the file
+    // with it, and its key belongs to the certificate.
+    const posted: { url: string; body: string | null }[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/export')) posted.push({ url: r.url(), body: r.postData() });
+    });
+    await view.getByRole('button', { name: 'Download PKCS#12 (with key)' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Export named-1 with its private key' });
+    await dialog.getByLabel('Password', { exact: true }).fill('short');
+    await dialog.getByLabel('Password again', { exact: true }).fill('short');
+    await dialog.getByRole('button', { name: 'Export PKCS#12' }).click();
+    // The API's refusal is shown at the field it names.
+    await dialog.locator('.field-error').first().waitFor();
+    expect(await dialog.getByLabel('Password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await accessible(page, 'data-pkcs12-dialog');
+    const password = 'correct horse battery';
+    await dialog.getByLabel('Password', { exact: true }).fill(password);
+    await dialog.getByLabel('Password again', { exact: true }).fill(password);
+    const [p12file] = await Promise.all([
+      page.waitForEvent('download'),
+      dialog.getByRole('button', { name: 'Export PKCS#12' }).click(),
+    ]);
+    const p12 = join(work, 'named-1.p12');
+    await p12file.saveAs(p12);
+    await page.getByText(/^Exported named-1 as PKCS#12/).waitFor();
+    expect(posted.every((p) => !p.url.includes(password) && !new URL(p.url).search)).toBe(true);
+    expect(posted.at(-1)?.body).toContain(password);
+    const certOut = openssl('pkcs12', '-in', p12, '-passin', `pass:${password}`, '-nokeys', '-clcerts');
+    writeFileSync(join(work, 'p12-cert.pem'), certOut);
+    expect(
+      openssl('x509', '-in', join(work, 'p12-cert.pem'), '-noout', '-fingerprint', '-sha256').trim(),
+    ).toBe(`sha256 Fingerprint=${colons(o.sha256)}`);
+    const keyOut = openssl('pkcs12', '-in', p12, '-passin', `pass:${password}`, '-nocerts', '-nodes');
+    writeFileSync(join(work, 'p12-key.pem'), keyOut);
+    expect(openssl('pkey', '-in', join(work, 'p12-key.pem'), '-pubout')).toBe(
+      openssl('x509', '-in', join(work, 'p12-cert.pem'), '-noout', '-pubkey'),
+    );
+
+    // The chain's CA certificates, one at a time, decoded as openssl reads them.
+    for (const [i, caPem] of chainCerts.entries()) {
+      const caName = opensslOf(caPem).subject.replace(/^CN=([^,]+).*$/, '$1');
+      await view
+        .getByRole('group', { name: /certificate shown/ })
+        .getByRole('button', { name: caName })
+        .click();
+      await expect.poll(() => field(view, 'Subject')).toBe(opensslOf(caPem).subject);
+      await expectDecodedAsOpenssl(view, caPem);
+      if (i === 0) await accessible(page, 'data-certificate-chain-decoded');
+    }
+  });
+
+  it("decodes an issuer's CA chain on its page and a discovered certificate with its served chain", async () => {
+    const issuer = (await api('GET', '/api/v1/issuers?search=Names%20CA')).data[0];
+    await go(`/issuers/${issuer.id}`);
+    const chainView = page.getByRole('region', { name: 'CA chain' });
+    await chainView.getByText('SHA-256 fingerprint').waitFor();
+    const chainFile = await downloaded(page.locator('main'), 'Download CA chain (PEM)');
+    const caPems = readFileSync(chainFile, 'utf8').match(
+      /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g,
+    )!;
+    await expectDecodedAsOpenssl(chainView, caPems[0]!);
+    await accessible(page, 'data-issuer');
+
+    // An agent reports a certificate and its chain from a file on its host.
+    const agent = await api('POST', '/api/v1/agents', {
+      name: 'reporter',
+      hostname: 'reporter.example.test',
+    });
+    const served = readFileSync(pki.issued.server!.cert, 'utf8') + readFileSync(pki.ca, 'utf8');
+    const report = await httpsCall(
+      running.server.port,
+      readFileSync(pki.ca),
+      `/api/v1/agents/${agent.id}/discoveries`,
+      {
+        method: 'POST',
+        headers: bearer(agent.api_key),
+        body: { certificates: [{ path: '/etc/ssl/served.pem', pem: served }] },
+      },
+    );
+    expect(report.status, report.body).toBe(201);
+    const found = (await api('GET', '/api/v1/discovery/certificates?status=unmanaged')).data[0];
+    await go('/discovery');
+    await page.getByRole('link', { name: found.subject }).click();
+    await page.getByRole('heading', { name: found.subject }).waitFor();
+    await page.getByText('seen by').getByRole('link', { name: 'reporter' }).waitFor();
+    const decoded = page.getByRole('region', { name: 'Decoded' });
+    await decoded.getByText('SHA-256 fingerprint').waitFor();
+    await expectDecodedAsOpenssl(decoded, readFileSync(pki.issued.server!.cert, 'utf8'));
+    await decoded.getByRole('button', { name: 'certwright test CA' }).click();
+    await expect.poll(() => field(decoded, 'Subject')).toBe('CN=certwright test CA');
+    await expectDecodedAsOpenssl(decoded, readFileSync(pki.ca, 'utf8'));
+    await accessible(page, 'data-discovered');
+  });
+});
