@@ -933,6 +933,7 @@ export const operationSpecs = [
             ]
           },
           "email": {
+            "description": "where notifications for the user go",
             "anyOf": [
               {
                 "type": "string",
@@ -946,6 +947,7 @@ export const operationSpecs = [
             ]
           },
           "display_name": {
+            "description": "the name the console and the audit trail show",
             "anyOf": [
               {
                 "type": "string",

@@ -8844,7 +8844,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description the name the console and the audit trail show */
                     display_name?: string | null;
+                    /** @description where notifications for the user go */
                     email?: string | null;
                     /** @description the OIDC provider; absent or null: local */
                     provider_id?: string | null;

@@ -35,8 +35,15 @@ export const userCreateSchema = z.strictObject({
     .nullable()
     .optional()
     .describe('the OIDC provider; absent or null: local'),
-  email: z.email().max(320).nullable().optional(),
-  display_name: z.string().trim().min(1).max(255).nullable().optional(),
+  email: z.email().max(320).nullable().optional().describe('where notifications for the user go'),
+  display_name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .describe('the name the console and the audit trail show'),
   roles: z.array(z.string().min(1).max(64)).max(64).optional().describe('directly assigned roles'),
 });
 export type UserCreate = z.input<typeof userCreateSchema>;
