@@ -1,4 +1,3 @@
-export * from './config.js';
 export * from './crypto/password-hash.js';
 export * from './crypto/secret-box.js';
 export * from './discovery/index.js';
@@ -17,6 +16,7 @@ export * from './ports/people-storage.js';
 export * from './ports/queue.js';
 export * from './ports/scep-storage.js';
 export * from './ports/storage.js';
+export { CREDENTIAL_QUERY_PARAMETERS, redactUrl } from './redact-url.js';
 export * from './services/index.js';
 export * from './transport.js';
 export * from './web/body.js';
