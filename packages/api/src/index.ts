@@ -1,3 +1,4 @@
+export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from '@certwright/protocols/mount';
 export {
   type Authenticator,
   type AuthSettings,
@@ -43,5 +44,4 @@ export {
   type RouteSpec,
 } from './http/route.js';
 export type { OpenApiDocument } from './openapi/document.js';
-export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from './protocols/mount.js';
 export type { ReadinessCheck, VersionInfo } from './routes/system.js';

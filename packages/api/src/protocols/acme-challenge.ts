@@ -1,6 +1,5 @@
 import { ephemeralHttp01Store } from '@certwright/core';
-import type { ProtocolMount } from './mount.js';
-import { tooManyRequestsText } from './mount.js';
+import { type ProtocolMount, tooManyRequestsText } from '@certwright/protocols/mount';
 import type { MountContext } from './revocation-status.js';
 
 /**

@@ -11,8 +11,8 @@ import {
   type AcmeServerSettings,
   createAcmeHandler,
 } from '@certwright/protocols/acme';
+import type { ProtocolMount } from '@certwright/protocols/mount';
 import { acmeOrderAuthority } from './acme-orders.js';
-import type { ProtocolMount } from './mount.js';
 import type { MountContext } from './revocation-status.js';
 
 /** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */

@@ -1,5 +1,5 @@
 import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from '@certwright/protocols/est';
-import type { OpenApiOperation, ProtocolMount } from './mount.js';
+import type { OpenApiOperation, ProtocolMount } from '@certwright/protocols/mount';
 import type { MountContext } from './revocation-status.js';
 
 /**

@@ -1,10 +1,10 @@
 import { type Logger, pathnameOf, type RequestHead, type Services } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
 import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
+import type { ProtocolMount } from '@certwright/protocols/mount';
 import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
-import type { ProtocolMount } from './mount.js';
 
 /**
  * CRL and OCSP under /.well-known/pki/ (RFC 5280, RFC 6960, RFC 5019): relying parties fetch

@@ -1,3 +1,4 @@
+import type { OpenApiOperation, ProtocolMount } from '@certwright/protocols/mount';
 import {
   createScepHandler,
   parseScepPath,
@@ -5,7 +6,6 @@ import {
   SCEP_MTLS_BASE_PATH,
   SCEP_OPERATIONS,
 } from '@certwright/protocols/scep';
-import type { OpenApiOperation, ProtocolMount } from './mount.js';
 import type { MountContext } from './revocation-status.js';
 
 /**

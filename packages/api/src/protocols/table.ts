@@ -1,7 +1,7 @@
+import type { ProtocolMount } from '@certwright/protocols/mount';
 import { acmeMount } from './acme.js';
 import { acmeChallengeMount } from './acme-challenge.js';
 import { estMounts } from './est.js';
-import type { ProtocolMount } from './mount.js';
 import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
 import { scepMounts } from './scep.js';
 
