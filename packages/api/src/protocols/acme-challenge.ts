@@ -1,6 +1,6 @@
 import { ephemeralHttp01Store } from '@certwright/core';
 import { type ProtocolMount, tooManyRequestsText } from '@certwright/protocols/mount';
-import type { MountContext } from './revocation-status.js';
+import type { MountContext } from './table.js';
 
 /**
  * `/.well-known/acme-challenge/{token}` (RFC 8555 §8.3): the http-01 answers of the ACME

@@ -13,7 +13,7 @@ import {
 } from '@certwright/protocols/acme';
 import type { ProtocolMount } from '@certwright/protocols/mount';
 import { acmeOrderAuthority } from './acme-orders.js';
-import type { MountContext } from './revocation-status.js';
+import type { MountContext } from './table.js';
 
 /** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */
 export interface AcmeMountOptions {

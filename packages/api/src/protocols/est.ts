@@ -1,6 +1,6 @@
 import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from '@certwright/protocols/est';
 import type { OpenApiOperation, ProtocolMount } from '@certwright/protocols/mount';
-import type { MountContext } from './revocation-status.js';
+import type { MountContext } from './table.js';
 
 /**
  * EST (RFC 7030) under /.well-known/est and its mutual-TLS sibling /.well-known/est-mtls.

@@ -6,7 +6,7 @@ import {
   SCEP_MTLS_BASE_PATH,
   SCEP_OPERATIONS,
 } from '@certwright/protocols/scep';
-import type { MountContext } from './revocation-status.js';
+import type { MountContext } from './table.js';
 
 /**
  * SCEP (RFC 8894) under /scep and its mutual-TLS sibling /scep-mtls. Public: SCEP clients

@@ -1,9 +1,22 @@
+import type { Logger, Services } from '@certwright/core';
 import type { ProtocolMount } from '@certwright/protocols/mount';
+import { crlMount, ocspMount } from '@certwright/protocols/ocsp';
+import type { ClientAddressResolver } from '../http/client-address.js';
+import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
 import { acmeChallengeMount } from './acme-challenge.js';
 import { estMounts } from './est.js';
-import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
 import { scepMounts } from './scep.js';
+
+export interface MountContext {
+  services: Services;
+  maxBodyBytes: number;
+  logger: Logger;
+  /** ACME server settings (default profile, external base URL, ARI). */
+  acme?: AcmeMountOptions;
+  /** Who a request comes from (per-address limits inside a protocol). */
+  clientAddress?: ClientAddressResolver;
+}
 
 /**
  * Every wire protocol the composed handler serves, one entry per path prefix. A protocol
@@ -12,14 +25,14 @@ import { scepMounts } from './scep.js';
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
+  const { services, maxBodyBytes, logger } = context;
+  const revocationStatus = services.pki.revocationStatus;
   return [
-    crlMount(context),
-    ocspMount(context),
+    crlMount({ source: revocationStatus }),
+    ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
     acmeChallengeMount(context),
     ...estMounts(context),
     ...scepMounts(context),
   ];
 }
-
-export type { MountContext };

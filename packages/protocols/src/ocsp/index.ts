@@ -410,3 +410,5 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
   };
   return Object.assign(handler, { direct });
 }
+
+export { type CrlMountOptions, crlMount, type OcspMountOptions, ocspMount } from './mount.js';

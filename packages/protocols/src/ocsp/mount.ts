@@ -1,24 +1,27 @@
-import { type Logger, pathnameOf, type RequestHead, type Services } from '@certwright/core';
+import { type Logger, pathnameOf, type RequestHead } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
-import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
-import type { ProtocolMount } from '@certwright/protocols/mount';
-import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
-import type { ClientAddressResolver } from '../http/client-address.js';
-import type { AcmeMountOptions } from './acme.js';
+import { CRL_BASE_PATH, type CrlSource, createCrlHandler } from '../crl/index.js';
+import { segmentsAfter } from '../shared/http.js';
+import type { ProtocolMount } from '../shared/mount.js';
+import { createOcspHandler, OCSP_BASE_PATH, type OcspSource } from './index.js';
 
 /**
  * CRL and OCSP under /.well-known/pki/ (RFC 5280, RFC 6960, RFC 5019): relying parties fetch
  * them anonymously, so both are public and spend the `pki` rate limit.
  */
 
-export interface MountContext {
-  services: Services;
+export interface CrlMountOptions {
+  /** The issuers' current CRLs (core's revocation-status service). */
+  source: CrlSource;
+}
+
+export interface OcspMountOptions {
+  /** Answers and serial statuses (core's revocation-status service). */
+  source: OcspSource;
+  now: () => Date;
+  /** The host's body limit: requests are held to the smaller of it and the OCSP request limit. */
   maxBodyBytes: number;
   logger: Logger;
-  /** ACME server settings (default profile, external base URL, ARI). */
-  acme?: AcmeMountOptions;
-  /** Who a request comes from (per-address limits inside a protocol). */
-  clientAddress?: ClientAddressResolver;
 }
 
 const TAG = 'revocation status';
@@ -37,12 +40,12 @@ const retryAfter = {
   'Retry-After': { description: 'seconds until the client may retry', schema: { type: 'integer' } },
 };
 
-export function crlMount({ services }: MountContext): ProtocolMount {
+export function crlMount({ source }: CrlMountOptions): ProtocolMount {
   const path = `${CRL_BASE_PATH}/{issuer_id}`;
   return {
     prefix: CRL_BASE_PATH,
     route: path,
-    handler: createCrlHandler({ source: services.pki.revocationStatus }),
+    handler: createCrlHandler({ source }),
     public: PKI_ACCESS,
     operations: {
       [path]: {
@@ -69,9 +72,9 @@ export function crlMount({ services }: MountContext): ProtocolMount {
   };
 }
 
-export function ocspMount({ services, maxBodyBytes, logger }: MountContext): ProtocolMount {
+export function ocspMount({ source, now, maxBodyBytes, logger }: OcspMountOptions): ProtocolMount {
   const base = `${OCSP_BASE_PATH}/{issuer_id}`;
-  const status = services.pki.revocationStatus;
+  const status = source;
   const errors = {
     400: ocspBody('malformedRequest: the request could not be parsed'),
     404: {
@@ -90,7 +93,7 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
   };
   const handler = createOcspHandler({
     source: status,
-    now: () => services.deps.clock.now(),
+    now,
     limits: {
       ...DEFAULT_OCSP_REQUEST_LIMITS,
       maxBytes: Math.min(DEFAULT_OCSP_REQUEST_LIMITS.maxBytes, maxBodyBytes),
@@ -214,9 +217,5 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
 }
 
 function segments(request: RequestHead, prefix: string): string[] {
-  // Character by character, not a RegExp: this runs on every OCSP request.
-  const path = pathnameOf(request);
-  let from = prefix.length;
-  while (path.charCodeAt(from) === 0x2f) from++;
-  return from >= path.length ? [] : path.slice(from).split('/');
+  return segmentsAfter(pathnameOf(request), prefix) ?? [];
 }
