@@ -1,6 +1,7 @@
 import type { Logger, Services } from '@certwright/core';
+import { crlMount } from '@certwright/protocols/crl';
 import type { ProtocolMount } from '@certwright/protocols/mount';
-import { crlMount, ocspMount } from '@certwright/protocols/ocsp';
+import { ocspMount } from '@certwright/protocols/ocsp';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';

@@ -59,3 +59,5 @@ export function createCrlHandler(options: CrlHandlerOptions): Handler {
       : response;
   };
 }
+
+export { type CrlMountOptions, crlMount } from './mount.js';

@@ -411,4 +411,4 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
   return Object.assign(handler, { direct });
 }
 
-export { type CrlMountOptions, crlMount, type OcspMountOptions, ocspMount } from './mount.js';
+export { type OcspMountOptions, ocspMount } from './mount.js';

@@ -1,19 +1,14 @@
-import { type Logger, pathnameOf, type RequestHead } from '@certwright/core';
+import type { Logger } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
-import { CRL_BASE_PATH, type CrlSource, createCrlHandler } from '../crl/index.js';
-import { segmentsAfter } from '../shared/http.js';
+import { issuerIdParam, PKI_ACCESS, REVOCATION_STATUS_TAG as TAG } from '../crl/mount.js';
+import { pathSegments } from '../shared/http.js';
 import type { ProtocolMount } from '../shared/mount.js';
 import { createOcspHandler, OCSP_BASE_PATH, type OcspSource } from './index.js';
 
 /**
- * CRL and OCSP under /.well-known/pki/ (RFC 5280, RFC 6960, RFC 5019): relying parties fetch
- * them anonymously, so both are public and spend the `pki` rate limit.
+ * OCSP under /.well-known/pki/ocsp (RFC 6960, RFC 5019): relying parties ask anonymously, so
+ * the mount is public and spends the `pki` rate limit, like the CRL's (crl/mount.ts).
  */
-
-export interface CrlMountOptions {
-  /** The issuers' current CRLs (core's revocation-status service). */
-  source: CrlSource;
-}
 
 export interface OcspMountOptions {
   /** Answers and serial statuses (core's revocation-status service). */
@@ -24,53 +19,11 @@ export interface OcspMountOptions {
   logger: Logger;
 }
 
-const TAG = 'revocation status';
-const PKI_ACCESS = { why: 'relying parties fetch revocation status anonymously', rateLimit: 'pki' } as const;
-
-const issuerIdParam = {
-  name: 'issuer_id',
-  in: 'path',
-  required: true,
-  description: 'the issuer whose CA signed the certificates in question',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
-};
 const text = (description: string) => ({ description, content: { 'text/plain': {} } });
 const ocspBody = (description: string) => ({ description, content: { 'application/ocsp-response': {} } });
 const retryAfter = {
   'Retry-After': { description: 'seconds until the client may retry', schema: { type: 'integer' } },
 };
-
-export function crlMount({ source }: CrlMountOptions): ProtocolMount {
-  const path = `${CRL_BASE_PATH}/{issuer_id}`;
-  return {
-    prefix: CRL_BASE_PATH,
-    route: path,
-    handler: createCrlHandler({ source }),
-    public: PKI_ACCESS,
-    operations: {
-      [path]: {
-        get: {
-          operationId: 'getCrl',
-          summary: "The issuer's current CRL: DER (RFC 2585), or PEM when asked for application/x-pem-file",
-          tags: [TAG],
-          parameters: [issuerIdParam],
-          responses: {
-            200: {
-              description: 'the CRL; cacheable until nextUpdate (Expires), ETag is the CRL number',
-              content: { 'application/pkix-crl': {}, 'application/x-pem-file': {} },
-            },
-            404: text('unknown issuer, or it publishes no CRL'),
-            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
-          },
-        },
-      },
-    },
-    operationOf: (request) =>
-      (request.method === 'GET' || request.method === 'HEAD') && segments(request, CRL_BASE_PATH).length === 1
-        ? 'getCrl'
-        : undefined,
-  };
-}
 
 export function ocspMount({ source, now, maxBodyBytes, logger }: OcspMountOptions): ProtocolMount {
   const base = `${OCSP_BASE_PATH}/{issuer_id}`;
@@ -208,14 +161,10 @@ export function ocspMount({ source, now, maxBodyBytes, logger }: OcspMountOption
       },
     },
     operationOf: (request) => {
-      const parts = segments(request, OCSP_BASE_PATH);
+      const parts = pathSegments(request, OCSP_BASE_PATH);
       if (parts.length === 1) return request.method === 'POST' ? 'postOcspRequest' : undefined;
       if (parts.length < 2 || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined;
       return parts[1] === 'serial' && parts.length === 3 ? 'getOcspSerialStatus' : 'getOcspRequest';
     },
   };
-}
-
-function segments(request: RequestHead, prefix: string): string[] {
-  return segmentsAfter(pathnameOf(request), prefix) ?? [];
 }
