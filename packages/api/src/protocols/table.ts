@@ -1,12 +1,12 @@
 import type { Logger, Services } from '@certwright/core';
 import { crlMount } from '@certwright/protocols/crl';
+import { estMounts } from '@certwright/protocols/est';
 import type { ProtocolMount } from '@certwright/protocols/mount';
 import { ocspMount } from '@certwright/protocols/ocsp';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
 import { acmeChallengeMount } from './acme-challenge.js';
-import { estMounts } from './est.js';
 import { scepMounts } from './scep.js';
 
 export interface MountContext {
@@ -33,7 +33,7 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
     ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
     acmeChallengeMount(context),
-    ...estMounts(context),
+    ...estMounts({ authority: services.est, logger }),
     ...scepMounts(context),
   ];
 }

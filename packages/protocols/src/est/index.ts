@@ -150,3 +150,5 @@ function failure(error: unknown, realm: string, onError?: (error: unknown) => vo
     headers,
   );
 }
+
+export { type EstMountOptions, estMounts } from './mount.js';
