@@ -1,6 +1,6 @@
 import { pathSegments } from '../shared/http.js';
 import type { ProtocolMount } from '../shared/mount.js';
-import { CRL_BASE_PATH, type CrlSource, createCrlHandler } from './index.js';
+import { CRL_BASE_PATH, type CrlSource, createCrlHandler } from './handler.js';
 
 /**
  * The CRL under /.well-known/pki/crl (RFC 5280, RFC 2585): relying parties fetch it

@@ -3,7 +3,7 @@ import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright
 import { issuerIdParam, PKI_ACCESS, REVOCATION_STATUS_TAG as TAG } from '../crl/mount.js';
 import { pathSegments } from '../shared/http.js';
 import type { ProtocolMount } from '../shared/mount.js';
-import { createOcspHandler, OCSP_BASE_PATH, type OcspSource } from './index.js';
+import { createOcspHandler, OCSP_BASE_PATH, type OcspSource } from './handler.js';
 
 /**
  * OCSP under /.well-known/pki/ocsp (RFC 6960, RFC 5019): relying parties ask anonymously, so
