@@ -3,11 +3,11 @@ import { crlMount } from '@certwright/protocols/crl';
 import { estMounts } from '@certwright/protocols/est';
 import type { ProtocolMount } from '@certwright/protocols/mount';
 import { ocspMount } from '@certwright/protocols/ocsp';
+import { scepMounts } from '@certwright/protocols/scep';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
 import { acmeChallengeMount } from './acme-challenge.js';
-import { scepMounts } from './scep.js';
 
 export interface MountContext {
   services: Services;
@@ -34,6 +34,6 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
     acmeMount(context),
     acmeChallengeMount(context),
     ...estMounts({ authority: services.est, logger }),
-    ...scepMounts(context),
+    ...scepMounts({ authority: services.scep, logger }),
   ];
 }

@@ -16,3 +16,4 @@ export {
   type ScepHandlerOptions,
   type ScepOperation,
 } from './handler.js';
+export { type ScepMountOptions, scepMounts } from './mount.js';
