@@ -182,7 +182,7 @@ export {
   validationError,
 } from './errors.js';
 export type { AcmeConnectorDeps } from './issuers/acme/connector.js';
-export { ephemeralHttp01Store } from './issuers/acme/http01.js';
+export { ephemeralHttp01Store, type Http01Store } from './issuers/acme/http01.js';
 export { type IssueRequest, IssuerConnectorRegistry } from './issuers/connector.js';
 export { defaultIssuerConnectors } from './issuers/index.js';
 export { createLocalCaConnector } from './issuers/local-ca.js';

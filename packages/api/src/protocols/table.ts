@@ -1,4 +1,5 @@
-import type { Logger, Services } from '@certwright/core';
+import { ephemeralHttp01Store, type Logger, type Services } from '@certwright/core';
+import { acmeChallengeMount } from '@certwright/protocols/acme';
 import { crlMount } from '@certwright/protocols/crl';
 import { estMounts } from '@certwright/protocols/est';
 import type { ProtocolMount } from '@certwright/protocols/mount';
@@ -7,7 +8,6 @@ import { scepMounts } from '@certwright/protocols/scep';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
-import { acmeChallengeMount } from './acme-challenge.js';
 
 export interface MountContext {
   services: Services;
@@ -32,7 +32,7 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
     crlMount({ source: revocationStatus }),
     ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
-    acmeChallengeMount(context),
+    acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),
     ...estMounts({ authority: services.est, logger }),
     ...scepMounts({ authority: services.scep, logger }),
   ];
