@@ -22,8 +22,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig, silentLogger } from '../packages/core/src/index.js';
-import { startServer } from '../packages/server/src/index.js';
+import { silentLogger } from '../packages/core/src/index.js';
+import { parseConfig, startServer } from '../packages/server/src/index.js';
 import { makeTestPki } from '../packages/server/test/support/openssl-pki.js';
 import {
   dist,

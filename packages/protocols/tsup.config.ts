@@ -5,6 +5,7 @@ export default defineConfig({
     'acme/index': 'src/acme/index.ts',
     'crl/index': 'src/crl/index.ts',
     'est/index': 'src/est/index.ts',
+    'shared/mount': 'src/shared/mount.ts',
     'scep/index': 'src/scep/index.ts',
     'ocsp/index': 'src/ocsp/index.ts',
   },

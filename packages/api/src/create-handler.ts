@@ -19,6 +19,7 @@ import {
   withFixedLength,
 } from '@certwright/core';
 import { createAdministratorClient, type OutboundClient } from '@certwright/core/net';
+import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from '@certwright/protocols/mount';
 import { OidcRelyingParty, type OidcSettings } from './auth/oidc.js';
 import {
   ANONYMOUS_ADMIN,
@@ -38,7 +39,6 @@ import { Router } from './http/router.js';
 import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 import type { AcmeMountOptions } from './protocols/acme.js';
-import { type ProtocolMount, ProtocolMounts, tooManyRequestsText } from './protocols/mount.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { authBreakglassRoutes } from './routes/auth-breakglass.js';

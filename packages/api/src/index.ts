@@ -1,3 +1,4 @@
+export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from '@certwright/protocols/mount';
 export {
   type Authenticator,
   type AuthSettings,
@@ -44,5 +45,4 @@ export {
 } from './http/route.js';
 export { CONSOLE_CSP, PAGE_SECURITY_HEADERS } from './http/security-headers.js';
 export type { OpenApiDocument } from './openapi/document.js';
-export { type OpenApiOperation, type ProtocolMount, tooManyRequestsText } from './protocols/mount.js';
 export type { ReadinessCheck, VersionInfo } from './routes/system.js';

@@ -1,5 +1,6 @@
-import type { Logger, ServiceConfig } from '@certwright/core';
+import type { Logger } from '@certwright/core';
 import { createChallengeValidator, parseAllowlist } from '@certwright/core/net';
+import type { ServiceConfig } from './config.js';
 import type { WorkTopicOptions } from './workers.js';
 
 /**

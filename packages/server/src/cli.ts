@@ -1,5 +1,6 @@
-import { isCertwrightError, parseConfig } from '@certwright/core';
+import { isCertwrightError } from '@certwright/core';
 import { isClusterPrimary, runPrimary, workerSlot } from './cluster.js';
+import { parseConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { type RunningServer, type StartOptions, startServer } from './start.js';
 

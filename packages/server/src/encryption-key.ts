@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CertwrightError, decodeEncryptionKey, type Logger, type ServiceConfig } from '@certwright/core';
+import { CertwrightError, type Logger } from '@certwright/core';
+import { decodeEncryptionKey, type ServiceConfig } from './config.js';
 import { readOrCreateFile } from './secret-file.js';
 
 /** The key that seals secrets at rest, and where it came from (for start-up messages). */

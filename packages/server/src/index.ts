@@ -1,3 +1,4 @@
+export { parseConfig, type ServiceConfig } from './config.js';
 export { createLogger } from './logger.js';
 export { createMetrics, type ServerMetrics } from './metrics.js';
 export { createRequestListener } from './request-listener.js';

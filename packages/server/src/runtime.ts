@@ -8,10 +8,10 @@ import {
   type Logger,
   MemoryEphemeralStore,
   type Queue,
-  type ServiceConfig,
 } from '@certwright/core';
 import { Pkcs11KeyCustody } from '@certwright/key-custody-pkcs11';
 import { connectRedis, RedisEphemeralStore, RedisQueue } from '@certwright/queue-redis';
+import type { ServiceConfig } from './config.js';
 import { type OpenedStorage, openStorage } from './storage.js';
 
 export type DependencyCheck = () => Promise<{ ok: boolean; detail?: string }>;

@@ -17,7 +17,6 @@ import {
   type Handler,
   type Logger,
   NotificationChannelRegistry,
-  type ServiceConfig,
   systemClock,
 } from '@certwright/core';
 import {
@@ -31,6 +30,7 @@ import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
 import { workerSlot } from './cluster.js';
+import type { ServiceConfig } from './config.js';
 import { createMetrics } from './metrics.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';

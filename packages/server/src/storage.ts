@@ -1,9 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isCertwrightError, type Logger, redactUrl, SecretBox, type ServiceConfig } from '@certwright/core';
+import { isCertwrightError, type Logger, redactUrl, SecretBox } from '@certwright/core';
 import { createMysqlStorage } from '@certwright/storage-mysql';
 import { createPgliteStorage, createPostgresStorage, type MaintenanceReport } from '@certwright/storage-pg';
 import { SqlQueue, type SqlStorage } from '@certwright/storage-sql';
+import type { ServiceConfig } from './config.js';
 import { type EncryptionKey, resolveEncryptionKey } from './encryption-key.js';
 import { verifyEncryptionKey } from './key-check.js';
 

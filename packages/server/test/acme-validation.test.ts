@@ -3,7 +3,6 @@ import {
   createServices,
   type Logger,
   ManualClock,
-  parseConfig,
   SecretBox,
   silentLogger,
 } from '@certwright/core';
@@ -12,6 +11,7 @@ import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { SqlQueue } from '@certwright/storage-sql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { acmeValidation } from '../src/acme-validation.js';
+import { parseConfig } from '../src/config.js';
 import { startWorkers, workTopics } from '../src/workers.js';
 
 const base = { SVC_TLS_CERT_PATH: '/c.pem', SVC_TLS_KEY_PATH: '/k.pem', SVC_AUTH_TYPE: 'none' };

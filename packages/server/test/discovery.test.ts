@@ -3,7 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { fingerprintOf, parseConfig, silentLogger } from '@certwright/core';
+import { fingerprintOf, silentLogger } from '@certwright/core';
 import {
   certificateToPem,
   createSelfSignedCertificate,
@@ -13,6 +13,7 @@ import {
   prepareIssuer,
 } from '@certwright/core/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 import { type RunningServer, startServer } from '../src/index.js';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig, silentLogger } from '@certwright/core';
+import { silentLogger } from '@certwright/core';
 import { staticResolver } from '@certwright/core/net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 import { type RunningServer, startServer } from '../src/index.js';
 import { bearer, httpsCall } from './support/https.js';
 import { makeTestPki } from './support/openssl-pki.js';

@@ -6,11 +6,11 @@ import {
   type IssuerWithConfig,
   type NewAgent,
   type NewCertificateVersion,
-  parseConfig,
   type WebhookWithHeaders,
 } from '@certwright/core';
 import { exportPkcs8Pem, generateKeyPair } from '@certwright/core/pki';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 
 /** Every secret below is a distinct random string, so finding any of them in a log is a leak. */

@@ -7,7 +7,6 @@ import {
   ManualClock,
   MemoryEphemeralStore,
   NotificationChannelRegistry,
-  parseConfig,
   SecretBox,
   SYSTEM_ACTOR,
   silentLogger,
@@ -15,6 +14,7 @@ import {
 import { createPgliteStorage } from '@certwright/storage-pg';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 import {
   startJobTimeouts,
   startLeasedTask,

@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig, SecretBox, silentLogger } from '@certwright/core';
+import { SecretBox, silentLogger } from '@certwright/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
 import { openStorage } from '../src/storage.js';
 
 describe('openStorage', () => {

@@ -1,15 +1,7 @@
 import type { EphemeralStore, Logger } from '@certwright/core';
+import type { RateLimitClass } from '@certwright/protocols/mount';
 
-/**
- * Which per-client budget an unauthenticated request spends. Each public route and protocol
- * mount names its class; the numbers come from configuration (`SVC_RATE_LIMIT_*`).
- * - `public`: probes, build information, the API reference.
- * - `pki`: CRL and OCSP for relying parties.
- * - `enrollment`: ACME, EST and SCEP.
- */
-export type RateLimitClass = 'public' | 'pki' | 'enrollment';
-
-export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['public', 'pki', 'enrollment'];
+export { RATE_LIMIT_CLASSES, type RateLimitClass } from '@certwright/protocols/mount';
 
 export interface RateLimitSettings {
   /** The sliding window every per-class limit counts in. */

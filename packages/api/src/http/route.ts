@@ -1,7 +1,9 @@
 import type { Logger, Permission, TransportContext } from '@certwright/core';
+import type { PublicAccess } from '@certwright/protocols/mount';
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
-import type { RateLimitClass } from './rate-limit.js';
+
+export type { PublicAccess };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -11,17 +13,6 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** The media type(s) of a non-JSON body. */
   contentType?: string | readonly string[];
-}
-
-/**
- * A route or protocol mount that answers without an API key says so, and why. Everything
- * else is authenticated: there is no other way to make a path public.
- */
-export interface PublicAccess {
-  /** Shown in docs and the OpenAPI document: who needs this without a key. */
-  why: string;
-  /** The per-client request limit that applies instead of authentication. */
-  rateLimit: RateLimitClass;
 }
 
 /** What a route handler receives: validated inputs plus the request's context. */

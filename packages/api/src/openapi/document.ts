@@ -1,6 +1,6 @@
+import type { ProtocolMount } from '@certwright/protocols/mount';
 import { z } from 'zod';
 import type { PublicAccess, RouteSpec } from '../http/route.js';
-import type { ProtocolMount } from '../protocols/mount.js';
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 

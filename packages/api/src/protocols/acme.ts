@@ -6,14 +6,13 @@ import {
   type Services,
 } from '@certwright/core';
 import {
-  ACME_BASE_PATH,
   type AcmeAuthority,
   type AcmeServerSettings,
-  createAcmeHandler,
+  acmeMount as acmeProtocolMount,
 } from '@certwright/protocols/acme';
+import type { ProtocolMount } from '@certwright/protocols/mount';
 import { acmeOrderAuthority } from './acme-orders.js';
-import type { ProtocolMount } from './mount.js';
-import type { MountContext } from './revocation-status.js';
+import type { MountContext } from './table.js';
 
 /** ACME server settings of the composed handler (the server reads `SVC_ACME_SERVER_*`). */
 export interface AcmeMountOptions {
@@ -107,10 +106,10 @@ export function acmeAuthority(
   };
 }
 
-/** `/acme` (RFC 8555): clients authenticate with JWS-signed requests and nonces, not API keys. */
+/** The `/acme` mount over the domain services, with the server's ACME settings. */
 export function acmeMount({ services, logger, acme = {}, clientAddress }: MountContext): ProtocolMount {
   const ephemeral = services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock });
-  const handler = createAcmeHandler({
+  return acmeProtocolMount({
     authority: acmeAuthority(
       services,
       acme.defaultProfileId ?? DEFAULT_ACME_PROFILE_ID,
@@ -124,15 +123,4 @@ export function acmeMount({ services, logger, acme = {}, clientAddress }: MountC
     now: () => services.deps.clock.now(),
     logger,
   });
-  return {
-    prefix: ACME_BASE_PATH,
-    route: `${ACME_BASE_PATH}/{path}`,
-    handler,
-    direct: handler.direct,
-    public: {
-      why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
-      rateLimit: 'enrollment',
-    },
-    rateLimited: (retryAfterSeconds, request) => handler.rateLimited(request, retryAfterSeconds),
-  };
 }

@@ -1,9 +1,23 @@
+import { ephemeralHttp01Store, type Logger, type Services } from '@certwright/core';
+import { acmeChallengeMount } from '@certwright/protocols/acme';
+import { crlMount } from '@certwright/protocols/crl';
+import { estMounts } from '@certwright/protocols/est';
+import type { ProtocolMount } from '@certwright/protocols/mount';
+import { ocspMount } from '@certwright/protocols/ocsp';
+import { scepMounts } from '@certwright/protocols/scep';
+import type { ClientAddressResolver } from '../http/client-address.js';
+import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
-import { acmeChallengeMount } from './acme-challenge.js';
-import { estMounts } from './est.js';
-import type { ProtocolMount } from './mount.js';
-import { crlMount, type MountContext, ocspMount } from './revocation-status.js';
-import { scepMounts } from './scep.js';
+
+export interface MountContext {
+  services: Services;
+  maxBodyBytes: number;
+  logger: Logger;
+  /** ACME server settings (default profile, external base URL, ARI). */
+  acme?: AcmeMountOptions;
+  /** Who a request comes from (per-address limits inside a protocol). */
+  clientAddress?: ClientAddressResolver;
+}
 
 /**
  * Every wire protocol the composed handler serves, one entry per path prefix. A protocol
@@ -12,14 +26,14 @@ import { scepMounts } from './scep.js';
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
+  const { services, maxBodyBytes, logger } = context;
+  const revocationStatus = services.pki.revocationStatus;
   return [
-    crlMount(context),
-    ocspMount(context),
+    crlMount({ source: revocationStatus }),
+    ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
-    acmeChallengeMount(context),
-    ...estMounts(context),
-    ...scepMounts(context),
+    acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),
+    ...estMounts({ authority: services.est, logger }),
+    ...scepMounts({ authority: services.scep, logger }),
   ];
 }
-
-export type { MountContext };

@@ -1,8 +1,5 @@
-export * from './acme/index.js';
-export * from './connector.js';
-export * from './local-ca.js';
-
 import { type AcmeConnectorDeps, createAcmeConnectorFactory } from './acme/connector.js';
+import { ephemeralHttp01Store } from './acme/http01.js';
 import { ACME_MANAGED_CONFIG_KEYS, validateAcmeSettings } from './acme/settings.js';
 import { IssuerConnectorRegistry } from './connector.js';
 import {
@@ -43,3 +40,5 @@ export const defaultIssuerConnectors = (options: DefaultConnectorOptions = {}): 
         validateAcmeSettings(config);
       },
     });
+
+export { type AcmeConnectorDeps, ephemeralHttp01Store };

@@ -35,57 +35,6 @@ import { TargetService } from './targets.js';
 import { TeamService } from './teams.js';
 import { WebhookNotificationService, type WebhookServiceOptions } from './webhooks.js';
 
-export * from '../policy/index.js';
-export * from './acme/index.js';
-export * from './agent-keys.js';
-export * from './agents.js';
-export {
-  AUDIT_EXPORT_MAX_LIMIT,
-  AUDIT_EXPORT_MAX_RANGE_MS,
-  type AuditChainReport,
-  type AuditEntry,
-  type AuditExportQuery,
-  type AuditHeadReport,
-  AuditService,
-} from './audit.js';
-export * from './breakglass.js';
-export * from './bulk.js';
-export * from './certificates.js';
-export {
-  type Actor,
-  type AgentSettings,
-  DEFAULT_AGENT_SETTINGS,
-  type NotificationDeps,
-  type RandomSource,
-  type ServiceDeps,
-  SYSTEM_ACTOR,
-} from './context.js';
-export * from './discovery.js';
-export * from './est/index.js';
-export * from './health-checks.js';
-export { booleanFlag, commaList, invalidReference, parseInput, stillReferenced } from './input.js';
-export * from './issuers.js';
-export * from './job-kinds.js';
-export * from './jobs.js';
-export * from './names.js';
-export * from './notifications.js';
-export * from './owners.js';
-export { type ListPage, type Paged, type PageWindow, paged, pageQuerySchema, storagePage } from './paging.js';
-export * from './people.js';
-export * from './pki.js';
-export * from './policies.js';
-export * from './profiles.js';
-export * from './renewal-policies.js';
-export * from './revisioned-cache.js';
-export * from './revocation.js';
-export * from './scep/index.js';
-export * from './scep/mdm/index.js';
-export * from './scep-probe/index.js';
-export * from './sessions.js';
-export * from './targets.js';
-export * from './teams.js';
-export * from './webhooks.js';
-
 /** Every service of the domain, built once from the same dependencies. */
 export interface Services {
   readonly deps: ServiceDeps;

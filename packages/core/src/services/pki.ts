@@ -14,13 +14,6 @@ import type { PolicyEvaluationService } from './policies.js';
 import { RenewalService } from './renewal.js';
 import type { RevocationService } from './revocation.js';
 
-export * from '../issuers/index.js';
-export * from './crl-ocsp.js';
-export * from './issuance/enrollment.js';
-export { remoteRevocationListener } from './issuance/remote-revocation.js';
-export * from './issuance.js';
-export * from './renewal.js';
-
 /** The certificate-authority side of the services: issuing, renewing, exporting, CRL and OCSP. */
 export interface PkiServices {
   readonly lifecycle: LifecycleService;

@@ -1,3 +1,5 @@
+import { pathnameOf, type RequestHead } from '@certwright/core';
+
 /**
  * Small helpers shared by the protocol handlers. Protocol endpoints answer in their own wire
  * formats (DER, OCSP responses), so errors here are short text bodies, not problem JSON.
@@ -39,6 +41,10 @@ export function segmentsAfter(pathname: string, prefix: string): string[] | null
   // Character by character, not a RegExp: this runs up to three times on every OCSP request.
   return splitAfterSlashes(pathname, prefix.length + 1);
 }
+
+/** The path segments of a request below its mount's prefix; [] at the prefix itself. */
+export const pathSegments = (request: RequestHead, prefix: string): string[] =>
+  segmentsAfter(pathnameOf(request), prefix) ?? [];
 
 const SLASH = 0x2f;
 

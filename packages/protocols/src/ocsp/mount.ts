@@ -1,77 +1,33 @@
-import { type Logger, pathnameOf, type RequestHead, type Services } from '@certwright/core';
+import type { Logger } from '@certwright/core';
 import { buildOcspErrorResponse, DEFAULT_OCSP_REQUEST_LIMITS } from '@certwright/core/pki';
-import { CRL_BASE_PATH, createCrlHandler } from '@certwright/protocols/crl';
-import { createOcspHandler, OCSP_BASE_PATH } from '@certwright/protocols/ocsp';
-import type { ClientAddressResolver } from '../http/client-address.js';
-import type { AcmeMountOptions } from './acme.js';
-import type { ProtocolMount } from './mount.js';
+import { issuerIdParam, PKI_ACCESS, REVOCATION_STATUS_TAG as TAG } from '../crl/mount.js';
+import { pathSegments } from '../shared/http.js';
+import type { ProtocolMount } from '../shared/mount.js';
+import { createOcspHandler, OCSP_BASE_PATH, type OcspSource } from './handler.js';
 
 /**
- * CRL and OCSP under /.well-known/pki/ (RFC 5280, RFC 6960, RFC 5019): relying parties fetch
- * them anonymously, so both are public and spend the `pki` rate limit.
+ * OCSP under /.well-known/pki/ocsp (RFC 6960, RFC 5019): relying parties ask anonymously, so
+ * the mount is public and spends the `pki` rate limit, like the CRL's (crl/mount.ts).
  */
 
-export interface MountContext {
-  services: Services;
+export interface OcspMountOptions {
+  /** Answers and serial statuses (core's revocation-status service). */
+  source: OcspSource;
+  now: () => Date;
+  /** The host's body limit: requests are held to the smaller of it and the OCSP request limit. */
   maxBodyBytes: number;
   logger: Logger;
-  /** ACME server settings (default profile, external base URL, ARI). */
-  acme?: AcmeMountOptions;
-  /** Who a request comes from (per-address limits inside a protocol). */
-  clientAddress?: ClientAddressResolver;
 }
 
-const TAG = 'revocation status';
-const PKI_ACCESS = { why: 'relying parties fetch revocation status anonymously', rateLimit: 'pki' } as const;
-
-const issuerIdParam = {
-  name: 'issuer_id',
-  in: 'path',
-  required: true,
-  description: 'the issuer whose CA signed the certificates in question',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
-};
 const text = (description: string) => ({ description, content: { 'text/plain': {} } });
 const ocspBody = (description: string) => ({ description, content: { 'application/ocsp-response': {} } });
 const retryAfter = {
   'Retry-After': { description: 'seconds until the client may retry', schema: { type: 'integer' } },
 };
 
-export function crlMount({ services }: MountContext): ProtocolMount {
-  const path = `${CRL_BASE_PATH}/{issuer_id}`;
-  return {
-    prefix: CRL_BASE_PATH,
-    route: path,
-    handler: createCrlHandler({ source: services.pki.revocationStatus }),
-    public: PKI_ACCESS,
-    operations: {
-      [path]: {
-        get: {
-          operationId: 'getCrl',
-          summary: "The issuer's current CRL: DER (RFC 2585), or PEM when asked for application/x-pem-file",
-          tags: [TAG],
-          parameters: [issuerIdParam],
-          responses: {
-            200: {
-              description: 'the CRL; cacheable until nextUpdate (Expires), ETag is the CRL number',
-              content: { 'application/pkix-crl': {}, 'application/x-pem-file': {} },
-            },
-            404: text('unknown issuer, or it publishes no CRL'),
-            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
-          },
-        },
-      },
-    },
-    operationOf: (request) =>
-      (request.method === 'GET' || request.method === 'HEAD') && segments(request, CRL_BASE_PATH).length === 1
-        ? 'getCrl'
-        : undefined,
-  };
-}
-
-export function ocspMount({ services, maxBodyBytes, logger }: MountContext): ProtocolMount {
+export function ocspMount({ source, now, maxBodyBytes, logger }: OcspMountOptions): ProtocolMount {
   const base = `${OCSP_BASE_PATH}/{issuer_id}`;
-  const status = services.pki.revocationStatus;
+  const status = source;
   const errors = {
     400: ocspBody('malformedRequest: the request could not be parsed'),
     404: {
@@ -90,7 +46,7 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
   };
   const handler = createOcspHandler({
     source: status,
-    now: () => services.deps.clock.now(),
+    now,
     limits: {
       ...DEFAULT_OCSP_REQUEST_LIMITS,
       maxBytes: Math.min(DEFAULT_OCSP_REQUEST_LIMITS.maxBytes, maxBodyBytes),
@@ -205,18 +161,10 @@ export function ocspMount({ services, maxBodyBytes, logger }: MountContext): Pro
       },
     },
     operationOf: (request) => {
-      const parts = segments(request, OCSP_BASE_PATH);
+      const parts = pathSegments(request, OCSP_BASE_PATH);
       if (parts.length === 1) return request.method === 'POST' ? 'postOcspRequest' : undefined;
       if (parts.length < 2 || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined;
       return parts[1] === 'serial' && parts.length === 3 ? 'getOcspSerialStatus' : 'getOcspRequest';
     },
   };
-}
-
-function segments(request: RequestHead, prefix: string): string[] {
-  // Character by character, not a RegExp: this runs on every OCSP request.
-  const path = pathnameOf(request);
-  let from = prefix.length;
-  while (path.charCodeAt(from) === 0x2f) from++;
-  return from >= path.length ? [] : path.slice(from).split('/');
 }

@@ -1,12 +1,13 @@
+import type { Logger } from '@certwright/core';
+import type { OpenApiOperation, ProtocolMount } from '../shared/mount.js';
+import type { ScepAuthority } from './authority.js';
 import {
   createScepHandler,
   parseScepPath,
   SCEP_BASE_PATH,
   SCEP_MTLS_BASE_PATH,
   SCEP_OPERATIONS,
-} from '@certwright/protocols/scep';
-import type { OpenApiOperation, ProtocolMount } from './mount.js';
-import type { MountContext } from './revocation-status.js';
+} from './handler.js';
 
 /**
  * SCEP (RFC 8894) under /scep and its mutual-TLS sibling /scep-mtls. Public: SCEP clients
@@ -14,6 +15,12 @@ import type { MountContext } from './revocation-status.js';
  * certificate being renewed, TLS client certificates), never with an API key; both spend the
  * `enrollment` limit.
  */
+
+export interface ScepMountOptions {
+  /** Profiles, the RA, PKIOperation and audit (the SCEP service, scep/server). */
+  authority: ScepAuthority;
+  logger: Logger;
+}
 
 const ACCESS = {
   why: 'SCEP clients authenticate in the protocol (challenge password, signing certificate, TLS client certificates)',
@@ -94,11 +101,11 @@ function operations(id: string, withPath: boolean): Record<'get' | 'post', OpenA
   };
 }
 
-function scepMount(context: MountContext, mtls: boolean): ProtocolMount {
+function scepMount(context: ScepMountOptions, mtls: boolean): ProtocolMount {
   const prefix = mtls ? SCEP_MTLS_BASE_PATH : SCEP_BASE_PATH;
   const family = mtls ? 'scepMtls' : 'scep';
   const handler = createScepHandler({
-    authority: context.services.scep,
+    authority: context.authority,
     mtls,
     onError: (error) => context.logger.error({ err: error }, 'SCEP request failed'),
     onRefused: (result) =>
@@ -139,7 +146,7 @@ function scepMount(context: MountContext, mtls: boolean): ProtocolMount {
   };
 }
 
-export const scepMounts = (context: MountContext): ProtocolMount[] => [
+export const scepMounts = (context: ScepMountOptions): ProtocolMount[] => [
   scepMount(context, false),
   scepMount(context, true),
 ];

@@ -1,7 +1,5 @@
-import { ephemeralHttp01Store } from '@certwright/core';
-import type { ProtocolMount } from './mount.js';
-import { tooManyRequestsText } from './mount.js';
-import type { MountContext } from './revocation-status.js';
+import type { Http01Store } from '@certwright/core';
+import { type ProtocolMount, tooManyRequestsText } from '../shared/mount.js';
 
 /**
  * `/.well-known/acme-challenge/{token}` (RFC 8555 §8.3): the http-01 answers of the ACME
@@ -19,8 +17,8 @@ const plain = (status: number, body: string) =>
     headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
   });
 
-export function acmeChallengeMount({ services }: MountContext): ProtocolMount {
-  const store = ephemeralHttp01Store(services.deps.ephemeral!);
+/** The answers the ACME issuer connector publishes (core's `ephemeralHttp01Store`). */
+export function acmeChallengeMount(store: Pick<Http01Store, 'answer'>): ProtocolMount {
   const path = `${ACME_CHALLENGE_PATH}/{token}`;
   return {
     prefix: ACME_CHALLENGE_PATH,

@@ -6,7 +6,28 @@ import {
   type ProtocolDirect,
   type RequestHead,
 } from '@certwright/core';
-import type { PublicAccess } from '../http/route.js';
+
+/**
+ * Which per-client budget an unauthenticated request spends. Each public route and protocol
+ * mount names its class; the numbers come from configuration (`SVC_RATE_LIMIT_*`).
+ * - `public`: probes, build information, the API reference.
+ * - `pki`: CRL and OCSP for relying parties.
+ * - `enrollment`: ACME, EST and SCEP.
+ */
+export type RateLimitClass = 'public' | 'pki' | 'enrollment';
+
+export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['public', 'pki', 'enrollment'];
+
+/**
+ * A route or protocol mount that answers without an API key says so, and why. Everything
+ * else is authenticated: there is no other way to make a path public.
+ */
+export interface PublicAccess {
+  /** Shown in docs and the OpenAPI document: who needs this without a key. */
+  why: string;
+  /** The per-client request limit that applies instead of authentication. */
+  rateLimit: RateLimitClass;
+}
 
 /** An OpenAPI 3.1 operation object, written by hand for wire protocols (no zod schemas). */
 export type OpenApiOperation = Record<string, unknown> & { operationId: string };

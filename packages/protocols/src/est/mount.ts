@@ -1,12 +1,19 @@
-import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from '@certwright/protocols/est';
-import type { OpenApiOperation, ProtocolMount } from './mount.js';
-import type { MountContext } from './revocation-status.js';
+import type { Logger } from '@certwright/core';
+import type { OpenApiOperation, ProtocolMount } from '../shared/mount.js';
+import type { EstAuthority } from './authority.js';
+import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from './handler.js';
 
 /**
  * EST (RFC 7030) under /.well-known/est and its mutual-TLS sibling /.well-known/est-mtls.
  * Public: EST clients authenticate with HTTP Basic, client certificates and channel binding
  * (checked by the EST service), never with an API key; both spend the `enrollment` limit.
  */
+
+export interface EstMountOptions {
+  /** Authentication, CSR checks, issuance and audit (the EST service, est/server). */
+  authority: EstAuthority;
+  logger: Logger;
+}
 
 const ACCESS = {
   why: 'EST clients authenticate in the protocol (HTTP Basic, TLS client certificates, channel binding)',
@@ -142,7 +149,7 @@ const ID: Record<Op, string> = {
   serverkeygen: 'ServerKeygen',
 };
 
-function estMount(context: MountContext, mtls: boolean): ProtocolMount {
+function estMount(context: EstMountOptions, mtls: boolean): ProtocolMount {
   const prefix = mtls ? EST_MTLS_BASE_PATH : EST_BASE_PATH;
   const family = mtls ? 'estMtls' : 'est';
   const operations: NonNullable<ProtocolMount['operations']> = {};
@@ -156,7 +163,7 @@ function estMount(context: MountContext, mtls: boolean): ProtocolMount {
     prefix,
     route: `${prefix}/{operation}`,
     handler: createEstHandler({
-      authority: context.services.est,
+      authority: context.authority,
       mtls,
       onError: (error) => context.logger.error({ err: error }, 'EST request failed'),
     }),
@@ -174,7 +181,7 @@ function estMount(context: MountContext, mtls: boolean): ProtocolMount {
   };
 }
 
-export const estMounts = (context: MountContext): ProtocolMount[] => [
+export const estMounts = (context: EstMountOptions): ProtocolMount[] => [
   estMount(context, false),
   estMount(context, true),
 ];

@@ -1,2 +1,0 @@
-export * from './mechanisms.js';
-export * from './software.js';

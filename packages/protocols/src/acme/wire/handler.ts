@@ -1,0 +1,276 @@
+import {
+  type EphemeralStore,
+  type Handler,
+  type Logger,
+  type PlainResponse,
+  type ProtocolDirect,
+  type RequestHead,
+  readBodyBytes,
+  silentLogger,
+  type TransportContext,
+  withFixedLength,
+} from '@certwright/core';
+import type { AcmeAuthority } from './authority.js';
+import { AccountKeyCache, type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
+import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
+import { AcmeLinks } from './links.js';
+import { NonceStore } from './nonces.js';
+import { acmeProblem, type ProblemContext, problemFromError } from './problem.js';
+import { appendLink, sized, toWebResponse } from './responses.js';
+import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
+
+/**
+ * The ACME server (RFC 8555, RFC 9773) as one Web-standard handler:
+ *
+ * - `/acme/{resource}` serves the default profile, `/acme/profile/{path_id}/{resource}` any
+ *   profile with ACME enabled (its `path_id`, or its id when it has none);
+ * - every answer carries `Replay-Nonce`, `Link: <directory>;rel="index"` and
+ *   `Cache-Control: no-store`; failures are RFC 8555 §6.7 problem documents.
+ *
+ * Endpoints are one file each (see `routes.ts` and the {@link AcmeEndpoint} interface in
+ * `context.ts`); the wire contract is docs/protocols/acme.md. The handler's `direct` entry
+ * answers the built-in routes for a host that has read the (small) body itself, with the same
+ * function and without a Web Request or Response (docs/architecture.md, "Direct path").
+ */
+
+export interface AcmeHandlerOptions {
+  authority: AcmeAuthority;
+  /** Nonces (and nothing else) live here; share one store (Redis) between instances. */
+  ephemeral: EphemeralStore;
+  /**
+   * The external origin clients reach the server at (`https://acme.example.com`), which every
+   * URL handed out and every JWS `url` is built from. Default: the request's own origin.
+   */
+  baseUrl?: string;
+  /** Mount path; default `/acme`. */
+  basePath?: string;
+  /** Default: renewal information served, polled every 6 hours. */
+  settings?: Partial<AcmeServerSettings>;
+  limits?: Partial<JwsLimits>;
+  /** Lifetime of an unused nonce; default 1 hour. */
+  nonceTtlMs?: number;
+  /** Who the request comes from (per-address limits); default the socket's peer. */
+  clientAddress?: (request: RequestHead, transport: TransportContext) => string;
+  now?: () => Date;
+  logger?: Logger;
+  /** Endpoints beyond the built-in ones (tests, embedders); matched after them, on the Web path only. */
+  routes?: readonly AcmeRoute[];
+}
+
+/**
+ * The direct entry (`ProtocolDirect` in @certwright/core): the built-in routes, for a host that
+ * has read the body and built no Web Request. Everything else — another path, a JWS that is not
+ * `application/jose+json`, a body on a GET — is left to the Web path, which answers it.
+ */
+export type AcmeDirect = ProtocolDirect;
+
+export type AcmeHandler = Handler & {
+  readonly direct: AcmeDirect;
+  /**
+   * The answer to a client its host refused for its rate limit, before the handler ran: a
+   * `rateLimited` problem with `Retry-After`, a fresh nonce and the index link, like every
+   * other answer (RFC 8555 §6.5, §6.6, §7.1).
+   */
+  readonly rateLimited: (request: RequestHead, retryAfterSeconds: number) => Promise<Response>;
+};
+
+export const ACME_BASE_PATH = '/acme';
+
+export const DEFAULT_ACME_SETTINGS: Readonly<AcmeServerSettings> = Object.freeze({
+  renewalInfo: true,
+  renewalInfoPollSeconds: 6 * 60 * 60,
+});
+
+const PROBLEM_JSON = 'application/problem+json';
+const JOSE_JSON = 'application/jose+json';
+
+interface Located {
+  /** Null: the shorthand routes of the default profile. */
+  profileSegment: string | null;
+  /** Path below the profile's base. */
+  rest: string[];
+  basePath: string;
+}
+
+function locate(pathname: string, mount: string): Located | null {
+  if (pathname !== mount && !pathname.startsWith(`${mount}/`)) return null;
+  const segments = pathname.slice(mount.length).split('/').slice(1);
+  if (segments[0] === 'profile') {
+    const segment = segments[1];
+    if (segment === undefined || !/^[A-Za-z0-9._:-]{1,128}$/.test(segment)) return null;
+    return { profileSegment: segment, rest: segments.slice(2), basePath: `${mount}/profile/${segment}` };
+  }
+  return { profileSegment: null, rest: segments, basePath: mount };
+}
+
+/** The body as the listener read it, held to the same limit a Web Request's stream is read to. */
+const readBytes =
+  (body: Uint8Array) =>
+  async (maxBytes: number): Promise<Uint8Array> => {
+    if (body.byteLength > maxBytes) {
+      throw acmeProblem('malformed', `the JWS is larger than ${maxBytes} bytes`, { status: 413 });
+    }
+    return body;
+  };
+
+export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
+  const mount = (options.basePath ?? ACME_BASE_PATH).replace(/\/+$/, '');
+  const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
+  const settings: AcmeServerSettings = { ...DEFAULT_ACME_SETTINGS, ...options.settings };
+  const nonces = new NonceStore(options.ephemeral, { ttlMs: options.nonceTtlMs });
+  const keys = new AccountKeyCache();
+  const routes = [...ACME_ROUTES, ...(options.routes ?? [])];
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? (() => new Date());
+  const { authority } = options;
+  /** Where every URL handed out starts: the configured base URL, else the request's origin. */
+  const originOf = (url: URL): string => (options.baseUrl ?? url.origin).replace(/\/+$/, '');
+
+  const problem = (error: unknown, problemContext: ProblemContext): PlainResponse => {
+    const answer = problemFromError(error, problemContext);
+    if (answer.log) logger.error({ err: error }, 'ACME request failed');
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+    headers['content-type'] = PROBLEM_JSON;
+    return sized(new TextEncoder().encode(JSON.stringify(answer.body)), answer.status, headers);
+  };
+
+  const route = async (
+    request: RequestHead,
+    url: URL,
+    readBody: (maxBytes: number) => Promise<Uint8Array>,
+    transport: TransportContext,
+    origin: string,
+    set: (links: AcmeLinks) => void,
+    problemContext: ProblemContext,
+  ): Promise<PlainResponse> => {
+    const located = locate(url.pathname, mount);
+    if (!located) throw acmeProblem('malformed', 'no ACME resource at this path', { status: 404 });
+    const profile = located.profileSegment
+      ? await authority.profileForPath(located.profileSegment)
+      : await authority.defaultProfile();
+    if (!profile) throw acmeProblem('malformed', 'no ACME directory is served at this path', { status: 404 });
+    const links = new AcmeLinks(origin, located.basePath);
+    set(links);
+    const match = matchRoute(routes, request.method, located.rest);
+    if (match.kind === 'none')
+      throw acmeProblem('malformed', 'no ACME resource at this path', { status: 404 });
+    if (match.kind === 'method_not_allowed') {
+      throw acmeProblem('malformed', `${request.method} is not allowed here`, {
+        status: 405,
+        headers: { allow: match.allow.join(', ') },
+      });
+    }
+    problemContext.endpoint = match.route.path;
+    const requestUrl = `${origin}${url.pathname}${url.search}`;
+    const ctx: AcmeContext = {
+      request,
+      transport,
+      profile,
+      links,
+      authority,
+      url: requestUrl,
+      clientAddress: options.clientAddress?.(request, transport) ?? transport.remoteAddress,
+      settings,
+      now,
+      logger,
+      authenticate: authenticator({
+        request,
+        readBody,
+        url: requestUrl,
+        profile,
+        links,
+        authority,
+        nonces,
+        limits,
+        keys,
+      }),
+    };
+    return match.route.endpoint(ctx, match.params);
+  };
+
+  /** Every request, on either path: the endpoint's answer or problem, completed with the common headers. */
+  const answer = async (
+    request: RequestHead,
+    readBody: (maxBytes: number) => Promise<Uint8Array>,
+    transport: TransportContext,
+  ): Promise<PlainResponse> => {
+    const url = new URL(request.url);
+    const origin = originOf(url);
+    let links: AcmeLinks | undefined;
+    const problemContext: ProblemContext = {};
+    let result: PlainResponse;
+    try {
+      result = await route(request, url, readBody, transport, origin, (l) => (links = l), problemContext);
+    } catch (error) {
+      result = problem(error, problemContext);
+    }
+    const { headers } = result;
+    try {
+      // RFC 8555 §6.5: a fresh nonce on every answer, so a client never needs an extra round
+      // trip — a badNonce problem included, which the client retries with this one.
+      headers['replay-nonce'] = await nonces.issue();
+    } catch (error) {
+      logger.error({ err: error }, 'ACME nonce could not be issued');
+      return problem(
+        acmeProblem('serverInternal', 'the server is unavailable', { status: 503, cause: error }),
+        {},
+      );
+    }
+    if (links) appendLink(headers, { url: links.directory, rel: 'index' });
+    headers['cache-control'] ??= 'no-store';
+    return result;
+  };
+
+  const handler: Handler = async (request, transport) => {
+    const plain = await answer(request, (maxBytes) => readBodyBytes(request, maxBytes), transport);
+    return withFixedLength(toWebResponse(plain), request.method);
+  };
+
+  const directRoute = (method: string, pathname: string): boolean => {
+    const located = locate(pathname, mount);
+    return located !== null && matchRoute(ACME_ROUTES, method, located.rest).kind === 'route';
+  };
+
+  const direct: AcmeDirect = {
+    bodyLimit(method, pathname) {
+      if (!directRoute(method, pathname)) return undefined;
+      return method === 'POST' ? limits.maxBytes : 0;
+    },
+    prepare(head, body, pathname, transport) {
+      if (!directRoute(head.method, pathname)) return undefined;
+      if (head.method === 'POST') {
+        // The Web path answers the 415 of a JWS in another content type.
+        const type = head.headers.get('content-type');
+        if (type === null || type.split(';')[0]!.trim().toLowerCase() !== JOSE_JSON) return undefined;
+      } else if (body.byteLength > 0) return undefined;
+      return () => answer(head, readBytes(body), transport);
+    },
+  };
+
+  const rateLimited = async (request: RequestHead, retryAfterSeconds: number): Promise<Response> => {
+    const url = new URL(request.url);
+    const origin = originOf(url);
+    const plain = problem(
+      acmeProblem('rateLimited', `too many requests from this client; retry after ${retryAfterSeconds} s`, {
+        headers: { 'retry-after': String(retryAfterSeconds) },
+      }),
+      {},
+    );
+    const { headers } = plain;
+    // A store that cannot issue a nonce leaves it out rather than turning the 429 into a 503.
+    try {
+      headers['replay-nonce'] = await nonces.issue();
+    } catch (error) {
+      logger.warn({ err: error }, 'ACME nonce could not be issued for a rate-limited answer');
+    }
+    // The index of the directory the path names; no profile lookup for a client being held off.
+    const located = locate(url.pathname, mount);
+    if (located)
+      appendLink(headers, { url: new AcmeLinks(origin, located.basePath).directory, rel: 'index' });
+    headers['cache-control'] = 'no-store';
+    return toWebResponse(plain);
+  };
+
+  return Object.assign(handler, { direct, rateLimited });
+}

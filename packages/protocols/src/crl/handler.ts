@@ -1,0 +1,59 @@
+import { type Handler, withFixedLength } from '@certwright/core';
+import { crlToPem } from '@certwright/core/pki';
+import { accepts, binaryResponse, isIssuerId, segmentsAfter, textResponse } from '../shared/http.js';
+
+/**
+ * `GET /.well-known/pki/crl/{issuer_id}`: the issuer's current CRL (RFC 5280), DER as
+ * `application/pkix-crl` (RFC 2585), or PEM (`X509 CRL`) when the client sends
+ * `Accept: application/x-pem-file`. No authentication: relying parties fetch it anonymously.
+ *
+ * The handler only speaks HTTP. Building, numbering and caching CRLs is the source's job
+ * (core's revocation-status service), because revocations must invalidate that cache
+ * before the revoke call returns.
+ */
+
+export interface CurrentCrl {
+  der: Uint8Array;
+  crlNumber: bigint;
+  thisUpdate: Date;
+  nextUpdate: Date;
+}
+
+export interface CrlSource {
+  /** The issuer's current CRL, or null when no issuer with that id publishes a CRL. */
+  currentCrl(issuerId: string): Promise<CurrentCrl | null>;
+}
+
+export interface CrlHandlerOptions {
+  source: CrlSource;
+  /** Mount path of the handler; default `/.well-known/pki/crl`. */
+  basePath?: string;
+}
+
+export const CRL_BASE_PATH = '/.well-known/pki/crl';
+
+export function createCrlHandler(options: CrlHandlerOptions): Handler {
+  const basePath = (options.basePath ?? CRL_BASE_PATH).replace(/\/+$/, '');
+  return async (request) => {
+    const segments = segmentsAfter(new URL(request.url).pathname, basePath);
+    if (segments?.length !== 1 || !isIssuerId(segments[0]!)) {
+      return textResponse(404, 'no such CRL');
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return textResponse(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD' });
+    }
+    const crl = await options.source.currentCrl(segments[0]!);
+    if (!crl) return textResponse(404, `issuer '${segments[0]}' does not exist or publishes no CRL`);
+    const headers = {
+      // Clients may keep it until nextUpdate; revalidating is cheap (304 is not worth the code).
+      'cache-control': 'public, no-cache',
+      'last-modified': crl.thisUpdate.toUTCString(),
+      expires: crl.nextUpdate.toUTCString(),
+      etag: `"${crl.crlNumber.toString(16)}"`,
+    };
+    const response = accepts(request, 'application/x-pem-file')
+      ? binaryResponse(200, Buffer.from(crlToPem(crl.der)), 'application/x-pem-file', headers)
+      : binaryResponse(200, crl.der, 'application/pkix-crl', headers);
+    return withFixedLength(response, request.method);
+  };
+}
