@@ -5963,7 +5963,8 @@ export const operationSpecs = [
               "sent",
               "failed",
               "dead",
-              "read"
+              "read",
+              "undeliverable"
             ]
           }
         }
@@ -7112,7 +7113,7 @@ export const operationSpecs = [
     "operationId": "requeueNotification",
     "method": "POST",
     "path": "/api/v1/notifications/{id}/requeue",
-    "summary": "Reset a dead notification to pending (retry_count 0); 409 for any other status",
+    "summary": "Reset a dead or undeliverable notification to pending (retry_count 0); 409 for any other status",
     "tags": [
       "notifications"
     ],

@@ -1621,7 +1621,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reset a dead notification to pending (retry_count 0); 409 for any other status */
+        /** Reset a dead or undeliverable notification to pending (retry_count 0); 409 for any other status */
         post: operations["requeueNotification"];
         delete?: never;
         options?: never;
@@ -2656,7 +2656,7 @@ export interface operations {
                             retry_count: number;
                             sent_at: unknown | null;
                             /** @enum {string} */
-                            status: "pending" | "sent" | "failed" | "dead" | "read";
+                            status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                             subject: string;
                             /** @enum {string} */
                             type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -11364,6 +11364,8 @@ export interface operations {
                         notifications: {
                             [key: string]: number;
                         };
+                        /** @description notifications no configured channel delivers (no SMTP settings, webhook deleted or disabled) */
+                        undeliverable_notifications: number;
                     };
                 };
             };
@@ -15510,7 +15512,7 @@ export interface operations {
                 page?: number;
                 per_page?: number;
                 /** @description comma-separated; dead included */
-                status?: ("pending" | "sent" | "failed" | "dead" | "read")[];
+                status?: ("pending" | "sent" | "failed" | "dead" | "read" | "undeliverable")[];
                 type?: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
             };
             header?: never;
@@ -15538,7 +15540,7 @@ export interface operations {
                             retry_count: number;
                             sent_at: unknown | null;
                             /** @enum {string} */
-                            status: "pending" | "sent" | "failed" | "dead" | "read";
+                            status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                             subject: string;
                             /** @enum {string} */
                             type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -15649,7 +15651,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -15763,7 +15765,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -15868,7 +15870,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -15991,7 +15993,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16035,7 +16037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description not dead */
+            /** @description neither dead nor undeliverable */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -7,9 +7,9 @@ import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
 
 type Notification = Response200<'/api/v1/notifications'>['data'][number];
-type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read';
+type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read' | 'undeliverable';
 
-/** Notifications, with a dead filter and requeue for the dead ones. */
+/** Notifications, with a status filter and requeue for the dead, failed and undeliverable ones. */
 export default function Notifications() {
   const client = useQueryClient();
   const write = usePermission('notification.write');
@@ -39,6 +39,7 @@ export default function Notifications() {
               <option value="pending">Pending</option>
               <option value="sent">Sent</option>
               <option value="read">Read</option>
+              <option value="undeliverable">Undeliverable</option>
             </select>
           </label>
         }
@@ -55,7 +56,7 @@ export default function Notifications() {
             key: 'actions',
             header: 'Actions',
             render: (n) =>
-              n.status === 'dead' || n.status === 'failed' ? (
+              n.status === 'dead' || n.status === 'failed' || n.status === 'undeliverable' ? (
                 <ActionButton
                   {...write}
                   onClick={() => requeue.mutate(n.id)}
