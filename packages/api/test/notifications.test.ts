@@ -140,12 +140,39 @@ describe('notification delivery and the retry sweep (spec §3.1)', { timeout: 60
     expect(await read(event.id)).toMatchObject({ status: 'sent', retry_count: 1 });
   });
 
-  it('an event whose channel no longer exists resolves as sent', async () => {
+  it('an event whose webhook no longer exists is undeliverable, never sent', async () => {
     const event = await queue({ channel: 'webhook:wh-removed' });
-    await app.services.notifications.sweep();
+    const report = await app.services.notifications.sweep();
+    expect(report.undeliverable).toBeGreaterThanOrEqual(1);
     const n = await read(event.id);
-    expect(n.status).toBe('sent');
-    expect(n.last_error).toMatch(/does not exist/);
+    expect(n).toMatchObject({ status: 'undeliverable', sent_at: null });
+    expect(n.last_error).toMatch(/does not exist \(deleted\); not delivered/);
+  });
+
+  it('an event for a channel this server does not have is undeliverable at once, counted, and requeueable', async () => {
+    const before = (await (await app.call('GET', '/api/v1/dashboard/summary')).json())
+      .undeliverable_notifications;
+    const event = await queue({ channel: 'pager' });
+    expect(event.status).toBe('undeliverable');
+    const n = await read(event.id);
+    expect(n.last_error).toBe("no notification channel 'pager' is configured; not delivered");
+    const summary = await (await app.call('GET', '/api/v1/dashboard/summary')).json();
+    expect(summary.undeliverable_notifications).toBe(before + 1);
+    expect(summary.notifications.undeliverable).toBe(before + 1);
+    expect((await app.call('GET', '/api/v1/notifications?status=undeliverable&per_page=500')).status).toBe(
+      200,
+    );
+    // Once such a channel exists, a requeue delivers it.
+    const got: string[] = [];
+    app.channels.register({ name: 'pager', send: async (e) => void got.push(e.id) });
+    try {
+      expect((await app.call('POST', `/api/v1/notifications/${event.id}/requeue`)).status).toBe(200);
+      await app.services.notifications.sweep();
+      expect(got).toEqual([event.id]);
+      expect(await read(event.id)).toMatchObject({ status: 'sent' });
+    } finally {
+      app.channels.unregister('pager');
+    }
   });
 
   it('a channel that throws synchronously loses nothing: the event is failed, not gone', async () => {

@@ -151,6 +151,49 @@ describe('a notification raised by a change is delivered at once, through the qu
   );
 });
 
+describe('a server without SMTP settings', () => {
+  it('stores e-mail notifications as undeliverable, counts them, and warns about no missing channel', async () => {
+    const {
+      SVC_SMTP_HOST: _h,
+      SVC_SMTP_PORT: _p,
+      SVC_SMTP_FROM: _f,
+      SVC_SMTP_REQUIRE_TLS: _t,
+      ...env
+    } = serverEnv(0);
+    const server = await startServerProcess({ ...env, SVC_NOTIFICATION_RETRY_INTERVAL: '1s' });
+    try {
+      const certificateId = await revokeACertificate(server, 'nobody-reads@example.test');
+      const listed = await httpsCall(
+        server.port,
+        ca,
+        `/api/v1/notifications?certificate_id=${certificateId}`,
+        {
+          headers: bearer(SECRET),
+        },
+      );
+      expect(listed.json.data).toEqual([
+        expect.objectContaining({
+          type: 'Revocation',
+          channel: 'email',
+          status: 'undeliverable',
+          sent_at: null,
+          last_error:
+            "no notification channel 'email' is configured (e-mail needs SVC_SMTP_HOST); not delivered",
+        }),
+      ]);
+      const summary = await httpsCall(server.port, ca, '/api/v1/dashboard/summary', {
+        headers: bearer(SECRET),
+      });
+      expect(summary.json.undeliverable_notifications).toBeGreaterThanOrEqual(1);
+      // Retry sweeps ran meanwhile (one a second, issuance took longer): none warned about a channel.
+      expect(server.output()).not.toMatch(/notification channel|without delivery/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  }, 180_000);
+});
+
 const postgresSkip = await postgresSkipReason();
 if (postgresSkip) console.warn(`skipping the dead-notification metric test: ${postgresSkip}`);
 

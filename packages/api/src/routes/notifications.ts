@@ -56,12 +56,13 @@ export function notificationRoutes(services: Services): RouteSpec[] {
       path: '/api/v1/notifications/{id}/requeue',
       operationId: 'requeueNotification',
       permission: 'notification.write',
-      summary: 'Reset a dead notification to pending (retry_count 0); 409 for any other status',
+      summary:
+        'Reset a dead or undeliverable notification to pending (retry_count 0); 409 for any other status',
       tags: ['notifications'],
       params: idParams,
       responses: {
         200: { description: 'requeued', schema: notificationEventSchema },
-        409: { description: 'not dead' },
+        409: { description: 'neither dead nor undeliverable' },
       },
       handle: async ({ params, principal }) => ({
         status: 200,
@@ -113,6 +114,12 @@ export function notificationRoutes(services: Services): RouteSpec[] {
             jobs: countsSchema,
             notifications: countsSchema,
             dead_notifications: z.number().int(),
+            undeliverable_notifications: z
+              .number()
+              .int()
+              .describe(
+                'notifications no configured channel delivers (no SMTP settings, webhook deleted or disabled)',
+              ),
           }),
         },
       },
@@ -125,7 +132,14 @@ export function notificationRoutes(services: Services): RouteSpec[] {
         ]);
         return {
           status: 200,
-          body: { certificates, agents, jobs, notifications: byStatus, dead_notifications: byStatus.dead },
+          body: {
+            certificates,
+            agents,
+            jobs,
+            notifications: byStatus,
+            dead_notifications: byStatus.dead,
+            undeliverable_notifications: byStatus.undeliverable,
+          },
           headers: { 'cache-control': 'no-store' },
         };
       },

@@ -6168,7 +6168,8 @@ export const operationSpecs = [
               "sent",
               "failed",
               "dead",
-              "read"
+              "read",
+              "undeliverable"
             ]
           }
         }
@@ -7317,7 +7318,7 @@ export const operationSpecs = [
     "operationId": "requeueNotification",
     "method": "POST",
     "path": "/api/v1/notifications/{id}/requeue",
-    "summary": "Reset a dead notification to pending (retry_count 0); 409 for any other status",
+    "summary": "Reset a dead or undeliverable notification to pending (retry_count 0); 409 for any other status",
     "tags": [
       "notifications"
     ],

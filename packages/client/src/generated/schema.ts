@@ -1690,7 +1690,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reset a dead notification to pending (retry_count 0); 409 for any other status */
+        /** Reset a dead or undeliverable notification to pending (retry_count 0); 409 for any other status */
         post: operations["requeueNotification"];
         delete?: never;
         options?: never;
@@ -2725,7 +2725,7 @@ export interface operations {
                             retry_count: number;
                             sent_at: unknown | null;
                             /** @enum {string} */
-                            status: "pending" | "sent" | "failed" | "dead" | "read";
+                            status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                             subject: string;
                             /** @enum {string} */
                             type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -11807,6 +11807,8 @@ export interface operations {
                         notifications: {
                             [key: string]: number;
                         };
+                        /** @description notifications no configured channel delivers (no SMTP settings, webhook deleted or disabled) */
+                        undeliverable_notifications: number;
                     };
                 };
             };
@@ -16462,7 +16464,7 @@ export interface operations {
                 page?: number;
                 per_page?: number;
                 /** @description comma-separated; dead included */
-                status?: ("pending" | "sent" | "failed" | "dead" | "read")[];
+                status?: ("pending" | "sent" | "failed" | "dead" | "read" | "undeliverable")[];
                 type?: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
             };
             header?: never;
@@ -16490,7 +16492,7 @@ export interface operations {
                             retry_count: number;
                             sent_at: unknown | null;
                             /** @enum {string} */
-                            status: "pending" | "sent" | "failed" | "dead" | "read";
+                            status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                             subject: string;
                             /** @enum {string} */
                             type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16601,7 +16603,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16715,7 +16717,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16820,7 +16822,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16943,7 +16945,7 @@ export interface operations {
                         retry_count: number;
                         sent_at: unknown | null;
                         /** @enum {string} */
-                        status: "pending" | "sent" | "failed" | "dead" | "read";
+                        status: "pending" | "sent" | "failed" | "dead" | "read" | "undeliverable";
                         subject: string;
                         /** @enum {string} */
                         type: "ExpirationWarning" | "RenewalSuccess" | "RenewalFailure" | "DeploymentSuccess" | "DeploymentFailure" | "PolicyViolation" | "Revocation" | "EndpointHealth";
@@ -16987,7 +16989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description not dead */
+            /** @description neither dead nor undeliverable */
             409: {
                 headers: {
                     [name: string]: unknown;

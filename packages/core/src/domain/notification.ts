@@ -14,7 +14,12 @@ export const NOTIFICATION_TYPES = [
 export const notificationTypeSchema = z.enum(NOTIFICATION_TYPES);
 export type NotificationType = z.infer<typeof notificationTypeSchema>;
 
-export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'dead', 'read'] as const;
+/**
+ * `undeliverable`: no configured channel can deliver the event (no channel of its name on this
+ * server — no SMTP settings for `email` —, its webhook deleted or disabled). Never counted as
+ * sent; an operator can requeue it once a channel exists.
+ */
+export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'dead', 'read', 'undeliverable'] as const;
 export const notificationStatusSchema = z.enum(NOTIFICATION_STATUSES);
 export type NotificationStatus = z.infer<typeof notificationStatusSchema>;
 
@@ -24,7 +29,7 @@ export const NOTIFICATION_RETRY_BUDGET = 5;
 export const notificationEventSchema = z.object({
   id: idSchema,
   type: notificationTypeSchema,
-  /** Channel name (`email`, `webhook:<id>` …); a channel that no longer exists resolves as sent. */
+  /** Channel name (`email`, `webhook:<id>` …); one no configured channel delivers is `undeliverable`. */
   channel: z.string().min(1).max(128),
   recipient: z.string().max(1024),
   subject: z.string().max(1024),

@@ -1,7 +1,7 @@
 import type { NotificationEvent } from '../domain/notification.js';
 import { fail } from '../errors.js';
 
-/** A send that resolved without delivering on purpose (target deleted or disabled): recorded as the event's `last_error`. */
+/** A send that declined on purpose (target deleted or disabled): the event is `undeliverable`, the note its `last_error`. */
 export interface ChannelOutcome {
   note: string;
 }
@@ -27,7 +27,7 @@ export interface NotificationChannel {
  * The channels known to this process, by name. Built by the embedder (or the server) and handed
  * to the services; there is no global registry, so tests and embedders choose their channels.
  * Channels may be added and removed at run time (a webhook deleted by an operator): an event
- * whose channel is gone resolves as sent instead of retrying forever.
+ * whose channel is gone is `undeliverable` instead of retrying forever.
  */
 export class NotificationChannelRegistry {
   readonly #channels = new Map<string, NotificationChannel>();

@@ -51,6 +51,8 @@ export interface SweepReport {
   sent: number;
   failed: number;
   dead: number;
+  /** Events no configured channel delivers (its channel is gone, its webhook deleted or disabled). */
+  undeliverable: number;
   /**
    * Events that could not be claimed or whose status could not be written (storage down); they
    * are attempted again once storage answers and any claim they hold expired.
@@ -79,6 +81,8 @@ export const NOTIFICATION_CLAIM_LEASE_MS = 5 * 60_000;
  */
 export class NotificationService {
   readonly channels: NotificationChannelRegistry;
+  /** Channels whose absence this process has logged already. */
+  readonly #missingChannelsLogged = new Set<string>();
 
   constructor(
     private readonly deps: ServiceDeps,
@@ -117,6 +121,10 @@ export class NotificationService {
    */
   async #store(tx: Storage, input: z.output<typeof notificationCreateSchema>): Promise<NotificationEvent> {
     const zero = !input.created_at || !(input.created_at.getTime() > 0);
+    // An event no channel of this server can take is stored as what it is, not queued: a
+    // server without SMTP settings has no `email` channel, and its certificate notifications
+    // are listed (and counted) as undeliverable instead of attempted, warned about and "sent".
+    const deliverable = this.channels.get(input.channel) !== undefined;
     const event = await tx.notifications.create({
       type: input.type,
       channel: input.channel,
@@ -124,11 +132,12 @@ export class NotificationService {
       subject: input.subject,
       message: input.message,
       certificate_id: input.certificate_id ?? null,
-      status: 'pending',
+      status: deliverable ? 'pending' : 'undeliverable',
+      ...(deliverable ? {} : { last_error: noChannel(input.channel) }),
       created_at: zero ? this.deps.clock.now() : (input.created_at as Date),
     });
     const queue = this.deps.notifications?.queue;
-    if (queue) enqueueDeliveryAfterCommit(tx, queue, event, this.deps.logger);
+    if (queue && deliverable) enqueueDeliveryAfterCommit(tx, queue, event, this.deps.logger);
     return event;
   }
 
@@ -231,13 +240,16 @@ export class NotificationService {
     return this.deps.storage.notifications.countByStatus();
   }
 
-  /** Dead → pending with retry_count 0 and next_retry_at, last_error cleared. */
+  /**
+   * Dead or undeliverable → pending with retry_count 0 and next_retry_at, last_error cleared
+   * (an undeliverable event once its channel exists: SMTP configured, the webhook enabled).
+   */
   requeue(actor: Actor, id: string): Promise<NotificationEvent> {
     return this.deps.storage.transaction(async (tx) => {
       const event = await tx.notifications.lockForUpdate(id); // before the check
-      if (event.status !== 'dead') {
+      if (event.status !== 'dead' && event.status !== 'undeliverable') {
         throw invalidState(
-          `notification '${id}' is ${event.status}; only dead notifications can be requeued`,
+          `notification '${id}' is ${event.status}; only dead or undeliverable notifications can be requeued`,
           {
             notification_status: event.status,
           },
@@ -303,6 +315,7 @@ export class NotificationService {
       sent: pending.sent + retried.sent,
       failed: pending.failed + retried.failed,
       dead: pending.dead + retried.dead,
+      undeliverable: pending.undeliverable + retried.undeliverable,
       errors: pending.errors + retried.errors,
     };
   }
@@ -374,37 +387,46 @@ export class NotificationService {
 
   /**
    * One delivery attempt and its bookkeeping:
-   * - no channel of that name → sent (a removed notifier must not leave a stuck row);
+   * - no channel of that name, or the channel declines it (webhook deleted or disabled) →
+   *   undeliverable (never sent, never retried: a removed notifier must not leave a stuck row);
    * - delivered → sent, retry_count unchanged;
    * - failed with retry_count below 4 → failed, count + 1, next_retry_at per the schedule;
    * - failed at 4 or more → dead, next_retry_at cleared, onDead called.
    */
+  /** Records `event` as undeliverable (its claim released, nothing left to retry). */
+  async #undeliverable(event: NotificationEvent, why: string, report: SweepReport): Promise<void> {
+    await this.deps.storage.notifications.update(event.id, {
+      status: 'undeliverable',
+      next_retry_at: null,
+      last_error: why,
+    });
+    report.undeliverable += 1;
+  }
+
   async #attempt(event: NotificationEvent, now: Date, report: SweepReport): Promise<void> {
     const storage = this.deps.storage;
     const channel = this.channels.get(event.channel);
     try {
       if (!channel) {
-        this.deps.logger.warn(
-          { notification_id: event.id, channel: event.channel },
-          'notification channel no longer exists; marking the event sent',
-        );
-        await storage.notifications.update(event.id, {
-          status: 'sent',
-          sent_at: now,
-          next_retry_at: null,
-          last_error: `channel '${event.channel}' does not exist; resolved as sent without delivery`,
-        });
-        report.sent += 1;
+        // Said once per channel and process: a backlog for a channel that is gone must not
+        // become a warning per event at every start.
+        if (!this.#missingChannelsLogged.has(event.channel)) {
+          this.#missingChannelsLogged.add(event.channel);
+          this.deps.logger.warn(
+            { notification_id: event.id, channel: event.channel },
+            'no notification channel of this name is configured; its events are undeliverable',
+          );
+        }
+        await this.#undeliverable(event, noChannel(event.channel), report);
         return;
       }
       const failure = await sendWithTimeout(channel.send.bind(channel), event);
-      if (failure === null || 'note' in failure) {
-        await storage.notifications.update(event.id, {
-          status: 'sent',
-          sent_at: now,
-          next_retry_at: null,
-          ...(failure ? { last_error: failure.note } : {}),
-        });
+      if (failure !== null && 'note' in failure) {
+        await this.#undeliverable(event, failure.note, report);
+        return;
+      }
+      if (failure === null) {
+        await storage.notifications.update(event.id, { status: 'sent', sent_at: now, next_retry_at: null });
         report.sent += 1;
         return;
       }
@@ -473,7 +495,13 @@ export class NotificationService {
 }
 
 function emptyReport(): SweepReport {
-  return { sent: 0, failed: 0, dead: 0, errors: 0 };
+  return { sent: 0, failed: 0, dead: 0, undeliverable: 0, errors: 0 };
+}
+
+/** Why an event of `channel` cannot be delivered by this server. */
+function noChannel(channel: string): string {
+  const hint = channel === 'email' ? ' (e-mail needs SVC_SMTP_HOST)' : '';
+  return `no notification channel '${channel}' is configured${hint}; not delivered`;
 }
 
 /**

@@ -24,6 +24,7 @@ import { ownerSearchWalk } from './0024_owner_search_walk.js';
 import { ownerNameOrder } from './0025_owner_name_order.js';
 import { planRows } from './0027_plan_rows.js';
 import { webhookUrlSealed } from './0028_webhook_url_sealed.js';
+import { undeliverableNotifications } from './0029_undeliverable_notifications.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -57,6 +58,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ownerNameOrder,
   planRows,
   webhookUrlSealed,
+  undeliverableNotifications,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

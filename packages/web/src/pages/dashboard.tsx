@@ -136,6 +136,10 @@ export default function Dashboard() {
               <dl className="facts">
                 <dt>Dead notifications</dt>
                 <dd className={s.dead_notifications > 0 ? 'warn' : ''}>{s.dead_notifications}</dd>
+                <dt>Undeliverable notifications</dt>
+                <dd className={s.undeliverable_notifications > 0 ? 'warn' : ''}>
+                  {s.undeliverable_notifications}
+                </dd>
                 {Object.entries(s.jobs).map(([k, v]) => (
                   <div key={`job-${k}`} className="fact">
                     <dt>Jobs {k}</dt>

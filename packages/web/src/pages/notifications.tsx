@@ -8,7 +8,7 @@ import { iso } from '../format';
 import { Named, type Names } from '../names';
 
 type Notification = Response200<'/api/v1/notifications'>['data'][number];
-type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read';
+type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read' | 'undeliverable';
 
 /** `webhook:<id>` names a webhook; other channels (`email` …) are shown as they are. */
 const webhookOf = (channel: string): string | null =>
@@ -24,7 +24,7 @@ function Channel({ channel, names }: { channel: string; names: Names | undefined
   );
 }
 
-/** Notifications, with a dead filter and requeue for the dead ones. */
+/** Notifications, with a status filter and requeue for the dead, failed and undeliverable ones. */
 export default function Notifications() {
   const client = useQueryClient();
   const write = usePermission('notification.write');
@@ -54,6 +54,7 @@ export default function Notifications() {
               <option value="pending">Pending</option>
               <option value="sent">Sent</option>
               <option value="read">Read</option>
+              <option value="undeliverable">Undeliverable</option>
             </select>
           </label>
         }
@@ -79,7 +80,7 @@ export default function Notifications() {
             key: 'actions',
             header: 'Actions',
             render: (n) =>
-              n.status === 'dead' || n.status === 'failed' ? (
+              n.status === 'dead' || n.status === 'failed' || n.status === 'undeliverable' ? (
                 <ActionButton
                   {...write}
                   onClick={() => requeue.mutate(n.id)}

@@ -37,7 +37,7 @@ export class WebhookChannel implements NotificationChannel {
   async send(event: NotificationEvent): Promise<void | ChannelOutcome> {
     const id = event.channel.slice(WEBHOOK_CHANNEL_PREFIX.length);
     const hook = await this.deps.storage.webhooks.getWithHeaders(id);
-    if (!hook) return { note: `webhook '${id}' does not exist (deleted); resolved as sent without delivery` };
+    if (!hook) return { note: `webhook '${id}' does not exist (deleted); not delivered` };
     if (!hook.enabled) return { note: `webhook '${hook.name}' is disabled; not delivered` };
     const certificate = event.certificate_id
       ? await this.deps.storage.certificates.get(event.certificate_id)
