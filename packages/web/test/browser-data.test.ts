@@ -596,4 +596,75 @@ describe.skipIf(!haveChromium)('the console names, decodes and configures in Chr
     await page.getByRole('cell', { name: 'ci-runner', exact: true }).waitFor();
     expect(await page.content()).not.toContain(hmac);
   });
+
+  it('creates a complete profile — keys, usages, validity and every protocol block — each refusal at its field', async () => {
+    await go('/profiles');
+    const form = page.getByRole('form', { name: 'New profile' });
+    await form.getByLabel('Name', { exact: true }).fill('complete profile');
+    await form.getByLabel('Max validity (days)', { exact: true }).fill('4000');
+    await form.getByRole('checkbox', { name: 'ACME enabled' }).check();
+    await form.getByLabel('Terms of service URL', { exact: true }).fill('not a url');
+    await form.getByRole('button', { name: 'Create profile' }).click();
+    // Each refusal at its own field: the validity, the URL, the enrollment defaults ACME needs.
+    const validity = form.getByLabel('Max validity (days)', { exact: true });
+    await expect.poll(() => validity.getAttribute('aria-invalid')).toBe('true');
+    expect(await form.getByLabel('Terms of service URL', { exact: true }).getAttribute('aria-invalid')).toBe(
+      'true',
+    );
+    await accessible(page, 'data-profile-form-errors');
+    expect((await api('GET', '/api/v1/profiles?search=complete')).total).toBe(0);
+
+    await validity.fill('90');
+    await form.getByLabel('Terms of service URL', { exact: true }).fill('https://tos.example.test/terms');
+    await form.getByRole('button', { name: 'Create profile' }).click();
+    await form.getByText('is required while acme.enabled is true', { exact: false }).first().waitFor();
+
+    await choose(form, 'Issuer', 'UI Local CA');
+    await choose(form, 'Owner', 'Nadia Owner');
+    await choose(form, 'Team', 'Names Team');
+    await choose(form, 'Renewal policy', 'Default');
+    await form.getByRole('group', { name: 'RSA key sizes' }).getByRole('checkbox', { name: '3072' }).check();
+    await form.getByRole('group', { name: 'ECDSA curves' }).getByRole('checkbox', { name: 'P-384' }).check();
+    await form.getByRole('checkbox', { name: 'serverAuth' }).check();
+    await form.getByRole('checkbox', { name: /^Must-staple/ }).check();
+    await form.getByLabel('ACME path id', { exact: true }).fill('complete');
+    await form.getByRole('checkbox', { name: 'External account binding required' }).check();
+    await form.getByRole('checkbox', { name: 'tls-alpn-01' }).uncheck();
+    await form.getByLabel('New orders per account per hour', { exact: true }).fill('100');
+    await form.getByRole('checkbox', { name: 'EST enabled' }).check();
+    await form.getByLabel('EST path id', { exact: true }).fill('complete-est');
+    await form.getByRole('checkbox', { name: 'Server-side key generation' }).check();
+    await form.getByRole('checkbox', { name: /^Require TLS channel binding/ }).check();
+    await form.getByLabel('EST username', { exact: true }).fill('device');
+    await form.getByLabel('EST password', { exact: true }).fill('est-password-7731');
+    await form.getByRole('checkbox', { name: 'SCEP enabled' }).check();
+    await form.getByLabel('SCEP path id', { exact: true }).fill('complete-scep');
+    await form.getByLabel('Challenge password', { exact: true }).fill('scep-challenge-5521');
+    await form.getByRole('button', { name: 'Create profile' }).click();
+    await page.getByText('Created complete profile.').waitFor();
+    const profile = (await api('GET', '/api/v1/profiles?search=complete%20profile')).data[0];
+    expect(profile).toMatchObject({
+      max_validity_days: 90,
+      key_generation: 'server',
+      allowed_key_algorithms: [
+        { algorithm: 'RSA', sizes: [3072] },
+        { algorithm: 'ECDSA', curves: ['P-384'] },
+      ],
+      allowed_ekus: ['serverAuth'],
+      must_staple: true,
+      acme: {
+        enabled: true,
+        path_id: 'complete',
+        eab_required: true,
+        challenge_types: ['http-01', 'dns-01'],
+        terms_of_service_url: 'https://tos.example.test/terms',
+        rate_limits: { orders_per_account_per_hour: 100 },
+      },
+      est: { enabled: true, path_id: 'complete-est', server_keygen: true, require_channel_binding: true },
+      scep: { enabled: true, path_id: 'complete-scep', challenge_password_set: true },
+    });
+    expect(JSON.stringify(profile)).not.toMatch(/est-password-7731|scep-challenge-5521/);
+    expect(await page.content()).not.toMatch(/est-password-7731|scep-challenge-5521/);
+    await accessible(page, 'data-profile-created');
+  });
 });
