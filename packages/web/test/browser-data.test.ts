@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page, Request } from 'playwright-core';
@@ -8,7 +9,12 @@ import { parseOpensslText } from '../../core/test/pki/support/openssl-text.js';
 import { bearer, httpsCall } from '../../server/test/support/https.js';
 import { makeTestPki } from '../../server/test/support/openssl-pki.js';
 import { CHROMIUM, haveChromium, launchChromium } from './support/chromium.js';
-import { accessible, type ConsoleServer, signInWithKey, startConsoleServer } from './support/console.js';
+import {
+  type ConsoleServer,
+  accessible as noSeriousViolation,
+  signInWithKey,
+  startConsoleServer,
+} from './support/console.js';
 
 const SECRET = 'web-data-test-secret-0123456789abcdef';
 const work = mkdtempSync(join(tmpdir(), 'cw-web-data-'));
@@ -39,6 +45,33 @@ async function field(scope: Locator, term: string): Promise<string> {
   const code = dd.locator('code');
   return (await code.count()) > 0 ? (await code.first().innerText()).trim() : (await dd.innerText()).trim();
 }
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The pages this file adds are held to axe-core's whole rule set: no violation of any impact
+ * (the shared check, which also screenshots the page, fails on serious and critical ones).
+ */
+async function accessible(page: Page, name: string) {
+  await noSeriousViolation(page, name);
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run: (
+            o: unknown,
+          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run({ resultTypes: ['violations'] });
+    return result.violations.map(
+      (v) => `${v.id} (${v.impact}) at ${JSON.stringify(v.nodes.map((n) => n.target))}`,
+    );
+  });
+  expect(violations, `axe on ${name}`).toEqual([]);
+}
+
 const colons = (hex: string | null) => hex?.toUpperCase().match(/../g)?.join(':') ?? '—';
 
 /**
