@@ -224,13 +224,21 @@ describe.skipIf(!haveChromium)('the console names, decodes and configures in Chr
         'Environment',
       ]);
 
-    // The owner link opens the inventory filtered to the owner.
+    // The owner link opens the inventory filtered to the owner, which the page names (with its
+    // rows' names) and lets go of.
+    asked();
     await page
       .getByRole('row')
       .filter({ hasText: 'named-2.example.test' })
       .getByRole('link', { name: 'Nadia Owner' })
       .click();
     await page.waitForURL((url) => url.searchParams.get('owner_id') === owner.id);
+    await page.getByText('Showing certificates of owner Nadia Owner').waitFor();
+    await expect.poll(async () => (await page.getByRole('row').count()) - 1).toBe(3);
+    // At most one: here none, the names of these rows being known from the last page.
+    expect(asked().filter((p) => p === '/api/v1/names').length).toBeLessThanOrEqual(1);
+    await page.getByRole('button', { name: 'Remove the owner filter' }).click();
+    await page.waitForURL((url) => !url.searchParams.has('owner_id'));
   });
 
   it('shows the certificate’s, the jobs’ and the audit trail’s related records by name, the actor once', async () => {
