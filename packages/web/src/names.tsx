@@ -66,8 +66,13 @@ export function idsByKind(refs: Iterable<Ref>): Partial<Record<NamedKind, string
  * The names of every record a page of rows refers to, in one request for the whole page (not
  * one per row). `refsOf` lists a row's related records.
  */
-export function useNames<T>(rows: readonly T[] | undefined, refsOf: (row: T) => readonly Ref[]) {
-  const query = idsByKind((rows ?? []).flatMap(refsOf));
+export function useNames<T>(
+  rows: readonly T[] | undefined,
+  refsOf: (row: T) => readonly Ref[],
+  /** Records the page names besides its rows (a filter's owner …), in the same request. */
+  extra: readonly Ref[] = [],
+) {
+  const query = idsByKind([...(rows ?? []).flatMap(refsOf), ...(rows ? extra : [])]);
   const any = Object.keys(query).length > 0;
   const names = useQuery({
     queryKey: ['names', query],

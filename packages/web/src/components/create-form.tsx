@@ -1,7 +1,9 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { usePermission } from '../auth';
-import { ActionButton, ErrorBox, Field, Section } from './common';
+import { errorFor, fieldErrors } from '../form-errors';
+import { ActionButton, ErrorBox, Section } from './common';
+import { FormField } from './form-field';
 
 export interface FieldSpec {
   name: string;
@@ -52,6 +54,8 @@ export function CreateForm({
       await client.invalidateQueries({ queryKey: invalidate });
     },
   });
+  // Each field's name is the API's: its error (`email`, `name` …) shows at the input.
+  const errors = fieldErrors(mutation.error);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setCreated(null);
@@ -69,14 +73,15 @@ export function CreateForm({
       <form className="form" onSubmit={submit}>
         <fieldset className="plain-fieldset" disabled={!allowed.allowed}>
           {fields.map((f) => (
-            <Field key={f.name} label={f.label} {...(f.hint ? { hint: f.hint } : {})}>
-              {({ id, describedBy }) =>
+            <FormField key={f.name} label={f.label} hint={f.hint} error={errorFor(errors, f.name)}>
+              {({ id, describedBy, invalid }) =>
                 f.type === 'select' ? (
                   <select
                     id={id}
                     value={values[f.name]}
                     onChange={(e) => setValues({ ...values, [f.name]: e.target.value })}
                     aria-describedby={describedBy}
+                    aria-invalid={invalid}
                   >
                     {f.options?.map((o) => (
                       <option key={o} value={o}>
@@ -92,10 +97,11 @@ export function CreateForm({
                     required={f.required}
                     onChange={(e) => setValues({ ...values, [f.name]: e.target.value })}
                     aria-describedby={describedBy}
+                    aria-invalid={invalid}
                   />
                 )
               }
-            </Field>
+            </FormField>
           ))}
           <ActionButton {...allowed} type="submit" className="button primary" disabled={mutation.isPending}>
             {submitLabel}

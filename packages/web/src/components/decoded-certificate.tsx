@@ -3,6 +3,7 @@ import type { Response200 } from '../api';
 import { fileNameOf, pemToDer, saveFile } from '../download';
 import { relativeTime } from '../expiry';
 import { DateTime } from './common';
+import { Copyable } from './copyable';
 import './data-views.css';
 
 export type Details = Response200<'/api/v1/certificates/{id}/versions/{version_id}/details'>['certificate'];
@@ -31,30 +32,6 @@ const EKU: Record<string, string> = {
 /** Hex as OpenSSL prints identifiers and fingerprints: upper case, bytes separated by colons. */
 export const colonHex = (hex: string): string =>
   (hex.length % 2 === 1 ? `0${hex}` : hex).toUpperCase().match(/../g)?.join(':') ?? '';
-
-/** A value with a button that copies it; the outcome is announced. */
-export function Copyable({ value, label, shown }: { value: string; label: string; shown?: string }) {
-  const [state, setState] = useState<'' | 'copied' | 'failed'>('');
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(value);
-      setState('copied');
-    } catch {
-      setState('failed');
-    }
-  };
-  return (
-    <span className="copyable">
-      <code>{shown ?? value}</code>
-      <button type="button" className="button small" aria-label={`Copy ${label}`} onClick={() => void copy()}>
-        Copy
-      </button>
-      <span role="status" className="muted">
-        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select the text instead' : ''}
-      </span>
-    </span>
-  );
-}
 
 function List({ items, empty = '—' }: { items: readonly string[]; empty?: string }) {
   if (items.length === 0) return <span className="muted">{empty}</span>;

@@ -1,4 +1,6 @@
 import { type ReactNode, useId } from 'react';
+import { fieldErrors } from '../form-errors';
+import { ErrorBox } from './common';
 
 /**
  * A labelled form field that shows the API's error for it: the message sits under the input,
@@ -32,6 +34,35 @@ export function FormField({
         <span className="field-error" id={errorId}>
           {error}
         </span>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * A failed save: with field errors, a summary (each error also sits at its field; those the
+ * form has no input for are listed here); otherwise the API's problem.
+ */
+export function FormProblem({ error, shown }: { error: unknown; shown: readonly string[] }) {
+  if (!error) return null;
+  const errors = fieldErrors(error);
+  const keys = Object.keys(errors);
+  if (keys.length === 0) return <ErrorBox error={error} />;
+  const rest = keys.filter((k) => !shown.some((s) => k === s || k.startsWith(`${s}.`)));
+  return (
+    <div className="error" role="alert">
+      <strong>
+        Not saved: {keys.length === 1 ? 'a field needs' : `${keys.length} fields need`} attention
+        {rest.length < keys.length ? ' (marked below)' : ''}.
+      </strong>
+      {rest.length > 0 ? (
+        <ul>
+          {rest.map((k) => (
+            <li key={k}>
+              {k}: {errors[k]}
+            </li>
+          ))}
+        </ul>
       ) : null}
     </div>
   );

@@ -2,7 +2,7 @@ import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import type { Response200 } from '../api';
 import { Expiry } from '../expiry';
-import { Named, type Names, type Ref } from '../names';
+import { Named, type Names, nameOf, type Ref } from '../names';
 import { DateTime, StatusBadge } from './common';
 import type { Column } from './table';
 
@@ -191,5 +191,52 @@ export function ColumnChooser({
         </fieldset>
       ) : null}
     </details>
+  );
+}
+
+/**
+ * The filters a link set (an owner's, a team's or an issuer's certificates), by name, each
+ * removable: the search form has no input for them, so the list says what narrows it.
+ */
+const RECORD_FILTERS = [
+  ['owner_id', 'owner', 'Owner'],
+  ['team_id', 'team', 'Team'],
+  ['issuer_id', 'issuer', 'Issuer'],
+] as const;
+type FilterSearch = { owner_id?: string; team_id?: string; issuer_id?: string };
+
+/** The records the URL's filters name, for the page's one names request. */
+export const filterRefs = (search: FilterSearch): Ref[] =>
+  RECORD_FILTERS.filter(([key]) => search[key]).map(([key, kind]) => [kind, search[key]]);
+
+export function RecordFilters({
+  search,
+  names,
+  onRemove,
+}: {
+  search: FilterSearch;
+  names: Names | undefined;
+  onRemove: (key: 'owner_id' | 'team_id' | 'issuer_id') => void;
+}) {
+  const filters = RECORD_FILTERS.filter(([key]) => search[key]);
+  if (filters.length === 0) return null;
+  return (
+    <p className="record-filters">
+      Showing certificates of{' '}
+      {filters.map(([key, kind, label], i) => (
+        <span key={key}>
+          {i > 0 ? ', ' : ''}
+          {label.toLowerCase()} <strong>{nameOf(names, kind, search[key]) ?? search[key]}</strong>{' '}
+          <button
+            type="button"
+            className="button small"
+            aria-label={`Remove the ${label.toLowerCase()} filter`}
+            onClick={() => onRemove(key)}
+          >
+            ×
+          </button>
+        </span>
+      ))}
+    </p>
   );
 }

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ApiError, api, type Response200 } from '../api';
 import { usePermission } from '../auth';
+import { AgentRegistration } from '../components/agent-registration';
 import { ActionButton, ConfirmDialog, DateTime, ErrorBox, Field, StatusBadge } from '../components/common';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
@@ -125,6 +126,7 @@ export default function Agents() {
         ]}
       />
       <RetireDialog key={retiring?.id ?? 'none'} agent={retiring} onClose={() => setRetiring(null)} />
+      <AgentRegistration />
     </>
   );
 }

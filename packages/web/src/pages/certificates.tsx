@@ -8,6 +8,8 @@ import {
   ColumnChooser,
   certificateRefs,
   chosenColumns,
+  filterRefs,
+  RecordFilters,
   saveColumns,
   tableColumns,
 } from '../components/inventory-columns';
@@ -32,7 +34,7 @@ export default function Certificates() {
   const page = search.page ?? 1;
   const list = useQuery({ ...inventoryQuery(search), placeholderData: keepPreviousData });
   // The names of every issuer, owner and team on the page, in one request.
-  const names = useNames(list.data?.data, certificateRefs);
+  const names = useNames(list.data?.data, certificateRefs, filterRefs(search));
   const shown = chosenColumns(search.cols);
   const setColumns = (ids: string[]) => {
     saveColumns(ids);
@@ -93,6 +95,7 @@ export default function Certificates() {
           Clear filters
         </button>
       </form>
+      <RecordFilters search={search} names={names} onRemove={(key) => void update({ [key]: undefined })} />
       <ColumnChooser value={shown} onChange={setColumns} />
       {list.isPending ? <Loading what="Loading certificates" /> : null}
       {list.isError ? <ErrorBox error={list.error} /> : null}

@@ -1,3 +1,4 @@
+import { Link } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime } from '../components/common';
 import { CreateForm } from '../components/create-form';
@@ -14,7 +15,15 @@ export default function Owners() {
         load={(page, per_page) => api.get('/api/v1/owners', { query: { page, per_page } })}
         rowKey={(o) => o.id}
         columns={[
-          { key: 'name', header: 'Name', render: (o) => o.name },
+          {
+            key: 'name',
+            header: 'Name',
+            render: (o) => (
+              <Link to="/certificates" search={{ owner_id: o.id }} title="their certificates">
+                {o.name}
+              </Link>
+            ),
+          },
           { key: 'email', header: 'Email', render: (o) => o.email ?? '—' },
           { key: 'created', header: 'Created', render: (o) => <DateTime value={o.created_at} /> },
         ]}

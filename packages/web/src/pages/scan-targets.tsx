@@ -12,7 +12,9 @@ import {
   Notice,
   Section,
 } from '../components/common';
+import { FormField } from '../components/form-field';
 import { DataTable, Pager } from '../components/table';
+import { errorFor, fieldErrors } from '../form-errors';
 import { iso, listOf } from '../format';
 
 type Target = Response200<'/api/v1/network-scan/targets'>['data'][number];
@@ -88,18 +90,21 @@ function TargetForm({ editing, onDone }: { editing: Target | null; onDone: (mess
     event.preventDefault();
     save.mutate();
   };
+  // The API's field errors sit at their inputs too (`ports.0`, `interval_seconds` …).
+  const errors = fieldErrors(save.error);
   const text = (key: Exclude<keyof Draft, 'enabled'>, label: string, hint?: string, required?: boolean) => (
-    <Field label={label} {...(hint ? { hint } : {})}>
-      {({ id, describedBy }) => (
+    <FormField label={label} hint={hint} error={errorFor(errors, key)}>
+      {({ id, describedBy, invalid }) => (
         <input
           id={id}
           value={draft[key]}
           required={required}
           aria-describedby={describedBy}
+          aria-invalid={invalid}
           onChange={(e) => setDraft({ ...draft, [key]: e.target.value })}
         />
       )}
-    </Field>
+    </FormField>
   );
   return (
     <Section title={editing ? `Edit scan target ${editing.name}` : 'New scan target'}>

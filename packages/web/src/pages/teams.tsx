@@ -1,3 +1,4 @@
+import { Link } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime } from '../components/common';
 import { CreateForm } from '../components/create-form';
@@ -14,7 +15,15 @@ export default function Teams() {
         load={(page, per_page) => api.get('/api/v1/teams', { query: { page, per_page } })}
         rowKey={(t) => t.id}
         columns={[
-          { key: 'name', header: 'Name', render: (t) => t.name },
+          {
+            key: 'name',
+            header: 'Name',
+            render: (t) => (
+              <Link to="/certificates" search={{ team_id: t.id }} title="their certificates">
+                {t.name}
+              </Link>
+            ),
+          },
           { key: 'desc', header: 'Description', render: (t) => t.description ?? '—' },
           { key: 'created', header: 'Created', render: (t) => <DateTime value={t.created_at} /> },
         ]}

@@ -11,7 +11,9 @@ import {
   Loading,
   Section,
 } from '../components/common';
+import { FormField } from '../components/form-field';
 import { DataTable } from '../components/table';
+import { errorFor, fieldErrors } from '../form-errors';
 import { previewTemplate, TEMPLATE_VARIABLES } from '../template-preview';
 
 type CreateBody = Paths['/api/notifications/webhooks']['post']['requestBody']['content']['application/json'];
@@ -117,6 +119,7 @@ export default function Webhooks() {
       await client.invalidateQueries({ queryKey: ['webhooks'] });
     },
   });
+  const errors = fieldErrors(create.error);
   const test = useMutation({
     mutationFn: async (hook: Webhook) => ({
       hook: hook.name,
@@ -239,17 +242,19 @@ export default function Webhooks() {
         {!write.allowed ? <p className="muted">{write.reason} to add webhooks.</p> : null}
         <form className="form" onSubmit={submit}>
           <fieldset disabled={!write.allowed} className="plain-fieldset">
-            <Field label="Name">
-              {({ id }) => (
+            <FormField label="Name" error={errorFor(errors, 'name')}>
+              {({ id, describedBy, invalid }) => (
                 <input
                   id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
                   value={name}
                   onChange={(e) => setName(e.target.value)}
                   required
                   maxLength={200}
                 />
               )}
-            </Field>
+            </FormField>
             <Field label="Kind">
               {({ id }) => (
                 <select id={id} value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
@@ -261,7 +266,7 @@ export default function Webhooks() {
                 </select>
               )}
             </Field>
-            <Field
+            <FormField
               label="URL"
               hint={
                 <>
@@ -269,18 +274,20 @@ export default function Webhooks() {
                   {editing && ' A stored URL is shown masked (********): leave it to keep it.'}
                 </>
               }
+              error={errorFor(errors, 'url')}
             >
-              {({ id, describedBy }) => (
+              {({ id, describedBy, invalid }) => (
                 <input
                   id={id}
                   aria-describedby={describedBy}
+                  aria-invalid={invalid}
                   value={url}
                   onChange={(e) => setUrl(e.target.value)}
                   required
                   inputMode="url"
                 />
               )}
-            </Field>
+            </FormField>
             <fieldset>
               <legend>Events (none ticked: every type)</legend>
               <div className="checks">
@@ -298,19 +305,21 @@ export default function Webhooks() {
                 ))}
               </div>
             </fieldset>
-            <Field
+            <FormField
               label="Template"
               hint="Go-template text of the payload; empty uses the kind's built-in format."
+              error={errorFor(errors, 'template')}
             >
-              {({ id, describedBy }) => (
+              {({ id, describedBy, invalid }) => (
                 <textarea
                   id={id}
+                  aria-invalid={invalid}
                   value={template}
                   onChange={(e) => setTemplate(e.target.value)}
                   aria-describedby={describedBy}
                 />
               )}
-            </Field>
+            </FormField>
             <details>
               <summary>Template variables</summary>
               <dl className="kv">
