@@ -2054,7 +2054,8 @@ export const operationSpecs = [
         },
         "required": [
           "name"
-        ]
+        ],
+        "additionalProperties": false
       }
     },
     "success": [
@@ -8977,7 +8978,8 @@ export const operationSpecs = [
             },
             "additionalProperties": false
           }
-        }
+        },
+        "additionalProperties": false
       }
     },
     "success": [
