@@ -363,9 +363,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     }
     const contentType = request.headers.get('content-type');
     const ownMediaType =
-      spec.readsBody !== undefined &&
-      contentType !== null &&
-      spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase());
+      spec.readsBody === 'any' ||
+      (spec.readsBody !== undefined &&
+        contentType !== null &&
+        spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase()));
     if (
       STATE_CHANGING.has(spec.method) &&
       contentType !== null &&

@@ -1836,7 +1836,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One target (without its config) */
+        /** One target with its config, every secret value (password, token, private key …) masked */
         get: operations["getTarget"];
         /** Change name, type, enabled or config of an unretired target */
         put: operations["updateTarget"];
@@ -10966,7 +10966,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    certificate_ids: string[];
+                    /** @description the same as ids, under its earlier name */
+                    certificate_ids?: string[];
+                    /** @description the certificates to reassign; or give them as certificate_ids */
+                    ids?: string[];
                     owner_id: string;
                     team_id?: string;
                 };
@@ -18987,7 +18990,7 @@ export interface operations {
             content: {
                 "application/json": {
                     agent_id: string;
-                    /** @description connector settings; sealed (AES-256-GCM) by the storage, never returned */
+                    /** @description connector settings; sealed (AES-256-GCM) by the storage, shown with secret values masked */
                     config?: {
                         [key: string]: unknown;
                     };
@@ -18999,7 +19002,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description created */
+            /** @description created, its config masked */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -19007,6 +19010,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;
@@ -19115,6 +19122,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;
@@ -19218,7 +19229,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description updated */
+            /** @description updated, its config masked */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -19226,6 +19237,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;
