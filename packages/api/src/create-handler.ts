@@ -243,7 +243,8 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     outcome: Outcome,
   ): Promise<number | undefined> | undefined => {
     if (!limiter.counts(access.rateLimit)) return undefined;
-    return limiter.request(access.rateLimit, clientKey(clientAddress(request, transport))).then((verdict) => {
+    const client = clientKey(clientAddress(request, transport));
+    return limiter.request(access.rateLimit, outcome.route, client).then((verdict) => {
       if (verdict.allowed) return undefined;
       outcome.rateLimited = true;
       return verdict.retryAfterSeconds;

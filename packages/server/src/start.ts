@@ -131,6 +131,10 @@ export async function startServer(
       settings: {
         renewalInfo: config.acmeServer.ariEnabled,
         renewalInfoPollSeconds: Math.ceil(config.acmeServer.ariPollIntervalMs / 1000),
+        accountRequests:
+          config.rateLimits.acmeAccount === 0
+            ? null
+            : { limit: config.rateLimits.acmeAccount, windowMs: config.rateLimits.windowMs },
       },
     },
     metrics: () => metrics.render(),
@@ -219,7 +223,7 @@ export async function startServer(
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
-        scep: { defaultProfileId: config.scep.defaultProfileId },
+        scep: { defaultProfileId: config.scep.defaultProfileId, rateLimit: config.scep.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).
