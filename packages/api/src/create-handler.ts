@@ -243,7 +243,8 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     outcome: Outcome,
   ): Promise<number | undefined> | undefined => {
     if (!limiter.counts(access.rateLimit)) return undefined;
-    return limiter.request(access.rateLimit, clientKey(clientAddress(request, transport))).then((verdict) => {
+    const client = clientKey(clientAddress(request, transport));
+    return limiter.request(access.rateLimit, outcome.route, client).then((verdict) => {
       if (verdict.allowed) return undefined;
       outcome.rateLimited = true;
       return verdict.retryAfterSeconds;
@@ -363,9 +364,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     }
     const contentType = request.headers.get('content-type');
     const ownMediaType =
-      spec.readsBody !== undefined &&
-      contentType !== null &&
-      spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase());
+      spec.readsBody === 'any' ||
+      (spec.readsBody !== undefined &&
+        contentType !== null &&
+        spec.readsBody.includes(contentType.split(';')[0]!.trim().toLowerCase()));
     if (
       STATE_CHANGING.has(spec.method) &&
       contentType !== null &&

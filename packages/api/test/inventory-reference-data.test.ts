@@ -85,7 +85,7 @@ describe('owners, teams, issuers, profiles', () => {
         { algorithm: 'ECDSA', curves: ['P-256'] },
       ],
       allowed_ekus: ['serverAuth', 'clientAuth'],
-      required_csr_attributes: ['id-kp-serverAuth', 'commonName', 'challengePassword', 'serialNumber'],
+      required_csr_attributes: ['serverAuth', 'CN', 'challengePassword', 'serialNumber'],
       must_staple: true,
       max_validity_days: 90,
       key_generation: 'agent',

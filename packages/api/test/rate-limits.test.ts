@@ -104,13 +104,16 @@ describe('per-client limits on the unauthenticated revocation-status routes', ()
     }
   });
 
-  it('spends the same budget on CRL, answered 429 with Retry-After; the window frees it again', async () => {
+  it('counts CRL apart from OCSP (each endpoint its own budget): 429 with Retry-After past it; the window frees both', async () => {
     const crl = (from: TransportContext) =>
       conformance.call(
         app.handler,
         new Request(`https://localhost:8443/.well-known/pki/crl/${issuerId}`),
         from,
       );
+    // The OCSP flood above left this client's OCSP budget spent, not its CRL budget.
+    expect((await post(ocspRequest(1), attacker)).status).toBe(429);
+    for (let i = 0; i < PKI_LIMIT; i++) expect((await crl(attacker)).status).toBe(200);
     const refused = await crl(attacker);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -204,7 +204,7 @@ describe('webhooks through the REST API, with real receivers on 127.0.0.1', { ti
       ['an action in the URL host', { url: 'http://{{.Node}}.hook.test/x' }, 'url', /scheme and host/],
       ['a query value without urlquery', { url: `http://hook.test/x?m={{.Message}}` }, 'url', /urlquery/],
       ['an unknown service', { service: 'carrier-pigeon' }, 'service'],
-      ['an unknown field', { colour: 'red' }, 'body'],
+      ['an unknown field', { colour: 'red' }, 'colour'],
       [
         'a bot webhook without chat_id',
         { service: 'telegram', url: 'http://hook.test/botT/sendMessage' },

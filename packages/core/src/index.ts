@@ -95,7 +95,7 @@ export {
   type VerificationStatus,
   verificationStatusSchema,
 } from './domain/job.js';
-export { NAMED_KIND_NAMES, type NamedKind } from './domain/names.js';
+export type { NamedKind } from './domain/names.js';
 export {
   NOTIFICATION_STATUSES,
   type NotificationEvent,
@@ -164,6 +164,8 @@ export {
   deploymentTargetSchema,
   type TargetConfig,
   type TargetType,
+  type TargetView,
+  targetViewSchema,
 } from './domain/target.js';
 export type { Team } from './domain/team.js';
 export {

@@ -34,7 +34,7 @@ describe('parseConfig', () => {
     expect(() => {
       (config.rateLimits as { pki: number }).pki = 0;
     }).toThrow(TypeError);
-    expect(config.rateLimits.pki).toBe(100);
+    expect(config.rateLimits.pki).toBe(200);
   });
 
   it('is frozen all the way down: no nested setting and not the key can be changed', () => {
@@ -216,12 +216,13 @@ describe('parseConfig', () => {
     expect(badLabel).not.toContain('97531');
   });
 
-  it('reads the per-client rate limits, 0 switching one off, and refuses a window under 1s', () => {
+  it('reads the per-client rate limits — 20 a second per endpoint and per ACME account by default — 0 switching one off, and refuses a window under 1s', () => {
     expect(parseConfig(base).rateLimits).toEqual({
       windowMs: 10_000,
-      public: 60,
-      pki: 100,
-      enrollment: 50,
+      public: 200,
+      pki: 200,
+      enrollment: 200,
+      acmeAccount: 200,
       authFailures: 10,
       authFailureWindowMs: 300_000,
     });
@@ -266,10 +267,22 @@ describe('parseConfig', () => {
   });
 
   it('reads the SCEP default profile: prof-default unless SVC_SCEP_DEFAULT_PROFILE_ID names another', () => {
-    expect(parseConfig(base).scep).toEqual({ defaultProfileId: 'prof-default' });
-    expect(parseConfig({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'prof-mdm' }).scep).toEqual({
+    expect(parseConfig(base).scep).toEqual({
+      defaultProfileId: 'prof-default',
+      rateLimit: { limit: 60, windowMs: 60_000 },
+    });
+    expect(parseConfig({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'prof-mdm' }).scep).toMatchObject({
       defaultProfileId: 'prof-mdm',
     });
+    // Per credential and profile; 0 switches it off.
+    expect(parseConfig({ ...base, SVC_SCEP_RATE_LIMIT: '0' }).scep.rateLimit).toBeNull();
+    expect(
+      parseConfig({ ...base, SVC_SCEP_RATE_LIMIT: '5', SVC_SCEP_RATE_LIMIT_WINDOW: '10s' }).scep.rateLimit,
+    ).toEqual({
+      limit: 5,
+      windowMs: 10_000,
+    });
+    expect(failure({ ...base, SVC_SCEP_RATE_LIMIT_WINDOW: '10ms' })).toContain('SVC_SCEP_RATE_LIMIT_WINDOW');
     expect(failure({ ...base, SVC_SCEP_DEFAULT_PROFILE_ID: 'a/b' })).toContain('SVC_SCEP_DEFAULT_PROFILE_ID');
   });
 

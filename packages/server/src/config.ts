@@ -89,8 +89,10 @@ export interface ServiceConfig {
   acmeServer: { defaultProfileId: string; ariEnabled: boolean; ariPollIntervalMs: number };
   /**
    * Per-client limits (docs/operations/configuration.md): requests per `windowMs` on the
-   * unauthenticated routes by class — SVC_RATE_LIMIT_WINDOW (10s), SVC_RATE_LIMIT_PUBLIC (60),
-   * SVC_RATE_LIMIT_PKI (100), SVC_RATE_LIMIT_ENROLLMENT (50), 0 = off — and failed API keys:
+   * unauthenticated routes by class, each endpoint counted alone — SVC_RATE_LIMIT_WINDOW (10s),
+   * SVC_RATE_LIMIT_PUBLIC, SVC_RATE_LIMIT_PKI, SVC_RATE_LIMIT_ENROLLMENT (200 each: 20 a
+   * second), 0 = off — signed ACME requests per account, SVC_RATE_LIMIT_ACME_ACCOUNT (200 per
+   * window, 0 = off) — and failed API keys:
    * SVC_AUTH_FAILURE_LIMIT (10, 0 = off) per SVC_AUTH_FAILURE_WINDOW (5m).
    */
   rateLimits: {
@@ -98,6 +100,7 @@ export interface ServiceConfig {
     public: number;
     pki: number;
     enrollment: number;
+    acmeAccount: number;
     authFailures: number;
     authFailureWindowMs: number;
   };
@@ -107,8 +110,12 @@ export interface ServiceConfig {
    * SVC_EST_RATE_LIMIT_WINDOW (1m).
    */
   est: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
-  /** SCEP (docs/protocols/scep.md): SVC_SCEP_DEFAULT_PROFILE_ID (prof-default) serves the root routes. */
-  scep: { defaultProfileId: string };
+  /**
+   * SCEP (docs/protocols/scep.md): SVC_SCEP_DEFAULT_PROFILE_ID (prof-default) serves the root
+   * routes; SVC_SCEP_RATE_LIMIT (60, 0 = off) enrollment requests per credential and profile per
+   * SVC_SCEP_RATE_LIMIT_WINDOW (1m).
+   */
+  scep: { defaultProfileId: string; rateLimit: { limit: number; windowMs: number } | null };
   /**
    * ACME challenge validation (docs/protocols/acme.md): worker pool per challenge type
    * (SVC_ACME_SERVER_{HTTP01,DNS01,TLSALPN01}_CONCURRENCY, default 10 each), the ports the
@@ -399,9 +406,10 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     serverWorkers: read('SVC_SERVER_WORKERS', z.coerce.number().int().min(1).max(64), '1') as number,
     rateLimits: {
       windowMs: read('SVC_RATE_LIMIT_WINDOW', duration, '10s') as number,
-      public: read('SVC_RATE_LIMIT_PUBLIC', count, '60') as number,
-      pki: read('SVC_RATE_LIMIT_PKI', count, '100') as number,
-      enrollment: read('SVC_RATE_LIMIT_ENROLLMENT', count, '50') as number,
+      public: read('SVC_RATE_LIMIT_PUBLIC', count, '200') as number,
+      pki: read('SVC_RATE_LIMIT_PKI', count, '200') as number,
+      enrollment: read('SVC_RATE_LIMIT_ENROLLMENT', count, '200') as number,
+      acmeAccount: read('SVC_RATE_LIMIT_ACME_ACCOUNT', count, '200') as number,
       authFailures: read('SVC_AUTH_FAILURE_LIMIT', count, '10') as number,
       authFailureWindowMs: read('SVC_AUTH_FAILURE_WINDOW', duration, '5m') as number,
     },
@@ -438,6 +446,10 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     },
     scep: {
       defaultProfileId: read('SVC_SCEP_DEFAULT_PROFILE_ID', idText, 'prof-default') as string,
+      rateLimit: {
+        limit: read('SVC_SCEP_RATE_LIMIT', count, '60') as number,
+        windowMs: read('SVC_SCEP_RATE_LIMIT_WINDOW', duration, '1m') as number,
+      },
     },
     agents: {
       degradedAfterMs: read('SVC_AGENT_DEGRADED_AFTER', duration, '2m') as number,
@@ -494,6 +506,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ['SVC_AUTH_FAILURE_WINDOW', config.rateLimits.authFailureWindowMs],
     ['SVC_ACME_SERVER_ARI_POLL_INTERVAL', config.acmeServer.ariPollIntervalMs],
     ['SVC_EST_RATE_LIMIT_WINDOW', config.est.rateLimit?.windowMs],
+    ['SVC_SCEP_RATE_LIMIT_WINDOW', config.scep.rateLimit?.windowMs],
     ['SVC_SESSION_IDLE_TIMEOUT', config.sessions.idleTimeoutMs],
     ['SVC_SESSION_ABSOLUTE_TIMEOUT', config.sessions.absoluteTimeoutMs],
     ['SVC_SESSION_GC_INTERVAL', config.sessions.gcIntervalMs],
@@ -502,6 +515,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }
   if (config.est.rateLimit?.limit === 0) config.est.rateLimit = null;
+  if (config.scep.rateLimit?.limit === 0) config.scep.rateLimit = null;
   if (config.demo.seed && !config.demo.modeAck) {
     problems.push('SVC_DEMO_SEED: demo mode seeds demo users; set SVC_DEMO_MODE_ACK=true to acknowledge it');
   }

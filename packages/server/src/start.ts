@@ -142,6 +142,10 @@ export async function startServer(
       settings: {
         renewalInfo: config.acmeServer.ariEnabled,
         renewalInfoPollSeconds: Math.ceil(config.acmeServer.ariPollIntervalMs / 1000),
+        accountRequests:
+          config.rateLimits.acmeAccount === 0
+            ? null
+            : { limit: config.rateLimits.acmeAccount, windowMs: config.rateLimits.windowMs },
       },
     },
     metrics: () => metrics.render(),
@@ -232,7 +236,7 @@ export async function startServer(
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
         est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
-        scep: { defaultProfileId: config.scep.defaultProfileId },
+        scep: { defaultProfileId: config.scep.defaultProfileId, rateLimit: config.scep.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         ...(options.administratorLoopback

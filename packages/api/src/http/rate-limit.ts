@@ -6,7 +6,7 @@ export { RATE_LIMIT_CLASSES, type RateLimitClass } from '@certwright/protocols/m
 export interface RateLimitSettings {
   /** The sliding window every per-class limit counts in. */
   windowMs: number;
-  /** Requests one client may make per window in each class; 0 switches that limit off. */
+  /** Requests one client may make per window to each endpoint of a class; 0 switches that limit off. */
   public: number;
   pki: number;
   enrollment: number;
@@ -18,12 +18,17 @@ export interface RateLimitSettings {
   authFailureWindowMs: number;
 }
 
-/** The server's defaults (docs/operations/configuration.md). */
+/**
+ * The server's defaults (docs/operations/configuration.md): 20 requests a second per client and
+ * endpoint, averaged over 10 s, the order of Let's Encrypt's overall per-address limit — enough
+ * for one host running several ACME clients in a row, or a relying party fetching OCSP for many
+ * certificates; fleets behind one address are sized in docs/operations/configuration.md.
+ */
 export const DEFAULT_RATE_LIMITS: Readonly<RateLimitSettings> = Object.freeze({
   windowMs: 10_000,
-  public: 60,
-  pki: 100,
-  enrollment: 50,
+  public: 200,
+  pki: 200,
+  enrollment: 200,
   authFailures: 10,
   authFailureWindowMs: 5 * 60_000,
 });
@@ -54,13 +59,13 @@ export class RateLimiter {
     return this.#settings[kind] !== 0;
   }
 
-  /** Spends one request of `client`'s budget in `kind`. */
-  async request(kind: RateLimitClass, client: string): Promise<Verdict> {
+  /** Spends one request of `client`'s budget for `endpoint` (a route template) in `kind`. */
+  async request(kind: RateLimitClass, endpoint: string, client: string): Promise<Verdict> {
     const limit = this.#settings[kind];
     if (limit === 0) return ALLOWED;
     return this.#guarded(async () => {
       const hit = await this.#store.slidingWindowHit(
-        `ratelimit:${kind}:${client}`,
+        `ratelimit:${kind}:${endpoint}:${client}`,
         this.#settings.windowMs,
         limit,
       );

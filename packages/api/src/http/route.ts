@@ -59,8 +59,10 @@ export interface RouteSpec<
   /**
    * A state-changing route whose handler reads a non-JSON body itself names its media types
    * here (e.g. `application/x-www-form-urlencoded`); others are 415 before the handler.
+   * `'any'`: every media type reaches the handler, which answers a wrong one in its own way (a
+   * protocol whose error table has one answer for every failure).
    */
-  readsBody?: readonly string[];
+  readsBody?: readonly string[] | 'any';
   /** GET routes answer HEAD too (RFC 9110 §9.3.2) unless this is `false`. */
   head?: false;
   params?: P;

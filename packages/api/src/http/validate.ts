@@ -5,14 +5,21 @@ import type { z } from 'zod';
 export function parsePart<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
-  throw validationError(result.error.issues.map((issue) => toFieldIssue(issue, where)));
+  throw validationError(result.error.issues.flatMap((issue) => toFieldIssues(issue, where)));
 }
 
-function toFieldIssue(issue: z.core.$ZodIssue, where: string): FieldIssue {
+function toFieldIssues(issue: z.core.$ZodIssue, where: string): FieldIssue[] {
+  // A strict object names each unknown member as the field, not the object that holds it.
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      field: [...issue.path, key].join('.'),
+      message: 'is not a known field',
+    }));
+  }
   const field = issue.path.length > 0 ? issue.path.join('.') : where;
   // Whatever the schema (string, enum, union), an absent value is reported the same way.
   const missing = 'input' in issue && issue.input === undefined;
-  return { field, message: missing ? 'is required' : issue.message };
+  return [{ field, message: missing ? 'is required' : issue.message }];
 }
 
 /** URLSearchParams as an object; a repeated key becomes an array. */

@@ -1,4 +1,4 @@
-import type { OidcProvider, Services, TransportContext } from '@certwright/core';
+import { type OidcProvider, readBodyBytes, type Services, type TransportContext } from '@certwright/core';
 import { z } from 'zod';
 import { type OidcRelyingParty, PRELOGIN_COOKIE } from '../auth/oidc.js';
 import { actorOf, tenantOf } from '../auth/principal.js';
@@ -302,7 +302,9 @@ export function authOidcRoutes(
       summary:
         'OpenID Connect Back-Channel Logout 1.0: 200 when the token was valid, a uniform 400 otherwise',
       tags: [TAG],
-      readsBody: ['application/x-www-form-urlencoded'],
+      // Every failure — another media type included — is the one 400 of the spec's error table,
+      // not a 415: the provider learns nothing from which check failed.
+      readsBody: 'any',
       responses: {
         200: { description: 'the sessions of the token ended' },
         400: { description: 'any failure, always the same answer' },
@@ -311,8 +313,10 @@ export function authOidcRoutes(
         let token: string | null = null;
         const type = request.headers.get('content-type') ?? '';
         if (/^application\/x-www-form-urlencoded\b/i.test(type)) {
-          const text = await request.text().catch(() => '');
-          if (text.length <= 32 * 1024) token = new URLSearchParams(text).get('logout_token');
+          // Read at most 32 KiB: a longer body is a failure like any other, and is not buffered.
+          const bytes = await readBodyBytes(request, 32 * 1024).catch(() => undefined);
+          const text = bytes ? new TextDecoder().decode(bytes) : '';
+          token = new URLSearchParams(text).get('logout_token');
         }
         const ok = await rp.backChannelLogout(token).catch(() => false);
         const headers = { 'cache-control': 'no-store' };

@@ -1,11 +1,11 @@
-import { NAMED_KIND_NAMES, namesQuerySchema, type Services } from '@certwright/core';
+import { namesQuerySchema, type Services } from '@certwright/core';
 import { z } from 'zod';
 import { holds, tenantOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 
 const namesJson = z.object({
   names: z
-    .partialRecord(z.enum(NAMED_KIND_NAMES as [string, ...string[]]), z.record(z.string(), z.string()))
+    .partialRecord(namesQuerySchema.keyof(), z.record(z.string(), z.string()))
     .describe('per kind asked for: id → name; an id of no record is absent'),
   withheld: z
     .array(z.string())

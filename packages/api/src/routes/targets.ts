@@ -5,12 +5,13 @@ import {
   targetCreateSchema,
   targetListSchema,
   targetUpdateSchema,
+  targetViewSchema,
 } from '@certwright/core';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { envelope, idParams } from './crud.js';
 
-/** Deployment targets. Config goes in, never out. */
+/** Deployment targets. Config goes in; it comes out of the single-target answers with every secret masked. */
 export function targetRoutes(services: Services): RouteSpec[] {
   const targets = services.targets;
   return [
@@ -33,7 +34,7 @@ export function targetRoutes(services: Services): RouteSpec[] {
       summary: 'Create a target for an existing agent (agent_id, name and type required)',
       tags: ['targets'],
       body: targetCreateSchema,
-      responses: { 201: { description: 'created', schema: deploymentTargetSchema } },
+      responses: { 201: { description: 'created, its config masked', schema: targetViewSchema } },
       handle: async ({ body, principal }) => ({
         status: 201,
         body: await targets.create(actorOf(principal), body),
@@ -44,11 +45,11 @@ export function targetRoutes(services: Services): RouteSpec[] {
       path: '/api/v1/targets/{id}',
       operationId: 'getTarget',
       permission: 'target.read',
-      summary: 'One target (without its config)',
+      summary: 'One target with its config, every secret value (password, token, private key …) masked',
       tags: ['targets'],
       params: idParams,
-      responses: { 200: { description: 'the target', schema: deploymentTargetSchema } },
-      handle: async ({ params }) => ({ status: 200, body: await targets.get(params.id) }),
+      responses: { 200: { description: 'the target', schema: targetViewSchema } },
+      handle: async ({ params }) => ({ status: 200, body: await targets.view(params.id) }),
     }),
     defineRoute({
       method: 'PUT',
@@ -59,7 +60,7 @@ export function targetRoutes(services: Services): RouteSpec[] {
       tags: ['targets'],
       params: idParams,
       body: targetUpdateSchema,
-      responses: { 200: { description: 'updated', schema: deploymentTargetSchema } },
+      responses: { 200: { description: 'updated, its config masked', schema: targetViewSchema } },
       handle: async ({ params, body, principal }) => ({
         status: 200,
         body: await targets.update(actorOf(principal), params.id, body),

@@ -390,7 +390,20 @@ export const operationSpecs = [
       "schema": {
         "type": "object",
         "properties": {
+          "ids": {
+            "description": "the certificates to reassign; or give them as certificate_ids",
+            "minItems": 1,
+            "maxItems": 10000,
+            "type": "array",
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "pattern": "^[A-Za-z0-9._:-]+$"
+            }
+          },
           "certificate_ids": {
+            "description": "the same as ids, under its earlier name",
             "minItems": 1,
             "maxItems": 10000,
             "type": "array",
@@ -415,7 +428,6 @@ export const operationSpecs = [
           }
         },
         "required": [
-          "certificate_ids",
           "owner_id"
         ]
       }
@@ -2143,7 +2155,8 @@ export const operationSpecs = [
         },
         "required": [
           "name"
-        ]
+        ],
+        "additionalProperties": false
       }
     },
     "success": [
@@ -2350,7 +2363,7 @@ export const operationSpecs = [
             "type": "string"
           },
           "config": {
-            "description": "connector settings; sealed (AES-256-GCM) by the storage, never returned",
+            "description": "connector settings; sealed (AES-256-GCM) by the storage, shown with secret values masked",
             "type": "object",
             "propertyNames": {
               "type": "string"
@@ -4534,7 +4547,7 @@ export const operationSpecs = [
     "operationId": "getTarget",
     "method": "GET",
     "path": "/api/v1/targets/{id}",
-    "summary": "One target (without its config)",
+    "summary": "One target with its config, every secret value (password, token, private key …) masked",
     "tags": [
       "targets"
     ],
@@ -9411,7 +9424,8 @@ export const operationSpecs = [
             },
             "additionalProperties": false
           }
-        }
+        },
+        "additionalProperties": false
       }
     },
     "success": [

@@ -1905,7 +1905,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One target (without its config) */
+        /** One target with its config, every secret value (password, token, private key …) masked */
         get: operations["getTarget"];
         /** Change name, type, enabled or config of an unretired target */
         put: operations["updateTarget"];
@@ -11413,7 +11413,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    certificate_ids: string[];
+                    /** @description the same as ids, under its earlier name */
+                    certificate_ids?: string[];
+                    /** @description the certificates to reassign; or give them as certificate_ids */
+                    ids?: string[];
                     owner_id: string;
                     team_id?: string;
                 };
@@ -19945,7 +19948,7 @@ export interface operations {
             content: {
                 "application/json": {
                     agent_id: string;
-                    /** @description connector settings; sealed (AES-256-GCM) by the storage, never returned */
+                    /** @description connector settings; sealed (AES-256-GCM) by the storage, shown with secret values masked */
                     config?: {
                         [key: string]: unknown;
                     };
@@ -19957,7 +19960,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description created */
+            /** @description created, its config masked */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -19965,6 +19968,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;
@@ -20073,6 +20080,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;
@@ -20176,7 +20187,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description updated */
+            /** @description updated, its config masked */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -20184,6 +20195,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         agent_id: string;
+                        /** @description connector settings; every secret value (password, token, private key …) reads ******** */
+                        config: {
+                            [key: string]: unknown;
+                        };
                         created_at: unknown;
                         enabled: boolean;
                         id: string;

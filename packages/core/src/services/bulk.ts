@@ -36,8 +36,11 @@ export const bulkRevokeSchema = z.object({
   ...filterFields,
   reason: revocationReasonSchema.optional().describe('RFC 5280 reason name; default unspecified'),
 });
+const reassignIds = z.array(idSchema).min(1).max(MAX_BULK_IDS);
+/** `ids` (the name the bulk operations' table uses) or `certificate_ids` (the earlier name): one of them. */
 export const bulkReassignSchema = z.object({
-  certificate_ids: z.array(idSchema).min(1).max(MAX_BULK_IDS),
+  ids: reassignIds.optional().describe('the certificates to reassign; or give them as certificate_ids'),
+  certificate_ids: reassignIds.optional().describe('the same as ids, under its earlier name'),
   owner_id: idSchema,
   team_id: idSchema.optional(),
 });
@@ -218,6 +221,7 @@ export class BulkService {
    */
   async reassign(actor: Actor, input: BulkReassignRequest): Promise<BulkReassignResult> {
     const data = parseInput(bulkReassignSchema, input);
+    const given = reassignedIds(data);
     return this.deps.storage.transaction(async (tx) => {
       const issues = [];
       if (!(await tx.owners.get(data.owner_id))) {
@@ -227,7 +231,7 @@ export class BulkService {
         issues.push({ field: 'team_id', message: `team '${data.team_id}' does not exist` });
       }
       if (issues.length > 0) throw invalidReference(issues);
-      const ids = [...new Set(data.certificate_ids)];
+      const ids = [...new Set(given)];
       const errors: BulkError[] = [];
       let reassigned = 0;
       const patch =
@@ -246,10 +250,25 @@ export class BulkService {
         total_failed: errors.length,
         errors,
       };
-      await this.audit.record(actor, bulkEvent('certificates_bulk_reassigned', data, result), tx);
+      const { ids: _ids, ...request } = data;
+      await this.audit.record(
+        actor,
+        bulkEvent('certificates_bulk_reassigned', { ...request, certificate_ids: given }, result),
+        tx,
+      );
       return result;
     });
   }
+}
+
+/** The ids of a reassign request: `ids` or `certificate_ids`, exactly one of them (400 naming `ids` otherwise). */
+function reassignedIds(data: z.output<typeof bulkReassignSchema>): string[] {
+  if (data.ids && data.certificate_ids) {
+    throw validationError([{ field: 'ids', message: 'give ids or certificate_ids, not both' }]);
+  }
+  const ids = data.ids ?? data.certificate_ids;
+  if (!ids) throw validationError([{ field: 'ids', message: 'is required' }]);
+  return ids;
 }
 
 /**

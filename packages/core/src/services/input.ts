@@ -10,12 +10,21 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.ou
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   throw validationError(
-    result.error.issues.map((issue) => {
+    result.error.issues.flatMap((issue) => {
+      // A strict object names each unknown member as the field, not the object that holds it.
+      if (issue.code === 'unrecognized_keys') {
+        return issue.keys.map((key) => ({
+          field: [...issue.path, key].join('.'),
+          message: 'is not a known field',
+        }));
+      }
       const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
-      return {
-        field: issue.path.length > 0 ? issue.path.join('.') : 'body',
-        message: missing ? 'is required' : issue.message,
-      };
+      return [
+        {
+          field: issue.path.length > 0 ? issue.path.join('.') : 'body',
+          message: missing ? 'is required' : issue.message,
+        },
+      ];
     }),
   );
 }

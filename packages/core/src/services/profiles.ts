@@ -21,58 +21,78 @@ import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
+import { csrAttributesFor } from './est/csr-attributes.js';
 import { invalidReference, nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
 
 /** 397 days: the CA/Browser Forum ceiling for public TLS certificates, a safe default. */
 export const DEFAULT_MAX_VALIDITY_DAYS = 397;
 
-export const profileCreateSchema = z.object({
-  name: z.string().trim().min(1).max(255),
-  description: z.string().max(2000).nullable().optional(),
-  allowed_key_algorithms: z.array(allowedKeyAlgorithmSchema).max(16).optional(),
-  allowed_ekus: z.array(extendedKeyUsageSchema).max(16).optional(),
-  required_csr_attributes: z.array(z.string().min(1).max(128)).max(64).optional(),
-  must_staple: z.boolean().optional(),
-  /** Whether certificates under the profile may name IP addresses; false when omitted. */
-  allow_ip_sans: z.boolean().optional(),
-  max_validity_days: z.number().int().min(1).max(3650).optional(),
-  key_generation: keyGenerationModeSchema.optional(),
-  /** Given fields replace the stored ones; omitted fields keep theirs. */
-  enrollment: enrollmentDefaultsSchema.partial().strict().optional(),
-  acme: acmeSettingsSchema
-    .extend({ rate_limits: acmeSettingsSchema.shape.rate_limits.partial().strict() })
-    .partial()
-    .strict()
-    .optional(),
-  est: estSettingsSchema
-    .partial()
-    .extend({
-      /** Replaces every stored credential (`[]` removes them all); write-only, kept as scrypt hashes. */
-      basic_credentials: z
-        .array(estBasicCredentialSchema)
-        .max(32)
-        .refine(
-          (list) => new Set(list.map((c) => c.username)).size === list.length,
-          'usernames must be unique',
-        )
-        .optional(),
-    })
-    .strict()
-    .optional(),
-  scep: scepSettingsSchema
-    .extend({ mdm: scepSettingsSchema.shape.mdm.partial().strict() })
-    .partial()
-    .extend({
-      /**
-       * The static challenge password clients put in their CSR's challengePassword; write-only,
-       * kept as an scrypt hash. `null` removes it.
-       */
-      challenge_password: z.string().min(8).max(255).nullable().optional(),
-    })
-    .strict()
-    .optional(),
-});
+/**
+ * A required CSR attribute must be one the EST `/csrattrs` answer can advertise and enrollment
+ * can find in a CSR (docs/protocols/est.md): a distinguished-name attribute (`CN`, `O`,
+ * `serialNumber` …), a PKCS#9 attribute (`challengePassword`, `unstructuredName`,
+ * `extensionRequest`), an extended key usage name, or a dotted OID. Any other name would be
+ * demanded of every CSR and found in none.
+ */
+const requiredCsrAttributeSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((name) => csrAttributesFor([name]).dropped.length === 0, {
+    message:
+      'is not an attribute a CSR can carry: a DN attribute (CN, O, OU, C, ST, L, serialNumber …), challengePassword, unstructuredName, extensionRequest, an EKU name (serverAuth …) or a dotted OID',
+  });
+
+export const profileCreateSchema = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    description: z.string().max(2000).nullable().optional(),
+    allowed_key_algorithms: z.array(allowedKeyAlgorithmSchema).max(16).optional(),
+    allowed_ekus: z.array(extendedKeyUsageSchema).max(16).optional(),
+    required_csr_attributes: z.array(requiredCsrAttributeSchema).max(64).optional(),
+    must_staple: z.boolean().optional(),
+    /** Whether certificates under the profile may name IP addresses; false when omitted. */
+    allow_ip_sans: z.boolean().optional(),
+    max_validity_days: z.number().int().min(1).max(3650).optional(),
+    key_generation: keyGenerationModeSchema.optional(),
+    /** Given fields replace the stored ones; omitted fields keep theirs. */
+    enrollment: enrollmentDefaultsSchema.partial().strict().optional(),
+    acme: acmeSettingsSchema
+      .extend({ rate_limits: acmeSettingsSchema.shape.rate_limits.partial().strict() })
+      .partial()
+      .strict()
+      .optional(),
+    est: estSettingsSchema
+      .partial()
+      .extend({
+        /** Replaces every stored credential (`[]` removes them all); write-only, kept as scrypt hashes. */
+        basic_credentials: z
+          .array(estBasicCredentialSchema)
+          .max(32)
+          .refine(
+            (list) => new Set(list.map((c) => c.username)).size === list.length,
+            'usernames must be unique',
+          )
+          .optional(),
+      })
+      .strict()
+      .optional(),
+    scep: scepSettingsSchema
+      .extend({ mdm: scepSettingsSchema.shape.mdm.partial().strict() })
+      .partial()
+      .extend({
+        /**
+         * The static challenge password clients put in their CSR's challengePassword; write-only,
+         * kept as an scrypt hash. `null` removes it.
+         */
+        challenge_password: z.string().min(8).max(255).nullable().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  // An unknown member (`id`, a typo such as `max_validty_days`) is 400 naming it, not dropped.
+  .strict();
 export const profileUpdateSchema = profileCreateSchema.partial();
 export const profileListSchema = pageQuerySchema.extend({
   search: z.string().max(255).optional().describe('case-insensitive substring of the name'),

@@ -2,11 +2,15 @@ import { z } from 'zod';
 import type { Job } from '../domain/job.js';
 import {
   type DeploymentTarget,
+  maskedConfigField,
+  maskTargetConfig,
   TARGET_TYPES,
+  type TargetConfig,
+  type TargetView,
   targetConfigSchema,
   targetTypeSchema,
 } from '../domain/target.js';
-import { CertwrightError, invalidState } from '../errors.js';
+import { CertwrightError, invalidState, notFound, validationError } from '../errors.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { booleanFlag, definedFields, parseInput } from './input.js';
@@ -26,7 +30,7 @@ export const targetCreateSchema = z.object({
     .describe(`proper-case connector type: ${TARGET_TYPES.join(', ')}`),
   config: targetConfigSchema
     .optional()
-    .describe('connector settings; sealed (AES-256-GCM) by the storage, never returned'),
+    .describe('connector settings; sealed (AES-256-GCM) by the storage, shown with secret values masked'),
   enabled: z.boolean().optional(),
 });
 
@@ -47,6 +51,16 @@ export type TargetInput = z.input<typeof targetCreateSchema>;
 export type TargetUpdate = z.input<typeof targetUpdateSchema>;
 export type TargetListQuery = z.input<typeof targetListSchema>;
 
+/**
+ * A config that carries the mask where a value belongs came from a masked view: storing it would
+ * replace a secret with eight asterisks. 400 naming the member.
+ */
+function refuseMask(config: TargetConfig): void {
+  const field = maskedConfigField(config);
+  if (field)
+    throw validationError([{ field, message: 'is the mask of a stored secret: give the value itself' }]);
+}
+
 /** Deployment targets: where an agent installs certificates. */
 export class TargetService {
   constructor(
@@ -58,8 +72,9 @@ export class TargetService {
    * Creates a target for an existing, unretired agent; an unknown or retired agent is
    * `invalid_reference` naming `agent_id` (400).
    */
-  async create(actor: Actor, input: TargetInput): Promise<DeploymentTarget> {
+  async create(actor: Actor, input: TargetInput): Promise<TargetView> {
     const data = parseInput(targetCreateSchema, input);
+    if (data.config) refuseMask(data.config);
     return this.deps.storage.transaction(async (tx) => {
       const agent = await tx.agents.get(data.agent_id);
       if (!agent || agent.retired_at !== null) {
@@ -97,7 +112,7 @@ export class TargetService {
         },
         tx,
       );
-      return target;
+      return { ...target, config: maskTargetConfig(data.config ?? {}) };
     });
   }
 
@@ -114,9 +129,25 @@ export class TargetService {
     return this.deps.storage.targets.require(id);
   }
 
-  /** Changes name, type, enabled or config; a retired target is a `conflict`. */
-  async update(actor: Actor, id: string, input: TargetUpdate): Promise<DeploymentTarget> {
+  /** One target with its config, every secret value masked (paths and commands as given). */
+  async view(id: string): Promise<TargetView> {
+    const target = await this.deps.storage.targets.getWithConfig(id);
+    if (!target) throw notFound('target', id);
+    return { ...target, config: maskTargetConfig(target.config) };
+  }
+
+  /**
+   * Changes name, type, enabled or config (a config given replaces the stored one whole, secrets
+   * included: the masked view cannot be sent back as it is); a retired target is a `conflict`.
+   */
+  async update(actor: Actor, id: string, input: TargetUpdate): Promise<TargetView> {
     const patch = parseInput(targetUpdateSchema, input);
+    if (patch.config) refuseMask(patch.config);
+    const updated = await this.#update(actor, id, patch);
+    return this.view(updated.id);
+  }
+
+  #update(actor: Actor, id: string, patch: z.output<typeof targetUpdateSchema>): Promise<DeploymentTarget> {
     return this.deps.storage.transaction(async (tx) => {
       const current = await tx.targets.require(id);
       if (current.retired_at !== null) throw invalidState(`target '${id}' is retired`);

@@ -181,7 +181,7 @@ export function createScepHandler(options: ScepHandlerOptions): ScepHandler {
       if (typeof mapped !== 'string') {
         return plainText(mapped.http, mapped.http === 500 ? 'internal error' : result.outcome.message, {
           ...NO_STORE,
-          ...(mapped.http === 503 ? { 'retry-after': '30' } : {}),
+          ...(mapped.http === 503 ? { 'retry-after': String(result.outcome.retryAfterSeconds ?? 30) } : {}),
         });
       }
       reply = { status: 'FAILURE', failInfo: mapped };

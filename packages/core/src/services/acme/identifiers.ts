@@ -24,15 +24,26 @@ export interface NormalizedIdentifier {
  * - every name passes the certificate name lint (docs/pki.md) before anything is stored;
  * - duplicates after normalization collapse to one.
  * Refusals: `malformed` for an identifier that is not one, `name_rejected` for one that can
- * never be on a certificate.
+ * never be on a certificate, and `invalid_input` marked as ACME's `unsupportedIdentifier` for a
+ * type other than `dns` and `ip` (RFC 8555 §7.4) — `email` (RFC 8823) included, which this
+ * server does not certify.
  */
-export function normalizeIdentifiers(identifiers: readonly AcmeIdentifier[]): NormalizedIdentifier[] {
+export function normalizeIdentifiers(
+  identifiers: readonly { type: string; value: string }[],
+): NormalizedIdentifier[] {
   if (identifiers.length === 0) throw fail('malformed', 'an order needs at least one identifier');
   if (identifiers.length > MAX_ORDER_IDENTIFIERS)
     throw fail('malformed', `an order may name at most ${MAX_ORDER_IDENTIFIERS} identifiers`);
   const seen = new Map<string, NormalizedIdentifier>();
   identifiers.forEach((given, i) => {
     const field = `identifiers.${i}`;
+    if (given.type !== 'dns' && given.type !== 'ip') {
+      const message = `identifier type '${given.type.slice(0, 32)}' is not supported here (dns and ip are)`;
+      throw fail('invalid_input', message, {
+        fields: [{ field: `${field}.type`, message }],
+        extra: { acme_problem: 'unsupportedIdentifier' },
+      });
+    }
     const n = given.type === 'ip' ? normalizeIp(given.value, field) : normalizeDns(given.value, field);
     seen.set(`${n.identifier.type}:${n.identifier.value}`, n);
   });

@@ -34,7 +34,12 @@ import { AcmeRecent, type IssuedChain } from './recent.js';
 
 /** RFC 8555 §7.4 newOrder payload (plus `profile` of the directory's profiles, RFC 9773 `replaces`). */
 export const acmeNewOrderSchema = z.object({
-  identifiers: z.array(acmeIdentifierSchema).min(1).max(MAX_ORDER_IDENTIFIERS),
+  // Any type is read, so that one this server does not certify (`email`) is `unsupportedIdentifier`
+  // (RFC 8555 §7.4) rather than a malformed payload; normalizeIdentifiers takes dns and ip only.
+  identifiers: z
+    .array(acmeIdentifierSchema.extend({ type: z.string().min(1).max(64) }))
+    .min(1)
+    .max(MAX_ORDER_IDENTIFIERS),
   notBefore: z.iso.datetime({ offset: true }).optional(),
   notAfter: z.iso.datetime({ offset: true }).optional(),
   profile: z.string().min(1).max(64).optional(),

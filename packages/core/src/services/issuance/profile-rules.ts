@@ -3,7 +3,7 @@ import { type CertwrightError, type FailureReason, fail } from '../../errors.js'
 import type { CertificationRequest } from '../../pki/csr.js';
 import type { SubjectAltName } from '../../pki/extensions.js';
 import type { KeyAlgorithm, PublicKeyDescription } from '../../pki/keys.js';
-import { type ExtendedKeyUsage, OID } from '../../pki/oids.js';
+import { type ExtendedKeyUsage, NAME_ATTRIBUTE_OIDS, OID } from '../../pki/oids.js';
 import { sanOf } from '../certificate-names.js';
 
 /**
@@ -87,9 +87,20 @@ const PKCS10_ATTRIBUTES: Record<string, string> = {
   unstructuredName: '1.2.840.113549.1.9.2',
 };
 
-/** Required CSR attributes: EKU names, DN attribute names, PKCS#10 attributes, serialNumber. */
+const DOTTED_OID = /^\d+(\.\d+)+$/;
+
+/** The OID of a subject attribute as the CSR parser names it (a short name, or the dotted OID). */
+const nameAttributeOid = (type: string): string =>
+  DOTTED_OID.test(type) ? type : (NAME_ATTRIBUTE_OIDS[type.toUpperCase()] ?? type);
+
+/**
+ * Required CSR attributes: EKU names, DN attribute names (any spelling of NAME_ATTRIBUTE_OIDS:
+ * `CN`, `serialNumber`, `emailAddress` …), PKCS#10 attributes, dotted OIDs (of a subject
+ * attribute or a CSR attribute) — the names profile writes accept, the ones `/csrattrs`
+ * advertises. A name of none of these kinds (stored before writes checked them) is missing.
+ */
 function missingRequiredAttributes(profile: CertificateProfile, csr: CertificationRequest): string[] {
-  const dn = new Set(csr.subject.rdns.flat().map((a) => a.type.toLowerCase()));
+  const dn = new Set(csr.subject.rdns.flat().map((a) => nameAttributeOid(a.type)));
   const ekus = new Set(csr.extendedKeyUsage ?? []);
   return profile.required_csr_attributes.filter((name) => {
     if (name in PKCS10_ATTRIBUTES) return !csr.attributeOids.includes(PKCS10_ATTRIBUTES[name]!);
@@ -99,7 +110,10 @@ function missingRequiredAttributes(profile: CertificateProfile, csr: Certificati
       )
     )
       return !ekus.has(name);
-    return !dn.has(name.toLowerCase());
+    const known = NAME_ATTRIBUTE_OIDS[name.toUpperCase()];
+    if (known) return !dn.has(known);
+    if (DOTTED_OID.test(name)) return !dn.has(name) && !csr.attributeOids.includes(name);
+    return true;
   });
 }
 

@@ -7,6 +7,7 @@ export {
 } from './challenge.js';
 export { SCEP_RA_VALIDITY_DAYS, type ScepRa, type ScepRaKey, ScepRaKeys } from './ra.js';
 export {
+  DEFAULT_SCEP_RATE_LIMIT,
   SCEP_AUDIT_ACTIONS,
   SCEP_CAPABILITIES,
   type ScepAuditAction,

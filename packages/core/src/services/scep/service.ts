@@ -68,6 +68,15 @@ export interface ScepOptions {
   /** The profile service's change counter (`ProfileService.revision`); without it nothing is reused. */
   profileRevision?: () => number;
   /**
+   * Enrollment requests (PKCSReq, RenewalReq) one credential may make per window, per profile,
+   * counted in the ephemeral store (shared by every instance on Redis). The credential is what
+   * authenticated the request: the TLS client certificate on `/scep-mtls`, the certificate
+   * being renewed, the device a device-management challenge names, else — a static challenge
+   * password being a fleet's shared secret — the requester's signing key. Default 60 per minute;
+   * null: unlimited. Over it: HTTP 503 with Retry-After, nothing issued.
+   */
+  rateLimit?: { limit: number; windowMs: number } | null;
+  /**
    * Accept requests whose content is encrypted with single DES (micromdm scepclient ≤ 2.1 and
    * other old clients use it whatever GetCACaps says); default true. Replies are always AES.
    */
@@ -86,7 +95,9 @@ export interface ScepClient {
 /** What a CertRep answers; the protocol layer signs it with the RA. */
 export type ScepOutcome =
   | { status: 'SUCCESS'; certificates: Buffer[] }
-  | { status: 'FAILURE'; reason: FailureReason; message: string };
+  | { status: 'FAILURE'; reason: FailureReason; message: string; retryAfterSeconds?: number };
+
+export const DEFAULT_SCEP_RATE_LIMIT = Object.freeze({ limit: 60, windowMs: 60_000 });
 
 /**
  * One answered PKIOperation: what the CertRep needs. `outcome` FAILURE carries the typed
@@ -121,6 +132,20 @@ export interface ScepProfileSnapshot {
 const DAY = 86_400_000;
 const SERVER_SIDE = new Set(['internal', 'unavailable', 'config_invalid']);
 
+/**
+ * What authenticated an enrollment, for its per-credential limit (see `ScepOptions.rateLimit`):
+ * a digest, never the credential itself.
+ */
+function credentialOf(verdict: ScepChallengeVerdict, request: ScepRequest, client: ScepClient): string {
+  const leaf = client.clientCertificateChain[0];
+  if (client.mtls && leaf) return `tls:${fingerprint(leaf)}`;
+  if (verdict.method === 'mdm' && verdict.details.mdm_subject) {
+    return `mdm:${createHash('sha256').update(verdict.details.mdm_subject).digest('base64url')}`;
+  }
+  // A renewal's signer is the certificate being renewed; a static challenge's, the device's key.
+  return `${verdict.method}:${fingerprint(request.signerCertificate)}`;
+}
+
 /** A transaction as remembered for polls and resent requests. */
 interface StoredTransaction {
   status: 'SUCCESS' | 'FAILURE';
@@ -148,6 +173,7 @@ export class ScepService {
   readonly #ttlMs: number;
   readonly #skewMs: number;
   readonly #acceptSingleDes: boolean;
+  readonly #rateLimit: { limit: number; windowMs: number } | null;
   readonly #challengeCache = new Map<string, number>();
   readonly #memoryNonces = new Map<string, number>();
   readonly #caCerts = new Map<string, CaCertsEntry>();
@@ -176,6 +202,7 @@ export class ScepService {
     this.#ttlMs = options.transactionTtlMs ?? 7 * DAY;
     this.#skewMs = options.maxClockSkewMs ?? DAY;
     this.#acceptSingleDes = options.acceptSingleDes ?? true;
+    this.#rateLimit = options.rateLimit === undefined ? DEFAULT_SCEP_RATE_LIMIT : options.rateLimit;
     this.#mdm = options.mdmVerifier;
     const revision = options.profileRevision;
     const ttlMs = options.profileLookupMs ?? 1000;
@@ -304,7 +331,13 @@ export class ScepService {
     } catch (error) {
       // An outage or a bug is the server's, not the request's: HTTP 5xx, no CertRep.
       if (!isCertwrightError(error) || SERVER_SIDE.has(error.code)) throw error;
-      const outcome: ScepOutcome = { status: 'FAILURE', reason: error.reason, message: publicMessage(error) };
+      const retryAfter = error.extra.retry_after_seconds;
+      const outcome: ScepOutcome = {
+        status: 'FAILURE',
+        reason: error.reason,
+        message: publicMessage(error),
+        ...(typeof retryAfter === 'number' ? { retryAfterSeconds: retryAfter } : {}),
+      };
       if (request.messageType === 'PKCSReq' || request.messageType === 'RenewalReq') {
         if (remember) await this.#remember(profile, request, outcome);
         await this.#audit(actor, request.messageType, null, profile, {
@@ -500,6 +533,7 @@ export class ScepService {
       },
       { ...(this.#mdm ? { mdm: this.#mdm } : {}), cache: this.#challengeCache },
     );
+    await this.#spendRateLimit(profile, credentialOf(verdict, request, client));
     const issuance = this.issuance();
     if (!issuance) throw fail('issuer_not_ready', 'no enrollment pipeline is configured');
     const issued = await issuance.enroll(
@@ -533,6 +567,34 @@ export class ScepService {
     const [certificate] = pemDecodeCertificates(issued.certificatePem);
     await this.#remember(profile, request, { status: 'SUCCESS', certificates: [certificate!] }, inner);
     return [certificate!];
+  }
+
+  /** Spends one enrollment of `credential` under `profile`; `rate_limited` with the wait beyond it. */
+  async #spendRateLimit(profile: CertificateProfile, credential: string): Promise<void> {
+    const limit = this.#rateLimit;
+    const store = this.deps.ephemeral;
+    if (!limit || !store) return;
+    let verdict: Awaited<ReturnType<typeof store.slidingWindowHit>>;
+    try {
+      verdict = await store.slidingWindowHit(
+        `scep:credential:${profile.id}:${credential}`,
+        limit.windowMs,
+        limit.limit,
+      );
+    } catch (cause) {
+      // An outage of the shared store must not stop enrollment.
+      this.deps.logger.warn({ err: cause }, 'SCEP rate limit not checked: the ephemeral store failed');
+      return;
+    }
+    if (verdict.allowed) return;
+    const retryAfter = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
+    throw fail(
+      'rate_limited',
+      `too many enrollment requests with this credential; retry after ${retryAfter} s`,
+      {
+        extra: { retry_after_seconds: retryAfter },
+      },
+    );
   }
 
   /**

@@ -61,6 +61,8 @@ export interface AcmeServerSettings {
   renewalInfo: boolean;
   /** `Retry-After` of renewal-information answers, in seconds. */
   renewalInfoPollSeconds: number;
+  /** Requests one account may sign per window (account-limit.ts); null: no per-account limit. */
+  accountRequests: { limit: number; windowMs: number } | null;
 }
 
 /** Which key a request may be signed with. */
@@ -117,6 +119,8 @@ export interface AuthenticatorDeps {
   limits: JwsLimits;
   /** Account keys already read and checked, by thumbprint (see {@link AccountKeyCache}). */
   keys: AccountKeyCache;
+  /** Spends the account's request budget; throws `rateLimited` over it (account-limit.ts). */
+  spendAccount?: (accountId: string) => Promise<void>;
 }
 
 /**
@@ -199,6 +203,8 @@ export function authenticator(deps: AuthenticatorDeps): AcmeContext['authenticat
     if (account.status !== 'valid') {
       throw acmeProblem('unauthorized', `the account is ${account.status}`);
     }
+    // Counted once the signature proved the account's: nobody else can spend its budget.
+    await deps.spendAccount?.(account.id);
     const result: AccountAuthenticated = { ...base(), kind: 'account', account };
     return result as Authenticated<K>;
   };

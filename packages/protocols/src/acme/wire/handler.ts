@@ -10,6 +10,7 @@ import {
   type TransportContext,
   withFixedLength,
 } from '@certwright/core';
+import { accountRequestSpender } from './account-limit.js';
 import type { AcmeAuthority } from './authority.js';
 import { AccountKeyCache, type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
 import { DEFAULT_JWS_LIMITS, type JwsLimits } from './jws.js';
@@ -79,6 +80,8 @@ export const ACME_BASE_PATH = '/acme';
 export const DEFAULT_ACME_SETTINGS: Readonly<AcmeServerSettings> = Object.freeze({
   renewalInfo: true,
   renewalInfoPollSeconds: 6 * 60 * 60,
+  // 20 signed requests a second per account, averaged over 10 s (docs/operations/configuration.md).
+  accountRequests: Object.freeze({ limit: 200, windowMs: 10_000 }),
 });
 
 const PROBLEM_JSON = 'application/problem+json';
@@ -118,6 +121,11 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
   const settings: AcmeServerSettings = { ...DEFAULT_ACME_SETTINGS, ...options.settings };
   const nonces = new NonceStore(options.ephemeral, { ttlMs: options.nonceTtlMs });
+  const spendAccount = accountRequestSpender(
+    options.ephemeral,
+    settings.accountRequests,
+    options.logger ?? silentLogger,
+  );
   const keys = new AccountKeyCache();
   const routes = [...ACME_ROUTES, ...(options.routes ?? [])];
   const logger = options.logger ?? silentLogger;
@@ -184,6 +192,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
         nonces,
         limits,
         keys,
+        spendAccount,
       }),
     };
     return match.route.endpoint(ctx, match.params);

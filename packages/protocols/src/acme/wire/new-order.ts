@@ -8,7 +8,8 @@ import { acmeJson } from './responses.js';
 /**
  * POST /new-order (RFC 8555 §7.4): 201 with the order and its `Location`. Over the account's
  * new-order budget: `rateLimited` with `Retry-After`; `replaces` naming a certificate a
- * renewal already replaced: `alreadyReplaced` (RFC 9773 §5).
+ * renewal already replaced: `alreadyReplaced` (RFC 9773 §5); an identifier type other than dns
+ * and ip (`email`): `unsupportedIdentifier`.
  */
 export const newOrder: AcmeEndpoint = async (ctx) => {
   const { account, payload } = await ctx.authenticate();
@@ -30,6 +31,10 @@ export const newOrder: AcmeEndpoint = async (ctx) => {
     }
     if (isCertwrightError(error) && error.extra.acme_problem === 'alreadyReplaced') {
       throw acmeProblem('alreadyReplaced', error.message, { status: 409, cause: error });
+    }
+    // RFC 8555 §7.4: an identifier type the server does not issue for (`email`).
+    if (isCertwrightError(error) && error.extra.acme_problem === 'unsupportedIdentifier') {
+      throw acmeProblem('unsupportedIdentifier', error.message, { status: 400, cause: error });
     }
     throw error;
   }
