@@ -38,6 +38,11 @@ import { Router } from './http/router.js';
 import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 import type { AcmeMountOptions } from './protocols/acme.js';
+import {
+  createProtocolServers,
+  type ProtocolServerOptions,
+  type ProtocolServers,
+} from './protocols/servers.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { authBreakglassRoutes } from './routes/auth-breakglass.js';
@@ -68,6 +73,8 @@ export interface HandlerOptions {
   routes?: readonly RouteSpec[];
   /** The ACME server's settings: default profile, external base URL, renewal information. */
   acme?: AcmeMountOptions;
+  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
+  est?: ProtocolServerOptions['est'];
   /** An embedder's own wire-protocol mounts, dispatched by prefix like CRL and OCSP. */
   protocols?: readonly ProtocolMount[];
   /** Per-client limits; omitted fields keep {@link DEFAULT_RATE_LIMITS}. */
@@ -104,6 +111,8 @@ export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
   readonly protocols: readonly ProtocolMount[];
+  /** The enrollment protocol servers behind the built-in mounts (with `services` only). */
+  readonly servers?: ProtocolServers;
   /** The protocol mounts' direct entries (OCSP, SCEP, ACME), for hosts that use them; same rules as the handler. */
   readonly direct: DirectPath;
 }
@@ -140,8 +149,9 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     openapi: () => openapi,
   });
   const clientAddress = options.clientAddress ?? socketClientAddress;
-  if (services) {
-    routes.push(...featureRoutes(services));
+  const servers = services ? createProtocolServers(services, { est: options.est }) : undefined;
+  if (services && servers) {
+    routes.push(...featureRoutes(services, servers));
     const rp = new OidcRelyingParty({
       services,
       // Identity providers are destinations administrators chose, often on private networks.
@@ -168,9 +178,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   routes.push(...(options.routes ?? []));
   for (const route of routes) checkAccessDeclaration(route);
   const mounts = new ProtocolMounts([
-    ...(services
+    ...(services && servers
       ? protocolMounts({
           services,
+          servers,
           maxBodyBytes,
           logger,
           acme: options.acme,
@@ -483,6 +494,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     },
     routes,
     protocols: mounts.all,
+    ...(servers ? { servers } : {}),
     direct,
   });
 }

@@ -5,6 +5,7 @@
  * and the contract suites have their own subpaths (`./pki`, `./net`, `./node`, `./testing`).
  * `src/index.test.ts` keeps the runtime names in a list: adding one is a decision a diff shows.
  */
+export { verifyPassword } from './crypto/password-hash.js';
 export { SecretBox } from './crypto/secret-box.js';
 export { describeChain, fingerprintOf } from './discovery/observe.js';
 export {
@@ -302,7 +303,9 @@ export {
   agentRegistrationSchema,
   agentRetireSchema,
 } from './services/agents.js';
+export type { AuditService } from './services/audit.js';
 export { bulkReassignSchema, bulkRenewSchema, bulkRevokeSchema } from './services/bulk.js';
+export { namesToSign, sanKey } from './services/certificate-names.js';
 export {
   certificateCreateSchema,
   certificateListSchema,
@@ -321,13 +324,7 @@ export {
   scanTargetListSchema,
   scanTargetUpdateSchema,
 } from './services/discovery.js';
-export {
-  EST_COUNTERS,
-  type EstClient,
-  type EstEnrollResult,
-  type EstOperation,
-  TLS_EXPORTER_LABEL,
-} from './services/est/enrollment.js';
+export { EstTrustBundles } from './services/est/trust.js';
 export {
   type HealthTickReport,
   healthCheckCreateSchema,
@@ -361,6 +358,7 @@ export {
   violationListSchema,
 } from './services/policies.js';
 export { profileCreateSchema, profileListSchema, profileUpdateSchema } from './services/profiles.js';
+export { protocolProfile } from './services/protocol-profile.js';
 export {
   renewalPolicyCreateSchema,
   renewalPolicyListSchema,

@@ -132,6 +132,7 @@ export async function startServer(
         renewalInfoPollSeconds: Math.ceil(config.acmeServer.ariPollIntervalMs / 1000),
       },
     },
+    est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
   };
@@ -203,7 +204,6 @@ export async function startServer(
           publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
-        est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
         scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },

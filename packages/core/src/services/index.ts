@@ -14,7 +14,6 @@ import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery.js';
-import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
 import { type HealthCheckOptions, HealthCheckService } from './health-checks.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
@@ -55,8 +54,6 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
-  /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
-  readonly est: EstService;
   /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
   readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
@@ -92,8 +89,6 @@ export interface ServiceOptions {
    * answers go to the ephemeral store, where `/.well-known/acme-challenge/` reads them.
    */
   acmeIssuer?: AcmeConnectorDeps;
-  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
-  est?: EstOptions & { issuance?: EstIssuance };
   /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
   scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
@@ -156,13 +151,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   );
   const people = new PeopleService(deps, audit);
   const sessions = new SessionService(deps, audit, people, options.sessions);
-  const est = new EstService(
-    deps,
-    audit,
-    (issuerId) => pki.lifecycle.caChain(issuerId),
-    () => options.est?.issuance ?? pki.enrollment,
-    options.est,
-  );
   const scep = new ScepService(
     deps,
     audit,
@@ -196,7 +184,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
-    est,
     scep,
     pki,
     acmeOrders: createAcmeOrderServices(

@@ -1,5 +1,4 @@
 import {
-  type EstClient,
   type Handler,
   isCertwrightError,
   publicMessage,
@@ -10,6 +9,7 @@ import { segmentsAfter, textResponse } from '../shared/http.js';
 import type { EstAuthority } from './authority.js';
 import { cacerts } from './cacerts.js';
 import { csrattrs } from './csrattrs.js';
+import type { EstClient } from './server/enrollment.js';
 import { serverKeygen } from './serverkeygen.js';
 import { simpleEnroll } from './simpleenroll.js';
 import { estStatus } from './status.js';

@@ -9,6 +9,25 @@ export {
   parseEstPath,
 } from './handler.js';
 export { type EstMountOptions, estMounts } from './mount.js';
+export { type CsrAttributes, csrAttributesFor } from './server/csr-attributes.js';
+export {
+  DEFAULT_EST_RATE_LIMIT,
+  EST_AUDIT_ACTIONS,
+  EST_COUNTERS,
+  EST_OPERATIONS,
+  type EstAuditAction,
+  type EstClient,
+  type EstEnrollResult,
+  type EstIssuance,
+  type EstOperation,
+  type EstOptions,
+  type EstPrincipal,
+  type EstProfileStats,
+  EstService,
+  serverKeygenAlgorithm,
+  TLS_EXPORTER_LABEL,
+} from './server/enrollment.js';
+export { createEstServer, type EstKernel, type EstServerOptions } from './server/est-server.js';
 export { estStatus } from './status.js';
 export {
   base64Lines,

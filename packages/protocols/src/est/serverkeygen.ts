@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { type EstClient, fail } from '@certwright/core';
+import { fail } from '@certwright/core';
 import { buildCertsOnly } from '@certwright/core/pki';
 import type { EstAuthority } from './authority.js';
+import type { EstClient } from './server/enrollment.js';
 import { multipartMixed, PKCS7_CERTS_ONLY, PKCS7_SERVER_KEY } from './wire.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { EstClient } from '@certwright/core';
 import { buildCertsOnly } from '@certwright/core/pki';
 import type { EstAuthority } from './authority.js';
+import type { EstClient } from './server/enrollment.js';
 import { base64Response, PKCS7_CERTS_ONLY } from './wire.js';
 
 /**

@@ -1,5 +1,6 @@
-import { oid, sequence, setOf } from '../../pki/der.js';
-import { NAME_ATTRIBUTE_OIDS, OID } from '../../pki/oids.js';
+import { der, NAME_ATTRIBUTE_OIDS, OID } from '@certwright/core/pki';
+
+const { oid, sequence, setOf } = der;
 
 /**
  * The `/csrattrs` answer (RFC 7030 §4.5.2, RFC 9908): a SEQUENCE of AttrOrOID derived from a

@@ -1,24 +1,41 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { verifyPassword } from '../../crypto/password-hash.js';
-import type { CertificateProfile } from '../../domain/profile.js';
-import { type FailureReason, fail, isCertwrightError, publicMessage } from '../../errors.js';
-import { keyIdentifierOf, readCertificate } from '../../pki/certificate-info.js';
-import { buildEnvelopedData } from '../../pki/cms/enveloped-data.js';
-import { type CertificationRequest, parseCertificationRequest } from '../../pki/csr.js';
-import { createCertificationRequest } from '../../pki/csr-builder.js';
-import { children, readBitStringBytes, readRoot } from '../../pki/der-reader.js';
-import { decodeSubjectAltName, type SubjectAltName } from '../../pki/extensions.js';
-import { exportPkcs8Der, generateKeyPair, type KeyAlgorithm } from '../../pki/keys.js';
-import { OID } from '../../pki/oids.js';
-import { pemDecodeCertificates } from '../../pki/pem.js';
-import { parseTrustBundle, verifyClientChain } from '../../pki/trust-bundle.js';
-import type { AuditService } from '../audit.js';
-import { namesToSign, sanKey } from '../certificate-names.js';
-import type { Actor, ServiceDeps } from '../context.js';
-import type { EnrollmentService } from '../issuance/enrollment.js';
-import { protocolProfile } from '../protocol-profile.js';
+import {
+  type Actor,
+  type AuditService,
+  type CertificateProfile,
+  type EnrollmentService,
+  EstTrustBundles,
+  type FailureReason,
+  fail,
+  isCertwrightError,
+  namesToSign,
+  protocolProfile,
+  publicMessage,
+  type ServiceDeps,
+  sanKey,
+  verifyPassword,
+} from '@certwright/core';
+import {
+  buildEnvelopedData,
+  type CertificationRequest,
+  createCertificationRequest,
+  decodeSubjectAltName,
+  derReader,
+  exportPkcs8Der,
+  generateKeyPair,
+  type KeyAlgorithm,
+  keyIdentifierOf,
+  OID,
+  parseCertificationRequest,
+  parseTrustBundle,
+  pemDecodeCertificates,
+  readCertificate,
+  type SubjectAltName,
+  verifyClientChain,
+} from '@certwright/core/pki';
 import { csrAttributesFor } from './csr-attributes.js';
-import { EstTrustBundles } from './trust.js';
+
+const { children, readBitStringBytes, readRoot } = derReader;
 
 /**
  * EST (RFC 7030, RFC 8951) as a library: which profile a route serves, who the client is
