@@ -75,6 +75,8 @@ export interface HandlerOptions {
   acme?: AcmeMountOptions;
   /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
   est?: ProtocolServerOptions['est'];
+  /** SCEP: default profile of the root routes, device-management verifier and challenges. */
+  scep?: ProtocolServerOptions['scep'];
   /** An embedder's own wire-protocol mounts, dispatched by prefix like CRL and OCSP. */
   protocols?: readonly ProtocolMount[];
   /** Per-client limits; omitted fields keep {@link DEFAULT_RATE_LIMITS}. */
@@ -149,7 +151,9 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     openapi: () => openapi,
   });
   const clientAddress = options.clientAddress ?? socketClientAddress;
-  const servers = services ? createProtocolServers(services, { est: options.est }) : undefined;
+  const servers = services
+    ? createProtocolServers(services, { est: options.est, scep: options.scep })
+    : undefined;
   if (services && servers) {
     routes.push(...featureRoutes(services, servers));
     const rp = new OidcRelyingParty({

@@ -184,7 +184,7 @@ export {
 } from './errors.js';
 export type { AcmeConnectorDeps } from './issuers/acme/connector.js';
 export { ephemeralHttp01Store, type Http01Store } from './issuers/acme/http01.js';
-export { type IssueRequest, IssuerConnectorRegistry } from './issuers/connector.js';
+export { type IssueRequest, type IssuerConnector, IssuerConnectorRegistry } from './issuers/connector.js';
 export { defaultIssuerConnectors } from './issuers/index.js';
 export { createLocalCaConnector } from './issuers/local-ca.js';
 export { assertMechanismFits, keyAlgorithmOfSpki, mechanismHash } from './key-custody/mechanisms.js';
@@ -324,7 +324,6 @@ export {
   scanTargetListSchema,
   scanTargetUpdateSchema,
 } from './services/discovery.js';
-export { EstTrustBundles } from './services/est/trust.js';
 export {
   type HealthTickReport,
   healthCheckCreateSchema,
@@ -366,11 +365,6 @@ export {
 } from './services/renewal-policies.js';
 export { RevisionedCache } from './services/revisioned-cache.js';
 export type { RevocationEvent } from './services/revocation.js';
-export { mintScepChallenge } from './services/scep/mdm/mint.js';
-export { MDM_CHALLENGE_STATUSES } from './services/scep/mdm/status.js';
-export { MDM_CHALLENGE_ALGORITHMS, type MdmChallengeAlgorithm } from './services/scep/mdm/token.js';
-export { MdmChallengeVerifier } from './services/scep/mdm/verifier.js';
-export type { ScepClient, ScepOperationResult } from './services/scep/service.js';
 export {
   ScepProbeService,
   scepProbeHistorySchema,

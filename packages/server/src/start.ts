@@ -133,6 +133,7 @@ export async function startServer(
       },
     },
     est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+    scep: { defaultProfileId: config.scep.defaultProfileId },
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
   };
@@ -204,7 +205,6 @@ export async function startServer(
           publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
-        scep: { defaultProfileId: config.scep.defaultProfileId },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         // Only private ranges: no setting gives the probe loopback (docs/protocols/scep-probe.md).

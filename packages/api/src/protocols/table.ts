@@ -36,6 +36,6 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
     acmeMount(context),
     acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),
     ...estMounts({ authority: servers.est, logger }),
-    ...scepMounts({ authority: services.scep, logger }),
+    ...scepMounts({ authority: servers.scep.scep, logger }),
   ];
 }

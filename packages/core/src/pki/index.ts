@@ -20,6 +20,7 @@ export {
   readCertificate,
   serialToHex,
 } from './certificate-info.js';
+export { certificateInfo } from './cms/certificate-cache.js';
 export type { ContentEncryption } from './cms/content-encryption.js';
 export {
   type BuildEnvelopedDataOptions,

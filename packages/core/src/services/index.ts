@@ -25,8 +25,6 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
-import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
-import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { SessionService, type SessionSettings } from './sessions.js';
 import { TargetService } from './targets.js';
@@ -54,8 +52,6 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
-  /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
-  readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
@@ -74,8 +70,6 @@ export interface Services {
   readonly sessions: SessionService;
   /** Break-glass local credentials (off unless enabled). */
   readonly breakglass: BreakglassService;
-  /** SCEP device-management signed challenges: checks, counters, trust anchors (docs/protocols/scep-mdm.md). */
-  readonly scepMdm: ScepMdmService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -89,8 +83,6 @@ export interface ServiceOptions {
    * answers go to the ephemeral store, where `/.well-known/acme-challenge/` reads them.
    */
   acmeIssuer?: AcmeConnectorDeps;
-  /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
-  scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
   /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
@@ -105,8 +97,6 @@ export interface ServiceOptions {
   sessions?: Partial<SessionSettings>;
   /** Break-glass credentials (`SVC_BREAKGLASS_*`); disabled by default. */
   breakglass?: Partial<BreakglassSettings>;
-  /** SCEP device-management challenges: root profile, clock skew, per-device failure limit. */
-  scepMdm?: ScepMdmOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -151,20 +141,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   );
   const people = new PeopleService(deps, audit);
   const sessions = new SessionService(deps, audit, people, options.sessions);
-  const scep = new ScepService(
-    deps,
-    audit,
-    (issuerId) => pki.lifecycle.caChain(issuerId),
-    (issuerId) => pki.lifecycle.connectors.require(issuerId),
-    () => options.scep?.issuance ?? pki.enrollment,
-    { profileRevision: () => profiles.revision, ...options.scep },
-  );
-  const scepMdm = new ScepMdmService(deps, audit, {
-    ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
-    ...options.scepMdm,
-  });
-  // Profiles with scep.mdm.enabled check their challenges here unless the embedder brings its own.
-  if (!options.scep?.mdmVerifier) scep.setMdmVerifier(scepMdm.scepVerifier());
   return {
     deps,
     audit,
@@ -184,7 +160,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
-    scep,
     pki,
     acmeOrders: createAcmeOrderServices(
       deps,
@@ -202,6 +177,5 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     people,
     sessions,
     breakglass: new BreakglassService(deps, audit, sessions, options.breakglass),
-    scepMdm,
   };
 }

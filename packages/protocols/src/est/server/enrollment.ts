@@ -4,7 +4,6 @@ import {
   type AuditService,
   type CertificateProfile,
   type EnrollmentService,
-  EstTrustBundles,
   type FailureReason,
   fail,
   isCertwrightError,
@@ -33,6 +32,7 @@ import {
   type SubjectAltName,
   verifyClientChain,
 } from '@certwright/core/pki';
+import { EstTrustBundles } from '../../shared/trust-bundles.js';
 import { csrAttributesFor } from './csr-attributes.js';
 
 const { children, readBitStringBytes, readRoot } = derReader;

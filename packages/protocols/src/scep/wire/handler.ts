@@ -5,12 +5,11 @@ import {
   type ProtocolDirect,
   publicMessage,
   readBodyBytes,
-  type ScepClient,
-  type ScepOperationResult,
   type TransportContext,
 } from '@certwright/core';
 import { buildCertRep, buildCertsOnly, type ScepFailInfo } from '@certwright/core/pki';
-import { binaryResponse, segmentsAfter } from '../shared/http.js';
+import { binaryResponse, segmentsAfter } from '../../shared/http.js';
+import type { ScepClient, ScepOperationResult } from '../server/service.js';
 import type { ScepAuthority } from './authority.js';
 import { scepFailInfo } from './fail-info.js';
 

@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
-import type { OtherGeneralName, SubjectAltName } from '../../../pki/extensions.js';
-import { bytesToIp, ipToBytes } from '../../../pki/ip.js';
+import { bytesToIp, ipToBytes, type OtherGeneralName, type SubjectAltName } from '@certwright/core/pki';
 import type { MdmChallengeNames } from './token.js';
 
 /** What the claims are compared with: the CSR's subject and subjectAltName. */

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { fail, publicMessage } from '../../../errors.js';
-import { jwsAlgorithmFitsKey, verifyJwsSignature } from '../../../pki/jws-signature.js';
-import type { Clock } from '../../../ports/clock.js';
-import type { EphemeralStore } from '../../../ports/ephemeral.js';
-import type { Logger } from '../../../ports/logger.js';
+import { type Clock, type EphemeralStore, fail, type Logger, publicMessage } from '@certwright/core';
+import { jwsAlgorithmFitsKey, verifyJwsSignature } from '@certwright/core/pki';
 import { type CsrNames, claimMismatch } from './claim-match.js';
 import { MDM_CHALLENGE_STATUSES, type MdmChallengeStatus, mdmStatusOf } from './status.js';
 import {

@@ -1,11 +1,14 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { fail, isCertwrightError } from '../../../errors.js';
-import { type CertificateInfo, readCertificate } from '../../../pki/certificate-info.js';
-import { decodeKeyUsage } from '../../../pki/extensions.js';
-import { defaultJwsAlgorithm } from '../../../pki/jws-signature.js';
-import { OID } from '../../../pki/oids.js';
-import { pemDecodeAll } from '../../../pki/pem.js';
+import { fail, isCertwrightError } from '@certwright/core';
+import {
+  type CertificateInfo,
+  decodeKeyUsage,
+  defaultJwsAlgorithm,
+  OID,
+  pemDecodeAll,
+  readCertificate,
+} from '@certwright/core/pki';
 
 /**
  * The device-management signing certificates of each profile, read from the PEM file its

@@ -1,21 +1,34 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CertificateProfile, EnrollmentSecrets } from '../../domain/profile.js';
-import { type FailureReason, fail, isCertwrightError, publicMessage } from '../../errors.js';
-import type { IssuerConnector } from '../../issuers/connector.js';
-import { readCertificate } from '../../pki/certificate-info.js';
-import { certificateInfo } from '../../pki/cms/certificate-cache.js';
-import { openEnvelopedData } from '../../pki/cms/enveloped-data.js';
-import { buildCertsOnly, type CmsDigest, verifySignerInfo } from '../../pki/cms/signed-data.js';
-import { parseCertificationRequest } from '../../pki/csr.js';
-import { pemDecodeCertificates } from '../../pki/pem.js';
-import { assertAnswerable, parseScepRequest, type ScepRequest } from '../../pki/scep/message.js';
-import type { Storage } from '../../ports/storage.js';
-import type { AuditService } from '../audit.js';
-import type { Actor, ServiceDeps } from '../context.js';
-import { EstTrustBundles } from '../est/trust.js';
-import type { EnrollmentService } from '../issuance/enrollment.js';
-import { protocolProfile } from '../protocol-profile.js';
-import { RevisionedCache } from '../revisioned-cache.js';
+import {
+  type Actor,
+  type AuditService,
+  type CertificateProfile,
+  type EnrollmentSecrets,
+  type EnrollmentService,
+  type FailureReason,
+  fail,
+  type IssuerConnector,
+  isCertwrightError,
+  protocolProfile,
+  publicMessage,
+  RevisionedCache,
+  type ServiceDeps,
+  type Storage,
+} from '@certwright/core';
+import {
+  assertAnswerable,
+  buildCertsOnly,
+  type CmsDigest,
+  certificateInfo,
+  openEnvelopedData,
+  parseCertificationRequest,
+  parseScepRequest,
+  pemDecodeCertificates,
+  readCertificate,
+  type ScepRequest,
+  verifySignerInfo,
+} from '@certwright/core/pki';
+import { EstTrustBundles } from '../../shared/trust-bundles.js';
 import { checkScepChallenge, type ScepChallengeVerdict, type ScepMdmVerifier } from './challenge.js';
 import { type ScepRa, type ScepRaKey, ScepRaKeys } from './ra.js';
 

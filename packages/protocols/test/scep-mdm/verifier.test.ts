@@ -1,12 +1,11 @@
+import { ManualClock, MemoryEphemeralStore } from '@certwright/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemoryEphemeralStore } from '../../src/ephemeral/memory-ephemeral-store.js';
-import { ManualClock } from '../../src/ports/clock.js';
 import {
   type CsrNames,
   MDM_CHALLENGE_STATUSES,
   type MdmChallengeStatus,
   mintScepChallenge,
-} from '../../src/services/scep/mdm/index.js';
+} from '../../src/scep/index.js';
 import {
   type MdmSigningIdentity,
   SETTINGS,
@@ -348,7 +347,7 @@ describe('MDM trust anchors', () => {
   });
 
   it('refuses trust files with other PEM blocks or a certificate without digitalSignature', async () => {
-    const { parseMdmSigners } = await import('../../src/services/scep/mdm/index.js');
+    const { parseMdmSigners } = await import('../../src/scep/index.js');
     expect(() => parseMdmSigners('')).toThrow(/no PEM certificate/);
     expect(() => parseMdmSigners('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')).toThrow(
       /not a CERTIFICATE/,

@@ -1,5 +1,4 @@
-import { decodeBase64Url } from '../../../pki/jwk.js';
-import { JWS_SIGNATURE_ALGORITHMS, type JwsSignatureAlgorithm } from '../../../pki/jws-signature.js';
+import { decodeBase64Url, JWS_SIGNATURE_ALGORITHMS, type JwsSignatureAlgorithm } from '@certwright/core/pki';
 import { mdmFailure } from './status.js';
 
 /**

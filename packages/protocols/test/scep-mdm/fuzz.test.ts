@@ -1,14 +1,14 @@
+import { isCertwrightError } from '@certwright/core';
+import { fuzzTarget, mutatedText } from '@certwright/core/testing';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isCertwrightError } from '../../src/errors.js';
 import {
   MDM_CHALLENGE_STATUSES,
   mdmStatusOf,
   mintScepChallenge,
   parseMdmChallenge,
   parseMdmSigners,
-} from '../../src/services/scep/mdm/index.js';
-import { fuzzTarget, mutatedText } from '../../src/testing/fuzz.js';
+} from '../../src/scep/index.js';
 import {
   type MdmSigningIdentity,
   SETTINGS,

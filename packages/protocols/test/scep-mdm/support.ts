@@ -1,20 +1,18 @@
 import { createHash, type KeyObject } from 'node:crypto';
-import { MemoryEphemeralStore } from '../../src/ephemeral/memory-ephemeral-store.js';
+import { ManualClock, MemoryEphemeralStore, silentLogger } from '@certwright/core';
 import {
   createSelfSignedCertificate,
   generateKeyPair,
   type KeyAlgorithm,
   pemEncode,
-} from '../../src/pki/index.js';
-import { signJws } from '../../src/pki/jws-signature.js';
-import { ManualClock } from '../../src/ports/clock.js';
-import { silentLogger } from '../../src/ports/logger.js';
+  signJws,
+} from '@certwright/core/pki';
 import {
   type MdmChallengeAlgorithm,
   type MdmChallengeSettings,
   MdmChallengeVerifier,
   type MdmVerifierOptions,
-} from '../../src/services/scep/mdm/index.js';
+} from '../../src/scep/index.js';
 
 export const T0 = new Date('2026-11-27T12:00:00Z');
 export const T0_SECONDS = T0.getTime() / 1000;

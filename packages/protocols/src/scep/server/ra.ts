@@ -1,13 +1,19 @@
 import { createHash, type KeyObject } from 'node:crypto';
-import type { CertificateProfile } from '../../domain/profile.js';
-import { fail } from '../../errors.js';
-import type { IssuerConnector } from '../../issuers/connector.js';
-import { certificateToPem } from '../../pki/certificate.js';
-import { readCertificate } from '../../pki/certificate-info.js';
-import { exportPkcs8Pem, generateKeyPair, importPkcs8Pem } from '../../pki/keys.js';
-import { pemDecodeCertificates } from '../../pki/pem.js';
-import type { ScepRaRecord } from '../../ports/scep-storage.js';
-import type { ServiceDeps } from '../context.js';
+import {
+  type CertificateProfile,
+  fail,
+  type IssuerConnector,
+  type ScepRaRecord,
+  type ServiceDeps,
+} from '@certwright/core';
+import {
+  certificateToPem,
+  exportPkcs8Pem,
+  generateKeyPair,
+  importPkcs8Pem,
+  pemDecodeCertificates,
+  readCertificate,
+} from '@certwright/core/pki';
 
 /**
  * The registration authority of each SCEP profile (RFC 8894 §2.2): an RSA-2048 certificate

@@ -1,9 +1,14 @@
-import type { CertificateProfile } from '../../../domain/profile.js';
-import { fail, isCertwrightError, publicMessage } from '../../../errors.js';
-import type { CertificationRequest } from '../../../pki/csr.js';
-import type { AuditService } from '../../audit.js';
-import type { Actor, ServiceDeps } from '../../context.js';
-import { protocolProfile } from '../../protocol-profile.js';
+import {
+  type Actor,
+  type AuditService,
+  type CertificateProfile,
+  fail,
+  isCertwrightError,
+  protocolProfile,
+  publicMessage,
+  type ServiceDeps,
+} from '@certwright/core';
+import type { CertificationRequest } from '@certwright/core/pki';
 import type { ScepMdmVerifier } from '../challenge.js';
 import type { CsrNames } from './claim-match.js';
 import { type MdmChallengeFailure, type MdmChallengeStatus, mdmFailure } from './status.js';

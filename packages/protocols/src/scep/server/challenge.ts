@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import { verifyPassword } from '../../crypto/password-hash.js';
-import type { CertificateProfile, EnrollmentSecrets } from '../../domain/profile.js';
-import { fail } from '../../errors.js';
-import type { CertificationRequest } from '../../pki/csr.js';
-import type { ServiceDeps } from '../context.js';
+import {
+  type CertificateProfile,
+  type EnrollmentSecrets,
+  fail,
+  type ServiceDeps,
+  verifyPassword,
+} from '@certwright/core';
+import type { CertificationRequest } from '@certwright/core/pki';
 
 /**
  * Who a SCEP request is from, judged by the challengePassword of its CSR (RFC 8894 §2.3): the

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { TrustBundle } from '../../pki/trust-bundle.js';
+import { TrustBundle } from '@certwright/core/pki';
 
 /**
  * The mutual-TLS trust bundle of each EST profile, read from the file its

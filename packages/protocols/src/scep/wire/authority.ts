@@ -1,4 +1,4 @@
-import type { ScepClient, ScepOperationResult } from '@certwright/core';
+import type { ScepClient, ScepOperationResult } from '../server/service.js';
 
 /** What the SCEP endpoints need (core's `ScepService` provides it; an embedder may supply its own). */
 export interface ScepAuthority {

@@ -1,8 +1,12 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes } from 'node:crypto';
-import { fail } from '../../../errors.js';
-import { readCertificate } from '../../../pki/certificate-info.js';
-import { defaultJwsAlgorithm, jwsAlgorithmFitsKey, signJws } from '../../../pki/jws-signature.js';
-import { pemDecode } from '../../../pki/pem.js';
+import { fail } from '@certwright/core';
+import {
+  defaultJwsAlgorithm,
+  jwsAlgorithmFitsKey,
+  pemDecode,
+  readCertificate,
+  signJws,
+} from '@certwright/core/pki';
 import { MDM_CHALLENGE_VERSION, type MdmChallengeAlgorithm, parseMdmChallenge } from './token.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type CertwrightError, fail } from '../../../errors.js';
+import { type CertwrightError, fail } from '@certwright/core';
 
 /**
  * The outcome of checking one device-management (MDM) challenge, one label per outcome. The
