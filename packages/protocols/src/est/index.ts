@@ -1,13 +1,5 @@
 /** `@certwright/protocols/est`: the EST server's wire (RFC 7030, RFC 8951) and its mounts. */
-export type { EstAuthority } from './authority.js';
-export {
-  createEstHandler,
-  EST_BASE_PATH,
-  EST_MAX_BODY_BYTES,
-  EST_MTLS_BASE_PATH,
-  type EstHandlerOptions,
-  parseEstPath,
-} from './handler.js';
+
 export { type EstMountOptions, estMounts } from './mount.js';
 export { type CsrAttributes, csrAttributesFor } from './server/csr-attributes.js';
 export {
@@ -28,7 +20,7 @@ export {
   TLS_EXPORTER_LABEL,
 } from './server/enrollment.js';
 export { createEstServer, type EstKernel, type EstServerOptions } from './server/est-server.js';
-export { estStatus } from './status.js';
+export type { EstAuthority } from './wire/authority.js';
 export {
   base64Lines,
   basicCredentials,
@@ -36,4 +28,13 @@ export {
   multipartMixed,
   PKCS7_CERTS_ONLY,
   PKCS7_SERVER_KEY,
-} from './wire.js';
+} from './wire/encoding.js';
+export {
+  createEstHandler,
+  EST_BASE_PATH,
+  EST_MAX_BODY_BYTES,
+  EST_MTLS_BASE_PATH,
+  type EstHandlerOptions,
+  parseEstPath,
+} from './wire/handler.js';
+export { estStatus } from './wire/status.js';

@@ -1,4 +1,4 @@
-import type { EstClient, EstEnrollResult, EstOperation } from './server/enrollment.js';
+import type { EstClient, EstEnrollResult, EstOperation } from '../server/enrollment.js';
 
 /** What the EST endpoints need (core's `EstService` provides it; an embedder may supply its own). */
 export interface EstAuthority {

@@ -1,5 +1,5 @@
 import type { EstAuthority } from './authority.js';
-import { base64Response, CSRATTRS } from './wire.js';
+import { base64Response, CSRATTRS } from './encoding.js';
 
 /**
  * `GET …/csrattrs` (RFC 7030 §4.5): the attributes the profile wants in a CSR; 204 when it

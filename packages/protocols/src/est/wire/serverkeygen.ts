@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '@certwright/core';
 import { buildCertsOnly } from '@certwright/core/pki';
+import type { EstClient } from '../server/enrollment.js';
 import type { EstAuthority } from './authority.js';
-import type { EstClient } from './server/enrollment.js';
-import { multipartMixed, PKCS7_CERTS_ONLY, PKCS7_SERVER_KEY } from './wire.js';
+import { multipartMixed, PKCS7_CERTS_ONLY, PKCS7_SERVER_KEY } from './encoding.js';
 
 /**
  * `POST …/serverkeygen` (RFC 7030 §4.4): the server makes the key. The answer is

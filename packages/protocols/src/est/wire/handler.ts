@@ -5,15 +5,15 @@ import {
   readBodyBytes,
   type TransportContext,
 } from '@certwright/core';
-import { segmentsAfter, textResponse } from '../shared/http.js';
+import { segmentsAfter, textResponse } from '../../shared/http.js';
+import type { EstClient } from '../server/enrollment.js';
 import type { EstAuthority } from './authority.js';
 import { cacerts } from './cacerts.js';
 import { csrattrs } from './csrattrs.js';
-import type { EstClient } from './server/enrollment.js';
+import { basicCredentials } from './encoding.js';
 import { serverKeygen } from './serverkeygen.js';
 import { simpleEnroll } from './simpleenroll.js';
 import { estStatus } from './status.js';
-import { basicCredentials } from './wire.js';
 
 /**
  * The EST server (RFC 7030, RFC 8951) as one Web-standard handler:

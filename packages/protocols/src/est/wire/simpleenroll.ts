@@ -1,7 +1,7 @@
 import { buildCertsOnly } from '@certwright/core/pki';
+import type { EstClient } from '../server/enrollment.js';
 import type { EstAuthority } from './authority.js';
-import type { EstClient } from './server/enrollment.js';
-import { base64Response, PKCS7_CERTS_ONLY } from './wire.js';
+import { base64Response, PKCS7_CERTS_ONLY } from './encoding.js';
 
 /**
  * `POST …/simpleenroll` and `…/simplereenroll` (RFC 7030 §4.2): a PKCS#10 CSR in (base64 DER,

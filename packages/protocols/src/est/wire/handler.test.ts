@@ -1,8 +1,8 @@
 import { fail } from '@certwright/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { basicCredentials, createEstHandler, type EstAuthority, parseEstPath } from './index.js';
-import type { EstClient } from './server/enrollment.js';
+import { basicCredentials, createEstHandler, type EstAuthority, parseEstPath } from '../index.js';
+import type { EstClient } from '../server/enrollment.js';
 
 /** The wire layer alone, over an authority that records what it was given. */
 function setup(
