@@ -110,7 +110,6 @@ const ROOT_NAMES = [
   'exportFormatSchema',
   'fail',
   'fingerprintOf',
-  'formatAcmeCertId',
   'healthCheckCreateSchema',
   'healthCheckListSchema',
   'healthCheckResultSchema',

@@ -285,7 +285,7 @@ export {
   eabKeyCreateSchema,
   eabKeyListSchema,
 } from './services/acme/accounts.js';
-export { formatAcmeCertId } from './services/acme/cert-id.js';
+
 export type { AcmeChallengeValidator } from './services/acme/challenges.js';
 export type { AcmeChallengeView, AcmeOrderView } from './services/acme/common.js';
 export { AcmeOrderService } from './services/acme/orders.js';

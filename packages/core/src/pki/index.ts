@@ -4,6 +4,13 @@
  */
 
 export {
+  type AcmeCertId,
+  authorityKeyIdentifierOf,
+  formatAcmeCertId,
+  MAX_CERT_ID_LENGTH,
+  parseAcmeCertId,
+} from './acme-cert-id.js';
+export {
   type CertificateTemplate,
   certificateToPem,
   createSelfSignedCertificate,

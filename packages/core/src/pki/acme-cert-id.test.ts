@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isCertwrightError } from '../../errors.js';
-import { formatAcmeCertId, MAX_CERT_ID_LENGTH, parseAcmeCertId } from './cert-id.js';
+import { isCertwrightError } from '../errors.js';
+import { formatAcmeCertId, MAX_CERT_ID_LENGTH, parseAcmeCertId } from './acme-cert-id.js';
 
 // RFC 9773 §4.1: keyIdentifier 69:88:5B:…:C8:D4 and serial 0x0087654321.
 const RFC_KEY_ID = Buffer.from('69885b6b87464041e1b37b847ba0ae2cde01c8d4', 'hex');

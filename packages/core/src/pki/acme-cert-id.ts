@@ -1,9 +1,9 @@
-import { fail } from '../../errors.js';
-import { serialToHex } from '../../pki/certificate-info.js';
-import { Tag } from '../../pki/der.js';
-import { children, content, expectTag, readRoot } from '../../pki/der-reader.js';
-import type { RawExtension } from '../../pki/extensions.js';
-import { OID } from '../../pki/oids.js';
+import { fail } from '../errors.js';
+import { serialToHex } from './certificate-info.js';
+import { Tag } from './der.js';
+import { children, content, expectTag, readRoot } from './der-reader.js';
+import type { RawExtension } from './extensions.js';
+import { OID } from './oids.js';
 
 /**
  * The RFC 9773 §4.1 certificate identifier: `base64url(AKI keyIdentifier) "." base64url(serial)`,
