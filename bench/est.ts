@@ -66,10 +66,7 @@ async function run(engine: string) {
   const { s: storage, cleanup } = opened;
   try {
     await storage.migrate();
-    const services = createServices(
-      { storage, clock: systemClock, logger: silentLogger },
-      { est: { rateLimit: null } },
-    );
+    const services = createServices({ storage, clock: systemClock, logger: silentLogger });
     await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
       est: { enabled: true, basic_credentials: [{ username: 'device', password: PASSWORD }] },
     });
@@ -100,7 +97,12 @@ async function run(engine: string) {
     );
 
     // simpleenroll over TLS 1.3, keep-alive, Basic (the credential check is cached after the first).
-    const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
+    const handler = createHandler({
+      auth: { type: 'none' },
+      services,
+      est: { rateLimit: null },
+      rateLimits: { enrollment: 0 },
+    });
     const { port, agent, close } = await listenTls(handler, CONCURRENCY);
     const authorization = `Basic ${Buffer.from(`device:${PASSWORD}`).toString('base64')}`;
     const post = (csr: Buffer) =>

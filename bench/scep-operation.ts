@@ -59,14 +59,16 @@ const certificatePem = pemEncode('CERTIFICATE', self);
 const issuance = {
   enroll: async () => ({ certificatePem }),
 } as unknown as Pick<EnrollmentService, 'enroll'>;
-const services = createServices(
-  { storage, clock: systemClock, logger: silentLogger },
-  { scep: { issuance } },
-);
+const services = createServices({ storage, clock: systemClock, logger: silentLogger });
 await services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
   scep: { enabled: true, challenge_password: CHALLENGE },
 });
-const handler = createHandler({ auth: { type: 'none' }, services, rateLimits: { enrollment: 0 } });
+const handler = createHandler({
+  auth: { type: 'none' },
+  services,
+  scep: { issuance },
+  rateLimits: { enrollment: 0 },
+});
 const direct = handler.direct!;
 const transport: TransportContext = { remoteAddress: '127.0.0.1' };
 const headers = { get: (name: string) => (name === 'content-type' ? 'application/x-pki-message' : null) };

@@ -106,7 +106,7 @@ if (process.env.BENCH_SCEP_LISTENER !== 'node-http') {
 }
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 // The CA and the RA exist before the measurement starts.
-const { ra } = await services.scep.caCertificates(null);
+const { ra } = await handler.servers!.scep.scep.caCertificates(null);
 process.stdout.write(
   `${JSON.stringify({
     port: (server.address() as AddressInfo).port,

@@ -22,7 +22,6 @@ import {
   SYSTEM_ACTOR,
   silentLogger,
   systemClock,
-  TLS_EXPORTER_LABEL,
 } from '@certwright/core';
 import { createCertificationRequest, generateKeyPair } from '@certwright/core/pki';
 import { certwright } from '@certwright/host-express';
@@ -33,7 +32,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../packages/api/src/index.js';
 import { createServices } from '../../packages/core/src/index.js';
-import { createEstHandler } from '../../packages/protocols/src/est/index.js';
+import { createEstHandler, TLS_EXPORTER_LABEL } from '../../packages/protocols/src/est/index.js';
 import type { createPgliteStorage } from '../../packages/storage-pg/src/index.js';
 import { createMigratedPgliteStorage } from '../../packages/storage-pg/src/testing.js';
 import { createTestTls, serverTlsOptions, type TestTls } from './support/tls.js';
@@ -48,6 +47,7 @@ let origin: string;
 let services: Services;
 let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
 let dir: string;
+let handler: ReturnType<typeof createHandler> | undefined;
 
 const path = (name: string) => join(dir, name);
 const write = (name: string, content: string | Uint8Array) => {
@@ -151,7 +151,6 @@ beforeAll(async () => {
   write('tls-ca.pem', tls.caPem);
   write('client.pem', tls.clientCertPem);
   write('client.key', tls.clientKeyPem);
-  let handler: ReturnType<typeof createHandler> | undefined;
   server = createServer(
     serverTlsOptions(tls),
     createRequestListener((req, t) => handler!(req, t)),
@@ -473,7 +472,7 @@ describe('createEstHandler in every host, with client certificates and channel b
   const hostServers: { name: string; origin: string; close: () => Promise<void> }[] = [];
 
   beforeAll(async () => {
-    const est: Handler = createEstHandler({ authority: services.est, mtls: true });
+    const est: Handler = createEstHandler({ authority: handler!.servers!.est, mtls: true });
     const listen = async (server: Server) => {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;

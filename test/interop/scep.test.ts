@@ -30,6 +30,7 @@ let origin: string;
 let services: Services;
 let storage: Awaited<ReturnType<typeof createPgliteStorage>>;
 let dir: string;
+let handler: ReturnType<typeof createHandler> | undefined;
 
 const path = (name: string) => join(dir, name);
 
@@ -118,7 +119,6 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cw-scep-interop-'));
   tls = createTestTls();
   writeFileSync(path('tls-ca.pem'), tls.caPem);
-  let handler: ReturnType<typeof createHandler> | undefined;
   server = createServer(
     serverTlsOptions(tls),
     createRequestListener((req, t) => handler!(req, t)),
@@ -270,7 +270,7 @@ describe('SCEP with device-management challenges and micromdm scepclient', () =>
     return result.out.trim();
   }
 
-  const counters = () => services.scepMdm.verifier.counters('prof-default');
+  const counters = () => handler!.servers!.scep.mdm.verifier.counters('prof-default');
 
   beforeAll(async () => {
     await ok('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', path('mdm.key')]);

@@ -39,6 +39,11 @@ import { Router } from './http/router.js';
 import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
 import type { AcmeMountOptions } from './protocols/acme.js';
+import {
+  createProtocolServers,
+  type ProtocolServerOptions,
+  type ProtocolServers,
+} from './protocols/servers.js';
 import { protocolMounts } from './protocols/table.js';
 import { AGENT_OPERATION_IDS } from './routes/agents.js';
 import { authBreakglassRoutes } from './routes/auth-breakglass.js';
@@ -69,6 +74,10 @@ export interface HandlerOptions {
   routes?: readonly RouteSpec[];
   /** The ACME server's settings: default profile, external base URL, renewal information. */
   acme?: AcmeMountOptions;
+  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
+  est?: ProtocolServerOptions['est'];
+  /** SCEP: default profile of the root routes, device-management verifier and challenges. */
+  scep?: ProtocolServerOptions['scep'];
   /** An embedder's own wire-protocol mounts, dispatched by prefix like CRL and OCSP. */
   protocols?: readonly ProtocolMount[];
   /** Per-client limits; omitted fields keep {@link DEFAULT_RATE_LIMITS}. */
@@ -105,6 +114,8 @@ export interface CertwrightHandler extends Handler {
   readonly openapi: OpenApiDocument;
   readonly routes: readonly RouteSpec[];
   readonly protocols: readonly ProtocolMount[];
+  /** The enrollment protocol servers behind the built-in mounts (with `services` only). */
+  readonly servers?: ProtocolServers;
   /** The protocol mounts' direct entries (OCSP, SCEP, ACME), for hosts that use them; same rules as the handler. */
   readonly direct: DirectPath;
 }
@@ -143,8 +154,11 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     openapi: () => openapi,
   });
   const clientAddress = options.clientAddress ?? socketClientAddress;
-  if (services) {
-    routes.push(...featureRoutes(services));
+  const servers = services
+    ? createProtocolServers(services, { est: options.est, scep: options.scep })
+    : undefined;
+  if (services && servers) {
+    routes.push(...featureRoutes(services, servers));
     const rp = new OidcRelyingParty({
       services,
       // Identity providers are destinations administrators chose, often on private networks.
@@ -171,9 +185,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   routes.push(...(options.routes ?? []));
   for (const route of routes) checkAccessDeclaration(route);
   const mounts = new ProtocolMounts([
-    ...(services
+    ...(services && servers
       ? protocolMounts({
           services,
+          servers,
           maxBodyBytes,
           logger,
           acme: options.acme,
@@ -496,6 +511,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     },
     routes,
     protocols: mounts.all,
+    ...(servers ? { servers } : {}),
     direct,
   });
 }

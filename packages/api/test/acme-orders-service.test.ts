@@ -5,7 +5,6 @@ import {
   type AcmeChallengeValidator,
   AcmeOrderService,
   fail,
-  formatAcmeCertId,
   isCertwrightError,
   ManualClock,
   SYSTEM_ACTOR,
@@ -14,6 +13,7 @@ import {
 import {
   createCertificationRequest,
   exportSpkiDer,
+  formatAcmeCertId,
   generateKeyPair,
   pemDecode,
   readCertificate,

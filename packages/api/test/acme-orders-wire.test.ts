@@ -1,10 +1,11 @@
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AcmeAccount, formatAcmeCertId, ManualClock } from '@certwright/core';
+import { type AcmeAccount, ManualClock } from '@certwright/core';
 import { type ChallengeValidator, createChallengeValidator, staticResolver } from '@certwright/core/net';
 import {
   createCertificationRequest,
+  formatAcmeCertId,
   generateKeyPair,
   jwkThumbprint,
   type KeyPair,

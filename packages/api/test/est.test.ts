@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ManualClock, TLS_EXPORTER_LABEL, type TransportContext } from '@certwright/core';
+import type { ManualClock, TransportContext } from '@certwright/core';
 import {
   certificateToPem,
   createCertificationRequest,
@@ -18,6 +18,7 @@ import {
   prepareIssuer,
   readCertificate,
 } from '@certwright/core/pki';
+import { TLS_EXPORTER_LABEL } from '@certwright/protocols/est';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { conformance } from './support/openapi-conformance.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -35,8 +36,7 @@ const EXPORTER = Buffer.alloc(32, 7);
 
 beforeAll(async () => {
   app = await createTestApp({
-    services: { est: { rateLimit: { limit: 5, windowMs: 60_000 } } },
-    handler: { rateLimits: { enrollment: 100_000 } },
+    handler: { est: { rateLimit: { limit: 5, windowMs: 60_000 } }, rateLimits: { enrollment: 100_000 } },
   });
   dir = await mkdtemp(join(tmpdir(), 'cw-est-'));
   const put = await app.call('PUT', '/api/v1/profiles/prof-default', {

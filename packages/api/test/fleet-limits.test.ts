@@ -91,8 +91,8 @@ describe('per-account and per-credential limits', () => {
       handler: {
         rateLimits: { enrollment: 0 },
         acme: { settings: { accountRequests: { limit: ACCOUNT_LIMIT, windowMs: 60_000 } } },
+        scep: { rateLimit: { limit: CREDENTIAL_LIMIT, windowMs: 60_000 } },
       },
-      services: { scep: { rateLimit: { limit: CREDENTIAL_LIMIT, windowMs: 60_000 } } },
     });
     await app.services.profiles.update(SYSTEM_ACTOR, 'prof-default', {
       scep: { enabled: true, challenge_password: CHALLENGE },

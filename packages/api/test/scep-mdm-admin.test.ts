@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MDM_CHALLENGE_STATUSES, mintScepChallenge } from '@certwright/core';
 import {
   createCertificationRequest,
   createSelfSignedCertificate,
@@ -10,6 +9,7 @@ import {
   parseCertificationRequest,
   pemEncode,
 } from '@certwright/core/pki';
+import { MDM_CHALLENGE_STATUSES, mintScepChallenge } from '@certwright/protocols/scep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -102,8 +102,8 @@ function mint(cn: string, by = signer, audience = 'urn:certwright:scep:prof-defa
 }
 
 async function checkOnRoot(cn: string, by = signer) {
-  const profile = await app.services.scepMdm.profile(null);
-  return app.services.scepMdm.check(profile, await csrWith(cn, mint(cn, by)), '192.0.2.10');
+  const profile = await app.servers.scep.mdm.profile(null);
+  return app.servers.scep.mdm.check(profile, await csrWith(cn, mint(cn, by)), '192.0.2.10');
 }
 
 describe('GET /api/v1/admin/scep/mdm/stats', () => {

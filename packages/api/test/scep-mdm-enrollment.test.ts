@@ -2,7 +2,7 @@ import { type KeyObject, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mintScepChallenge, type TransportContext } from '@certwright/core';
+import type { TransportContext } from '@certwright/core';
 import {
   attributeValues,
   buildEnvelopedData,
@@ -18,6 +18,7 @@ import {
   readCertificate,
   SCEP_OID,
 } from '@certwright/core/pki';
+import { mintScepChallenge } from '@certwright/protocols/scep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformance } from './support/openapi-conformance.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -57,7 +58,7 @@ beforeAll(async () => {
     scep: { enabled: true, mdm: { enabled: true, trust_bundle_path: trustFile } },
   });
   expect(put.status, JSON.stringify(put.body)).toBe(200);
-  raCertificate = (await app.services.scep.caCertificates(null)).ra;
+  raCertificate = (await app.servers.scep.scep.caCertificates(null)).ra;
 }, 180_000);
 
 afterAll(async () => {
@@ -153,7 +154,7 @@ async function enroll(message: Buffer, device?: Device) {
   return result;
 }
 
-const counters = async () => await app.services.scepMdm.verifier.counters('prof-default');
+const counters = async () => await app.servers.scep.mdm.verifier.counters('prof-default');
 const audited = async (action: string) =>
   (await app.services.deps.storage.audit.list({ action, resource_id: 'prof-default', page: 1, perPage: 1 }))
     .total;

@@ -486,7 +486,7 @@ describe('SCEP mutual TLS and administration', () => {
     expect(reply(trusted.body, ra, d).status).toBe('SUCCESS');
   });
 
-  it('a device-management profile routes the challenge to the plugged-in verifier (services.scepMdm by default, HTTP 503 without one)', async () => {
+  it('a device-management profile routes the challenge to the plugged-in verifier (the SCEP server plugs in its own by default, HTTP 503 without one)', async () => {
     const created = await app.call('POST', '/api/v1/profiles', {
       name: 'SCEP MDM seam',
       enrollment: {
@@ -500,19 +500,19 @@ describe('SCEP mutual TLS and administration', () => {
     expect(created.status).toBe(201);
     const ra = await raCertificate('/scep/mdm-seam');
     const d = await device('mdm.scep.test', 'signed-challenge-token');
-    // createServices plugs in services.scepMdm: a token that is not a signed challenge is refused.
+    // createScepServer plugs in its device-management service: a token that is not a signed challenge is refused.
     const refused = reply(
       (await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).body,
       ra,
       d,
     );
     expect(refused).toMatchObject({ status: 'FAILURE', failInfo: 'badRequest' });
-    app.services.scep.setMdmVerifier(undefined);
+    app.servers.scep.scep.setMdmVerifier(undefined);
     expect((await scep('POST', '/scep/mdm-seam?operation=PKIOperation', message(d, ra).der)).status).toBe(
       503,
     );
     const seen: string[] = [];
-    app.services.scep.setMdmVerifier(async (request) => {
+    app.servers.scep.scep.setMdmVerifier(async (request) => {
       seen.push(request.csr.challengePassword ?? '');
       if (request.csr.challengePassword !== 'signed-challenge-token') {
         throw new Error('unreachable in this test');
@@ -527,7 +527,7 @@ describe('SCEP mutual TLS and administration', () => {
       );
       expect(rep.status).toBe('SUCCESS');
     } finally {
-      app.services.scep.setMdmVerifier(app.services.scepMdm.scepVerifier());
+      app.servers.scep.scep.setMdmVerifier(app.servers.scep.mdm.scepVerifier());
     }
     expect(seen).toEqual(['signed-challenge-token']);
     const audit = await app.storage.audit.list({ action: 'scep_pkcsreq_mdm', page: 1, perPage: 10 });

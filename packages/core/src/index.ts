@@ -5,6 +5,7 @@
  * and the contract suites have their own subpaths (`./pki`, `./net`, `./node`, `./testing`).
  * `src/index.test.ts` keeps the runtime names in a list: adding one is a decision a diff shows.
  */
+export { verifyPassword } from './crypto/password-hash.js';
 export { SecretBox } from './crypto/secret-box.js';
 export { describeChain, fingerprintOf } from './discovery/observe.js';
 export {
@@ -191,7 +192,7 @@ export {
 } from './errors.js';
 export type { AcmeConnectorDeps } from './issuers/acme/connector.js';
 export { ephemeralHttp01Store, type Http01Store } from './issuers/acme/http01.js';
-export { type IssueRequest, IssuerConnectorRegistry } from './issuers/connector.js';
+export { type IssueRequest, type IssuerConnector, IssuerConnectorRegistry } from './issuers/connector.js';
 export { defaultIssuerConnectors } from './issuers/index.js';
 export { createLocalCaConnector } from './issuers/local-ca.js';
 export { assertMechanismFits, keyAlgorithmOfSpki, mechanismHash } from './key-custody/mechanisms.js';
@@ -293,7 +294,7 @@ export {
   eabKeyCreateSchema,
   eabKeyListSchema,
 } from './services/acme/accounts.js';
-export { formatAcmeCertId } from './services/acme/cert-id.js';
+
 export type { AcmeChallengeValidator } from './services/acme/challenges.js';
 export type { AcmeChallengeView, AcmeOrderView } from './services/acme/common.js';
 export { AcmeOrderService } from './services/acme/orders.js';
@@ -311,7 +312,9 @@ export {
   agentRegistrationSchema,
   agentRetireSchema,
 } from './services/agents.js';
+export type { AuditService } from './services/audit.js';
 export { bulkReassignSchema, bulkRenewSchema, bulkRevokeSchema } from './services/bulk.js';
+export { namesToSign, sanKey } from './services/certificate-names.js';
 export {
   certificateCreateSchema,
   certificateListSchema,
@@ -330,13 +333,6 @@ export {
   scanTargetListSchema,
   scanTargetUpdateSchema,
 } from './services/discovery.js';
-export {
-  EST_COUNTERS,
-  type EstClient,
-  type EstEnrollResult,
-  type EstOperation,
-  TLS_EXPORTER_LABEL,
-} from './services/est/enrollment.js';
 export {
   type HealthTickReport,
   healthCheckCreateSchema,
@@ -372,6 +368,7 @@ export {
   violationListSchema,
 } from './services/policies.js';
 export { profileCreateSchema, profileListSchema, profileUpdateSchema } from './services/profiles.js';
+export { protocolProfile } from './services/protocol-profile.js';
 export {
   renewalPolicyCreateSchema,
   renewalPolicyListSchema,
@@ -379,11 +376,6 @@ export {
 } from './services/renewal-policies.js';
 export { RevisionedCache } from './services/revisioned-cache.js';
 export type { RevocationEvent } from './services/revocation.js';
-export { mintScepChallenge } from './services/scep/mdm/mint.js';
-export { MDM_CHALLENGE_STATUSES } from './services/scep/mdm/status.js';
-export { MDM_CHALLENGE_ALGORITHMS, type MdmChallengeAlgorithm } from './services/scep/mdm/token.js';
-export { MdmChallengeVerifier } from './services/scep/mdm/verifier.js';
-export type { ScepClient, ScepOperationResult } from './services/scep/service.js';
 export {
   ScepProbeService,
   scepProbeHistorySchema,

@@ -1,11 +1,6 @@
-import {
-  MDM_CHALLENGE_STATUSES,
-  MdmChallengeVerifier,
-  mintScepChallenge,
-  silentLogger,
-  systemClock,
-} from '@certwright/core';
+import { silentLogger, systemClock } from '@certwright/core';
 import { createSelfSignedCertificate, generateKeyPair, pemEncode } from '@certwright/core/pki';
+import { MDM_CHALLENGE_STATUSES, MdmChallengeVerifier, mintScepChallenge } from '@certwright/protocols/scep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, RedisEphemeralStore } from '../src/index.js';
 import { deletePrefix, REDIS_URL, runPrefix, testRedis } from './support.js';

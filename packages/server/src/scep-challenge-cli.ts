@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { isCertwrightError } from '@certwright/core';
 import {
-  isCertwrightError,
   MDM_CHALLENGE_ALGORITHMS,
   type MdmChallengeAlgorithm,
   mintScepChallenge,
-} from '@certwright/core';
+} from '@certwright/protocols/scep';
 
 export const MINT_USAGE = `usage: certwright-mint-scep-challenge --key mdm-key.pem --cert mdm-cert.pem --audience AUD
          [--cn NAME] [--dns NAME]... [--ip ADDR]... [--email ADDR]... [--uri URI]...

@@ -148,6 +148,8 @@ export async function startServer(
             : { limit: config.rateLimits.acmeAccount, windowMs: config.rateLimits.windowMs },
       },
     },
+    est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
+    scep: { defaultProfileId: config.scep.defaultProfileId, rateLimit: config.scep.rateLimit },
     metrics: () => metrics.render(),
     onResponse: (event) => metrics.observe(event),
   };
@@ -235,8 +237,6 @@ export async function startServer(
           publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
         },
-        est: { defaultProfileId: config.est.defaultProfileId, rateLimit: config.est.rateLimit },
-        scep: { defaultProfileId: config.scep.defaultProfileId, rateLimit: config.scep.rateLimit },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },
         ...(options.administratorLoopback

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { ManualClock, MdmChallengeVerifier, MemoryEphemeralStore, silentLogger } from '@certwright/core';
+import { ManualClock, MemoryEphemeralStore, silentLogger } from '@certwright/core';
 import {
   createSelfSignedCertificate,
   exportPkcs8Der,
   generateKeyPair,
   pemEncode,
 } from '@certwright/core/pki';
+import { MdmChallengeVerifier } from '@certwright/protocols/scep';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runMintScepChallenge } from '../src/scep-challenge-cli.js';
 

@@ -8,9 +8,11 @@ import { scepMounts } from '@certwright/protocols/scep';
 import type { ClientAddressResolver } from '../http/client-address.js';
 import type { AcmeMountOptions } from './acme.js';
 import { acmeMount } from './acme.js';
+import type { ProtocolServers } from './servers.js';
 
 export interface MountContext {
   services: Services;
+  servers: ProtocolServers;
   maxBodyBytes: number;
   logger: Logger;
   /** ACME server settings (default profile, external base URL, ARI). */
@@ -26,14 +28,14 @@ export interface MountContext {
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
-  const { services, maxBodyBytes, logger } = context;
+  const { services, servers, maxBodyBytes, logger } = context;
   const revocationStatus = services.pki.revocationStatus;
   return [
     crlMount({ source: revocationStatus }),
     ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
     acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),
-    ...estMounts({ authority: services.est, logger }),
-    ...scepMounts({ authority: services.scep, logger }),
+    ...estMounts({ authority: servers.est, logger }),
+    ...scepMounts({ authority: servers.scep.scep, logger }),
   ];
 }

@@ -1,8 +1,10 @@
-import { EST_COUNTERS, isCertwrightError, publicMessage, type Services } from '@certwright/core';
+import { isCertwrightError, publicMessage, type Services } from '@certwright/core';
+import { EST_COUNTERS } from '@certwright/protocols/est';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { problem } from '../http/problem.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 
 const TAG = 'EST administration';
@@ -40,7 +42,7 @@ const reloadBody = z
   .optional();
 
 /** EST statistics and trust reload, admin only. */
-export function estAdminRoutes(services: Services): RouteSpec[] {
+export function estAdminRoutes(services: Services, { est }: ProtocolServers): RouteSpec[] {
   return [
     defineRoute({
       method: 'GET',
@@ -56,7 +58,7 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async () => {
-        const profiles = await services.est.stats();
+        const profiles = await est.stats();
         return {
           status: 200,
           body: profilesBody(profiles, services.deps.clock.now()),
@@ -86,7 +88,7 @@ export function estAdminRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ body, principal, requestId }) => {
         try {
-          const reloaded = await services.est.reloadTrust(
+          const reloaded = await est.reloadTrust(
             actorOf(principal),
             body === undefined || !('path_id' in body) ? undefined : (body.path_id ?? null),
           );

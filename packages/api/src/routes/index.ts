@@ -1,5 +1,6 @@
 import type { Services } from '@certwright/core';
 import type { RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { acmeAccountRoutes } from './acme-accounts.js';
 import { acmeEabRoutes } from './acme-eab.js';
 import { agentRoutes } from './agents.js';
@@ -33,8 +34,8 @@ import { webhookRoutes } from './webhooks.js';
  * Feature routes in registration order. Within each module, literal paths come before
  * overlapping `{param}` paths (e.g. `/agents/retired` before `/agents/{id}`).
  */
-export function featureRoutes(services: Services): RouteSpec[] {
-  const modules: ((services: Services) => RouteSpec[])[] = [
+export function featureRoutes(services: Services, servers: ProtocolServers): RouteSpec[] {
+  const modules: ((services: Services, servers: ProtocolServers) => RouteSpec[])[] = [
     agentRoutes,
     targetRoutes,
     jobRoutes,
@@ -65,5 +66,5 @@ export function featureRoutes(services: Services): RouteSpec[] {
     authGroupMappingRoutes,
     scepMdmAdminRoutes,
   ];
-  return modules.flatMap((module) => module(services));
+  return modules.flatMap((module) => module(services, servers));
 }

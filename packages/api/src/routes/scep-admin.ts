@@ -1,6 +1,7 @@
 import type { Services } from '@certwright/core';
 import { z } from 'zod';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 import { mdmSnapshotSchema } from './scep-mdm-admin.js';
 
@@ -30,7 +31,7 @@ const profileSnapshot = z.object({
 });
 
 /** SCEP profile snapshots, admin only (docs/protocols/scep.md). */
-export function scepAdminRoutes(services: Services): RouteSpec[] {
+export function scepAdminRoutes(services: Services, { scep }: ProtocolServers): RouteSpec[] {
   return [
     defineRoute({
       method: 'GET',
@@ -48,9 +49,9 @@ export function scepAdminRoutes(services: Services): RouteSpec[] {
       },
       handle: async () => {
         const profiles = await Promise.all(
-          (await services.scep.profileSnapshots()).map(async (snapshot) => {
+          (await scep.scep.profileSnapshots()).map(async (snapshot) => {
             const profile = await services.deps.storage.profiles.get(snapshot.profile_id);
-            const mdm = profile ? await services.scepMdm.snapshot(profile) : undefined;
+            const mdm = profile ? await scep.mdm.snapshot(profile) : undefined;
             return mdm ? { ...snapshot, mdm } : snapshot;
           }),
         );

@@ -1,8 +1,10 @@
-import { isCertwrightError, MDM_CHALLENGE_STATUSES, publicMessage, type Services } from '@certwright/core';
+import { isCertwrightError, publicMessage, type Services } from '@certwright/core';
+import { MDM_CHALLENGE_STATUSES } from '@certwright/protocols/scep';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { problem } from '../http/problem.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { profilesBody, profilesEnvelope } from './admin-profiles.js';
 
 const TAG = 'SCEP administration';
@@ -57,7 +59,7 @@ const reloadBody = z
   .optional();
 
 /** Device-management challenge counters and trust reload of the SCEP server, admin only. */
-export function scepMdmAdminRoutes(services: Services): RouteSpec[] {
+export function scepMdmAdminRoutes(services: Services, { scep }: ProtocolServers): RouteSpec[] {
   return [
     defineRoute({
       method: 'GET',
@@ -73,7 +75,7 @@ export function scepMdmAdminRoutes(services: Services): RouteSpec[] {
         },
       },
       handle: async () => {
-        const profiles = await services.scepMdm.stats();
+        const profiles = await scep.mdm.stats();
         return {
           status: 200,
           body: profilesBody(profiles, services.deps.clock.now()),
@@ -105,7 +107,7 @@ export function scepMdmAdminRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ body, principal, requestId }) => {
         try {
-          const reloaded = await services.scepMdm.reloadTrust(actorOf(principal), body?.path_id ?? null);
+          const reloaded = await scep.mdm.reloadTrust(actorOf(principal), body?.path_id ?? null);
           return { status: 200, body: reloaded };
         } catch (error) {
           // The operator must learn why the file was refused, and that nothing changed.

@@ -13,6 +13,7 @@ import {
 import type { createPgliteStorage } from '@certwright/storage-pg';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { type CertwrightHandler, createHandler, type HandlerOptions } from '../../src/index.js';
+import type { ProtocolServers } from '../../src/protocols/servers.js';
 import { conformance } from './openapi-conformance.js';
 
 export const TEST_API_KEY = 'test-api-key-0123456789abcdef';
@@ -51,6 +52,8 @@ export interface CallResult<T = any> {
 export interface TestApp {
   handler: CertwrightHandler;
   services: Services;
+  /** The enrollment protocol servers the handler built (EST, SCEP). */
+  servers: ProtocolServers;
   storage: SqlStorage;
   clock: Clock;
   // biome-ignore lint/suspicious/noExplicitAny: see CallResult.
@@ -82,6 +85,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   return {
     handler,
     services,
+    servers: handler.servers!,
     storage,
     clock,
     async call(method, path, body, callOptions = {}) {

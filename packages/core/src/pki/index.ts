@@ -4,6 +4,13 @@
  */
 
 export {
+  type AcmeCertId,
+  authorityKeyIdentifierOf,
+  formatAcmeCertId,
+  MAX_CERT_ID_LENGTH,
+  parseAcmeCertId,
+} from './acme-cert-id.js';
+export {
   type CertificateTemplate,
   certificateToPem,
   createSelfSignedCertificate,
@@ -30,6 +37,7 @@ export {
   readCertificate,
   serialToHex,
 } from './certificate-info.js';
+export { certificateInfo } from './cms/certificate-cache.js';
 export type { ContentEncryption } from './cms/content-encryption.js';
 export {
   type BuildEnvelopedDataOptions,
@@ -84,6 +92,7 @@ export {
   DEFAULT_CSR_LIMITS,
   parseCertificationRequest,
 } from './csr.js';
+export { type CsrAttributes, csrAttributesFor } from './csr-attributes.js';
 export {
   type CertificationRequestTemplate,
   certificationRequestToPem,

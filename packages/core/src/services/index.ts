@@ -14,7 +14,6 @@ import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery.js';
-import { type EstIssuance, type EstOptions, EstService } from './est/index.js';
 import { type HealthCheckOptions, HealthCheckService } from './health-checks.js';
 import { IssuerService } from './issuers.js';
 import { JobService } from './jobs.js';
@@ -27,8 +26,6 @@ import { PolicyEvaluationService, PolicyRuleService, ViolationService } from './
 import { ProfileService } from './profiles.js';
 import { RenewalPolicyService } from './renewal-policies.js';
 import { type RevocationListener, RevocationService } from './revocation.js';
-import { type ScepIssuance, type ScepOptions, ScepService } from './scep/index.js';
-import { type ScepMdmOptions, ScepMdmService } from './scep/mdm/index.js';
 import { type ScepProbeOptions, ScepProbeService } from './scep-probe/index.js';
 import { SessionService, type SessionSettings } from './sessions.js';
 import { TargetService } from './targets.js';
@@ -58,10 +55,6 @@ export interface Services {
   readonly policyEvaluation: PolicyEvaluationService;
   readonly revocation: RevocationService;
   readonly bulk: BulkService;
-  /** The EST server as a library (RFC 7030): profiles, authentication, enrollment, counters. */
-  readonly est: EstService;
-  /** The SCEP server as a library (RFC 8894): profiles, RA, PKIOperation, snapshots. */
-  readonly scep: ScepService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
   /** The ACME server: accounts and EAB keys. */
@@ -80,8 +73,6 @@ export interface Services {
   readonly sessions: SessionService;
   /** Break-glass local credentials (off unless enabled). */
   readonly breakglass: BreakglassService;
-  /** SCEP device-management signed challenges: checks, counters, trust anchors (docs/protocols/scep-mdm.md). */
-  readonly scepMdm: ScepMdmService;
 }
 
 /** What createServices accepts beyond the shared dependencies. */
@@ -95,10 +86,6 @@ export interface ServiceOptions {
    * answers go to the ephemeral store, where `/.well-known/acme-challenge/` reads them.
    */
   acmeIssuer?: AcmeConnectorDeps;
-  /** EST: default profile of the root routes, per-principal rate limit, trust bundle reader. */
-  est?: EstOptions & { issuance?: EstIssuance };
-  /** SCEP: default profile of the root routes, device-management verifier, trust bundle reader. */
-  scep?: ScepOptions & { issuance?: ScepIssuance };
   /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
   acme?: AcmeOrderOptions;
   /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
@@ -113,8 +100,6 @@ export interface ServiceOptions {
   sessions?: Partial<SessionSettings>;
   /** Break-glass credentials (`SVC_BREAKGLASS_*`); disabled by default. */
   breakglass?: Partial<BreakglassSettings>;
-  /** SCEP device-management challenges: root profile, clock skew, per-device failure limit. */
-  scepMdm?: ScepMdmOptions;
 }
 
 export function createServices(given: ServiceDeps, options: ServiceOptions = {}): Services {
@@ -159,27 +144,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
   );
   const people = new PeopleService(deps, audit);
   const sessions = new SessionService(deps, audit, people, options.sessions);
-  const est = new EstService(
-    deps,
-    audit,
-    (issuerId) => pki.lifecycle.caChain(issuerId),
-    () => options.est?.issuance ?? pki.enrollment,
-    options.est,
-  );
-  const scep = new ScepService(
-    deps,
-    audit,
-    (issuerId) => pki.lifecycle.caChain(issuerId),
-    (issuerId) => pki.lifecycle.connectors.require(issuerId),
-    () => options.scep?.issuance ?? pki.enrollment,
-    { profileRevision: () => profiles.revision, ...options.scep },
-  );
-  const scepMdm = new ScepMdmService(deps, audit, {
-    ...(options.scep?.defaultProfileId ? { defaultProfileId: options.scep.defaultProfileId } : {}),
-    ...options.scepMdm,
-  });
-  // Profiles with scep.mdm.enabled check their challenges here unless the embedder brings its own.
-  if (!options.scep?.mdmVerifier) scep.setMdmVerifier(scepMdm.scepVerifier());
   return {
     deps,
     audit,
@@ -200,8 +164,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     policyEvaluation,
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
-    est,
-    scep,
     pki,
     acmeOrders: createAcmeOrderServices(
       deps,
@@ -219,6 +181,5 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     people,
     sessions,
     breakglass: new BreakglassService(deps, audit, sessions, options.breakglass),
-    scepMdm,
   };
 }

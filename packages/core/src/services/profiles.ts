@@ -17,11 +17,11 @@ import {
   scepSettingsSchema,
 } from '../domain/profile.js';
 import { conflict, type FieldIssue, notFound, validationError } from '../errors.js';
+import { csrAttributesFor } from '../pki/csr-attributes.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { configEvent } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { csrAttributesFor } from './est/csr-attributes.js';
 import { invalidReference, nameTaken, type Paged, parseInput, stillReferenced } from './input.js';
 import { pageQuerySchema } from './paging.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from '@certwright/core';
 import type { OpenApiOperation, ProtocolMount } from '../shared/mount.js';
-import type { EstAuthority } from './authority.js';
-import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from './handler.js';
+import type { EstAuthority } from './wire/authority.js';
+import { createEstHandler, EST_BASE_PATH, EST_MTLS_BASE_PATH, parseEstPath } from './wire/handler.js';
 
 /**
  * EST (RFC 7030) under /.well-known/est and its mutual-TLS sibling /.well-known/est-mtls.

@@ -1,13 +1,13 @@
 import type { Logger } from '@certwright/core';
 import type { OpenApiOperation, ProtocolMount } from '../shared/mount.js';
-import type { ScepAuthority } from './authority.js';
+import type { ScepAuthority } from './wire/authority.js';
 import {
   createScepHandler,
   parseScepPath,
   SCEP_BASE_PATH,
   SCEP_MTLS_BASE_PATH,
   SCEP_OPERATIONS,
-} from './handler.js';
+} from './wire/handler.js';
 
 /**
  * SCEP (RFC 8894) under /scep and its mutual-TLS sibling /scep-mtls. Public: SCEP clients

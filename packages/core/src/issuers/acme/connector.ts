@@ -4,6 +4,7 @@ import { REVOCATION_REASON_CODES, type RevocationReason } from '../../domain/cer
 import { fail, notFound } from '../../errors.js';
 import { createAdministratorClient } from '../../net/administrator-client.js';
 import type { OutboundClient } from '../../net/client.js';
+import { authorityKeyIdentifierOf, formatAcmeCertId } from '../../pki/acme-cert-id.js';
 import { certificateToPem } from '../../pki/certificate.js';
 import { readCertificate } from '../../pki/certificate-info.js';
 import { parseCertificationRequest } from '../../pki/csr.js';
@@ -12,7 +13,6 @@ import { jwkThumbprint } from '../../pki/jwk.js';
 import { exportPkcs8Pem, exportSpkiDer, generateKeyPair, importPkcs8Pem } from '../../pki/keys.js';
 import { pemDecodeCertificates } from '../../pki/pem.js';
 import type { Logger } from '../../ports/logger.js';
-import { authorityKeyIdentifierOf, formatAcmeCertId } from '../../services/acme/cert-id.js';
 import type { ConnectorContext, IssueRequest, IssueResult, IssuerConnector } from '../connector.js';
 import { type AcmeAuthorization, AcmeClient, type AcmeOrder } from './client.js';
 import { type DnsProvider, dnsProviderFromSettings } from './dns-provider.js';

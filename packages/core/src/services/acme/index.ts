@@ -10,9 +10,9 @@ import { AcmeRecent } from './recent.js';
 import { AcmeRenewalInfoService } from './renewal-info.js';
 import { AcmeRevocationService } from './revoke.js';
 
+export * from '../../pki/acme-cert-id.js';
 export * from './accounts.js';
 export * from './authorizations.js';
-export * from './cert-id.js';
 export * from './challenges.js';
 export * from './common.js';
 export * from './identifiers.js';

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { AcmeAccount } from '../../domain/acme.js';
 import type { CertificateVersion, ManagedCertificate } from '../../domain/certificate.js';
 import { fail } from '../../errors.js';
+import { type AcmeCertId, authorityKeyIdentifierOf, parseAcmeCertId } from '../../pki/acme-cert-id.js';
 import { readCertificate } from '../../pki/certificate-info.js';
 import type { Storage } from '../../ports/storage.js';
-import { type AcmeCertId, authorityKeyIdentifierOf, parseAcmeCertId } from './cert-id.js';
 
 /** Issuers scanned per page when a serial is looked up without knowing its issuer. */
 const ISSUER_PAGE = 100;

@@ -9,11 +9,11 @@ import {
 import type { CertificateVersion } from '../../domain/certificate.js';
 import type { CertificateProfile } from '../../domain/profile.js';
 import { fail, isCertwrightError } from '../../errors.js';
+import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from '../../pki/acme-cert-id.js';
 import type { NewAcmeAuthorization } from '../../ports/acme-storage.js';
 import type { ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import { checkNamesAgainstProfile } from '../issuance/profile-rules.js';
-import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from './cert-id.js';
 import {
   ACME_ORDER_LIFETIME_MS,
   type AcmeEnrollment,

@@ -1,6 +1,6 @@
 import { fail } from '../../errors.js';
+import { parseAcmeCertId } from '../../pki/acme-cert-id.js';
 import type { ServiceDeps } from '../context.js';
-import { parseAcmeCertId } from './cert-id.js';
 import { findByCertId } from './issued.js';
 
 const DAY_MS = 86_400_000;
