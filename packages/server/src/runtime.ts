@@ -9,7 +9,6 @@ import {
   MemoryEphemeralStore,
   type Queue,
 } from '@certwright/core';
-import { Pkcs11KeyCustody } from '@certwright/key-custody-pkcs11';
 import { connectRedis, RedisEphemeralStore, RedisQueue } from '@certwright/queue-redis';
 import type { ServiceConfig } from './config.js';
 import { type OpenedStorage, openStorage } from './storage.js';
@@ -52,7 +51,7 @@ export async function openRuntime(
   let keyCustody: KeyCustody | undefined;
   try {
     keyCustody = config.pkcs11
-      ? await retryWhileUnavailable(async () => openPkcs11(config, logger), logger, stopped)
+      ? await retryWhileUnavailable(() => openPkcs11(config, logger), logger, stopped)
       : undefined;
   } catch (error) {
     await opened.close().catch(() => {});
@@ -126,8 +125,26 @@ export async function openRuntime(
   }
 }
 
+/**
+ * The PKCS#11 package, loaded only when a token is configured: its binding (pkcs11js) is a native
+ * addon built by an install script, which pnpm skips unless allowed, so a server without a token
+ * must start without it.
+ */
+async function loadPkcs11(logger: Logger): Promise<typeof import('@certwright/key-custody-pkcs11')> {
+  try {
+    return await import('@certwright/key-custody-pkcs11');
+  } catch (error) {
+    logger.error({ err: error }, 'the PKCS#11 binding failed to load');
+    throw fail(
+      'config_invalid',
+      'SVC_PKCS11_MODULE is set, but the PKCS#11 binding (pkcs11js) is not built: allow its install script and reinstall',
+    );
+  }
+}
+
 /** Opens the token custody; the PIN comes from its file at each open (a rotated PIN is picked up). */
-function openPkcs11(config: Readonly<ServiceConfig>, logger: Logger): KeyCustody {
+async function openPkcs11(config: Readonly<ServiceConfig>, logger: Logger): Promise<KeyCustody> {
+  const { Pkcs11KeyCustody } = await loadPkcs11(logger);
   const c = config.pkcs11!;
   let pin = c.pin;
   if (c.pinFile) {

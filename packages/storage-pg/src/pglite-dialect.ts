@@ -91,17 +91,22 @@ class PgliteDriver implements Driver {
   }
 }
 
+/** A Kysely dialect over one open PGlite instance: PostgreSQL's SQL, one queued connection. */
 export class PgliteDialect implements Dialect {
   constructor(private readonly pg: PGlite) {}
+  /** PostgreSQL's adapter: PGlite is PostgreSQL. */
   createAdapter() {
     return new PostgresAdapter();
   }
+  /** The driver that queues callers for PGlite's one session. */
   createDriver(): Driver {
     return new PgliteDriver(this.pg);
   }
+  /** PostgreSQL's introspector over `db`. */
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
   }
+  /** PostgreSQL's query compiler. */
   createQueryCompiler() {
     return new PostgresQueryCompiler();
   }

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { silentLogger } from '@certwright/core';
 import { createSqlStorage, type Database, withErrorTranslation } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
@@ -14,12 +15,14 @@ export const PGLITE_EXTENSIONS = { pg_trgm, btree_gin };
 
 /**
  * Embedded PostgreSQL (PGlite, WASM) in a data directory, or in memory for tests. Same SQL and
- * migrations as PostgreSQL. One process may open a data directory at a time.
+ * migrations as PostgreSQL. One process may open a data directory at a time. A missing data
+ * directory is created with its parents (PGlite itself creates only the last one).
  */
 export async function createPgliteStorage(
   location: PgliteLocation,
   options: StorageOpenOptions,
 ): Promise<MaintainedStorage> {
+  if ('dataDir' in location) await mkdir(location.dataDir, { recursive: true });
   const pglite =
     'dataDir' in location
       ? await PGlite.create({ dataDir: location.dataDir, extensions: PGLITE_EXTENSIONS })

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isCertwrightError, ManualClock, SecretBox } from '@certwright/core';
@@ -117,6 +117,21 @@ describe('PGlite on disk', () => {
     );
     await expect(wrongKey.issuers.getWithConfig(issuer.id)).rejects.toMatchObject({ code: 'internal' });
     await wrongKey.close();
+  }, 120_000);
+});
+
+describe('PGlite in a directory that does not exist yet', () => {
+  it('creates the data directory and its missing parents, so ./data/pglite works in an empty folder', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cw-pglite-parents-'));
+    try {
+      const dataDir = join(root, 'data', 'nested', 'pglite');
+      const storage = await createPgliteStorage({ dataDir }, { secretBox });
+      await storage.ping();
+      await storage.close();
+      expect((await stat(join(dataDir, 'PG_VERSION'))).isFile()).toBe(true);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   }, 120_000);
 });
 

@@ -8,7 +8,7 @@ import { OID } from './oids.js';
 /**
  * Public JSON Web Keys (RFC 7517, RFC 7518 §6, RFC 8037) from untrusted JSON: ACME account
  * keys. A JWK is read member by member with fixed bounds, turned into a SubjectPublicKeyInfo
- * with our own DER writer, and passed through {@link checkSubjectPublicKeyInfo} before
+ * with our own DER writer, and passed through `checkSubjectPublicKeyInfo` before
  * node:crypto sees a byte of it. Failures are `malformed` (not a JWK) or `key_rejected` (a
  * JWK of a key certwright does not accept); nothing else escapes.
  */

@@ -343,7 +343,7 @@ function checkEcPrivateKey(der: Uint8Array, curve: Curve, curveOid: string): voi
 
 /**
  * Checks an unencrypted PKCS#8 PrivateKeyInfo / OneAsymmetricKey (RFC 5958) and describes its
- * public half, with the same algorithm rules as {@link checkSubjectPublicKeyInfo}. Only after
+ * public half, with the same algorithm rules as `checkSubjectPublicKeyInfo`. Only after
  * it returned may the bytes go to `createPrivateKey`.
  */
 export function checkPrivateKeyInfo(pkcs8: Uint8Array): PublicKeyDescription {

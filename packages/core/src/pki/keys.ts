@@ -53,7 +53,7 @@ export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair>
 
 /**
  * Describes a public (or private) key: algorithm and size or curve. Read from the key's SPKI
- * bytes through {@link checkSubjectPublicKeyInfo}, never from `asymmetricKeyDetails`, which
+ * bytes through `checkSubjectPublicKeyInfo`, never from `asymmetricKeyDetails`, which
  * aborts the process for some keys OpenSSL accepts.
  */
 export function describePublicKey(key: KeyObject | Uint8Array): PublicKeyDescription {
@@ -111,7 +111,7 @@ export function exportPkcs8Der(key: KeyObject): Buffer {
 export const exportPkcs8Pem = (key: KeyObject): string => pemEncode('PRIVATE KEY', exportPkcs8Der(key));
 
 /**
- * Imports an unencrypted PKCS#8 key after {@link checkPrivateKeyInfo} accepted its bytes, and
+ * Imports an unencrypted PKCS#8 key after `checkPrivateKeyInfo` accepted its bytes, and
  * checks the public half node:crypto derives from it as well.
  */
 export function importPkcs8Der(der: Uint8Array): KeyObject {
@@ -146,7 +146,7 @@ const EC_COORDINATE_BYTES = { 'P-256': 32, 'P-384': 48, 'P-521': 66 } as const;
 const recentSpki = new Map<string, KeyObject>();
 const RECENT_SPKI_MAX = 64;
 
-/** Imports a SubjectPublicKeyInfo after {@link checkSubjectPublicKeyInfo} accepted it. */
+/** Imports a SubjectPublicKeyInfo after `checkSubjectPublicKeyInfo` accepted it. */
 export function importSpkiDer(der: Uint8Array): KeyObject {
   const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString('latin1');
   const known = recentSpki.get(id);

@@ -34,7 +34,7 @@ import {
 /**
  * Issuance and renewal of managed certificates: synchronous `issue`/`renew`, and the issuance
  * worker that runs due Issuance and Renewal jobs (`processDueJobs`, `runJob`). Every job is
- * opened by {@link IssuanceJobOpener}; every signature goes through {@link CertificateSigner}
+ * opened by `IssuanceJobOpener`; every signature goes through `CertificateSigner`
  * (crash safety is described there).
  */
 
@@ -260,7 +260,7 @@ export class LifecycleService {
 
   /**
    * Opens an Issuance or Renewal job for a certificate inside the caller's transaction (see
-   * {@link IssuanceJobOpener}); returns the open job if one exists already.
+   * `IssuanceJobOpener`); returns the open job if one exists already.
    */
   openJob(certificateId: string, type: IssuanceJobType, tx: Storage = this.deps.storage): Promise<Job> {
     return this.jobOpener.open(tx, certificateId, type);
