@@ -23,6 +23,7 @@ import { scopedSearch } from './0023_scoped_search.js';
 import { ownerSearchWalk } from './0024_owner_search_walk.js';
 import { ownerNameOrder } from './0025_owner_name_order.js';
 import { planRows } from './0027_plan_rows.js';
+import { keyring } from './0034_keyring.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ownerSearchWalk,
   ownerNameOrder,
   planRows,
+  keyring,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

@@ -4,7 +4,7 @@ import { type Ctx, defined, parseJson, toBool } from '../context.js';
 import type { WebhooksTable } from '../schema.js';
 import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
-const headersContext = (id: string) => `webhook:${id}:headers`;
+export const headersContext = (id: string) => `webhook:${id}:headers`;
 
 const COLUMNS = [
   'id',
