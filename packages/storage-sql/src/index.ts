@@ -1,3 +1,4 @@
+export * from './backup/index.js';
 export { translateDriverError, withErrorTranslation } from './errors.js';
 export {
   AUDIT_CHAIN_KEY_NAME,

@@ -28,7 +28,7 @@ export interface KeyringSubject {
 const PEM_KEY = (i: number) => `-----BEGIN PRIVATE KEY-----\nkey-${i}\n-----END PRIVATE KEY-----\n`;
 
 /** One secret of every kind a repository seals, and how to read each back. */
-async function seedSecrets(s: Storage, tag: string) {
+export async function seedSecrets(s: Storage, tag: string) {
   const issuer = await s.issuers.create({
     name: `iss ${tag}`,
     type: 'Local',
