@@ -140,6 +140,31 @@ describe('parseConfig', () => {
     expect(failure({ ...base, SVC_ENCRYPTION_KEY: 'abcd' })).toMatch(/SVC_ENCRYPTION_KEY: must be 32 bytes/);
   });
 
+  it('reads previous encryption keys as a comma-separated list, each checked like the current key', () => {
+    const current = randomBytes(32);
+    const [a, b] = [randomBytes(32), randomBytes(32)];
+    const config = parseConfig({
+      ...base,
+      SVC_ENCRYPTION_KEY: current.toString('base64'),
+      SVC_ENCRYPTION_KEY_PREVIOUS: `${a.toString('hex')},${b.toString('base64')}`,
+    });
+    expect(config.encryptionKeyPrevious).toEqual([new Uint8Array(a), new Uint8Array(b)]);
+    // Handed out as copies: changing one changes nothing the process keeps.
+    config.encryptionKeyPrevious[0]!.fill(0);
+    expect(Buffer.from(config.encryptionKeyPrevious[0]!).equals(a)).toBe(true);
+    expect(parseConfig(base).encryptionKeyPrevious).toEqual([]);
+    expect(
+      failure({
+        ...base,
+        SVC_ENCRYPTION_KEY: current.toString('hex'),
+        SVC_ENCRYPTION_KEY_PREVIOUS: `${a.toString('hex')},abcd`,
+      }),
+    ).toMatch(/SVC_ENCRYPTION_KEY_PREVIOUS: key 2: must be 32 bytes/);
+    expect(failure({ ...base, SVC_ENCRYPTION_KEY_PREVIOUS: a.toString('hex') })).toMatch(
+      /SVC_ENCRYPTION_KEY_PREVIOUS needs SVC_ENCRYPTION_KEY/,
+    );
+  });
+
   it('refuses low-entropy keys and secrets at start-up, naming the variable', () => {
     for (const weak of [
       'ab'.repeat(32), // one repeated byte

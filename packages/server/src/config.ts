@@ -27,6 +27,12 @@ export interface ServiceConfig {
    */
   encryptionKey: Uint8Array | undefined;
   /**
+   * SVC_ENCRYPTION_KEY_PREVIOUS: keys that still open secrets sealed before a rotation but seal
+   * nothing (comma-separated, each like SVC_ENCRYPTION_KEY); empty when unset
+   * (docs/operations/key-rotation.md).
+   */
+  encryptionKeyPrevious: Uint8Array[];
+  /**
    * External https URL clients use to reach this server; written into issued certificates'
    * CRL distribution point and OCSP URLs. Absent: `https://localhost:<listening port>`.
    */
@@ -257,6 +263,23 @@ const encryptionKey = z.string().transform((text, ctx) => {
   }
 });
 
+/** Comma-separated keys, each checked like SVC_ENCRYPTION_KEY; the message names the bad one by position. */
+const encryptionKeyList = z.string().transform((text, ctx) => {
+  const keys: Uint8Array[] = [];
+  for (const [i, part] of text.split(',').entries()) {
+    const result = encryptionKey.safeParse(part);
+    if (!result.success) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `key ${i + 1}: ${result.error.issues.map((x) => x.message).join('; ')}`,
+      });
+      return z.NEVER;
+    }
+    keys.push(result.data);
+  }
+  return keys;
+});
+
 /** An API secret: long enough, and not a repeated character or a tiny alphabet. */
 const authSecret = z
   .string()
@@ -353,6 +376,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     databasePreparedStatements: read('SVC_DATABASE_PREPARED_STATEMENTS', bool, 'true') as boolean,
     redisUrl: read('SVC_REDIS_URL', url(['redis', 'rediss'])),
     encryptionKey: read('SVC_ENCRYPTION_KEY', encryptionKey),
+    encryptionKeyPrevious: read('SVC_ENCRYPTION_KEY_PREVIOUS', encryptionKeyList) ?? [],
     baseUrl: read('SVC_BASE_URL', baseUrl),
     smtp: env.SVC_SMTP_HOST
       ? {
@@ -539,6 +563,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       );
     }
   }
+  if (config.encryptionKeyPrevious.length > 0 && !env.SVC_ENCRYPTION_KEY) {
+    problems.push(
+      'SVC_ENCRYPTION_KEY_PREVIOUS needs SVC_ENCRYPTION_KEY: the new key that seals, while the previous keys only open',
+    );
+  }
   if (config.pkcs11 && !config.pkcs11.pin && !config.pkcs11.pinFile) {
     problems.push('SVC_PKCS11_PIN_FILE or SVC_PKCS11_PIN is required (SVC_PKCS11_MODULE is set)');
   }
@@ -549,12 +578,13 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
 }
 
 /**
- * Freezes the configuration all the way down. The encryption key (a Uint8Array, which cannot be
- * frozen) is kept private and handed out as a fresh copy on each read, so nothing can change
+ * Freezes the configuration all the way down. The encryption keys (Uint8Arrays, which cannot be
+ * frozen) are kept private and handed out as a fresh copy on each read, so nothing can change
  * the key the process was configured with.
  */
 function deepFreeze(config: ServiceConfig): Readonly<ServiceConfig> {
   const key = config.encryptionKey;
+  const previous = config.encryptionKeyPrevious;
   const frozen = (value: object): void => {
     for (const member of Object.values(value)) {
       if (member !== null && typeof member === 'object' && !ArrayBuffer.isView(member)) frozen(member);
@@ -564,6 +594,10 @@ function deepFreeze(config: ServiceConfig): Readonly<ServiceConfig> {
   Object.defineProperty(config, 'encryptionKey', {
     enumerable: true,
     get: () => (key ? new Uint8Array(key) : undefined),
+  });
+  Object.defineProperty(config, 'encryptionKeyPrevious', {
+    enumerable: true,
+    get: () => previous.map((k) => new Uint8Array(k)),
   });
   frozen(config);
   return config;

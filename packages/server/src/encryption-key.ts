@@ -8,6 +8,8 @@ import { readOrCreateFile } from './secret-file.js';
 /** The key that seals secrets at rest, and where it came from (for start-up messages). */
 export interface EncryptionKey {
   key: Uint8Array;
+  /** SVC_ENCRYPTION_KEY_PREVIOUS: keys that only open (a rotation in progress); empty otherwise. */
+  previous?: Uint8Array[];
   /** `configured`: SVC_ENCRYPTION_KEY; `generated`: the key file in the data directory. */
   origin: 'configured' | 'generated';
   /** The key file, when generated. */
@@ -24,7 +26,9 @@ export async function resolveEncryptionKey(
   config: Readonly<ServiceConfig>,
   logger: Logger,
 ): Promise<EncryptionKey> {
-  if (config.encryptionKey) return { key: config.encryptionKey, origin: 'configured' };
+  if (config.encryptionKey) {
+    return { key: config.encryptionKey, previous: config.encryptionKeyPrevious, origin: 'configured' };
+  }
   const path = join(config.dataDir, 'encryption-key');
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const { content, created } = await readOrCreateFile(path, () => `${randomBytes(32).toString('base64')}\n`);

@@ -41,6 +41,7 @@ import {
   startIssuanceWorker,
   startJobTimeouts,
   startNotificationRetry,
+  startRekeyJob,
   startRenewalScan,
   startSessionGc,
   startStorageMaintenance,
@@ -83,6 +84,8 @@ export interface StartOptions {
   webDir?: string | null;
   webhooks?: WebhookClientOptions;
   renewalScanIntervalMs?: number;
+  /** Tick of the background re-seal while previous encryption keys are set; default 10 s. */
+  rekeyIntervalMs?: number;
   discovery?: {
     /** Test rigs only: scan targets and health checks may name 127.0.0.0/8 and ::1. */
     allowLoopback?: boolean;
@@ -323,6 +326,12 @@ export async function startServer(
       startDiscoveryScans({ ...scheduled, ...tick }),
       startSessionGc({ ...scheduled, intervalMs: config.sessions.gcIntervalMs }),
     ];
+    const rekey = startRekeyJob({
+      ...scheduled,
+      storage: opened.storage,
+      ...(options.rekeyIntervalMs ? { intervalMs: options.rekeyIntervalMs } : {}),
+    });
+    if (rekey) schedulers.push(rekey);
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },
       'certwright-server ready',

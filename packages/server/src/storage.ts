@@ -35,7 +35,7 @@ export async function openStorage(
   key?: EncryptionKey,
 ): Promise<OpenedStorage> {
   const encryption = key ?? (await resolveEncryptionKey(config, logger));
-  const box = new SecretBox(encryption.key);
+  const box = new SecretBox(encryption.key, { previous: encryption.previous ?? [] });
   const url = config.databaseUrl;
   let storage: SqlStorage;
   // InnoDB recalculates persistent statistics itself (innodb_stats_auto_recalc).
@@ -62,7 +62,15 @@ export async function openStorage(
   try {
     const { applied } = await storage.migrate();
     await verifyEncryptionKey(storage, box, encryption);
-    logger.info({ engine: storage.engine, applied_migrations: applied }, 'storage ready');
+    logger.info(
+      {
+        engine: storage.engine,
+        applied_migrations: applied,
+        key_id: box.keyId,
+        ...(box.previousKeyIds.length > 0 ? { previous_key_ids: box.previousKeyIds } : {}),
+      },
+      'storage ready',
+    );
   } catch (error) {
     await storage.close().catch(() => {});
     throw error;

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SecretBox } from '@certwright/core';
-import { MIGRATIONS, migrate, sealAuditHead } from '@certwright/storage-sql';
+import { MIGRATIONS, migrate, prepareKeyring, sealAuditHead } from '@certwright/storage-sql';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import type { MaintainedStorage, StorageOpenOptions } from './maintained.js';
@@ -25,7 +25,9 @@ import { PgliteDialect } from './pglite-dialect.js';
 export async function createMigratedPgliteStorage(options: StorageOpenOptions): Promise<MaintainedStorage> {
   const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS, loadDataDir: await schemaTemplate() });
   const storage = await pgliteStorage(pglite, ':memory: (migrated schema template)', options);
-  // What migrate() does right after the audit-chain migration (0006) on a fresh database.
+  // What migrate() does after the migrations of a fresh database: the keyring's state (0034),
+  // then the audit head sealed (0006).
+  await prepareKeyring(storage.db, 'postgres', options.secretBox, { appliedKeyring: true, fresh: true });
   await sealAuditHead(storage.db, options.secretBox);
   // Nothing left to apply: this seeds the baseline and refreshes statistics.
   await storage.migrate();

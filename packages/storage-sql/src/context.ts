@@ -7,6 +7,7 @@ import {
 } from '@certwright/core';
 import type { Kysely } from 'kysely';
 import type { DeferredInserts } from './deferred-inserts.js';
+import type { ChainKeyHolder } from './keyring.js';
 import type { KnownAuditHead } from './repos/audit.js';
 import type { Database, Flavor } from './schema.js';
 
@@ -15,6 +16,8 @@ export interface Ctx {
   db: Kysely<Database>;
   flavor: Flavor;
   box: SecretBox;
+  /** The audit chain key once loaded (keyring.ts), shared by the storage's transactions. */
+  chainKey: ChainKeyHolder;
   clock: Clock;
   inTx: boolean;
   /** Inside a transaction opened by `Storage.transaction`: callbacks to run once it commits. */

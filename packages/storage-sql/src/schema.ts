@@ -393,6 +393,13 @@ export interface KeyCheckTable {
   created_at: Ts;
 }
 
+/** The keyring's state by name (migration 0034): see keyring.ts. */
+export interface KeyringTable {
+  name: string;
+  value: string;
+  updated_at: Ts;
+}
+
 /** The SCEP RA of a profile (migration 0010). */
 export interface ScepRaCertificatesTable {
   profile_id: string;
@@ -645,6 +652,7 @@ export interface Database {
   queue_jobs: QueueJobsTable;
   cw_schema_migrations: SchemaMigrationsTable;
   cw_key_check: KeyCheckTable;
+  cw_keyring: KeyringTable;
 }
 
 /** The two SQL families this package speaks; PGlite is 'postgres'. */

@@ -2,8 +2,12 @@ import { type Clock, type SecretBox, type Storage, systemClock } from '@certwrig
 import { type Kysely, sql } from 'kysely';
 import type { Ctx } from './context.js';
 import { DeferredInserts } from './deferred-inserts.js';
+import { prepareKeyring } from './keyring.js';
+import { inventory } from './migrations/0001_inventory.js';
 import { auditChain } from './migrations/0006_audit_chain.js';
+import { keyring } from './migrations/0034_keyring.js';
 import { appliedMigrations, type MigrateResult, migrate } from './migrations/index.js';
+import { type RekeyOptions, type RekeyResult, runRekey } from './rekey.js';
 import { sealAuditHead } from './repos/audit.js';
 import { sealWebhookUrls } from './repos/webhooks.js';
 import { allRepositories } from './repositories.js';
@@ -29,6 +33,10 @@ export interface SqlStorage extends Storage {
   /** The underlying Kysely instance (the SQL queue and benchmarks share it). */
   readonly db: Kysely<Database>;
   readonly flavor: Flavor;
+  /** Re-seals every sealed value under the current key of the storage's keyring (rekey.ts). */
+  rekey(options?: RekeyOptions): Promise<RekeyResult>;
+  /** The ids of the storage's keyring: the current key and the previous ones. */
+  readonly keyring: { readonly keyId: string; readonly previousKeyIds: readonly string[] };
   /** Closes the pool (or the embedded database). */
   close(): Promise<void>;
 }
@@ -82,21 +90,33 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     db: options.db,
     flavor: options.flavor,
     box: options.secretBox,
+    chainKey: {},
     clock,
     inTx: false,
     ...(options.flavor === 'postgres' ? { auditHead: { last: null } } : {}),
   };
+  const storage = build(ctx, options.engine);
   return {
-    ...build(ctx, options.engine),
+    ...storage,
     db: options.db,
     flavor: options.flavor,
     migrate: () =>
       migrate(options.db, options.flavor, async (db, applied) => {
+        await prepareKeyring(db, options.flavor, options.secretBox, {
+          appliedKeyring: applied.includes(keyring.version),
+          fresh: applied.includes(inventory.version),
+        });
         if (applied.includes(auditChain.version)) await sealAuditHead(db, options.secretBox);
         await sealWebhookUrls(db, options.secretBox);
         await seedBaseline(db, clock.now(), options.secretBox);
       }),
     appliedMigrations: () => appliedMigrations(options.db),
+    rekey: (rekeyOptions) =>
+      runRekey({ db: options.db, flavor: options.flavor, box: options.secretBox, storage }, rekeyOptions),
+    keyring: {
+      keyId: options.secretBox.keyId,
+      previousKeyIds: options.secretBox.previousKeyIds,
+    },
     close: () => options.db.destroy(),
   };
 }

@@ -1,4 +1,4 @@
-import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { idSchema, timestampSchema } from './common.js';
@@ -99,7 +99,24 @@ export class AuditChainKey {
     this.#key.catch(() => {});
   }
 
-  /** The chain key of `box` (derived once per box). */
+  /**
+   * The chain key from its 32 bytes as stored (sealed) in the database, so that it outlives the
+   * encryption key it was first derived from: a key rotation re-seals it and the trail keeps
+   * verifying (docs/operations/key-rotation.md). The bytes are copied into the KeyObject.
+   */
+  static fromBytes(bytes: Uint8Array): AuditChainKey {
+    return new AuditChainKey(Promise.resolve(createSecretKey(Buffer.from(bytes))));
+  }
+
+  /** The chain key derived from the current key of `box` (derived once per box). */
+  /**
+   * The chain key's bytes derived from the ring key `keyId` of `box`, for a storage that keeps
+   * the chain key sealed so that the trail verifies across a key rotation. The caller zeroes them.
+   */
+  static deriveBytes(box: SecretBox, keyId?: string): Promise<Uint8Array> {
+    return box.deriveBytes(AUDIT_CHAIN_KEY_INFO, keyId);
+  }
+
   static of(box: SecretBox): AuditChainKey {
     let key = chainKeys.get(box);
     if (!key) {

@@ -8,6 +8,7 @@ export {
 export { JOB_TIMEOUT_INTERVAL_MS, startJobTimeouts } from './job-timeouts.js';
 export { type LeasedTask, type LeasedTaskOptions, startLeasedTask } from './lease-runner.js';
 export { startNotificationRetry } from './notification-retry.js';
+export { REKEY_INTERVAL_MS, startRekeyJob } from './rekey.js';
 export {
   ISSUANCE_INTERVAL_MS,
   RENEWAL_SCAN_INTERVAL_MS,

@@ -59,6 +59,30 @@ export function runServer(
 }
 
 /**
+ * Runs an operations command of certwright-server (`rekey`, `backup`, `restore`) from its sources,
+ * with only the environment given (and PATH).
+ */
+export function runServerCommand(
+  args: readonly string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/**
  * How long a server may take to log "ready". Generous: the machine's cores are shared, and a
  * process that loads its TypeScript sources through tsx can take long to start under load.
  */

@@ -25,6 +25,7 @@ import { ownerNameOrder } from './0025_owner_name_order.js';
 import { planRows } from './0027_plan_rows.js';
 import { webhookUrlSealed } from './0028_webhook_url_sealed.js';
 import { undeliverableNotifications } from './0029_undeliverable_notifications.js';
+import { keyring } from './0034_keyring.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -59,6 +60,7 @@ export const MIGRATIONS: readonly Migration[] = [
   planRows,
   webhookUrlSealed,
   undeliverableNotifications,
+  keyring,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

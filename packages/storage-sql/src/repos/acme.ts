@@ -504,7 +504,7 @@ function challengeRepository(ctx: Ctx): AcmeChallengeRepository {
   };
 }
 
-const eabContext = (id: string) => `acme-eab:${id}`;
+export const eabContext = (id: string) => `acme-eab:${id}`;
 
 function eabKeyRepository(ctx: Ctx): AcmeEabKeyRepository {
   const row = (id: string) =>

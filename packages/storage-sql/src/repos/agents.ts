@@ -151,7 +151,7 @@ export function agentRepository(ctx: Ctx): AgentRepository {
   };
 }
 
-const targetConfigContext = (id: string) => `target:${id}:config`;
+export const targetConfigContext = (id: string) => `target:${id}:config`;
 
 const TARGET_COLUMNS = [
   'id',

@@ -2,7 +2,7 @@ import {
   type ActorType,
   AUDIT_GENESIS_HASH,
   type AuditCategory,
-  AuditChainKey,
+  type AuditChainKey,
   type AuditEvent,
   type AuditHead,
   type AuditRepository,
@@ -18,6 +18,7 @@ import {
 } from '@certwright/core';
 import { type Insertable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import { atomic, type Ctx, count, pageWindow, parseJson, toNum } from '../context.js';
+import { chainKeyOf, loadAuditChainKey } from '../keyring.js';
 import type { AuditEventsTable, AuditHeadTable, Database } from '../schema.js';
 
 function toHead(r: Selectable<AuditHeadTable>): AuditHead {
@@ -75,7 +76,7 @@ export async function sealAuditHead(db: Kysely<Database>, box: SecretBox): Promi
   const head = await readHead(db);
   await db
     .updateTable('audit_head')
-    .set({ head_mac: await computeAuditHeadMac(head, AuditChainKey.of(box)) })
+    .set({ head_mac: await computeAuditHeadMac(head, await loadAuditChainKey(db, box)) })
     .where('id', '=', 1)
     .execute();
 }
@@ -274,6 +275,9 @@ async function relink(key: AuditChainKey, head: AuditHead, pending: Pending[]): 
   return { ...moved, mac: sealed ? await computeAuditHeadMac(moved, key) : null };
 }
 
+/** The storage's audit chain key (keyring.ts): stored in the database, outliving a key rotation. */
+const chainKey = (ctx: Ctx) => chainKeyOf(ctx.chainKey, ctx.db, ctx.box);
+
 export function auditRepository(ctx: Ctx): AuditRepository {
   /** Where the storage keeps the head it last committed (PostgreSQL/PGlite only). */
   const known = ctx.flavor === 'postgres' ? ctx.auditHead : undefined;
@@ -319,7 +323,7 @@ export function auditRepository(ctx: Ctx): AuditRepository {
         return;
       }
       // The head moved since this storage last wrote it: chain the events onto it under its lock.
-      written = await relink(AuditChainKey.of(ctx.box), await readHead(ctx.db, true), pending);
+      written = await relink(await chainKey(ctx), await readHead(ctx.db, true), pending);
     }
     const rows = pending.map((p) => p.row);
     pending = [];
@@ -341,7 +345,7 @@ export function auditRepository(ctx: Ctx): AuditRepository {
   }
   const repository: AuditRepository = {
     async append(input) {
-      const key = AuditChainKey.of(ctx.box);
+      const key = await chainKey(ctx);
       if (deferred) {
         let head = written;
         if (!head && known?.last) head = assumed = known.last;
@@ -411,9 +415,22 @@ export function auditRepository(ctx: Ctx): AuditRepository {
       });
       const head = await readHeadIfStored(ctx.db);
       if (!head) return headMissing();
+      let key: AuditChainKey;
+      try {
+        key = await chainKey(ctx);
+      } catch {
+        // The stored chain key is sealed under a key this storage's keyring does not hold.
+        return {
+          ok: false,
+          checked: 0,
+          brokenAt: 1,
+          reason: 'the chain key does not open with this encryption key',
+          head,
+        };
+      }
       const result = await verifyAuditChain(
         through(repository.stream({ pageSize: 1000 }), head.seq),
-        AuditChainKey.of(ctx.box),
+        key,
         head,
         anchor,
       );

@@ -30,7 +30,7 @@ interface StoredSettings {
   secrets_set?: Partial<Record<EnrollmentProtocol, string[]>>;
 }
 
-const secretsContext = (profileId: string) => `profile:${profileId}:enrollment-secrets`;
+export const secretsContext = (profileId: string) => `profile:${profileId}:enrollment-secrets`;
 
 /** The record's enrollment part; blocks missing from the stored JSON read as their defaults. */
 export function readEnrollment(text: string | null): ProfileEnrollment {

@@ -391,7 +391,7 @@ export function peopleRepositories(ctx: Ctx): PeopleStorage {
   };
 }
 
-const secretContext = (id: string) => `oidc-provider:${id}:client-secret`;
+export const secretContext = (id: string) => `oidc-provider:${id}:client-secret`;
 
 const toProvider = (r: Selectable<AuthOidcProvidersTable>): OidcProvider => ({
   id: r.id,

@@ -113,7 +113,7 @@ export function teamRepository(ctx: Ctx): TeamRepository {
   };
 }
 
-const issuerConfigContext = (id: string) => `issuer:${id}:config`;
+export const issuerConfigContext = (id: string) => `issuer:${id}:config`;
 
 function toIssuer(r: Selectable<IssuersTable>): Issuer {
   return {

@@ -9,7 +9,8 @@ import type { Ctx } from '../context.js';
 import type { ScepRaCertificatesTable } from '../schema.js';
 
 /** The RA keys are sealed bound to the profile and to which slot they sit in. */
-const keyContext = (profileId: string, fingerprint: string) => `profile:${profileId}:scep-ra:${fingerprint}`;
+export const keyContext = (profileId: string, fingerprint: string) =>
+  `profile:${profileId}:scep-ra:${fingerprint}`;
 
 function scepRaRepository(ctx: Ctx): ScepRaRepository {
   const read = async (r: Selectable<ScepRaCertificatesTable>): Promise<ScepRaRecord> => ({

@@ -18,7 +18,7 @@ import { newCertificateRow } from './certificates.js';
 // The stored CRL entry DER is internal to the CRL read; versions never carry it.
 type Row = Omit<Selectable<CertificateVersionsTable>, 'crl_entry'>;
 
-const keyContext = (versionId: string) => `certificate_version:${versionId}:private_key`;
+export const keyContext = (versionId: string) => `certificate_version:${versionId}:private_key`;
 
 /** The columns a revocation sets on a version row. */
 function revocationColumns(revocation: Revocation) {

@@ -11,8 +11,8 @@ import { type Ctx, defined, parseJson, toBool } from '../context.js';
 import type { Database, WebhooksTable } from '../schema.js';
 import { deleteById, listPage, requireFound, updateById } from './crud.js';
 
-const headersContext = (id: string) => `webhook:${id}:headers`;
-const urlContext = (id: string) => `webhook:${id}:url`;
+export const headersContext = (id: string) => `webhook:${id}:headers`;
+export const urlContext = (id: string) => `webhook:${id}:url`;
 
 const COLUMNS = [
   'id',
