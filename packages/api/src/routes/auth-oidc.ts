@@ -302,7 +302,7 @@ export function authOidcRoutes(
       summary:
         'OpenID Connect Back-Channel Logout 1.0: 200 when the token was valid, a uniform 400 otherwise',
       tags: [TAG],
-      // Every failure — another media type included — is the one 400 of the spec's error table,
+      // Every failure — another media type included — is the one 400 of docs/auth/failures.md,
       // not a 415: the provider learns nothing from which check failed.
       readsBody: 'any',
       responses: {
