@@ -112,8 +112,8 @@ describe('leased scheduler tasks', () => {
         holder: 'a',
       });
       expect(await retry.tick()).toBe(true);
-      // No email channel is registered in this process: resolved as sent (spec §3.1).
-      expect((await services.notifications.get(event.id)).status).toBe('sent');
+      // No email channel is registered in this process: undeliverable, never shown as sent.
+      expect((await services.notifications.get(event.id)).status).toBe('undeliverable');
       await retry.stop();
 
       const timeouts = startJobTimeouts({
