@@ -37,12 +37,6 @@ export function exactDate(value: string | Date | null | undefined): string {
   return `${exact.format(date)} (${exact.resolvedOptions().timeZone}) — ${date.toISOString()}`;
 }
 
-/** Whole days from `now` until `value` (negative once past). */
-export function daysUntil(value: string | Date, now: Date = new Date()): number {
-  const date = typeof value === 'string' ? new Date(value) : value;
-  return Math.floor((date.getTime() - now.getTime()) / 86_400_000);
-}
-
 /** Buckets expiry instants into `weeks` weekly bins starting at `now` (for the timeline chart). */
 export function expiryBuckets(
   instants: readonly string[],

@@ -279,6 +279,13 @@ const scepAdminRoute = createRoute({
   component: page(() => import('./pages/scep-admin')),
 });
 
+// Any other address renders inside the shell (navigation, a way home), not on a blank page.
+const notFoundRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '$',
+  component: page(() => import('./pages/not-found')),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -313,6 +320,7 @@ const routeTree = rootRoute.addChildren([
     healthCheckRoute,
     estAdminRoute,
     scepAdminRoute,
+    notFoundRoute,
   ]),
 ]);
 

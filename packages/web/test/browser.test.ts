@@ -313,7 +313,7 @@ describe.skipIf(!haveChromium)('the web console in Chromium against the running 
     await accessible(page, 'webhook-security');
 
     // Alerts → Notifications: a webhook to the local receiver, previewed, saved (secret masked), tested.
-    await page.getByRole('link', { name: 'Alerts → Notifications' }).click();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Alerts → Notifications' }).waitFor();
     const form = page.locator('form');
     await form.getByLabel('Name', { exact: true }).fill('ops chat');

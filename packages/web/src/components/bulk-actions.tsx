@@ -2,20 +2,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../api';
 import { usePermission } from '../auth';
+import { REVOKE_REASONS, type RevokeReason } from '../revoke-reasons';
 import { ActionButton, ConfirmDialog, ErrorBox, Field } from './common';
-
-const REASONS = [
-  'unspecified',
-  'keyCompromise',
-  'caCompromise',
-  'affiliationChanged',
-  'superseded',
-  'cessationOfOperation',
-  'certificateHold',
-  'privilegeWithdrawn',
-  'aACompromise',
-] as const;
-type Reason = (typeof REASONS)[number];
 
 /** Requests are sent in chunks of this many ids, so progress can be shown between them. */
 const CHUNK = 20;
@@ -43,7 +31,7 @@ export function BulkActions({
   const canRevoke = usePermission('cert.revoke');
   const canRenew = usePermission('cert.write');
   const [action, setAction] = useState<'revoke' | 'renew' | null>(null);
-  const [reason, setReason] = useState<Reason>('unspecified');
+  const [reason, setReason] = useState<RevokeReason>('unspecified');
   const [running, setRunning] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -129,9 +117,9 @@ export function BulkActions({
                 id={id}
                 value={reason}
                 aria-describedby={describedBy}
-                onChange={(e) => setReason(e.target.value as Reason)}
+                onChange={(e) => setReason(e.target.value as RevokeReason)}
               >
-                {REASONS.map((r) => (
+                {REVOKE_REASONS.map((r) => (
                   <option key={r} value={r}>
                     {r}
                   </option>

@@ -38,7 +38,8 @@ export function ResourceList<T>({
   rowKey: (row: T) => string;
   perPage?: number;
   toolbar?: ReactNode;
-  empty?: string;
+  /** Shown when the list is empty: what the page is for, and how the first entry gets here. */
+  empty: string;
 }) {
   const [page, setPage] = useState(1);
   const list = useQuery({
@@ -61,7 +62,7 @@ export function ResourceList<T>({
             columns={typeof columns === 'function' ? columns(names) : columns}
             rows={list.data.data}
             rowKey={rowKey}
-            {...(empty ? { empty } : {})}
+            empty={empty}
           />
           {list.data.total !== undefined && list.data.total > perPage ? (
             <Pager page={page} perPage={perPage} total={list.data.total} onPage={setPage} />

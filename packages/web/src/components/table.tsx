@@ -3,6 +3,8 @@ import type { ReactNode } from 'react';
 export interface Column<T> {
   key: string;
   header: string;
+  /** What the header cell shows instead of `header` (a select-all box); `header` still labels cells. */
+  headerCell?: ReactNode;
   render: (row: T) => ReactNode;
   /** The server-side sort key this column sorts by, when it does. */
   sort?: string;
@@ -51,7 +53,7 @@ export function DataTable<T>({
                       <span aria-hidden="true">{active ? (order === 'desc' ? ' ▼' : ' ▲') : ''}</span>
                     </button>
                   ) : (
-                    column.header
+                    (column.headerCell ?? column.header)
                   )}
                 </th>
               );

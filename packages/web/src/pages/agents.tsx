@@ -87,6 +87,12 @@ function RetireDialog({ agent, onClose }: { agent: Agent | null; onClose: () => 
   );
 }
 
+/**
+ * The server's own discovery sources (network scanner, cloud secret stores): seeded at start-up,
+ * never retired, so no Retire action is offered for them.
+ */
+const BUILT_IN_AGENTS = new Set(['server-scanner', 'cloud-aws-sm', 'cloud-azure-kv', 'cloud-gcp-sm']);
+
 export default function Agents() {
   const retire = usePermission('agent.retire');
   const [retiring, setRetiring] = useState<Agent | null>(null);
@@ -94,6 +100,7 @@ export default function Agents() {
     <>
       <ResourceList<Agent>
         title="Agents"
+        empty="No agents yet. Agents deploy certificates to servers and report what they find; register one below and run it with the key it is given."
         queryKey={['agents']}
         load={(page, per_page) => api.get('/api/v1/agents', { query: { page, per_page } })}
         rowKey={(a) => a.id}
@@ -117,9 +124,12 @@ export default function Agents() {
             render: (a) =>
               a.retired_at ? (
                 <DateTime value={iso(a.retired_at)} />
+              ) : BUILT_IN_AGENTS.has(a.id) ? (
+                <span className="muted">Built in (cannot be retired)</span>
               ) : (
-                <ActionButton {...retire} className="button danger" onClick={() => setRetiring(a)}>
-                  Retire {a.name}
+                // Secondary, not red: the confirmation dialog is where the destructive step is.
+                <ActionButton {...retire} className="button" onClick={() => setRetiring(a)}>
+                  Retire<span className="sr-only"> {a.name}</span>
                 </ActionButton>
               ),
           },

@@ -26,6 +26,7 @@ export default function Breakglass() {
   return (
     <ResourceList<Row>
       title="Break-glass credentials"
+      empty="No break-glass credential is set. It is the emergency sign-in for when single sign-on is down: set one below and keep it offline."
       queryKey={['breakglass']}
       load={() => api.get('/api/v1/auth/breakglass/credentials')}
       rowKey={(r) => r.actor_id}

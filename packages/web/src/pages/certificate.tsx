@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, type Paths } from '../api';
+import { api } from '../api';
 import { usePermission } from '../auth';
 import {
   ActionButton,
@@ -18,21 +18,7 @@ import { VersionDetails } from '../components/version-details';
 import { download } from '../download';
 import { Expiry } from '../expiry';
 import { Actor, actorRef, Named, type Ref, useNames } from '../names';
-
-type RevokeReason = NonNullable<
-  NonNullable<
-    Paths['/api/v1/certificates/{id}/revoke']['post']['requestBody']
-  >['content']['application/json']['reason']
->;
-const REASONS: RevokeReason[] = [
-  'unspecified',
-  'keyCompromise',
-  'caCompromise',
-  'affiliationChanged',
-  'superseded',
-  'cessationOfOperation',
-  'privilegeWithdrawn',
-];
+import { REVOKE_REASONS, type RevokeReason } from '../revoke-reasons';
 
 type Pending = 'issue' | 'renew' | 'revoke' | null;
 
@@ -179,7 +165,7 @@ export default function Certificate() {
         <label className="form">
           Reason
           <select value={reason} onChange={(e) => setReason(e.target.value as RevokeReason)}>
-            {REASONS.map((r) => (
+            {REVOKE_REASONS.map((r) => (
               <option key={r} value={r}>
                 {r}
               </option>

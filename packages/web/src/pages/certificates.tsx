@@ -76,7 +76,9 @@ export default function Certificates() {
         </label>
         <label>
           Environment
+          {/* Keyed on the URL's value: "Clear filters" (or any navigation) empties the box too. */}
           <input
+            key={search.environment ?? ''}
             defaultValue={search.environment ?? ''}
             onBlur={(e) => void update({ environment: e.target.value.trim() || undefined })}
           />
@@ -111,6 +113,21 @@ export default function Certificates() {
               {
                 key: 'select',
                 header: 'Select',
+                headerCell: (
+                  <input
+                    type="checkbox"
+                    aria-label="Select every certificate on this page"
+                    checked={list.data.data.length > 0 && list.data.data.every((c) => selected.has(c.id))}
+                    onChange={(e) => {
+                      const next = new Map(selected);
+                      for (const c of list.data.data) {
+                        if (e.target.checked) next.set(c.id, c.name);
+                        else next.delete(c.id);
+                      }
+                      setSelected(next);
+                    }}
+                  />
+                ),
                 render: (c) => (
                   <input
                     type="checkbox"

@@ -5,7 +5,8 @@ import { api } from '../api';
 import { usePermission } from '../auth';
 import { DateTime, ErrorBox, Loading, Section, StatusBadge } from '../components/common';
 import { ExpiryChart } from '../components/expiry-chart';
-import { daysUntil, expiryBuckets } from '../format';
+import { relativeTime } from '../expiry';
+import { expiryBuckets } from '../format';
 import { CERT_STATUSES } from '../router';
 
 function Query<T>({
@@ -120,7 +121,7 @@ export default function Dashboard() {
                         {cert.name}
                       </Link>{' '}
                       <span className="muted">
-                        in {daysUntil(cert.expires_at ?? now, now)} days (
+                        {relativeTime(cert.expires_at ?? now, now)} (
                         <DateTime value={cert.expires_at} withTime={false} />)
                       </span>
                     </li>

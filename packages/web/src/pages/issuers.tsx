@@ -11,6 +11,7 @@ export default function Issuers() {
     <>
       <ResourceList<Row>
         title="Issuers"
+        empty="No issuers yet. Certificates are issued through an issuer: create a Local CA or connect an external ACME CA on this page."
         intro="The certificate authorities certificates are issued through: Local CAs this server runs, and external ACME CAs."
         queryKey={['issuers']}
         load={(page, per_page) => api.get('/api/v1/issuers', { query: { page, per_page } })}

@@ -9,6 +9,7 @@ export default function Jobs() {
   return (
     <ResourceList<Job>
       title="Jobs"
+      empty="No jobs yet. Issuing, renewing and deploying certificates queue jobs here; they appear when you issue or renew a certificate."
       queryKey={['jobs']}
       load={(page, per_page) => api.get('/api/v1/jobs', { query: { page, per_page } })}
       rowKey={(j) => j.id}

@@ -38,6 +38,7 @@ export default function Notifications() {
       {requeue.isError ? <ErrorBox error={requeue.error} /> : null}
       <ResourceList<Notification>
         title="Notifications"
+        empty="No notifications yet. Expiry warnings, failed renewals and other events are listed here once they are sent to a webhook or an inbox."
         queryKey={['notifications', status]}
         load={(page, per_page) =>
           api.get('/api/v1/notifications', {

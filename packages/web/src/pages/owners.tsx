@@ -11,6 +11,7 @@ export default function Owners() {
     <>
       <ResourceList<Owner>
         title="Owners"
+        empty="No owners yet. An owner is who answers for a certificate (and is notified about it): create one below, then assign certificates."
         queryKey={['owners']}
         load={(page, per_page) => api.get('/api/v1/owners', { query: { page, per_page } })}
         rowKey={(o) => o.id}

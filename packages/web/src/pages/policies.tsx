@@ -10,6 +10,7 @@ export default function Policies() {
     <>
       <ResourceList<Row>
         title="Policy rules"
+        empty="No policy rules yet. Rules flag certificates that break your standards (weak keys, long validity, missing owners): create one below."
         queryKey={['policies']}
         load={(page, per_page) => api.get('/api/v1/policies', { query: { page, per_page } })}
         rowKey={(r) => r.id}

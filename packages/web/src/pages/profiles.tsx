@@ -15,6 +15,7 @@ export default function Profiles() {
     <>
       <ResourceList<Row>
         title="Profiles"
+        empty="No profiles yet. A profile says what certificates may contain and how ACME, EST and SCEP clients enroll: create one below."
         intro="What certificates may contain (validity, keys, usages) and how ACME, EST and SCEP clients enroll for them."
         queryKey={['profiles']}
         load={(page, per_page) => api.get('/api/v1/profiles', { query: { page, per_page } })}

@@ -17,6 +17,7 @@ export default function RenewalPolicies() {
     <>
       <ResourceList<Row>
         title="Renewal policies"
+        empty="No renewal policies yet. A policy says how long before expiry a certificate is renewed: create one below and attach it to certificates."
         queryKey={['renewal-policies']}
         load={(page, per_page) => api.get('/api/v1/renewal-policies', { query: { page, per_page } })}
         rowKey={(r) => r.id}

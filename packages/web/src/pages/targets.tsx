@@ -10,6 +10,7 @@ export default function Targets() {
   return (
     <ResourceList<Target>
       title="Targets"
+      empty="No deployment targets yet. A target is where an agent installs a certificate (a web server, a keystore, a Kubernetes secret); agents create them when they register, or the API does."
       queryKey={['targets']}
       load={(page, per_page) => api.get('/api/v1/targets', { query: { page, per_page } })}
       rowKey={(t) => t.id}

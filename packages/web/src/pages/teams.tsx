@@ -11,6 +11,7 @@ export default function Teams() {
     <>
       <ResourceList<Team>
         title="Teams"
+        empty="No teams yet. Teams group certificates for filtering, dashboards and alerts: create one below, then assign certificates to it."
         queryKey={['teams']}
         load={(page, per_page) => api.get('/api/v1/teams', { query: { page, per_page } })}
         rowKey={(t) => t.id}

@@ -1,0 +1,191 @@
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTestPki } from '../../server/test/support/openssl-pki.js';
+import { CHROMIUM, haveChromium, launchChromium } from './support/chromium.js';
+import { accessible, type ConsoleServer, signInWithKey, startConsoleServer } from './support/console.js';
+
+const SECRET = 'web-navigation-test-secret-0123456789abcdef';
+
+if (!haveChromium)
+  console.warn(`skipping the browser navigation test: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+/**
+ * Finding one's way in the console: navigation grouped by task, the Ctrl-K search over records
+ * and pages, the not-found page inside the shell, both colour themes (each passing axe), and the
+ * inventory's filter, selection and revocation-reason behaviour operators rely on.
+ */
+describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
+  const pki = makeTestPki(['server']);
+  let running: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+  let certificateId: string;
+
+  const api = (method: string, path: string, body?: unknown) => running.api(method, path, body);
+  const go = (path: string) => page.goto(`${running.origin}${path}`);
+
+  beforeAll(async () => {
+    running = await startConsoleServer(pki, SECRET);
+    const issuer = await api('POST', '/api/v1/issuers', { name: 'Palette CA', type: 'Local' });
+    const owner = await api('POST', '/api/v1/owners', { name: 'Pia Owner', email: 'pia@example.test' });
+    const team = await api('POST', '/api/v1/teams', { name: 'Palette Team' });
+    const policy = (await api('GET', '/api/v1/renewal-policies')).data[0];
+    for (const name of ['palette-web', 'palette-api']) {
+      const cert = await api('POST', '/api/v1/certificates', {
+        name,
+        common_name: `${name}.example.test`,
+        issuer_id: issuer.id,
+        owner_id: owner.id,
+        team_id: team.id,
+        renewal_policy_id: policy.id,
+        environment: 'prod',
+      });
+      await api('POST', `/api/v1/certificates/${cert.id}/issue`, {});
+      if (name === 'palette-web') certificateId = cert.id;
+    }
+    browser = await launchChromium(readFileSync(pki.issued.server!.cert));
+    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+    await signInWithKey(page, running.origin, SECRET);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await running?.server.close();
+  });
+
+  it('groups the navigation by task, each page under its heading', async () => {
+    const nav = page.getByRole('navigation', { name: 'Primary' });
+    const headings = await nav.getByRole('heading').allTextContents();
+    expect(headings).toEqual([
+      'Overview',
+      'Inventory',
+      'Enrollment',
+      'Issuers',
+      'Fleet',
+      'Monitoring',
+      'Alerts',
+      'Audit',
+      'Access',
+      'Settings',
+    ]);
+    const group = (name: string) => nav.getByRole('region', { name });
+    expect(await group('Fleet').getByRole('link').allTextContents()).toEqual(['Agents', 'Targets', 'Jobs']);
+    expect(await group('Inventory').getByRole('link').allTextContents()).toEqual([
+      'Certificates',
+      'Owners',
+      'Teams',
+      'Renewal policies',
+      'Policy rules',
+    ]);
+    await group('Alerts').getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Alerts → Notifications', level: 1 }).waitFor();
+  });
+
+  it('Ctrl-K finds a certificate by a part of its name and a page by its label', async () => {
+    await go('/');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.keyboard.press('Control+k');
+    const search = page.getByRole('combobox', { name: /Search certificates/ });
+    await search.waitFor();
+    await search.fill('palette-w');
+    const hit = page.getByRole('option', { name: /palette-web.*Certificate/ });
+    await hit.waitFor();
+    expect(await page.getByRole('option', { name: /palette-api/ }).count()).toBe(0);
+    await accessible(page, 'command-palette');
+    await search.press('Enter');
+    await page.waitForURL(`**/certificates/${certificateId}`);
+    await page.getByRole('heading', { name: 'palette-web', level: 1 }).waitFor();
+
+    // The issuer is found too; a page is found by its label and opened with the keyboard.
+    await page.keyboard.press('Control+k');
+    await search.fill('Palette CA');
+    await page.getByRole('option', { name: /Palette CA.*Issuer/ }).waitFor();
+    await search.fill('scan targets');
+    await page.getByRole('option', { name: /Scan targets.*Monitoring/ }).waitFor();
+    await search.press('Enter');
+    await page.waitForURL('**/discovery/targets');
+  });
+
+  it('shows an unknown address inside the shell, with the way back to the dashboard', async () => {
+    await go('/no-such-page');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Certificates' }).waitFor();
+    await accessible(page, 'not-found');
+    await page.getByRole('link', { name: 'Go to the dashboard' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  });
+
+  it('follows the system’s dark preference, lets the operator choose, and passes axe in both themes', async () => {
+    const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await go('/');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    const light = await background();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await background();
+    expect(dark).not.toBe(light);
+    for (const path of ['/', '/certificates', `/certificates/${certificateId}`, '/no-such-page']) {
+      await go(path);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await accessible(page, `dark${path.replaceAll('/', '-')}`);
+    }
+
+    // The toggle overrides the system (light while the system is dark), and the choice survives a reload.
+    await go('/');
+    await page.getByRole('button', { name: /^Theme: system/ }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('light');
+    expect(await background()).toBe(light);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    expect(await background()).toBe(light);
+    await page.getByRole('button', { name: /^Theme: light/ }).click();
+    await page.getByRole('button', { name: /^Theme: dark/ }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBeUndefined();
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('clears every filter box with "Clear filters" and selects a whole page at once', async () => {
+    await go('/certificates');
+    const environment = page.getByLabel('Environment');
+    await environment.fill('prod');
+    await environment.blur();
+    await page.waitForURL(/environment=prod/);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.waitForURL((url) => !url.search.includes('environment'));
+    expect(await environment.inputValue()).toBe('');
+
+    await page.getByRole('checkbox', { name: 'Select every certificate on this page' }).check();
+    await page.getByText('2 selected').waitFor();
+    await page.getByRole('checkbox', { name: 'Select every certificate on this page' }).uncheck();
+    await page.getByText('0 selected').waitFor();
+  });
+
+  it('offers the same revocation reasons for one certificate and for a selection, none that needs undoing', async () => {
+    await go(`/certificates/${certificateId}`);
+    await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+    const single = await page.getByLabel('Reason').locator('option').allTextContents();
+    await page.keyboard.press('Escape');
+
+    await go('/certificates');
+    await page.getByRole('checkbox', { name: 'Select palette-web' }).check();
+    await page.getByRole('button', { name: 'Revoke selected' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke 1 certificate?' });
+    const bulk = await dialog.getByLabel('Reason').locator('option').allTextContents();
+    expect(bulk).toEqual(single);
+    expect(bulk).not.toContain('certificateHold');
+    await dialog.getByText('Revocation cannot be undone').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('offers no Retire action for the server’s built-in agents, and a secondary one for others', async () => {
+    const agents = await api('GET', '/api/v1/agents?per_page=100');
+    const builtIn = agents.data.find((a: { id: string }) => a.id === 'server-scanner');
+    expect(builtIn).toBeDefined();
+    await go('/agents');
+    const row = page.getByRole('row').filter({ hasText: builtIn.name });
+    await row.getByText('Built in').waitFor();
+    expect(await row.getByRole('button').count()).toBe(0);
+    expect(await page.locator('button.danger:visible', { hasText: 'Retire' }).count()).toBe(0);
+  });
+});
