@@ -194,37 +194,33 @@ describe.skipIf(!haveChromium)('the console names, decodes and configures in Chr
     for (let i = 0; i < 3; i += 1) await page.getByRole('button', { name: 'Move Owner left' }).click();
     const headers = async () =>
       (await page.getByRole('columnheader').allInnerTexts()).map((h) => h.replace(/[▲▼]/g, '').trim());
-    await expect
-      .poll(headers)
-      .toEqual([
-        // The select-all box, labelled for screen readers, shows no text.
-        '',
-        'Name',
-        'Common name',
-        'Owner',
-        'Status',
-        'Expires',
-        'Issuer',
-        'Team',
-        'Environment',
-      ]);
+    await expect.poll(headers).toEqual([
+      // The select-all box, labelled for screen readers, shows no text.
+      '',
+      'Name',
+      'Common name',
+      'Owner',
+      'Status',
+      'Expires',
+      'Issuer',
+      'Team',
+      'Environment',
+    ]);
     expect(new URL(page.url()).searchParams.get('cols')).toBe('name,cn,owner,status,expires,issuer,team,env');
     await accessible(page, 'data-inventory-columns');
     await go('/certificates');
-    await expect
-      .poll(headers)
-      .toEqual([
-        // The select-all box, labelled for screen readers, shows no text.
-        '',
-        'Name',
-        'Common name',
-        'Owner',
-        'Status',
-        'Expires',
-        'Issuer',
-        'Team',
-        'Environment',
-      ]);
+    await expect.poll(headers).toEqual([
+      // The select-all box, labelled for screen readers, shows no text.
+      '',
+      'Name',
+      'Common name',
+      'Owner',
+      'Status',
+      'Expires',
+      'Issuer',
+      'Team',
+      'Environment',
+    ]);
 
     // The owner link opens the inventory filtered to the owner, which the page names (with its
     // rows' names) and lets go of.

@@ -110,7 +110,10 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
   it('shows an unknown address inside the shell, with the way back to the dashboard', async () => {
     await go('/no-such-page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
-    await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Certificates' }).waitFor();
+    await page
+      .getByRole('navigation', { name: 'Primary' })
+      .getByRole('link', { name: 'Certificates' })
+      .waitFor();
     await accessible(page, 'not-found');
     await page.getByRole('link', { name: 'Go to the dashboard' }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
