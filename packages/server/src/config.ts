@@ -190,6 +190,11 @@ export interface ServiceConfig {
    * SVC_DEMO_MODE_ACK=true to acknowledge it (docs/auth/demo.md).
    */
   demo: { seed: boolean; modeAck: boolean };
+  /**
+   * Scheduled backups (docs/operations/backup.md): SVC_BACKUP_DIR (unset = none) receives one
+   * every SVC_BACKUP_INTERVAL (24h), of which the newest SVC_BACKUP_KEEP (7) are kept.
+   */
+  backups: { dir?: string; intervalMs: number; keep: number };
 }
 
 export const JWT_REFUSED_MESSAGE =
@@ -492,6 +497,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
       modeAck: read('SVC_DEMO_MODE_ACK', bool, 'false') as boolean,
     },
     trustedProxies: read('SVC_TRUSTED_PROXIES', rangeList, '') as string[],
+    backups: {
+      ...(env.SVC_BACKUP_DIR ? { dir: read('SVC_BACKUP_DIR', z.string().min(1).max(4096)) as string } : {}),
+      intervalMs: read('SVC_BACKUP_INTERVAL', duration, '24h') as number,
+      keep: read('SVC_BACKUP_KEEP', z.coerce.number().int().min(1).max(1000), '7') as number,
+    },
     breakglass: {
       enabled: read('SVC_BREAKGLASS_ENABLED', bool, 'false') as boolean,
       lockoutThreshold: read(
@@ -535,6 +545,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     ['SVC_SESSION_ABSOLUTE_TIMEOUT', config.sessions.absoluteTimeoutMs],
     ['SVC_SESSION_GC_INTERVAL', config.sessions.gcIntervalMs],
     ['SVC_BREAKGLASS_LOCKOUT_DURATION', config.breakglass.lockoutMs],
+    ['SVC_BACKUP_INTERVAL', config.backups.intervalMs],
   ] as const) {
     if (ms !== undefined && ms < 1000) problems.push(`${name}: must be at least 1s`);
   }

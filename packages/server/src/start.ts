@@ -43,6 +43,7 @@ import {
   startNotificationRetry,
   startRekeyJob,
   startRenewalScan,
+  startScheduledBackups,
   startSessionGc,
   startStorageMaintenance,
 } from './schedulers/index.js';
@@ -332,6 +333,19 @@ export async function startServer(
       ...(options.rekeyIntervalMs ? { intervalMs: options.rekeyIntervalMs } : {}),
     });
     if (rekey) schedulers.push(rekey);
+    if (config.backups.dir) {
+      schedulers.push(
+        startScheduledBackups({
+          ...scheduled,
+          storage: opened.storage,
+          box: opened.box,
+          dir: config.backups.dir,
+          intervalMs: config.backups.intervalMs,
+          keep: config.backups.keep,
+          release: common.version?.version ?? 'unknown',
+        }),
+      );
+    }
     logger.info(
       { url, engine: runtime.opened.storage.engine, redis: Boolean(config.redisUrl) },
       'certwright-server ready',

@@ -10,6 +10,8 @@ import { verifyEncryptionKey } from './key-check.js';
 
 export interface OpenedStorage {
   storage: SqlStorage;
+  /** The keyring the storage seals and opens with. */
+  box: SecretBox;
   /** The SQL queue on the same database (the default when SVC_REDIS_URL is unset). */
   queue: SqlQueue;
   /**
@@ -22,18 +24,24 @@ export interface OpenedStorage {
   close(): Promise<void>;
 }
 
+/** A database connection with its keyring, before migrations or the key check (see openStorage). */
+export interface ConnectedStorage {
+  storage: SqlStorage;
+  box: SecretBox;
+  encryption: EncryptionKey;
+  maintain(): Promise<MaintenanceReport>;
+}
+
 /**
- * Opens the engine `config.databaseUrl` names (postgres://, postgresql://, mysql://; unset →
- * embedded PGlite under `<dataDir>/pglite`), then applies migrations and baseline seed data
- * under the cross-instance migration lock, so several instances may start at once, and checks
- * that the encryption key opens the secrets already in the database.
- * `key` (tests): a given key instead of SVC_ENCRYPTION_KEY or the data directory's key file.
+ * Connects to the engine `config.databaseUrl` names (postgres://, postgresql://, mysql://; unset →
+ * embedded PGlite under `<dataDir>/pglite`) and changes nothing in it: a restore must see the
+ * target as it is, before migrations write their baseline rows.
  */
-export async function openStorage(
+export async function connectStorage(
   config: Readonly<ServiceConfig>,
   logger: Logger,
   key?: EncryptionKey,
-): Promise<OpenedStorage> {
+): Promise<ConnectedStorage> {
   const encryption = key ?? (await resolveEncryptionKey(config, logger));
   const box = new SecretBox(encryption.key, { previous: encryption.previous ?? [] });
   const url = config.databaseUrl;
@@ -59,6 +67,21 @@ export async function openStorage(
     } else if (scheme === 'mysql:') storage = createMysqlStorage(url, { secretBox: box, logger });
     else throw new Error(`SVC_DATABASE_URL has an unsupported scheme '${scheme}' (${redactUrl(url)})`);
   }
+  return { storage, box, encryption, maintain };
+}
+
+/**
+ * Opens the database (connectStorage), then applies migrations and baseline seed data
+ * under the cross-instance migration lock, so several instances may start at once, and checks
+ * that the encryption key opens the secrets already in the database.
+ * `key` (tests): a given key instead of SVC_ENCRYPTION_KEY or the data directory's key file.
+ */
+export async function openStorage(
+  config: Readonly<ServiceConfig>,
+  logger: Logger,
+  key?: EncryptionKey,
+): Promise<OpenedStorage> {
+  const { storage, box, encryption, maintain } = await connectStorage(config, logger, key);
   try {
     const { applied } = await storage.migrate();
     await verifyEncryptionKey(storage, box, encryption);
@@ -77,6 +100,7 @@ export async function openStorage(
   }
   return {
     storage,
+    box,
     queue: new SqlQueue(storage.db),
     maintain,
     async check(timeoutMs = 2000) {

@@ -1,9 +1,13 @@
+import { runBackupCommand } from './backup-command.js';
 import { type CommandIo, processIo } from './command.js';
 import { runRekeyCommand } from './rekey-command.js';
+import { runRestoreCommand } from './restore-command.js';
 
 /** The operations commands of certwright-server, by their first argument. */
 const COMMANDS: Record<string, (argv: readonly string[], io: CommandIo) => Promise<number>> = {
+  backup: runBackupCommand,
   rekey: runRekeyCommand,
+  restore: runRestoreCommand,
 };
 
 export const isOperationsCommand = (name: string | undefined): name is string =>

@@ -1,4 +1,12 @@
 export {
+  BACKUP_CHECK_EVERY_MS,
+  backupFileName,
+  listBackups,
+  type ScheduledBackupOptions,
+  startScheduledBackups,
+  takenAt,
+} from './backup.js';
+export {
   DISCOVERY_SCAN_INTERVAL_MS,
   ENDPOINT_HEALTH_INTERVAL_MS,
   STALE_SCAN_MS,

@@ -6,6 +6,11 @@ export interface LeasedTaskOptions {
   /** This instance's identity (hostname + pid + random) so leases tell holders apart. */
   holder: string;
   intervalMs: number;
+  /**
+   * How long a tick's lease is held (default one interval): longer than the interval, it spaces
+   * runs by the lease while a frequent tick still notices soon when one is due.
+   */
+  leaseMs?: number;
   ephemeral: EphemeralStore;
   logger: Logger;
   /** The work of one tick; its result is logged at debug level. */
@@ -31,7 +36,7 @@ export interface LeasedTask {
  */
 export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
   const log = options.logger.child({ scheduler: options.name });
-  const leaseMs = Math.max(1000, Math.floor(options.intervalMs));
+  const leaseMs = Math.max(1000, Math.floor(options.leaseMs ?? options.intervalMs));
   let running: Promise<boolean> | null = null;
   let stopped = false;
 

@@ -5,7 +5,30 @@ import type { Database, Flavor } from '../schema.js';
 import { type BackupManifest, corrupt, decodeValue, readBackup } from './format.js';
 import { type ColumnKind, describeTables } from './introspect.js';
 
+/** Why a restore refused or rolled back, besides a damaged backup (`validation_failed`). */
+export type RestoreRefusal =
+  | 'target_not_empty'
+  | 'schema_version'
+  | 'schema_shape'
+  | 'counts'
+  | 'verification';
+
+/** A `conflict` carrying why the restore refused, for surfaces that map it (exit codes). */
+export const restoreRefused = (reason: RestoreRefusal, message: string, cause?: unknown): CertwrightError =>
+  new CertwrightError('conflict', message, { extra: { restore: reason }, cause });
+
+export function restoreRefusalOf(error: unknown): RestoreRefusal | undefined {
+  if (!(error instanceof CertwrightError) || error.code !== 'conflict') return undefined;
+  const reason = error.extra.restore;
+  return typeof reason === 'string' ? (reason as RestoreRefusal) : undefined;
+}
+
 export interface RestoreOptions {
+  /**
+   * The manifest a caller already got from verifyBackup on the same bytes: the first pass is
+   * skipped (the second still checks every digest as it reads, and rolls back on a mismatch).
+   */
+  checked?: BackupManifest;
   /**
    * Checks run inside the restore's transaction once every row is in, before it commits (the
    * audit chain, the keys): throwing rolls the whole restore back.
@@ -49,6 +72,29 @@ export async function nonEmptyTables(db: Kysely<Database>, flavor: Flavor): Prom
   return out;
 }
 
+/** Refuses a backup of another schema version than this release's migrations make. */
+export function checkSchemaVersion(manifest: BackupManifest): void {
+  const ours = MIGRATIONS.map((m) => m.version);
+  if (manifest.schema_versions.join(',') !== ours.join(',')) {
+    throw restoreRefused(
+      'schema_version',
+      `the backup is of schema version ${manifest.schema_versions.at(-1)} (release ${manifest.release}); this release ` +
+        `restores schema version ${ours.at(-1)}: restore it with release ${manifest.release}, then upgrade`,
+    );
+  }
+}
+
+/** Refuses a target that holds data (nonEmptyTables). */
+export async function checkTargetEmpty(db: Kysely<Database>, flavor: Flavor): Promise<void> {
+  const occupied = await nonEmptyTables(db, flavor);
+  if (occupied.length > 0) {
+    throw restoreRefused(
+      'target_not_empty',
+      `the target database is not empty (${occupied.slice(0, 5).join(', ')}${occupied.length > 5 ? ', …' : ''} hold rows): restore into an empty database`,
+    );
+  }
+}
+
 /**
  * Restores a backup into an empty database of any engine (docs/operations/backup.md). `open`
  * gives the backup's bytes from the start, and is called twice: the first pass checks the whole
@@ -65,28 +111,15 @@ export async function restoreBackup(
   open: () => AsyncIterable<Uint8Array>,
   options: RestoreOptions = {},
 ): Promise<RestoreResult> {
-  const manifest = await verifyBackup(open());
-  const ours = MIGRATIONS.map((m) => m.version);
-  if (manifest.schema_versions.join(',') !== ours.join(',')) {
-    throw new CertwrightError(
-      'conflict',
-      `the backup is of schema version ${manifest.schema_versions.at(-1)} (release ${manifest.release}); this release ` +
-        `restores schema version ${ours.at(-1)}: restore it with release ${manifest.release}, then upgrade`,
-    );
-  }
-  const occupied = await nonEmptyTables(db, flavor);
-  if (occupied.length > 0) {
-    throw new CertwrightError(
-      'conflict',
-      `the target database is not empty (${occupied.slice(0, 5).join(', ')}${occupied.length > 5 ? ', …' : ''} hold rows): restore into an empty database`,
-    );
-  }
+  const manifest = options.checked ?? (await verifyBackup(open()));
+  checkSchemaVersion(manifest);
+  await checkTargetEmpty(db, flavor);
   await migrate(db, flavor);
   // In reference order (describeTables): parents before children.
   const shapes = new Map((await describeTables(db, flavor)).map((t) => [t.name, t]));
   for (const part of manifest.parts) {
     if (!shapes.has(part.table))
-      throw new CertwrightError('conflict', `the target has no table ${part.table}`);
+      throw restoreRefused('schema_shape', `the target has no table ${part.table}`);
   }
   const counts = await db.transaction().execute(async (trx) => {
     const dyn = trx as unknown as Kysely<Record<string, Record<string, unknown>>>;
@@ -106,18 +139,18 @@ export async function restoreBackup(
     for await (const event of readBackup(open())) {
       if (event.type === 'part') {
         const shape = shapes.get(event.table);
-        if (!shape) throw new CertwrightError('conflict', `the target has no table ${event.table}`);
+        if (!shape) throw restoreRefused('schema_shape', `the target has no table ${event.table}`);
         const targetKinds = new Map(shape.columns.map((c) => [c.name, c.kind]));
         if (event.columns.length !== shape.columns.length) {
-          throw new CertwrightError(
-            'conflict',
+          throw restoreRefused(
+            'schema_shape',
             `table ${event.table} has other columns in the target than in the backup`,
           );
         }
         for (const [name, kind] of event.columns) {
           if (targetKinds.get(name) !== kind) {
-            throw new CertwrightError(
-              'conflict',
+            throw restoreRefused(
+              'schema_shape',
               `column ${event.table}.${name} differs between the backup and the target`,
             );
           }
@@ -144,8 +177,8 @@ export async function restoreBackup(
       );
       counted[part.table] = Number(rows[0]?.n ?? 0);
       if (counted[part.table] !== part.rows) {
-        throw new CertwrightError(
-          'conflict',
+        throw restoreRefused(
+          'counts',
           `table ${part.table} holds ${counted[part.table]} rows after the restore, the backup ${part.rows}`,
         );
       }
