@@ -25,6 +25,7 @@ import type {
   IssuerConnector,
   RevocationSigner,
 } from './connector.js';
+import { certificatePointers, pointerConfigShape } from './local-ca-urls.js';
 
 /**
  * The Local CA: a CA the service runs itself. Its private keys are held by a key custody
@@ -108,6 +109,7 @@ export const localCaConfigSchema = z
     /** A generated issuing CA's validity (default 1825 days); at most the root's. */
     issuing_validity_days: z.number().int().min(1).max(36_500).optional(),
     base_url: z.string().url().startsWith('https://').optional(),
+    ...pointerConfigShape,
     ca: z
       .object({
         issuing_cert_pem: pem,
@@ -515,6 +517,7 @@ export class LocalCaConnector implements IssuerConnector {
   readonly #authority: IssuingAuthority;
   readonly #chain: string[];
   readonly #context: ConnectorContext;
+  readonly #config: LocalCaConfig;
   #responder: OcspResponder | undefined;
   #responderPending: Promise<OcspResponder> | undefined;
 
@@ -527,6 +530,7 @@ export class LocalCaConnector implements IssuerConnector {
       throw new CertwrightError('internal', `issuer '${context.issuer.id}' has no CA material yet`);
     this.issuerId = context.issuer.id;
     this.#context = context;
+    this.#config = config;
     this.#custody = keys.custody;
     this.#authority = prepareIssuer(config.ca.issuing_cert_pem, keys.issuing);
     this.#chain = [
@@ -560,6 +564,7 @@ export class LocalCaConnector implements IssuerConnector {
 
   async issue(request: IssueRequest): Promise<IssueResult> {
     const base = this.#context.publicBaseUrl?.replace(/\/+$/, '');
+    const pointers = certificatePointers(this.#config, base, this.issuerId);
     // A leaf must not outlive its CA; cut the validity rather than refuse (the profile's
     // maximum is an upper bound, not a promise).
     const notAfter = new Date(
@@ -574,12 +579,8 @@ export class LocalCaConnector implements IssuerConnector {
         subjectAltNames: request.subjectAltNames,
         extendedKeyUsage: request.extendedKeyUsage,
         mustStaple: request.mustStaple,
-        ...(base
-          ? {
-              crlDistributionPoints: [`${base}/.well-known/pki/crl/${this.issuerId}`],
-              authorityInfoAccess: { ocsp: [`${base}/.well-known/pki/ocsp/${this.issuerId}`] },
-            }
-          : {}),
+        crlDistributionPoints: pointers.crlDistributionPoints,
+        authorityInfoAccess: { ocsp: pointers.ocsp, caIssuers: pointers.caIssuers },
       },
       this.#authority,
     );

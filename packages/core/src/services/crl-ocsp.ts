@@ -292,6 +292,14 @@ export class RevocationStatusService {
     return connector?.revocationSigner ? { connector, signer: connector.revocationSigner } : null;
   }
 
+  /** The CA certificate the issuer signs with (the caIssuers target); null as for {@link currentCrl}. */
+  async caCertificate(issuerId: string): Promise<{ der: Uint8Array; notAfter: Date } | null> {
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    const { der, notAfter } = found.signer.certificate;
+    return { der, notAfter };
+  }
+
   /** The issuer's current CRL; null when the issuer does not exist or the service does not sign for it. */
   async currentCrl(issuerId: string): Promise<CrlSnapshot | null> {
     const state = this.#state(issuerId);
