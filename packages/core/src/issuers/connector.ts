@@ -58,6 +58,14 @@ export interface ConnectorCapabilities {
   ocsp: boolean;
 }
 
+/** How often an issuer's delta CRLs (RFC 5280 §5.2.4) and the complete CRLs under them are rebuilt. */
+export interface DeltaCrlSchedule {
+  /** One delta's nextUpdate − thisUpdate, and its rebuild period without a revocation. */
+  intervalMs: number;
+  /** The complete CRL's rebuild period; undefined: the service's CRL refresh. */
+  baseIntervalMs?: number;
+}
+
 /** What CRL and OCSP need from a CA that the service itself signs for. */
 export interface RevocationSigner {
   /** The CA certificate whose serials the CRL and OCSP answers cover. */
@@ -74,7 +82,11 @@ export interface RevocationSigner {
     }[];
     /** Entries as stored, already encoded (`encodeCrlEntry`), concatenated in blocks. */
     encodedEntries?: readonly Uint8Array[];
+    /** Signs a delta CRL relative to the complete CRL of this number (RFC 5280 §5.2.4). */
+    deltaBaseCrlNumber?: bigint;
   }): Buffer;
+  /** Present when the issuer publishes delta CRLs: their schedule. */
+  deltaCrl?: DeltaCrlSchedule;
   /** A delegated OCSP responder valid at `now` (issued or re-issued as needed). */
   ocspResponder(now: Date): Promise<OcspResponder>;
 }

@@ -40,7 +40,7 @@ const pointerUrl = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
 
-const pointerList = z.array(pointerUrl).min(1).max(MAX_POINTER_URLS);
+export const pointerList = z.array(pointerUrl).min(1).max(MAX_POINTER_URLS);
 
 export const pointerConfigShape = {
   crl_distribution_urls: pointerList.optional(),
@@ -57,6 +57,8 @@ export interface PointerConfig {
 /** What the issued certificate carries; an empty list writes no extension entry. */
 export interface CertificatePointers {
   crlDistributionPoints: string[];
+  /** freshestCRL (RFC 5280 §4.2.1.15): empty unless the issuer publishes delta CRLs. */
+  freshestCrl: string[];
   ocsp: string[];
   caIssuers: string[];
 }
@@ -64,6 +66,7 @@ export interface CertificatePointers {
 /** The service's own routes for an issuer under `base` (no trailing slash). */
 export const serviceUrls = (base: string, issuerId: string) => ({
   crl: `${base}/.well-known/pki/crl/${issuerId}`,
+  deltaCrl: `${base}/.well-known/pki/crl/${issuerId}/delta`,
   ocsp: `${base}/.well-known/pki/ocsp/${issuerId}`,
   caIssuers: `${base}/.well-known/pki/ca/${issuerId}`,
 });
@@ -73,13 +76,15 @@ export const serviceUrls = (base: string, issuerId: string) => ({
  * known, and to nothing otherwise.
  */
 export function certificatePointers(
-  config: PointerConfig,
+  config: PointerConfig & { delta_crl?: { enabled: boolean; urls?: string[] | undefined } | undefined },
   base: string | undefined,
   issuerId: string,
 ): CertificatePointers {
   const own = base ? serviceUrls(base, issuerId) : undefined;
+  const delta = config.delta_crl?.enabled ? config.delta_crl : undefined;
   return {
     crlDistributionPoints: config.crl_distribution_urls ?? (own ? [own.crl] : []),
+    freshestCrl: delta ? (delta.urls ?? (own ? [own.deltaCrl] : [])) : [],
     ocsp: config.ocsp_urls ?? (own ? [own.ocsp] : []),
     caIssuers: config.ca_issuers_urls ?? (own ? [own.caIssuers] : []),
   };

@@ -25,6 +25,7 @@ import type {
   IssuerConnector,
   RevocationSigner,
 } from './connector.js';
+import { deltaCrlSchema, deltaSchedule } from './local-ca-delta.js';
 import { certificatePointers, pointerConfigShape } from './local-ca-urls.js';
 
 /**
@@ -110,6 +111,7 @@ export const localCaConfigSchema = z
     issuing_validity_days: z.number().int().min(1).max(36_500).optional(),
     base_url: z.string().url().startsWith('https://').optional(),
     ...pointerConfigShape,
+    delta_crl: deltaCrlSchema.optional(),
     ca: z
       .object({
         issuing_cert_pem: pem,
@@ -553,8 +555,10 @@ export class LocalCaConnector implements IssuerConnector {
           crlNumber: input.crlNumber,
           ...(input.entries ? { entries: input.entries } : {}),
           ...(input.encodedEntries ? { encodedEntries: input.encodedEntries } : {}),
+          ...(input.deltaBaseCrlNumber !== undefined ? { deltaBaseCrlNumber: input.deltaBaseCrlNumber } : {}),
         }),
       ocspResponder: (now) => this.#currentResponder(now),
+      ...(deltaSchedule(config.delta_crl) ? { deltaCrl: deltaSchedule(config.delta_crl)! } : {}),
     };
   }
 
@@ -580,6 +584,7 @@ export class LocalCaConnector implements IssuerConnector {
         extendedKeyUsage: request.extendedKeyUsage,
         mustStaple: request.mustStaple,
         crlDistributionPoints: pointers.crlDistributionPoints,
+        freshestCrl: pointers.freshestCrl,
         authorityInfoAccess: { ocsp: pointers.ocsp, caIssuers: pointers.caIssuers },
       },
       this.#authority,

@@ -54,6 +54,8 @@ export interface CertificateTemplate {
   /** Default `{ ca: false }`. Always written, and critical (RFC 5280 §4.2.1.9). */
   basicConstraints?: BasicConstraints;
   crlDistributionPoints?: readonly string[];
+  /** Where delta CRLs are (freshestCRL, RFC 5280 §4.2.1.15); same syntax as the CDP. */
+  freshestCrl?: readonly string[];
   authorityInfoAccess?: { ocsp?: readonly string[]; caIssuers?: readonly string[] };
   /** TLS Feature status_request (RFC 7633). */
   mustStaple?: boolean;
@@ -164,6 +166,7 @@ const BUILDER_EXTENSIONS = new Set<string>([
   OID.authorityKeyIdentifier,
   OID.subjectAltName,
   OID.cRLDistributionPoints,
+  OID.freshestCRL,
   OID.authorityInfoAccess,
   OID.tlsFeature,
   OID.idPkixOcspNocheck,
@@ -224,6 +227,10 @@ function build(
     exts.push(
       extension(OID.cRLDistributionPoints, false, crlDistributionPointsValue(t.crlDistributionPoints)),
     );
+  }
+  // RFC 5280 §4.2.1.15: non-critical, DistributionPoints like the CDP.
+  if (t.freshestCrl?.length) {
+    exts.push(extension(OID.freshestCRL, false, crlDistributionPointsValue(t.freshestCrl)));
   }
   const aia = t.authorityInfoAccess;
   if (aia && ((aia.ocsp?.length ?? 0) > 0 || (aia.caIssuers?.length ?? 0) > 0)) {
