@@ -1830,6 +1830,18 @@ export const operationSpecs = [
           "allow_ip_sans": {
             "type": "boolean"
           },
+          "short_lived_validity_hours": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 720
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
           "max_validity_days": {
             "type": "integer",
             "minimum": 1,
@@ -9101,6 +9113,18 @@ export const operationSpecs = [
           },
           "allow_ip_sans": {
             "type": "boolean"
+          },
+          "short_lived_validity_hours": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 720
+              },
+              {
+                "type": "null"
+              }
+            ]
           },
           "max_validity_days": {
             "type": "integer",

@@ -18420,6 +18420,8 @@ export interface operations {
                                 mtls_trust_bundle_path: string | null;
                                 path_id: string | null;
                             };
+                            /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                            short_lived_validity_hours: number | null;
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -18563,6 +18565,7 @@ export interface operations {
                         mtls_trust_bundle_path?: string | null;
                         path_id?: string | null;
                     };
+                    short_lived_validity_hours?: number | null;
                 };
             };
         };
@@ -18647,6 +18650,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -18829,6 +18834,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -18980,6 +18987,7 @@ export interface operations {
                         mtls_trust_bundle_path?: string | null;
                         path_id?: string | null;
                     };
+                    short_lived_validity_hours?: number | null;
                 };
             };
         };
@@ -19064,6 +19072,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };

@@ -28,6 +28,11 @@ export interface IssueRequest {
   extendedKeyUsage: readonly ExtendedKeyUsage[];
   mustStaple: boolean;
   /**
+   * A short-lived certificate (RFC 9608; the profile's `short_lived_validity_hours`): signed
+   * with noRevAvail and without CRL or OCSP pointers, and never revoked.
+   */
+  shortLived?: boolean;
+  /**
    * The requester's PKCS#10 DER when one exists (a caller's or an agent's CSR, a protocol
    * enrollment). Connectors that sign locally ignore it; connectors that forward a CSR to a
    * remote CA (ACME finalize, RFC 8555 §7.4) send it as it is, so agent-held keys keep working.

@@ -583,9 +583,14 @@ export class LocalCaConnector implements IssuerConnector {
         subjectAltNames: request.subjectAltNames,
         extendedKeyUsage: request.extendedKeyUsage,
         mustStaple: request.mustStaple,
-        crlDistributionPoints: pointers.crlDistributionPoints,
-        freshestCrl: pointers.freshestCrl,
-        authorityInfoAccess: { ocsp: pointers.ocsp, caIssuers: pointers.caIssuers },
+        // A short-lived certificate keeps only caIssuers: path building still needs the CA.
+        ...(request.shortLived
+          ? { noRevAvail: true, authorityInfoAccess: { caIssuers: pointers.caIssuers } }
+          : {
+              crlDistributionPoints: pointers.crlDistributionPoints,
+              freshestCrl: pointers.freshestCrl,
+              authorityInfoAccess: { ocsp: pointers.ocsp, caIssuers: pointers.caIssuers },
+            }),
       },
       this.#authority,
     );

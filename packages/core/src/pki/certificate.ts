@@ -14,6 +14,7 @@ import {
   type KeyUsage,
   keyUsageValue,
   mustStapleValue,
+  noRevAvailValue,
   ocspNoCheckValue,
   type RawExtension,
   type SubjectAltName,
@@ -61,6 +62,11 @@ export interface CertificateTemplate {
   mustStaple?: boolean;
   /** id-pkix-ocsp-nocheck, for delegated OCSP responder certificates (RFC 6960 §4.2.2.2.1). */
   ocspNoCheck?: boolean;
+  /**
+   * noRevAvail (RFC 9608): no CRL or OCSP will ever cover this certificate. Refused together
+   * with a CRL distribution point, freshestCRL or an OCSP URL, which RFC 9608 §4 rules out.
+   */
+  noRevAvail?: boolean;
   /** Further extensions copied verbatim (after validation by the caller). */
   extraExtensions?: readonly RawExtension[];
 }
@@ -170,6 +176,7 @@ const BUILDER_EXTENSIONS = new Set<string>([
   OID.authorityInfoAccess,
   OID.tlsFeature,
   OID.idPkixOcspNocheck,
+  OID.noRevAvail,
 ]);
 
 interface SignerContext {
@@ -238,6 +245,15 @@ function build(
   }
   if (t.mustStaple) exts.push(extension(OID.tlsFeature, false, mustStapleValue()));
   if (t.ocspNoCheck) exts.push(extension(OID.idPkixOcspNocheck, false, ocspNoCheckValue()));
+  if (t.noRevAvail) {
+    if (t.crlDistributionPoints?.length || t.freshestCrl?.length || aia?.ocsp?.length) {
+      throw new CertwrightError(
+        'validation_failed',
+        'a certificate with noRevAvail must name no CRL distribution point, delta CRL or OCSP responder (RFC 9608 §4)',
+      );
+    }
+    exts.push(extension(OID.noRevAvail, false, noRevAvailValue()));
+  }
   for (const e of t.extraExtensions ?? []) {
     // RFC 5280 §4.2: an extension appears at most once; the builder's own ones win by refusal.
     if (BUILDER_EXTENSIONS.has(e.oid)) {

@@ -34,6 +34,8 @@ export const OID = {
   deltaCRLIndicator: '2.5.29.27',
   /** Freshest CRL, a.k.a. delta CRL distribution point (RFC 5280 §4.2.1.15). */
   freshestCRL: '2.5.29.46',
+  /** No revocation information available (RFC 9608 §2): short-lived certificates. */
+  noRevAvail: '2.5.29.56',
   certificatePolicies: '2.5.29.32',
   authorityKeyIdentifier: '2.5.29.35',
   extKeyUsage: '2.5.29.37',

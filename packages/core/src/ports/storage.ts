@@ -352,6 +352,7 @@ export type NewProfile = Omit<
     | 'required_csr_attributes'
     | 'must_staple'
     | 'allow_ip_sans'
+    | 'short_lived_validity_hours'
     | 'key_generation'
     | 'allowed_key_algorithms'
     | 'enrollment'

@@ -18,6 +18,7 @@ import {
   refuse,
   serverKeyAlgorithm,
 } from './profile-rules.js';
+import { isShortLived } from './short-lived.js';
 import type { SigningMaterial } from './signing.js';
 
 /** What a managed certificate asks its issuer to sign: its names, a key, usages, validity. */
@@ -101,15 +102,17 @@ export async function signingMaterialFor(
     key = describePublicKey(keyPair.publicKey);
     publicKey = keyPair.publicKey;
   }
+  const notAfter = new Date(now.getTime() + days * DAY);
   return {
     request: {
       subject,
       subjectAltNames: sans,
       publicKey,
       notBefore: new Date(now.getTime() - 60_000), // tolerate relying parties' clock skew
-      notAfter: new Date(now.getTime() + days * DAY),
+      notAfter,
       extendedKeyUsage: ekus,
       mustStaple: profile?.must_staple ?? false,
+      shortLived: isShortLived(profile, now, notAfter),
       // For connectors that forward a CSR to a remote CA (ACME): the requester's, or the key to make one.
       ...(csrDer ? { csrDer } : {}),
       ...(keyPair ? { privateKey: keyPair.privateKey } : {}),

@@ -19,6 +19,7 @@ import { RevisionedCache } from '../revisioned-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { ReadGroup } from './read-group.js';
+import { isShortLived } from './short-lived.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -187,6 +188,7 @@ export class EnrollmentService {
         notAfter,
         extendedKeyUsage: ekus,
         mustStaple: target.profile.must_staple,
+        shortLived: isShortLived(target.profile, this.deps.clock.now(), notAfter),
         csrDer: csr.der,
       },
       commonName,
