@@ -4206,6 +4206,40 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getIssuerCrlPublication",
+    "method": "GET",
+    "path": "/api/v1/issuers/{id}/crl-publication",
+    "summary": "Where the issuer's CRLs are published and how the last publication of the complete and the delta CRL went (this instance)",
+    "tags": [
+      "issuers"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getJob",
     "method": "GET",
     "path": "/api/v1/jobs/{id}",

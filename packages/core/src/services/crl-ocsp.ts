@@ -6,6 +6,7 @@ import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '.
 import { buildOcspResponse, type OcspCertStatus, type OcspSingleResponse } from '../pki/ocsp-response.js';
 import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { ServiceDeps } from './context.js';
+import type { CrlPublications } from './crl-publishing/publications.js';
 import type { IssuerConnectorCache } from './issuance.js';
 import type { RevocationEvent } from './revocation.js';
 
@@ -178,6 +179,8 @@ export class RevocationStatusService {
     private readonly deps: ServiceDeps,
     private readonly connectors: IssuerConnectorCache,
     options: RevocationStatusOptions = {},
+    /** Where regenerated CRLs are published besides the routes; absent: nowhere. */
+    readonly publications?: CrlPublications,
   ) {
     this.#options = {
       crlValidityMs: options.crlValidityMs ?? 24 * HOUR,
@@ -352,6 +355,7 @@ export class RevocationStatusService {
     state.building = { generation, promise };
     try {
       const snapshot = await promise;
+      this.#publish(issuerId, 'crl', snapshot, found.signer);
       // Numbers and contents rise together (see #numberedEntries): of two builds, the
       // higher-numbered one read its entries last, so it is at least as fresh as the other
       // whichever generation each started in. Keep it, and never answer a lower number than
@@ -401,12 +405,32 @@ export class RevocationStatusService {
     state.deltaBuilding = { generation, baseCrlNumber: base.crlNumber, promise };
     try {
       const snapshot = await promise;
+      this.#publish(issuerId, 'delta', snapshot, found.signer);
       const kept = state.delta;
       if (!kept || kept.snapshot.crlNumber < snapshot.crlNumber) state.delta = { generation, snapshot };
       return state.delta!.snapshot;
     } finally {
       if (state.deltaBuilding?.promise === promise) state.deltaBuilding = undefined;
     }
+  }
+
+  /** Hands a freshly built CRL to the publisher, off the caller's path (see CrlPublications). */
+  #publish(
+    issuerId: string,
+    kind: 'crl' | 'delta',
+    snapshot: CrlSnapshot,
+    signer: NonNullable<IssuerConnector['revocationSigner']>,
+  ): void {
+    if (!this.publications) return;
+    void this.publications.enqueue({
+      issuerId,
+      kind,
+      der: snapshot.der,
+      crlNumber: snapshot.crlNumber,
+      thisUpdate: snapshot.thisUpdate,
+      nextUpdate: snapshot.nextUpdate,
+      caCertificate: signer.certificate.der,
+    });
   }
 
   async #buildDelta(
