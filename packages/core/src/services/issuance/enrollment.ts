@@ -187,7 +187,8 @@ export class EnrollmentService {
         notBefore,
         notAfter,
         extendedKeyUsage: ekus,
-        mustStaple: target.profile.must_staple,
+        // RFC 7633 §4.2.1: a requester asking for the TLS feature gets it; a profile may impose it.
+        mustStaple: target.profile.must_staple || csr.mustStaple,
         shortLived: isShortLived(target.profile, this.deps.clock.now(), notAfter),
         csrDer: csr.der,
       },
