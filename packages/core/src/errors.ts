@@ -92,6 +92,11 @@ export const REASON_CODES = {
   /** The record's state does not allow the operation now (wrong status, already issued …). */
   invalid_state: 'conflict',
   already_revoked: 'conflict',
+  /**
+   * The certificate is short-lived (noRevAvail, RFC 9608): no CRL or OCSP covers it, so a
+   * revocation could reach no relying party; it ends by expiring.
+   */
+  revocation_unavailable: 'conflict',
   /** The issuer is disabled: it signs nothing (it still publishes CRL/OCSP for what it issued). */
   issuer_disabled: 'conflict',
   /** The issuer cannot sign: its CA material is missing or was never created. */

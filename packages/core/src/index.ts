@@ -212,6 +212,7 @@ export type {
   AcmeStorage,
 } from './ports/acme-storage.js';
 export { type Clock, ManualClock, systemClock } from './ports/clock.js';
+export type { CrlPublication, CrlPublisher } from './ports/crl-publisher.js';
 export type {
   DiscoveredCertificateFilter,
   DiscoveredCertificateRepository,
@@ -294,7 +295,6 @@ export {
   eabKeyCreateSchema,
   eabKeyListSchema,
 } from './services/acme/accounts.js';
-
 export type { AcmeChallengeValidator } from './services/acme/challenges.js';
 export type { AcmeChallengeView, AcmeOrderView } from './services/acme/common.js';
 export { AcmeOrderService } from './services/acme/orders.js';
@@ -324,6 +324,13 @@ export {
 } from './services/certificates.js';
 export { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './services/context.js';
 export { RevocationStatusService } from './services/crl-ocsp.js';
+export { DirectoryCrlPublisher } from './services/crl-publishing/directory.js';
+export type {
+  CrlPublicationOptions,
+  CrlPublications,
+  IssuerPublicationStatus,
+  PublicationOutcome,
+} from './services/crl-publishing/publications.js';
 export {
   claimSchema,
   discoveredListSchema,

@@ -74,6 +74,8 @@ export const PROPERTY_DESCRIPTIONS: Record<string, string> = {
   scep: 'SCEP enrollment settings of this profile (JSON object)',
   enrollment: 'which enrollment protocols may issue with this profile',
   allow_ip_sans: 'whether IP address SANs are allowed',
+  short_lived_validity_hours:
+    'certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL/OCSP, not revocable; null for none',
   allowed_ekus: 'extended key usages certificates may carry',
   allowed_key_algorithms: 'key algorithms allowed',
   key_generation: 'where keys are generated: on the server, or by the agent (CSR)',

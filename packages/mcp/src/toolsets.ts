@@ -86,6 +86,7 @@ export const CLASSES: Record<string, ToolClass> = {
   listTeams: r('inventory'),
   getTeam: r('inventory'),
   listIssuers: r('inventory'),
+  getIssuerCrlPublication: r('inventory'),
   getIssuer: r('inventory'),
   getIssuerChain: r('inventory'),
   getIssuerChainDetails: r('inventory'),

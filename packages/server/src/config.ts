@@ -37,6 +37,12 @@ export interface ServiceConfig {
    * CRL distribution point and OCSP URLs. Absent: `https://localhost:<listening port>`.
    */
   baseUrl: string | undefined;
+  /**
+   * SVC_CRL_PUBLISH_DIR: a directory every regenerated CRL (DER and PEM), delta CRL and CA
+   * certificate is written to, one folder per issuer, for a web server to serve
+   * (docs/pki.md, "Publishing CRLs"). Absent: CRLs are served by this server only.
+   */
+  crlPublishDir: string | undefined;
   /** Email notifications; absent when SVC_SMTP_HOST is unset. */
   smtp:
     | {
@@ -383,6 +389,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     encryptionKey: read('SVC_ENCRYPTION_KEY', encryptionKey),
     encryptionKeyPrevious: read('SVC_ENCRYPTION_KEY_PREVIOUS', encryptionKeyList) ?? [],
     baseUrl: read('SVC_BASE_URL', baseUrl),
+    crlPublishDir: read('SVC_CRL_PUBLISH_DIR', z.string().min(1).max(4096)) as string | undefined,
     smtp: env.SVC_SMTP_HOST
       ? {
           host: env.SVC_SMTP_HOST,

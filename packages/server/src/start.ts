@@ -13,6 +13,7 @@ import {
   CertwrightError,
   createServices,
   DEFAULT_SCAN_CONCURRENCY,
+  DirectoryCrlPublisher,
   type DirectPath,
   type Handler,
   type Logger,
@@ -240,6 +241,7 @@ export async function startServer(
         pki: {
           publicBaseUrl: config.baseUrl ?? `https://localhost:${tls.port}`,
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
+          ...(config.crlPublishDir ? { crlPublisher: new DirectoryCrlPublisher(config.crlPublishDir) } : {}),
         },
         // Challenge responses enqueue their validation on the same queue the workers read.
         acme: { queue: runtime.queue },

@@ -42,6 +42,7 @@ export interface ProfilesTable {
   required_csr_attributes: string;
   must_staple: Bool;
   allow_ip_sans: Bool;
+  short_lived_validity_hours: number | null;
   max_validity_days: number;
   key_generation: string;
   enrollment_settings: string | null;

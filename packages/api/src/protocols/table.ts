@@ -1,6 +1,6 @@
 import { ephemeralHttp01Store, type Logger, type Services } from '@certwright/core';
 import { acmeChallengeMount } from '@certwright/protocols/acme';
-import { crlMount } from '@certwright/protocols/crl';
+import { caIssuersMount, crlMount } from '@certwright/protocols/crl';
 import { estMounts } from '@certwright/protocols/est';
 import type { ProtocolMount } from '@certwright/protocols/mount';
 import { ocspMount } from '@certwright/protocols/ocsp';
@@ -32,6 +32,7 @@ export function protocolMounts(context: MountContext): ProtocolMount[] {
   const revocationStatus = services.pki.revocationStatus;
   return [
     crlMount({ source: revocationStatus }),
+    caIssuersMount({ source: revocationStatus }),
     ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
     acmeMount(context),
     acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),

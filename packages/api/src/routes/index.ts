@@ -11,6 +11,7 @@ import { authSessionRoutes } from './auth-sessions.js';
 import { bulkRoutes } from './bulk.js';
 import { certificateDetailsRoutes } from './certificate-details.js';
 import { certificateRoutes } from './certificates.js';
+import { crlPublicationRoutes } from './crl-publication.js';
 import { discoveryRoutes } from './discovery.js';
 import { estAdminRoutes } from './est-admin.js';
 import { healthCheckRoutes } from './health-checks.js';
@@ -51,6 +52,7 @@ export function featureRoutes(services: Services, servers: ProtocolServers): Rou
     ownerRoutes,
     teamRoutes,
     issuerRoutes,
+    crlPublicationRoutes,
     profileRoutes,
     renewalPolicyRoutes,
     policyRoutes,

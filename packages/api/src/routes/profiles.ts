@@ -26,6 +26,13 @@ export const profileJson = z.object({
   required_csr_attributes: z.array(z.string()),
   must_staple: z.boolean(),
   allow_ip_sans: z.boolean().describe('whether certificates under this profile may name IP addresses'),
+  short_lived_validity_hours: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none',
+    ),
   max_validity_days: z.number().int(),
   key_generation: z.enum(['agent', 'server']),
   enrollment: enrollmentDefaultsSchema.describe(
@@ -62,6 +69,7 @@ const profileView = (p: CertificateProfile) => ({
   required_csr_attributes: p.required_csr_attributes,
   must_staple: p.must_staple,
   allow_ip_sans: p.allow_ip_sans,
+  short_lived_validity_hours: p.short_lived_validity_hours,
   max_validity_days: p.max_validity_days,
   key_generation: p.key_generation,
   enrollment: p.enrollment,

@@ -1830,6 +1830,18 @@ export const operationSpecs = [
           "allow_ip_sans": {
             "type": "boolean"
           },
+          "short_lived_validity_hours": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 720
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
           "max_validity_days": {
             "type": "integer",
             "minimum": 1,
@@ -4164,6 +4176,40 @@ export const operationSpecs = [
     "method": "GET",
     "path": "/api/v1/issuers/{id}/chain/details",
     "summary": "The issuer's CA certificates decoded, issuing CA first (a Local CA is created on first use)",
+    "tags": [
+      "issuers"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [
+      {
+        "name": "id",
+        "required": true,
+        "description": "record id",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "record id"
+        }
+      }
+    ],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
+    "operationId": "getIssuerCrlPublication",
+    "method": "GET",
+    "path": "/api/v1/issuers/{id}/crl-publication",
+    "summary": "Where the issuer's CRLs are published and how the last publication of the complete and the delta CRL went (this instance)",
     "tags": [
       "issuers"
     ],
@@ -9101,6 +9147,18 @@ export const operationSpecs = [
           },
           "allow_ip_sans": {
             "type": "boolean"
+          },
+          "short_lived_validity_hours": {
+            "anyOf": [
+              {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 720
+              },
+              {
+                "type": "null"
+              }
+            ]
           },
           "max_validity_days": {
             "type": "integer",

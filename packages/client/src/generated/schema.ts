@@ -1439,6 +1439,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/issuers/{id}/crl-publication": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the issuer's CRLs are published and how the last publication of the complete and the delta CRL went (this instance) */
+        get: operations["getIssuerCrlPublication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/jobs": {
         parameters: {
             query?: never;
@@ -14840,6 +14857,116 @@ export interface operations {
             };
         };
     };
+    getIssuerCrlPublication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description record id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the publication status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whether this server publishes CRLs (SVC_CRL_PUBLISH_DIR) */
+                        configured: boolean;
+                        crl: {
+                            /** @description decimal CRL number of the last published CRL */
+                            crl_number: string | null;
+                            /** @description why the last publication failed after its retries (an error code, never a path) */
+                            last_error: string | null;
+                            last_error_at: string | null;
+                            last_published_at: string | null;
+                        };
+                        delta: {
+                            /** @description decimal CRL number of the last published CRL */
+                            crl_number: string | null;
+                            /** @description why the last publication failed after its retries (an error code, never a path) */
+                            last_error: string | null;
+                            last_error_at: string | null;
+                            last_published_at: string | null;
+                        };
+                        issuer_id: string;
+                        /** @description kind of target, e.g. directory */
+                        target: string | null;
+                    };
+                };
+            };
+            /** @description invalid input; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission issuer.read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown issuer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
@@ -18420,6 +18547,8 @@ export interface operations {
                                 mtls_trust_bundle_path: string | null;
                                 path_id: string | null;
                             };
+                            /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                            short_lived_validity_hours: number | null;
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -18563,6 +18692,7 @@ export interface operations {
                         mtls_trust_bundle_path?: string | null;
                         path_id?: string | null;
                     };
+                    short_lived_validity_hours?: number | null;
                 };
             };
         };
@@ -18647,6 +18777,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -18829,6 +18961,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };
@@ -18980,6 +19114,7 @@ export interface operations {
                         mtls_trust_bundle_path?: string | null;
                         path_id?: string | null;
                     };
+                    short_lived_validity_hours?: number | null;
                 };
             };
         };
@@ -19064,6 +19199,8 @@ export interface operations {
                             mtls_trust_bundle_path: string | null;
                             path_id: string | null;
                         };
+                        /** @description certificates living at most this many hours are short-lived (RFC 9608): noRevAvail, no CRL or OCSP URL, not revocable; null: none */
+                        short_lived_validity_hours: number | null;
                         /** Format: date-time */
                         updated_at: string;
                     };

@@ -44,6 +44,12 @@ export const certificateProfileSchema = z.object({
    * name, ACME `ip` identifiers). New profiles default to false; docs/api/inventory.md.
    */
   allow_ip_sans: z.boolean(),
+  /**
+   * Certificates whose lifetime from issuance is at most this many hours are short-lived
+   * (RFC 9608): noRevAvail, no CRL distribution point or OCSP URL, and revocation is refused.
+   * Null: none are. docs/pki.md, "Short-lived certificates".
+   */
+  short_lived_validity_hours: z.number().int().min(1).max(720).nullable(),
   max_validity_days: z.number().int().min(1).max(3650),
   key_generation: keyGenerationModeSchema,
   created_at: timestampSchema,

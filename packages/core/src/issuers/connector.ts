@@ -28,6 +28,11 @@ export interface IssueRequest {
   extendedKeyUsage: readonly ExtendedKeyUsage[];
   mustStaple: boolean;
   /**
+   * A short-lived certificate (RFC 9608; the profile's `short_lived_validity_hours`): signed
+   * with noRevAvail and without CRL or OCSP pointers, and never revoked.
+   */
+  shortLived?: boolean;
+  /**
    * The requester's PKCS#10 DER when one exists (a caller's or an agent's CSR, a protocol
    * enrollment). Connectors that sign locally ignore it; connectors that forward a CSR to a
    * remote CA (ACME finalize, RFC 8555 §7.4) send it as it is, so agent-held keys keep working.
@@ -58,6 +63,14 @@ export interface ConnectorCapabilities {
   ocsp: boolean;
 }
 
+/** How often an issuer's delta CRLs (RFC 5280 §5.2.4) and the complete CRLs under them are rebuilt. */
+export interface DeltaCrlSchedule {
+  /** One delta's nextUpdate − thisUpdate, and its rebuild period without a revocation. */
+  intervalMs: number;
+  /** The complete CRL's rebuild period; undefined: the service's CRL refresh. */
+  baseIntervalMs?: number;
+}
+
 /** What CRL and OCSP need from a CA that the service itself signs for. */
 export interface RevocationSigner {
   /** The CA certificate whose serials the CRL and OCSP answers cover. */
@@ -74,7 +87,11 @@ export interface RevocationSigner {
     }[];
     /** Entries as stored, already encoded (`encodeCrlEntry`), concatenated in blocks. */
     encodedEntries?: readonly Uint8Array[];
+    /** Signs a delta CRL relative to the complete CRL of this number (RFC 5280 §5.2.4). */
+    deltaBaseCrlNumber?: bigint;
   }): Buffer;
+  /** Present when the issuer publishes delta CRLs: their schedule. */
+  deltaCrl?: DeltaCrlSchedule;
   /** A delegated OCSP responder valid at `now` (issued or re-issued as needed). */
   ocspResponder(now: Date): Promise<OcspResponder>;
 }

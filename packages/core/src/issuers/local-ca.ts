@@ -25,6 +25,8 @@ import type {
   IssuerConnector,
   RevocationSigner,
 } from './connector.js';
+import { deltaCrlSchema, deltaSchedule } from './local-ca-delta.js';
+import { certificatePointers, pointerConfigShape } from './local-ca-urls.js';
 
 /**
  * The Local CA: a CA the service runs itself. Its private keys are held by a key custody
@@ -108,6 +110,8 @@ export const localCaConfigSchema = z
     /** A generated issuing CA's validity (default 1825 days); at most the root's. */
     issuing_validity_days: z.number().int().min(1).max(36_500).optional(),
     base_url: z.string().url().startsWith('https://').optional(),
+    ...pointerConfigShape,
+    delta_crl: deltaCrlSchema.optional(),
     ca: z
       .object({
         issuing_cert_pem: pem,
@@ -515,6 +519,7 @@ export class LocalCaConnector implements IssuerConnector {
   readonly #authority: IssuingAuthority;
   readonly #chain: string[];
   readonly #context: ConnectorContext;
+  readonly #config: LocalCaConfig;
   #responder: OcspResponder | undefined;
   #responderPending: Promise<OcspResponder> | undefined;
 
@@ -527,6 +532,7 @@ export class LocalCaConnector implements IssuerConnector {
       throw new CertwrightError('internal', `issuer '${context.issuer.id}' has no CA material yet`);
     this.issuerId = context.issuer.id;
     this.#context = context;
+    this.#config = config;
     this.#custody = keys.custody;
     this.#authority = prepareIssuer(config.ca.issuing_cert_pem, keys.issuing);
     this.#chain = [
@@ -549,8 +555,10 @@ export class LocalCaConnector implements IssuerConnector {
           crlNumber: input.crlNumber,
           ...(input.entries ? { entries: input.entries } : {}),
           ...(input.encodedEntries ? { encodedEntries: input.encodedEntries } : {}),
+          ...(input.deltaBaseCrlNumber !== undefined ? { deltaBaseCrlNumber: input.deltaBaseCrlNumber } : {}),
         }),
       ocspResponder: (now) => this.#currentResponder(now),
+      ...(deltaSchedule(config.delta_crl) ? { deltaCrl: deltaSchedule(config.delta_crl)! } : {}),
     };
   }
 
@@ -560,6 +568,7 @@ export class LocalCaConnector implements IssuerConnector {
 
   async issue(request: IssueRequest): Promise<IssueResult> {
     const base = this.#context.publicBaseUrl?.replace(/\/+$/, '');
+    const pointers = certificatePointers(this.#config, base, this.issuerId);
     // A leaf must not outlive its CA; cut the validity rather than refuse (the profile's
     // maximum is an upper bound, not a promise).
     const notAfter = new Date(
@@ -574,12 +583,14 @@ export class LocalCaConnector implements IssuerConnector {
         subjectAltNames: request.subjectAltNames,
         extendedKeyUsage: request.extendedKeyUsage,
         mustStaple: request.mustStaple,
-        ...(base
-          ? {
-              crlDistributionPoints: [`${base}/.well-known/pki/crl/${this.issuerId}`],
-              authorityInfoAccess: { ocsp: [`${base}/.well-known/pki/ocsp/${this.issuerId}`] },
-            }
-          : {}),
+        // A short-lived certificate keeps only caIssuers: path building still needs the CA.
+        ...(request.shortLived
+          ? { noRevAvail: true, authorityInfoAccess: { caIssuers: pointers.caIssuers } }
+          : {
+              crlDistributionPoints: pointers.crlDistributionPoints,
+              freshestCrl: pointers.freshestCrl,
+              authorityInfoAccess: { ocsp: pointers.ocsp, caIssuers: pointers.caIssuers },
+            }),
       },
       this.#authority,
     );

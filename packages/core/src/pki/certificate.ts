@@ -14,6 +14,7 @@ import {
   type KeyUsage,
   keyUsageValue,
   mustStapleValue,
+  noRevAvailValue,
   ocspNoCheckValue,
   type RawExtension,
   type SubjectAltName,
@@ -54,11 +55,18 @@ export interface CertificateTemplate {
   /** Default `{ ca: false }`. Always written, and critical (RFC 5280 §4.2.1.9). */
   basicConstraints?: BasicConstraints;
   crlDistributionPoints?: readonly string[];
+  /** Where delta CRLs are (freshestCRL, RFC 5280 §4.2.1.15); same syntax as the CDP. */
+  freshestCrl?: readonly string[];
   authorityInfoAccess?: { ocsp?: readonly string[]; caIssuers?: readonly string[] };
   /** TLS Feature status_request (RFC 7633). */
   mustStaple?: boolean;
   /** id-pkix-ocsp-nocheck, for delegated OCSP responder certificates (RFC 6960 §4.2.2.2.1). */
   ocspNoCheck?: boolean;
+  /**
+   * noRevAvail (RFC 9608): no CRL or OCSP will ever cover this certificate. Refused together
+   * with a CRL distribution point, freshestCRL or an OCSP URL, which RFC 9608 §4 rules out.
+   */
+  noRevAvail?: boolean;
   /** Further extensions copied verbatim (after validation by the caller). */
   extraExtensions?: readonly RawExtension[];
 }
@@ -164,9 +172,11 @@ const BUILDER_EXTENSIONS = new Set<string>([
   OID.authorityKeyIdentifier,
   OID.subjectAltName,
   OID.cRLDistributionPoints,
+  OID.freshestCRL,
   OID.authorityInfoAccess,
   OID.tlsFeature,
   OID.idPkixOcspNocheck,
+  OID.noRevAvail,
 ]);
 
 interface SignerContext {
@@ -225,12 +235,25 @@ function build(
       extension(OID.cRLDistributionPoints, false, crlDistributionPointsValue(t.crlDistributionPoints)),
     );
   }
+  // RFC 5280 §4.2.1.15: non-critical, DistributionPoints like the CDP.
+  if (t.freshestCrl?.length) {
+    exts.push(extension(OID.freshestCRL, false, crlDistributionPointsValue(t.freshestCrl)));
+  }
   const aia = t.authorityInfoAccess;
   if (aia && ((aia.ocsp?.length ?? 0) > 0 || (aia.caIssuers?.length ?? 0) > 0)) {
     exts.push(extension(OID.authorityInfoAccess, false, authorityInfoAccessValue(aia)));
   }
   if (t.mustStaple) exts.push(extension(OID.tlsFeature, false, mustStapleValue()));
   if (t.ocspNoCheck) exts.push(extension(OID.idPkixOcspNocheck, false, ocspNoCheckValue()));
+  if (t.noRevAvail) {
+    if (t.crlDistributionPoints?.length || t.freshestCrl?.length || aia?.ocsp?.length) {
+      throw new CertwrightError(
+        'validation_failed',
+        'a certificate with noRevAvail must name no CRL distribution point, delta CRL or OCSP responder (RFC 9608 §4)',
+      );
+    }
+    exts.push(extension(OID.noRevAvail, false, noRevAvailValue()));
+  }
   for (const e of t.extraExtensions ?? []) {
     // RFC 5280 §4.2: an extension appears at most once; the builder's own ones win by refusal.
     if (BUILDER_EXTENSIONS.has(e.oid)) {

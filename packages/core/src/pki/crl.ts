@@ -71,6 +71,12 @@ export interface BuildCrlOptions {
    * them); listed before `entries`. Each block is checked with `checkEncodedEntries` first.
    */
   encodedEntries?: readonly Uint8Array[];
+  /**
+   * Makes this a delta CRL (RFC 5280 §5.2.4): the CRL number of the complete CRL it is
+   * relative to, written as the critical Delta CRL Indicator. It must be below `crlNumber`,
+   * which the two share as one sequence.
+   */
+  deltaBaseCrlNumber?: bigint;
 }
 
 // Precomputed reasonCode extensions: there are only ten of them.
@@ -277,6 +283,13 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
       'CRL number must be a non-negative integer of at most 20 octets',
     );
   }
+  const base = options.deltaBaseCrlNumber;
+  if (base !== undefined && !(base >= 0n && base < BigInt(crlNumber))) {
+    throw new CertwrightError(
+      'validation_failed',
+      'a delta CRL must name a base CRL number below its own CRL number',
+    );
+  }
   const issuer = prepareIssuer(options.issuerCert, options.issuerKey);
   const blocks: Uint8Array[] = [];
   for (const block of options.encodedEntries ?? []) {
@@ -307,6 +320,7 @@ export function buildCrl(options: BuildCrlOptions): Buffer {
           authorityKeyIdentifierValue(issuer.certificate.keyIdentifier),
         ),
         extension(OID.cRLNumber, false, integer(BigInt(crlNumber))),
+        ...(base !== undefined ? [extension(OID.deltaCRLIndicator, true, integer(base))] : []),
       ),
     ),
   );

@@ -307,6 +307,9 @@ export const mustStapleValue = (): Buffer => sequence(integer(5));
 /** id-pkix-ocsp-nocheck (RFC 6960 §4.2.2.2.1): the value is NULL. */
 export const ocspNoCheckValue = (): Buffer => NULL;
 
+/** id-ce-noRevAvail (RFC 9608 §2): the value is NULL. */
+export const noRevAvailValue = (): Buffer => NULL;
+
 /** Decodes an Extensions SEQUENCE into raw extensions, refusing duplicates (RFC 5280 §4.2). */
 export function decodeExtensions(buf: Uint8Array, node: DerNode, field: string): RawExtension[] {
   const seen = new Set<string>();

@@ -123,6 +123,7 @@ export {
   type KeyUsage,
   keyUsageValue,
   mustStapleValue,
+  noRevAvailValue,
   type OtherGeneralName,
   ocspNoCheckValue,
   type RawExtension,

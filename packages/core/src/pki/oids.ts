@@ -30,6 +30,12 @@ export const OID = {
   invalidityDate: '2.5.29.24',
   nameConstraints: '2.5.29.30',
   cRLDistributionPoints: '2.5.29.31',
+  /** Delta CRL Indicator (RFC 5280 §5.2.4), critical in every delta CRL. */
+  deltaCRLIndicator: '2.5.29.27',
+  /** Freshest CRL, a.k.a. delta CRL distribution point (RFC 5280 §4.2.1.15). */
+  freshestCRL: '2.5.29.46',
+  /** No revocation information available (RFC 9608 §2): short-lived certificates. */
+  noRevAvail: '2.5.29.56',
   certificatePolicies: '2.5.29.32',
   authorityKeyIdentifier: '2.5.29.35',
   extKeyUsage: '2.5.29.37',

@@ -284,7 +284,12 @@ export interface CertificateVersionRepository {
    * date, reason, invalidity date) and nothing else, in serial order, one page per step. The
    * CRL builder's read: no PEM columns, no per-version objects beyond these four fields.
    */
-  streamRevokedEntries(issuerId: string, pageSize?: number): AsyncIterable<RevokedEntry[]>;
+  streamRevokedEntries(
+    issuerId: string,
+    pageSize?: number,
+    /** Only versions revoked at or after this time (a delta CRL's read, RFC 5280 §5.2.4). */
+    options?: { revokedSince?: Date },
+  ): AsyncIterable<RevokedEntry[]>;
   /**
    * The issuer's revokedCertificates as stored (RFC 5280 §5.1.2.6): each revoked version's
    * entry DER, byte for byte `encodeCrlEntry` of its serial, revocation date, reason and
@@ -347,6 +352,7 @@ export type NewProfile = Omit<
     | 'required_csr_attributes'
     | 'must_staple'
     | 'allow_ip_sans'
+    | 'short_lived_validity_hours'
     | 'key_generation'
     | 'allowed_key_algorithms'
     | 'enrollment'

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { CertificateVersion } from '../domain/certificate.js';
+import type { CertificateVersion, RevocationReason } from '../domain/certificate.js';
 import { notFound } from '../errors.js';
 import type { IssuerConnector } from '../issuers/connector.js';
 import { buildCertId, certIdMatcher, type OcspCertId, type OcspRequest } from '../pki/ocsp-request.js';
 import { buildOcspResponse, type OcspCertStatus, type OcspSingleResponse } from '../pki/ocsp-response.js';
 import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { ServiceDeps } from './context.js';
+import type { CrlPublications } from './crl-publishing/publications.js';
 import type { IssuerConnectorCache } from './issuance.js';
 import type { RevocationEvent } from './revocation.js';
 
@@ -35,6 +36,11 @@ export interface CrlSnapshot {
   crlNumber: bigint;
   thisUpdate: Date;
   nextUpdate: Date;
+}
+
+/** A delta CRL (RFC 5280 §5.2.4) and the number of the complete CRL it is relative to. */
+export interface DeltaCrlSnapshot extends CrlSnapshot {
+  baseCrlNumber: bigint;
 }
 
 export interface OcspAnswer {
@@ -79,6 +85,13 @@ const UNSEEN = Symbol('unseen');
 const CRL_NUMBER_KEY = 'crl_number';
 /** Revoked entries read per statement while building a CRL. */
 const CRL_READ_PAGE = 50_000;
+/**
+ * A delta lists what was revoked since its base's thisUpdate less this margin: a revocation
+ * stamped just before the base was built but committed after the base read its entries is in
+ * neither otherwise. Listing an entry the base already has is harmless (RFC 5280 §5.2.4 lets a
+ * relying party take the union).
+ */
+const DELTA_OVERLAP_MS = 5 * 60_000;
 
 /**
  * CRL numbers must increase monotonically (RFC 5280 §5.2.3), across restarts and instances.
@@ -99,6 +112,9 @@ interface IssuerState {
   shared: string | undefined | typeof UNSEEN;
   crl?: { generation: number; snapshot: CrlSnapshot };
   building?: { generation: number; promise: Promise<CrlSnapshot> };
+  /** The delta CRL, built under `generation` against the base numbered `snapshot.baseCrlNumber`. */
+  delta?: { generation: number; snapshot: DeltaCrlSnapshot };
+  deltaBuilding?: { generation: number; baseCrlNumber: bigint; promise: Promise<DeltaCrlSnapshot> };
   ocsp: Map<string, CachedAnswer>;
   /**
    * The same answers by the exact bytes of requests (without nonce) that were answered with
@@ -163,6 +179,8 @@ export class RevocationStatusService {
     private readonly deps: ServiceDeps,
     private readonly connectors: IssuerConnectorCache,
     options: RevocationStatusOptions = {},
+    /** Where regenerated CRLs are published besides the routes; absent: nowhere. */
+    readonly publications?: CrlPublications,
   ) {
     this.#options = {
       crlValidityMs: options.crlValidityMs ?? 24 * HOUR,
@@ -191,8 +209,12 @@ export class RevocationStatusService {
       // leave the old one and the next request re-syncs (one extra rebuild at most).
       if (token !== undefined) state.shared = token;
     }
-    // Rebuild now, so the first CRL fetch after a revocation is both fresh and fast.
-    for (const id of issuerIds) await this.currentCrl(id);
+    // Rebuild now, so the first CRL fetch after a revocation is both fresh and fast. With
+    // deltas the base stands (relying parties keep it) and the delta carries the revocation.
+    for (const id of issuerIds) {
+      await this.currentCrl(id);
+      await this.currentDeltaCrl(id);
+    }
   }
 
   #state(issuerId: string): IssuerState {
@@ -292,31 +314,48 @@ export class RevocationStatusService {
     return connector?.revocationSigner ? { connector, signer: connector.revocationSigner } : null;
   }
 
-  /** The issuer's current CRL; null when the issuer does not exist or the service does not sign for it. */
+  /** The CA certificate the issuer signs with (the caIssuers target); null as for {@link currentCrl}. */
+  async caCertificate(issuerId: string): Promise<{ der: Uint8Array; notAfter: Date } | null> {
+    const found = await this.#signer(issuerId);
+    if (!found) return null;
+    const { der, notAfter } = found.signer.certificate;
+    return { der, notAfter };
+  }
+
+  /**
+   * The issuer's current complete CRL; null when the issuer does not exist or the service does
+   * not sign for it. Without deltas a revocation rebuilds it; with deltas (the issuer's
+   * `delta_crl`) it is rebuilt on its own schedule only, so that relying parties' cached copies
+   * stay the base of the deltas, and revocations since show in {@link currentDeltaCrl}.
+   */
   async currentCrl(issuerId: string): Promise<CrlSnapshot | null> {
     const state = this.#state(issuerId);
     await this.#syncShared(issuerId, state);
-    const now = this.deps.clock.now();
-    const cached = state.crl;
-    if (
-      cached &&
-      cached.generation === state.generation &&
-      now.getTime() - cached.snapshot.thisUpdate.getTime() < this.#options.crlRefreshMs &&
-      now.getTime() >= cached.snapshot.thisUpdate.getTime()
-    ) {
-      return cached.snapshot;
-    }
-    if (state.building && state.building.generation === state.generation) return state.building.promise;
     const found = await this.#signer(issuerId);
     if (!found) {
       this.#states.delete(issuerId);
       return null;
     }
+    const schedule = found.signer.deltaCrl;
+    const refreshMs = schedule?.baseIntervalMs ?? this.#options.crlRefreshMs;
+    const current = (generation: number) => schedule !== undefined || generation === state.generation;
+    const now = this.deps.clock.now();
+    const cached = state.crl;
+    if (
+      cached &&
+      current(cached.generation) &&
+      now.getTime() - cached.snapshot.thisUpdate.getTime() < refreshMs &&
+      now.getTime() >= cached.snapshot.thisUpdate.getTime()
+    ) {
+      return cached.snapshot;
+    }
+    if (state.building && current(state.building.generation)) return state.building.promise;
     const generation = state.generation;
     const promise = this.#buildCrl(issuerId, found.signer);
     state.building = { generation, promise };
     try {
       const snapshot = await promise;
+      this.#publish(issuerId, 'crl', snapshot, found.signer);
       // Numbers and contents rise together (see #numberedEntries): of two builds, the
       // higher-numbered one read its entries last, so it is at least as fresh as the other
       // whichever generation each started in. Keep it, and never answer a lower number than
@@ -331,6 +370,111 @@ export class RevocationStatusService {
     } finally {
       if (state.building?.promise === promise) state.building = undefined;
     }
+  }
+
+  /**
+   * The issuer's current delta CRL (RFC 5280 §5.2.4): what was revoked since the complete CRL
+   * this instance serves, numbered from the same sequence and carrying that CRL's number in its
+   * Delta CRL Indicator. Rebuilt on every revocation and every `delta_crl.interval`. Null when
+   * the issuer is unknown, not signed for here, or publishes no deltas.
+   */
+  async currentDeltaCrl(issuerId: string): Promise<DeltaCrlSnapshot | null> {
+    const base = await this.currentCrl(issuerId);
+    if (!base) return null;
+    const found = await this.#signer(issuerId);
+    const schedule = found?.signer.deltaCrl;
+    if (!found || !schedule) return null;
+    const state = this.#state(issuerId);
+    const now = this.deps.clock.now().getTime();
+    const cached = state.delta;
+    if (
+      cached &&
+      cached.generation === state.generation &&
+      cached.snapshot.baseCrlNumber === base.crlNumber &&
+      now - cached.snapshot.thisUpdate.getTime() < schedule.intervalMs &&
+      now >= cached.snapshot.thisUpdate.getTime()
+    ) {
+      return cached.snapshot;
+    }
+    const pending = state.deltaBuilding;
+    if (pending && pending.generation === state.generation && pending.baseCrlNumber === base.crlNumber) {
+      return pending.promise;
+    }
+    const generation = state.generation;
+    const promise = this.#buildDelta(issuerId, found.signer, base, schedule.intervalMs);
+    state.deltaBuilding = { generation, baseCrlNumber: base.crlNumber, promise };
+    try {
+      const snapshot = await promise;
+      this.#publish(issuerId, 'delta', snapshot, found.signer);
+      const kept = state.delta;
+      if (!kept || kept.snapshot.crlNumber < snapshot.crlNumber) state.delta = { generation, snapshot };
+      return state.delta!.snapshot;
+    } finally {
+      if (state.deltaBuilding?.promise === promise) state.deltaBuilding = undefined;
+    }
+  }
+
+  /** Hands a freshly built CRL to the publisher, off the caller's path (see CrlPublications). */
+  #publish(
+    issuerId: string,
+    kind: 'crl' | 'delta',
+    snapshot: CrlSnapshot,
+    signer: NonNullable<IssuerConnector['revocationSigner']>,
+  ): void {
+    if (!this.publications) return;
+    void this.publications.enqueue({
+      issuerId,
+      kind,
+      der: snapshot.der,
+      crlNumber: snapshot.crlNumber,
+      thisUpdate: snapshot.thisUpdate,
+      nextUpdate: snapshot.nextUpdate,
+      caCertificate: signer.certificate.der,
+    });
+  }
+
+  async #buildDelta(
+    issuerId: string,
+    signer: NonNullable<IssuerConnector['revocationSigner']>,
+    base: CrlSnapshot,
+    intervalMs: number,
+  ): Promise<DeltaCrlSnapshot> {
+    const since = new Date(base.thisUpdate.getTime() - DELTA_OVERLAP_MS);
+    // Same snapshot rule as the base (see #numberedEntries): entries and number under one lock.
+    const { entries, crlNumber, thisUpdate } = await this.deps.storage.transaction(async (tx) => {
+      await tx.issuers.lockForUpdate(issuerId);
+      const issuer = await tx.issuers.getWithConfig(issuerId);
+      if (!issuer) throw notFound('issuer', issuerId);
+      const entries: NonNullable<Parameters<typeof signer.signCrl>[0]['entries']>[number][] = [];
+      for await (const page of tx.versions.streamRevokedEntries(issuerId, CRL_READ_PAGE, {
+        revokedSince: since,
+      })) {
+        for (const e of page) {
+          entries.push({
+            serial: e.serial_number,
+            revokedAt: e.revoked_at,
+            ...(e.revocation_reason ? { reason: e.revocation_reason as RevocationReason } : {}),
+            ...(e.invalidity_date ? { invalidityDate: e.invalidity_date } : {}),
+          });
+        }
+      }
+      const thisUpdate = this.deps.clock.now();
+      const crlNumber = nextCrlNumber(issuer.config[CRL_NUMBER_KEY], thisUpdate);
+      await tx.issuers.updateConfigState(issuerId, {
+        ...issuer.config,
+        [CRL_NUMBER_KEY]: crlNumber.toString(),
+      });
+      return { entries, crlNumber, thisUpdate };
+    });
+    const nextUpdate = new Date(thisUpdate.getTime() + intervalMs);
+    const der = signer.signCrl({
+      thisUpdate,
+      nextUpdate,
+      crlNumber,
+      entries,
+      deltaBaseCrlNumber: base.crlNumber,
+    });
+    return { der, crlNumber, thisUpdate, nextUpdate, baseCrlNumber: base.crlNumber };
   }
 
   async #buildCrl(

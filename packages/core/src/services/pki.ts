@@ -1,6 +1,8 @@
+import type { CrlPublisher } from '../ports/crl-publisher.js';
 import type { AuditService } from './audit.js';
 import type { ServiceDeps } from './context.js';
 import { type RevocationStatusOptions, RevocationStatusService } from './crl-ocsp.js';
+import { type CrlPublicationOptions, CrlPublications } from './crl-publishing/publications.js';
 import {
   DEFAULT_ENROLLMENT_READ_CACHE_MS,
   type EnrollmentReadCacheOptions,
@@ -24,6 +26,10 @@ export interface PkiServices {
 }
 
 export interface PkiOptions extends LifecycleOptions, RevocationStatusOptions {
+  /** Publishes every regenerated CRL (a DirectoryCrlPublisher for SVC_CRL_PUBLISH_DIR). */
+  crlPublisher?: CrlPublisher;
+  /** Retries of a failed publication. */
+  crlPublication?: CrlPublicationOptions;
   /** How long enrollment reuses profile and policy-rule reads (default 1000 ms; 0: never). */
   enrollmentReadCacheMs?: number;
 }
@@ -58,7 +64,10 @@ export function createPkiServices(
         : {}),
     },
   );
-  const revocationStatus = new RevocationStatusService(deps, lifecycle.connectors, options);
+  const publications = options.crlPublisher
+    ? new CrlPublications(deps, parts.audit, options.crlPublisher, options.crlPublication)
+    : undefined;
+  const revocationStatus = new RevocationStatusService(deps, lifecycle.connectors, options, publications);
   // Single and bulk revocation both commit through RevocationService; the listener runs before
   // the revoke call returns, so CRL and OCSP reflect the revocation by then.
   parts.revocation.onRevoked(revocationStatus.onRevoked);

@@ -54,6 +54,8 @@ export const profileCreateSchema = z
     must_staple: z.boolean().optional(),
     /** Whether certificates under the profile may name IP addresses; false when omitted. */
     allow_ip_sans: z.boolean().optional(),
+    /** Lifetime in hours up to which certificates are short-lived (RFC 9608); null: none. */
+    short_lived_validity_hours: z.number().int().min(1).max(720).nullable().optional(),
     max_validity_days: z.number().int().min(1).max(3650).optional(),
     key_generation: keyGenerationModeSchema.optional(),
     /** Given fields replace the stored ones; omitted fields keep theirs. */
@@ -154,6 +156,7 @@ export class ProfileService {
           required_csr_attributes: data.required_csr_attributes ?? [],
           must_staple: data.must_staple ?? false,
           allow_ip_sans: data.allow_ip_sans ?? false,
+          short_lived_validity_hours: data.short_lived_validity_hours ?? null,
           max_validity_days: data.max_validity_days ?? DEFAULT_MAX_VALIDITY_DAYS,
           key_generation: data.key_generation ?? 'server',
         })

@@ -3,6 +3,7 @@ import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import type { NotificationService } from './notifications.js';
+import { refuseShortLivedRevocation } from './short-lived-revocation.js';
 
 /** Told after a revocation commits, e.g. to rebuild the CRL and OCSP cache of those issuers. */
 export type RevocationListener = (event: RevocationEvent) => void | Promise<void>;
@@ -139,6 +140,7 @@ export class RevocationService {
         perPage: REVOCATION_BATCH,
       });
       if (page.items.length === 0) continue;
+      await refuseShortLivedRevocation(tx, page.items, at);
       const batch = page.items.map((c) => c.id);
       for (const c of page.items) issuers.add(c.issuer_id);
       notices.add(page.items);

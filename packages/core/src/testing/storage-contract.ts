@@ -941,6 +941,36 @@ export function describeStorageContract(
         ).toBe('bad_request');
       });
 
+      it('streams only the versions revoked since a time when asked (a delta CRL read)', async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({ ...r.base, name: 'delta', common_name: 'delta.test' });
+        const versions: CertificateVersion[] = [];
+        for (let i = 0; i < 4; i++)
+          versions.push(
+            await s.versions.create(
+              versionInput(cert.id, r.issuer.id, new Date(Date.now() + DAY), hex(i + 0x40)),
+            ),
+          );
+        const base = Date.UTC(2026, 2, 1);
+        // Before the cut, exactly at it, after it; the fourth stays valid.
+        for (const [i, offset] of [-1000, 0, 5000].entries())
+          await s.versions.revoke(versions[i]!.id, {
+            revoked_at: new Date(base + offset),
+            reason: 'superseded',
+          });
+        const since = async (at: Date, pageSize?: number) => {
+          const out: string[] = [];
+          for await (const page of s.versions.streamRevokedEntries(r.issuer.id, pageSize, {
+            revokedSince: at,
+          }))
+            out.push(...page.map((e) => e.serial_number));
+          return out;
+        };
+        expect(await since(new Date(base))).toEqual([hex(0x41), hex(0x42)]);
+        expect(await since(new Date(base), 1)).toEqual([hex(0x41), hex(0x42)]);
+        expect(await since(new Date(base + 6000))).toEqual([]);
+      });
+
       it("lists each revoked version's CRL entry as stored DER, the bytes its columns encode to", async () => {
         const r = await refs();
         const cert = await s.certificates.create({ ...r.base, name: 'crl-der', common_name: 'crl-der.test' });

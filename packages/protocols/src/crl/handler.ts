@@ -6,6 +6,8 @@ import { accepts, binaryResponse, isIssuerId, segmentsAfter, textResponse } from
  * `GET /.well-known/pki/crl/{issuer_id}`: the issuer's current CRL (RFC 5280), DER as
  * `application/pkix-crl` (RFC 2585), or PEM (`X509 CRL`) when the client sends
  * `Accept: application/x-pem-file`. No authentication: relying parties fetch it anonymously.
+ * `GET /.well-known/pki/crl/{issuer_id}/delta`: its current delta CRL (RFC 5280 §5.2.4), the
+ * same way, for issuers that publish deltas.
  *
  * The handler only speaks HTTP. Building, numbering and caching CRLs is the source's job
  * (core's revocation-status service), because revocations must invalidate that cache
@@ -22,6 +24,8 @@ export interface CurrentCrl {
 export interface CrlSource {
   /** The issuer's current CRL, or null when no issuer with that id publishes a CRL. */
   currentCrl(issuerId: string): Promise<CurrentCrl | null>;
+  /** Its current delta CRL, or null when it publishes none; absent: no deltas anywhere. */
+  currentDeltaCrl?(issuerId: string): Promise<CurrentCrl | null>;
 }
 
 export interface CrlHandlerOptions {
@@ -36,14 +40,23 @@ export function createCrlHandler(options: CrlHandlerOptions): Handler {
   const basePath = (options.basePath ?? CRL_BASE_PATH).replace(/\/+$/, '');
   return async (request) => {
     const segments = segmentsAfter(new URL(request.url).pathname, basePath);
-    if (segments?.length !== 1 || !isIssuerId(segments[0]!)) {
+    const delta = segments?.length === 2 && segments[1] === 'delta';
+    if (!segments || !(segments.length === 1 || delta) || !isIssuerId(segments[0]!)) {
       return textResponse(404, 'no such CRL');
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return textResponse(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD' });
     }
-    const crl = await options.source.currentCrl(segments[0]!);
-    if (!crl) return textResponse(404, `issuer '${segments[0]}' does not exist or publishes no CRL`);
+    const issuerId = segments[0]!;
+    const crl = delta
+      ? ((await options.source.currentDeltaCrl?.(issuerId)) ?? null)
+      : await options.source.currentCrl(issuerId);
+    if (!crl) {
+      return textResponse(
+        404,
+        `issuer '${issuerId}' does not exist or publishes no ${delta ? 'delta CRL' : 'CRL'}`,
+      );
+    }
     const headers = {
       // Clients may keep it until nextUpdate; revalidating is cheap (304 is not worth the code).
       'cache-control': 'public, no-cache',

@@ -55,11 +55,30 @@ export function crlMount({ source }: CrlMountOptions): ProtocolMount {
           },
         },
       },
+      [`${path}/delta`]: {
+        get: {
+          operationId: 'getDeltaCrl',
+          summary:
+            "The issuer's current delta CRL (RFC 5280 §5.2.4): DER, or PEM when asked for application/x-pem-file",
+          tags: [REVOCATION_STATUS_TAG],
+          parameters: [issuerIdParam],
+          responses: {
+            200: {
+              description:
+                'the delta CRL; its Delta CRL Indicator names the complete CRL it applies to, ETag is its CRL number',
+              content: { 'application/pkix-crl': {}, 'application/x-pem-file': {} },
+            },
+            404: text('unknown issuer, or it publishes no delta CRLs'),
+            429: { ...text('this client exceeded its rate limit'), headers: retryAfter },
+          },
+        },
+      },
     },
-    operationOf: (request) =>
-      (request.method === 'GET' || request.method === 'HEAD') &&
-      pathSegments(request, CRL_BASE_PATH).length === 1
-        ? 'getCrl'
-        : undefined,
+    operationOf: (request) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
+      const segments = pathSegments(request, CRL_BASE_PATH);
+      if (segments.length === 1) return 'getCrl';
+      return segments.length === 2 && segments[1] === 'delta' ? 'getDeltaCrl' : undefined;
+    },
   };
 }

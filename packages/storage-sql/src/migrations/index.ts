@@ -26,6 +26,7 @@ import { planRows } from './0027_plan_rows.js';
 import { webhookUrlSealed } from './0028_webhook_url_sealed.js';
 import { undeliverableNotifications } from './0029_undeliverable_notifications.js';
 import { keyring } from './0034_keyring.js';
+import { profileShortLived } from './0037_profile_short_lived.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -61,6 +62,7 @@ export const MIGRATIONS: readonly Migration[] = [
   webhookUrlSealed,
   undeliverableNotifications,
   keyring,
+  profileShortLived,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

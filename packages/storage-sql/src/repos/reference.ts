@@ -238,6 +238,8 @@ function toProfile(r: Selectable<ProfilesTable>): CertificateProfile {
     required_csr_attributes: parseJson(r.required_csr_attributes, []),
     must_staple: toBool(r.must_staple),
     allow_ip_sans: toBool(r.allow_ip_sans),
+    short_lived_validity_hours:
+      r.short_lived_validity_hours === null ? null : toNum(r.short_lived_validity_hours),
     max_validity_days: toNum(r.max_validity_days),
     key_generation: r.key_generation as CertificateProfile['key_generation'],
     ...readEnrollment(r.enrollment_settings),
@@ -280,6 +282,7 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
           required_csr_attributes: input.required_csr_attributes ?? [],
           must_staple: input.must_staple ?? false,
           allow_ip_sans: input.allow_ip_sans ?? false,
+          short_lived_validity_hours: input.short_lived_validity_hours ?? null,
           max_validity_days: input.max_validity_days,
           key_generation: input.key_generation ?? 'server',
           enrollment: input.enrollment ?? base.enrollment,
@@ -337,6 +340,7 @@ export function profileRepository(ctx: Ctx): ProfileRepository {
             description: patch.description,
             must_staple: patch.must_staple,
             allow_ip_sans: patch.allow_ip_sans,
+            short_lived_validity_hours: patch.short_lived_validity_hours,
             max_validity_days: patch.max_validity_days,
             key_generation: patch.key_generation,
             allowed_key_algorithms:

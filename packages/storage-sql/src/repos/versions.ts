@@ -288,7 +288,8 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
       }
     },
 
-    async *streamRevokedEntries(issuerId, pageSize = 50_000) {
+    async *streamRevokedEntries(issuerId, pageSize = 50_000, options = {}) {
+      const since = options.revokedSince;
       if (!(pageSize >= 1)) throw new CertwrightError('bad_request', 'pageSize must be at least 1');
       let after: string | undefined;
       for (;;) {
@@ -297,6 +298,7 @@ export function versionRepository(ctx: Ctx): CertificateVersionRepository {
           .selectFrom('certificate_versions')
           .where('issuer_id', '=', issuerId)
           .where('revoked_at', 'is not', null)
+          .$if(since !== undefined, (q) => q.where('revoked_at', '>=', since!))
           .$if(after !== undefined, (q) => q.where('serial_number', '>', after!))
           .orderBy('serial_number')
           .limit(pageSize);

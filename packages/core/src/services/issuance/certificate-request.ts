@@ -18,6 +18,7 @@ import {
   refuse,
   serverKeyAlgorithm,
 } from './profile-rules.js';
+import { isShortLived } from './short-lived.js';
 import type { SigningMaterial } from './signing.js';
 
 /** What a managed certificate asks its issuer to sign: its names, a key, usages, validity. */
@@ -79,8 +80,10 @@ export async function signingMaterialFor(
   let keyPair: KeyPair | undefined;
   let csrPem: string | null = null;
   let csrDer: Uint8Array | undefined;
+  let csrMustStaple = false;
   if (input.csrPem) {
     const csr = parseCertificationRequest(input.csrPem); // verifies the signature, bounds the DER
+    csrMustStaple = csr.mustStaple;
     ekus = checkCsrAgainstProfile(profile, csr);
     key = csr.publicKey;
     const allowedNames = new Set(sans.map(sanKey));
@@ -101,15 +104,18 @@ export async function signingMaterialFor(
     key = describePublicKey(keyPair.publicKey);
     publicKey = keyPair.publicKey;
   }
+  const notAfter = new Date(now.getTime() + days * DAY);
   return {
     request: {
       subject,
       subjectAltNames: sans,
       publicKey,
       notBefore: new Date(now.getTime() - 60_000), // tolerate relying parties' clock skew
-      notAfter: new Date(now.getTime() + days * DAY),
+      notAfter,
       extendedKeyUsage: ekus,
-      mustStaple: profile?.must_staple ?? false,
+      // RFC 7633 §4.2.1: a requester asking for the TLS feature gets it; a profile may impose it.
+      mustStaple: (profile?.must_staple ?? false) || csrMustStaple,
+      shortLived: isShortLived(profile, now, notAfter),
       // For connectors that forward a CSR to a remote CA (ACME): the requester's, or the key to make one.
       ...(csrDer ? { csrDer } : {}),
       ...(keyPair ? { privateKey: keyPair.privateKey } : {}),

@@ -19,6 +19,7 @@ import { RevisionedCache } from '../revisioned-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { checkCsrAgainstProfile, checkNamesAgainstProfile, refuse } from './profile-rules.js';
 import { ReadGroup } from './read-group.js';
+import { isShortLived } from './short-lived.js';
 import type { CertificateSigner, SigningMaterial } from './signing.js';
 
 /**
@@ -186,7 +187,9 @@ export class EnrollmentService {
         notBefore,
         notAfter,
         extendedKeyUsage: ekus,
-        mustStaple: target.profile.must_staple,
+        // RFC 7633 §4.2.1: a requester asking for the TLS feature gets it; a profile may impose it.
+        mustStaple: target.profile.must_staple || csr.mustStaple,
+        shortLived: isShortLived(target.profile, this.deps.clock.now(), notAfter),
         csrDer: csr.der,
       },
       commonName,

@@ -100,6 +100,9 @@ export function problemForReason(reason: FailureReason, context: ProblemContext 
         : { type: 'malformed', status: 409 };
     case 'already_revoked':
       return { type: 'alreadyRevoked', status: 400 };
+    // RFC 8555 has no type for a certificate that cannot be revoked (RFC 9608); the detail says why.
+    case 'revocation_unavailable':
+      return { type: 'malformed', status: 409 };
     case 'too_large':
       return { type: 'malformed', status: 413 };
     case 'rate_limited':

@@ -39,6 +39,7 @@ export function estStatus(reason: FailureReason): number {
     case 'still_referenced':
     case 'invalid_state':
     case 'already_revoked':
+    case 'revocation_unavailable':
       return 409;
     case 'gone':
       return 410;

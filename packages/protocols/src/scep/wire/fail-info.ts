@@ -45,6 +45,7 @@ export function scepFailInfo(reason: FailureReason): ScepFailInfo | ScepHttpFail
     case 'still_referenced':
     case 'invalid_state':
     case 'already_revoked':
+    case 'revocation_unavailable':
     case 'issuer_disabled':
     case 'gone':
       return 'badRequest';
