@@ -27,7 +27,7 @@ async function csr(mustStaple: boolean): Promise<string> {
       subjectAltNames: [
         { type: 'dns', value: 'app.example.test' },
         { type: 'dns', value: 'www.example.test' },
-        { type: 'ip', value: '10.0.0.7' },
+        { type: 'ip', value: '127.0.0.7' },
       ],
       ...(mustStaple
         ? { extensions: [{ oid: OID.tlsFeature, critical: false, value: mustStapleValue() }] }
