@@ -81,7 +81,7 @@ export async function createLifecycleApp(options: { clock: Clock; pki?: PkiOptio
       const res = await json('POST', '/api/v1/certificates', {
         name: `cert-${randomBytes(4).toString('hex')}`,
         common_name: 'app.example.test',
-        sans: ['www.example.test', '10.0.0.7'],
+        sans: ['www.example.test', '127.0.0.7'],
         renewal_policy_id: 'rp-default',
         issuer_id: issuer.id,
         owner_id: owner.id,

@@ -67,7 +67,7 @@ describe('issuance after create', () => {
     expect(leaf.verify(issuing.publicKey)).toBe(true);
     expect(issuing.verify(new X509Certificate(rootPem!).publicKey)).toBe(true);
     expect(leaf.subjectAltName).toContain('DNS:app.example.test');
-    expect(leaf.subjectAltName).toContain('IP Address:10.0.0.7');
+    expect(leaf.subjectAltName).toContain('IP Address:127.0.0.7');
     expect(leaf.infoAccess).toContain(`https://pki.example.test:8443/.well-known/pki/ocsp/${app.ids.issuer}`);
     // Profile default: 397 days at most.
     expect(new Date(leaf.validTo).getTime() - clock.now().getTime()).toBeLessThanOrEqual(397 * DAY);
@@ -173,7 +173,7 @@ describe('CSR issuance against the profile', () => {
   ])('refuses %s with a reason and issues nothing', async (_name, make, reason) => {
     const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
       name: `p-${Math.random()}`,
-      allow_ip_sans: true, // createCertificate names 10.0.0.7
+      allow_ip_sans: true, // createCertificate names 127.0.0.7
       allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
       allowed_ekus: ['serverAuth'],
       max_validity_days: 30,
@@ -192,7 +192,7 @@ describe('CSR issuance against the profile', () => {
   it('names each profile refusal with its typed reason in the problem body', async () => {
     const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
       name: `reasons-${Math.random()}`,
-      allow_ip_sans: true, // createCertificate names 10.0.0.7
+      allow_ip_sans: true, // createCertificate names 127.0.0.7
       allowed_key_algorithms: [{ algorithm: 'ECDSA', curves: ['P-256'] }],
       allowed_ekus: ['serverAuth'],
       required_csr_attributes: ['challengePassword'],
@@ -516,7 +516,7 @@ describe('CSR issuance against the profile', () => {
   it('waits in AwaitingCSR when the profile generates keys on the agent', async () => {
     const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
       name: 'agent keys',
-      allow_ip_sans: true, // createCertificate names 10.0.0.7
+      allow_ip_sans: true, // createCertificate names 127.0.0.7
       allowed_key_algorithms: [],
       allowed_ekus: ['serverAuth'],
       max_validity_days: 90,
@@ -534,7 +534,7 @@ describe('agent-side key generation', () => {
   it('issues from the CSR the agent submits for its AwaitingCSR job, through the job worker', async () => {
     const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
       name: `agent-flow-${Math.random()}`,
-      allow_ip_sans: true, // createCertificate names 10.0.0.7
+      allow_ip_sans: true, // createCertificate names 127.0.0.7
       allowed_key_algorithms: [],
       allowed_ekus: ['serverAuth'],
       max_validity_days: 60,
@@ -847,7 +847,7 @@ describe('renewal scan', () => {
     });
     const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
       name: `agent-scan-${Math.random()}`,
-      allow_ip_sans: true, // createCertificate names 10.0.0.7
+      allow_ip_sans: true, // createCertificate names 127.0.0.7
       allowed_key_algorithms: [],
       allowed_ekus: ['serverAuth'],
       max_validity_days: 20,

@@ -103,7 +103,7 @@ describe('required CSR attributes are checked when written', () => {
           subjectAltNames: [
             { type: 'dns', value: 'app.example.test' },
             { type: 'dns', value: 'www.example.test' },
-            { type: 'ip', value: '10.0.0.7' },
+            { type: 'ip', value: '127.0.0.7' },
           ],
           challengePassword: 'pw',
           extensions: [

@@ -80,8 +80,8 @@ describe('profile allow_ip_sans', () => {
   it('refuses a certificate naming an IP address under a profile without it: 400 naming the field and the IP', async () => {
     const p = await profile();
     for (const [fields, field] of [
-      [{ sans: ['www.example.test', '10.0.0.7'] }, 'sans'],
-      [{ common_name: '10.0.0.8', sans: [] }, 'common_name'],
+      [{ sans: ['www.example.test', '127.0.0.7'] }, 'sans'],
+      [{ common_name: '127.0.0.8', sans: [] }, 'common_name'],
     ] as const) {
       const res = await app.json('POST', '/api/v1/certificates', {
         name: `ip-cert-${++seq}`,
@@ -96,7 +96,7 @@ describe('profile allow_ip_sans', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.reason).toBe('name_not_allowed');
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
-      expect(res.body.detail).toContain(field === 'sans' ? '10.0.0.7' : '10.0.0.8');
+      expect(res.body.detail).toContain(field === 'sans' ? '127.0.0.7' : '127.0.0.8');
     }
     // Moving an IP-naming certificate under the profile is refused the same way.
     const cert = await app.createCertificate();
@@ -111,7 +111,7 @@ describe('profile allow_ip_sans', () => {
     const res = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {});
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const pem = await (await app.call('GET', `/api/v1/certificates/${cert.id}/export?format=pem`)).text();
-    expect(new X509Certificate(pem).subjectAltName).toContain('IP Address:10.0.0.7');
+    expect(new X509Certificate(pem).subjectAltName).toContain('IP Address:127.0.0.7');
   });
 
   it('refuses issuance once the profile stops allowing IP addresses', async () => {
@@ -122,7 +122,7 @@ describe('profile allow_ip_sans', () => {
     expect(res.status).toBe(400);
     expect(res.body.reason).toBe('name_not_allowed');
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['sans']);
-    expect(res.body.detail).toContain('10.0.0.7');
+    expect(res.body.detail).toContain('127.0.0.7');
   });
 
   it('enroll (ACME, EST) refuses a CSR naming an IP address under a profile without it, and accepts it with', async () => {

@@ -82,7 +82,7 @@ describe('AllowedDomains rules before signing', () => {
       name: `allowed-domains-${Math.floor(performance.now())}`,
       type: 'AllowedDomains',
       severity: 'Error',
-      config: { allowed_domains: ['*.example.test', 'app.example.test', '10.0.0.7'] },
+      config: { allowed_domains: ['*.example.test', 'app.example.test', '127.0.0.7'] },
     });
     try {
       const outside = await app.createCertificate({ common_name: 'app.elsewhere.test', sans: [] });
