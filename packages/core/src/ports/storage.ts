@@ -493,6 +493,8 @@ export interface JobListQuery extends PageRequest {
   certificate_id?: string;
   target_id?: string;
   agent_id?: string;
+  /** Finished (completed_at set) at or after this instant. */
+  completed_after?: Date;
 }
 
 export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'>, Lockable<Job> {

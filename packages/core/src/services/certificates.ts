@@ -17,7 +17,7 @@ import type { AuditService } from './audit.js';
 import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
 import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
+import { instantSchema, invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
 import { checkRecordNamesAgainstProfile } from './issuance/profile-rules.js';
 import { pageQuerySchema } from './paging.js';
 import type { PolicyEvaluationService } from './policies.js';
@@ -88,8 +88,6 @@ const statusListSchema = z.preprocess(
   (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()) : v),
   z.array(certificateStatusSchema).min(1),
 );
-
-const instantSchema = z.union([z.date(), z.iso.datetime({ offset: true }).transform((s) => new Date(s))]);
 
 export const CERTIFICATE_SORT_FIELDS = [
   'name',

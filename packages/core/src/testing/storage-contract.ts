@@ -1420,6 +1420,23 @@ export function describeStorageContract(
           });
       });
 
+      it('lists jobs finished at or after an instant (completed_after)', async () => {
+        const [early, late, open] = await s.jobs.createMany([
+          { type: 'Validation' as const },
+          { type: 'Validation' as const },
+          { type: 'Validation' as const },
+        ]);
+        const at = new Date('2031-03-01T00:00:00Z');
+        await s.jobs.update(early!.id, { status: 'Failed', completed_at: new Date(at.getTime() - 1000) });
+        await s.jobs.update(late!.id, { status: 'Failed', completed_at: at });
+        const ids = (await s.jobs.list({ type: 'Validation', completed_after: at, perPage: 500 })).items.map(
+          (j) => j.id,
+        );
+        expect(ids).toContain(late!.id);
+        expect(ids).not.toContain(early!.id);
+        expect(ids).not.toContain(open!.id);
+      });
+
       it('re-claims a job whose lease expired and fails it once attempts are used up', async () => {
         const agent = await s.agents.create({
           name: 'lease',
