@@ -130,7 +130,11 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     await go('/');
     const headings = await page.getByRole('main').getByRole('heading', { level: 2 }).allTextContents();
     expect(headings.slice(0, 2)).toEqual(['Needs attention', 'Expiry timeline (next 13 weeks)']);
-    await page.getByRole('region', { name: 'Renewals' }).getByRole('link', { name: '0', exact: true }).first().click();
+    await page
+      .getByRole('region', { name: 'Renewals' })
+      .getByRole('link', { name: '0', exact: true })
+      .first()
+      .click();
     await page.waitForURL(/\/jobs\?.*type=Renewal/);
     expect(await page.getByLabel('Type').inputValue()).toBe('Renewal');
   });
