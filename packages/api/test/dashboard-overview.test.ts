@@ -18,7 +18,9 @@ afterAll(() => app.close());
 /** An Active certificate whose latest version expires `days` days from the clock's now. */
 async function activeExpiringIn(days: number, overrides: Record<string, unknown> = {}) {
   const cert = await createCertificate(app, refs, overrides);
-  const serial = Math.floor(Math.random() * 2 ** 48).toString(16);
+  const serial = Math.floor(Math.random() * 2 ** 48)
+    .toString(16)
+    .padStart(12, '0');
   await app.storage.versions.create({
     certificate_id: cert.id,
     issuer_id: refs.issuer,
@@ -112,3 +114,27 @@ describe('GET /api/v1/dashboard/overview', () => {
     expect(JSON.stringify(res.body)).toContain('completed_after');
   });
 });
+
+describe('GET /api/v1/certificates?serial=', () => {
+  it('finds a certificate by a serial as openssl prints it, colons, case and padding aside', async () => {
+    const cert = await activeExpiringIn(30);
+    const serial = await currentSerial(cert.id);
+    const colons = serial
+      .toUpperCase()
+      .match(/.{1,2}/g)!
+      .join(':');
+    for (const spelling of [serial, colons, `00${serial}`]) {
+      const res = await app.call('GET', `/api/v1/certificates?serial=${encodeURIComponent(spelling)}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([cert.id]);
+    }
+    const bad = await app.call('GET', '/api/v1/certificates?serial=not-a-serial');
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.errors)).toContain('serial');
+  });
+});
+
+async function currentSerial(certificateId: string): Promise<string> {
+  const res = await app.call('GET', `/api/v1/certificates/${certificateId}/versions`);
+  return res.body.data[0].serial_number;
+}

@@ -101,6 +101,16 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     await page.keyboard.press('Control+k');
     await search.fill('Palette CA');
     await page.getByRole('option', { name: /Palette CA.*Issuer/ }).waitFor();
+    // A serial number as openssl prints it (upper case, colon-separated) finds its certificate.
+    const versions = await api('GET', `/api/v1/certificates/${certificateId}/versions`);
+    const serial: string = versions.data[0].serial_number;
+    await search.fill(
+      serial
+        .toUpperCase()
+        .match(/.{1,2}/g)!
+        .join(':'),
+    );
+    await page.getByRole('option', { name: /palette-web \(serial .*Certificate/ }).waitFor();
     await search.fill('scan targets');
     await page.getByRole('option', { name: /Scan targets.*Monitoring/ }).waitFor();
     await search.press('Enter');
@@ -128,6 +138,7 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
 
     // Problems come first and link to filtered lists; the renewal figures open the job list.
     await go('/');
+    await page.getByRole('heading', { name: 'Renewals', level: 2 }).waitFor();
     const headings = await page.getByRole('main').getByRole('heading', { level: 2 }).allTextContents();
     expect(headings.slice(0, 2)).toEqual(['Needs attention', 'Expiry timeline (next 13 weeks)']);
     await page

@@ -5529,6 +5529,17 @@ export const operationSpecs = [
         }
       },
       {
+        "name": "serial",
+        "required": false,
+        "description": "a serial number some version carries, in hex as openssl prints it (colons allowed)",
+        "schema": {
+          "description": "a serial number some version carries, in hex as openssl prints it (colons allowed)",
+          "type": "string",
+          "maxLength": 128,
+          "pattern": "^[0-9a-fA-F:\\s]+$"
+        }
+      },
+      {
         "name": "sort",
         "required": false,
         "description": "default created_at",

@@ -9459,6 +9459,8 @@ export interface operations {
                 renewal_policy_id?: string;
                 /** @description case-insensitive substring of name, common_name or any SAN */
                 search?: string;
+                /** @description a serial number some version carries, in hex as openssl prints it (colons allowed) */
+                serial?: string;
                 /** @description default created_at */
                 sort?: "name" | "common_name" | "status" | "expires_at" | "created_at" | "updated_at";
                 /** @description "" selects certificates of unspecified provenance */

@@ -115,6 +115,18 @@ export const certificateListSchema = pageQuerySchema.extend({
     .max(255)
     .optional()
     .describe('case-insensitive substring of name, common_name or any SAN'),
+  serial: z
+    .string()
+    .max(128)
+    .regex(/^[0-9a-fA-F:\s]+$/, 'hexadecimal digits, optionally separated by colons')
+    .transform((v) =>
+      v
+        .replace(/[:\s]/g, '')
+        .toLowerCase()
+        .replace(/^0+(?=.)/, ''),
+    )
+    .optional()
+    .describe('a serial number some version carries, in hex as openssl prints it (colons allowed)'),
   sort: z.enum(CERTIFICATE_SORT_FIELDS).optional().describe('default created_at'),
   order: z.enum(['asc', 'desc']).optional().describe('default desc for created_at, asc otherwise'),
   cursor: z
@@ -264,6 +276,7 @@ export class CertificateService {
       expiresBefore: q.expires_before,
       expiresAfter: q.expires_after,
       search: q.search,
+      serial: q.serial,
       sort: q.sort,
       order: q.order,
     };

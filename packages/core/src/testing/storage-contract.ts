@@ -524,6 +524,32 @@ export function describeStorageContract(
         expect((await s.certificates.list({ search: name })).total).toBe(0);
       });
 
+      it('finds a certificate by the serial number of any of its versions, padded or not (serial filter)', async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({
+          ...r.base,
+          name: `serial-${r.tag}`,
+          common_name: `serial-${r.tag}.example.test`,
+        });
+        const notAfter = new Date(Date.now() + 30 * DAY);
+        // The tag is hex (a UUID's first 8 digits); one serial stored with DER zero padding.
+        await s.versions.create(versionInput(cert.id, r.issuer.id, notAfter, `00ab${r.tag}`));
+        await s.versions.create(versionInput(cert.id, r.issuer.id, notAfter, `cd${r.tag}`));
+        const found = async (serial: string) =>
+          (await s.certificates.list({ serial })).items.map((c) => c.id);
+        expect(await found(`ab${r.tag}`)).toEqual([cert.id]);
+        expect(await found(`cd${r.tag}`)).toEqual([cert.id]);
+        expect(await found(`ef${r.tag}`)).toEqual([]);
+        expect(await s.certificates.count({ serial: `ab${r.tag}`, issuer_id: r.issuer.id })).toEqual({
+          total: 1,
+          estimated: false,
+        });
+        expect(await s.certificates.count({ serial: `ab${r.tag}`, status: 'Revoked' })).toEqual({
+          total: 0,
+          estimated: false,
+        });
+      });
+
       it('inside a transaction, certificates created with their first version are seen by every later call, stored in order, and a taken serial fails the transaction', async () => {
         const r = await refs();
         const notAfter = new Date(Date.now() + 30 * DAY);
