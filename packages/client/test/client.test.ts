@@ -111,12 +111,14 @@ describe('transport and trust', () => {
 
   it('gives up on a server that does not answer within the time limit', async () => {
     const stub = await startStubServer(() => null);
-    const c = createClient({ baseUrl: stub.url, caBundlePath: stub.caPath, timeoutMs: 200 });
+    const c = createClient({ baseUrl: stub.url, caBundlePath: stub.caPath, timeoutMs: 1_000 });
     try {
       const error = await c.getVersion().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as ConnectionError).kind).toBe('timeout');
-      expect(stub.requests).toHaveLength(1);
+      // Never sent twice. The time limit covers the TLS handshake too, so on a loaded machine it
+      // can pass before the one request arrives: at most one, not exactly one.
+      expect(stub.requests.length).toBeLessThanOrEqual(1);
     } finally {
       await c.close().catch(() => {});
       await stub.close();

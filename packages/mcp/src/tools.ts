@@ -89,6 +89,7 @@ const TITLES: Record<string, string> = {
   getAuthSelf: 'Who am I',
   getVersion: 'Server version',
   getDashboardSummary: 'Dashboard summary',
+  getDashboardOverview: 'Dashboard overview',
   getIssuerChain: 'Issuer CA chain',
   getCertificateKeyData: 'Certificate key data',
   exportCertificatePkcs12: 'Export certificate as PKCS#12',

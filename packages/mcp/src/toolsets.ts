@@ -81,6 +81,7 @@ export const CLASSES: Record<string, ToolClass> = {
   getCertificateKeyData: r('inventory'),
   exportCertificate: r('inventory'),
   getDashboardSummary: r('inventory'),
+  getDashboardOverview: r('inventory'),
   listOwners: r('inventory'),
   getOwner: r('inventory'),
   listTeams: r('inventory'),

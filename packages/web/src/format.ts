@@ -37,27 +37,6 @@ export function exactDate(value: string | Date | null | undefined): string {
   return `${exact.format(date)} (${exact.resolvedOptions().timeZone}) — ${date.toISOString()}`;
 }
 
-/** Buckets expiry instants into `weeks` weekly bins starting at `now` (for the timeline chart). */
-export function expiryBuckets(
-  instants: readonly string[],
-  now: Date,
-  days = 90,
-  binDays = 7,
-): { start: Date; end: Date; count: number }[] {
-  const bins: { start: Date; end: Date; count: number }[] = [];
-  for (let offset = 0; offset < days; offset += binDays) {
-    const start = new Date(now.getTime() + offset * 86_400_000);
-    const end = new Date(now.getTime() + Math.min(offset + binDays, days) * 86_400_000);
-    bins.push({ start, end, count: 0 });
-  }
-  for (const instant of instants) {
-    const time = new Date(instant).getTime();
-    const bin = bins.find((b) => time >= b.start.getTime() && time < b.end.getTime());
-    if (bin) bin.count += 1;
-  }
-  return bins;
-}
-
 /** Some routes type their timestamps loosely; this makes one a string (or null) for DateTime. */
 export function iso(value: unknown): string | null {
   if (value === null || value === undefined) return null;

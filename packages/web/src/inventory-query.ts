@@ -26,6 +26,8 @@ export function inventoryQuery(search: InventorySearch) {
           ...(search.issuer_id ? { issuer_id: search.issuer_id } : {}),
           ...(search.team_id ? { team_id: search.team_id } : {}),
           ...(search.environment ? { environment: search.environment } : {}),
+          ...(search.expires_after ? { expires_after: search.expires_after } : {}),
+          ...(search.expires_before ? { expires_before: search.expires_before } : {}),
           ...(search.sort ? { sort: search.sort } : {}),
           ...(search.order ? { order: search.order } : {}),
         },

@@ -192,6 +192,21 @@ export function Actor({ names, type, id }: { names: Names | undefined; type: str
   return <Named names={names} kind={ref[0]} id={id} />;
 }
 
+/** The records an audit event names: its resource and, for a user or an agent, its actor. */
+export function auditRefs(e: {
+  resource_type: string;
+  resource_id: string;
+  actor_type: string;
+  actor: string;
+}) {
+  const refs: Ref[] = [];
+  const kind = kindOfResource(e.resource_type);
+  if (kind) refs.push([kind, e.resource_id]);
+  const actor = actorRef(e.actor_type, e.actor);
+  if (actor) refs.push(actor);
+  return refs;
+}
+
 /** The named kind of an audit event's `resource_type`, where it has one. */
 export function kindOfResource(resourceType: string): NamedKind | null {
   const kind = resourceType as NamedKind;

@@ -7,6 +7,7 @@ import {
 } from '@tanstack/react-router';
 import { Shell } from './components/shell';
 import { inventoryQuery } from './inventory-query';
+import { instant, parseHealthCheckSearch, parseJobSearch, parseNotificationSearch } from './list-search';
 import { queryClient } from './query-client';
 
 // Every page is its own chunk (src/pages/<name>.tsx, default export), loaded on first visit.
@@ -64,6 +65,9 @@ export interface InventorySearch {
   issuer_id?: string;
   team_id?: string;
   environment?: string;
+  /** Latest version expires at or after / strictly before (ISO instants; the dashboard's bins). */
+  expires_after?: string;
+  expires_before?: string;
   sort?: (typeof CERT_SORTS)[number];
   order?: 'asc' | 'desc';
   /** The columns shown, in order (components/inventory-columns.tsx). */
@@ -87,6 +91,10 @@ export function parseInventorySearch(search: Record<string, unknown>): Inventory
         : []
   ).filter((s): s is CertStatus => (CERT_STATUSES as readonly unknown[]).includes(s));
   if (statuses.length > 0) out.status = [...new Set(statuses)];
+  for (const key of ['expires_after', 'expires_before'] as const) {
+    const value = instant(search[key]);
+    if (value) out[key] = value;
+  }
   if ((CERT_SORTS as readonly unknown[]).includes(search.sort))
     out.sort = search.sort as InventorySearch['sort'];
   if (search.order === 'asc' || search.order === 'desc') out.order = search.order;
@@ -150,12 +158,14 @@ const targetsRoute = createRoute({
 const jobsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/jobs',
+  validateSearch: parseJobSearch,
   component: page(() => import('./pages/jobs')),
 });
 
 const notificationListRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/notifications',
+  validateSearch: parseNotificationSearch,
   component: page(() => import('./pages/notifications')),
 });
 
@@ -258,6 +268,7 @@ const discoveredRoute = createRoute({
 const healthChecksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/health-checks',
+  validateSearch: parseHealthCheckSearch,
   component: page(() => import('./pages/health-checks')),
 });
 

@@ -101,10 +101,53 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     await page.keyboard.press('Control+k');
     await search.fill('Palette CA');
     await page.getByRole('option', { name: /Palette CA.*Issuer/ }).waitFor();
+    // A serial number as openssl prints it (upper case, colon-separated) finds its certificate.
+    const versions = await api('GET', `/api/v1/certificates/${certificateId}/versions`);
+    const serial: string = versions.data[0].serial_number;
+    await search.fill(
+      serial
+        .toUpperCase()
+        .match(/.{1,2}/g)!
+        .join(':'),
+    );
+    await page.getByRole('option', { name: /palette-web \(serial .*Certificate/ }).waitFor();
     await search.fill('scan targets');
     await page.getByRole('option', { name: /Scan targets.*Monitoring/ }).waitFor();
     await search.press('Enter');
     await page.waitForURL('**/discovery/targets');
+  });
+
+  it('links each dashboard figure to the list that shows the same number', async () => {
+    await go('/');
+    const byTeam = page.getByRole('region', { name: 'Certificates by team' });
+    await byTeam.getByRole('listitem').filter({ hasText: 'Palette Team' }).getByText('2').waitFor();
+    await byTeam.getByRole('link', { name: 'Palette Team' }).click();
+    await page.waitForURL(/team_id=/);
+    await page.getByText('Page 1 of 1 · 2 in all').waitFor();
+
+    // The week both certificates expire in: its link opens the inventory filtered to that week.
+    await go('/');
+    const timeline = page.getByRole('region', { name: /Expiry timeline/ });
+    await timeline.getByRole('link', { name: /: 2 certificates$/ }).click();
+    await page.waitForURL(/expires_before=/);
+    await page.getByText('Page 1 of 1 · 2 in all').waitFor();
+    await page.getByText(/^Expiring from/).waitFor();
+    await accessible(page, 'inventory-expiry-window');
+    await page.getByRole('button', { name: 'Remove the expiry filter' }).click();
+    await page.waitForURL((url) => !url.search.includes('expires_before'));
+
+    // Problems come first and link to filtered lists; the renewal figures open the job list.
+    await go('/');
+    await page.getByRole('heading', { name: 'Renewals', level: 2 }).waitFor();
+    const headings = await page.getByRole('main').getByRole('heading', { level: 2 }).allTextContents();
+    expect(headings.slice(0, 2)).toEqual(['Needs attention', 'Expiry timeline (next 13 weeks)']);
+    await page
+      .getByRole('region', { name: 'Renewals' })
+      .getByRole('link', { name: '0', exact: true })
+      .first()
+      .click();
+    await page.waitForURL(/\/jobs\?.*type=Renewal/);
+    expect(await page.getByLabel('Type').inputValue()).toBe('Renewal');
   });
 
   it('shows an unknown address inside the shell, with the way back to the dashboard', async () => {

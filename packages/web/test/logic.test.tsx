@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, apiKey, authHeaders, csrfToken, fillPath, queryString } from '../src/api';
 import { ErrorBox } from '../src/components/common';
 import { ExpiryChart } from '../src/components/expiry-chart';
-import { expiryBuckets } from '../src/format';
 import { parseInventorySearch } from '../src/router';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -68,31 +67,33 @@ describe('inventory filters from the URL', () => {
 });
 
 describe('the expiry chart', () => {
-  const now = new Date('2026-01-01T00:00:00Z');
-  it('buckets expiries into weeks of the next 90 days and leaves out the rest', () => {
-    const bins = expiryBuckets(
-      [
-        '2026-01-02T00:00:00Z',
-        '2026-01-03T00:00:00Z',
-        '2026-02-01T00:00:00Z',
-        '2026-06-01T00:00:00Z',
-        '2025-12-01T00:00:00Z',
-      ],
-      now,
-    );
-    expect(bins).toHaveLength(13);
-    expect(bins[0]?.count).toBe(2);
-    expect(bins.reduce((sum, b) => sum + b.count, 0)).toBe(3);
+  const week = (i: number, count: number) => ({
+    start: new Date(Date.UTC(2026, 0, 1 + 7 * i)),
+    end: new Date(Date.UTC(2026, 0, 8 + 7 * i)),
+    count,
   });
 
   it('renders an accessible SVG: role img, title, description naming the counts', () => {
-    const host = render(<ExpiryChart bins={expiryBuckets(['2026-01-02T00:00:00Z'], now)} />);
+    const host = render(
+      <ExpiryChart bins={[week(0, 1), ...Array.from({ length: 12 }, (_, i) => week(i + 1, 0))]} />,
+    );
     const svg = host.querySelector('svg');
     expect(svg?.getAttribute('role')).toBe('img');
     const labelled = (svg?.getAttribute('aria-labelledby') ?? '').split(' ');
     expect(labelled).toHaveLength(2);
-    expect(host.querySelector('title')?.textContent).toMatch(/next 90 days/);
-    expect(host.querySelector('desc')?.textContent).toMatch(/^1 certificates expire/);
+    expect(host.querySelector('title')?.textContent).toMatch(/next 13 weeks/);
+    expect(host.querySelector('desc')?.textContent).toMatch(/^1 certificate expires in the next 13 weeks/);
+    expect(host.querySelectorAll('rect.bar')).toHaveLength(13);
+  });
+
+  it('draws one bar per bin with its count', () => {
+    const host = render(<ExpiryChart bins={[week(0, 3), week(1, 0), week(2, 5)]} />);
+    expect([...host.querySelectorAll('g[data-count]')].map((g) => g.getAttribute('data-count'))).toEqual([
+      '3',
+      '0',
+      '5',
+    ]);
+    expect(host.querySelector('desc')?.textContent).toMatch(/^8 certificates expire/);
   });
 });
 

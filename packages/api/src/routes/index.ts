@@ -12,6 +12,7 @@ import { bulkRoutes } from './bulk.js';
 import { certificateDetailsRoutes } from './certificate-details.js';
 import { certificateRoutes } from './certificates.js';
 import { crlPublicationRoutes } from './crl-publication.js';
+import { dashboardRoutes } from './dashboard.js';
 import { discoveryRoutes } from './discovery.js';
 import { estAdminRoutes } from './est-admin.js';
 import { healthCheckRoutes } from './health-checks.js';
@@ -41,6 +42,7 @@ export function featureRoutes(services: Services, servers: ProtocolServers): Rou
     targetRoutes,
     jobRoutes,
     notificationRoutes,
+    dashboardRoutes,
     webhookRoutes,
     auditRoutes,
     // Bulk routes before certificates: `/certificates/bulk-*` must never reach `{id}`.

@@ -9,9 +9,7 @@ import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { envelope, idParams } from './crud.js';
 
-const countsSchema = z.record(z.string(), z.number().int());
-
-/** Notification events and the dashboard summary. */
+/** Notification events. */
 export function notificationRoutes(services: Services): RouteSpec[] {
   const notifications = services.notifications;
   return [
@@ -85,64 +83,6 @@ export function notificationRoutes(services: Services): RouteSpec[] {
         status: 200,
         body: await notifications.markRead(actorOf(principal), params.id),
       }),
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/v1/dashboard/summary',
-      operationId: 'getDashboardSummary',
-      permission: 'cert.read',
-      summary:
-        'Counts for the dashboard: certificates by status and expiring soon, agents by status, jobs by status, notifications by status (dead included)',
-      tags: ['dashboard'],
-      responses: {
-        200: {
-          description: 'summary',
-          schema: z.object({
-            certificates: z.object({
-              by_status: countsSchema,
-              total: z.number().int(),
-              expiring_soon: z
-                .number()
-                .int()
-                .describe('Active or Expiring, latest version expiring within expiring_soon_days from now'),
-              expiring_soon_days: z.number().int(),
-              estimated: z
-                .boolean()
-                .describe('true when a figure is an estimate (more than 1,000 certificates matched it)'),
-            }),
-            agents: countsSchema,
-            jobs: countsSchema,
-            notifications: countsSchema,
-            dead_notifications: z.number().int(),
-            undeliverable_notifications: z
-              .number()
-              .int()
-              .describe(
-                'notifications no configured channel delivers (no SMTP settings, webhook deleted or disabled)',
-              ),
-          }),
-        },
-      },
-      handle: async () => {
-        const [certificates, agents, byStatus, jobs] = await Promise.all([
-          services.certificates.summary(),
-          services.agents.summary(),
-          notifications.countByStatus(),
-          services.jobs.countByStatus(),
-        ]);
-        return {
-          status: 200,
-          body: {
-            certificates,
-            agents,
-            jobs,
-            notifications: byStatus,
-            dead_notifications: byStatus.dead,
-            undeliverable_notifications: byStatus.undeliverable,
-          },
-          headers: { 'cache-control': 'no-store' },
-        };
-      },
     }),
   ];
 }

@@ -3946,6 +3946,28 @@ export const operationSpecs = [
     ]
   },
   {
+    "operationId": "getDashboardOverview",
+    "method": "GET",
+    "path": "/api/v1/dashboard/overview",
+    "summary": "Expiry timeline by week, certificates by issuer and team, renewals due this week and the renewal success rate of the last 7 days",
+    "tags": [
+      "dashboard"
+    ],
+    "admin": false,
+    "public": false,
+    "pathParams": [],
+    "queryParams": [],
+    "body": null,
+    "success": [
+      {
+        "status": 200,
+        "contentTypes": [
+          "application/json"
+        ]
+      }
+    ]
+  },
+  {
     "operationId": "getDashboardSummary",
     "method": "GET",
     "path": "/api/v1/dashboard/summary",
@@ -5507,6 +5529,17 @@ export const operationSpecs = [
         }
       },
       {
+        "name": "serial",
+        "required": false,
+        "description": "a serial number some version carries, in hex as openssl prints it (colons allowed)",
+        "schema": {
+          "description": "a serial number some version carries, in hex as openssl prints it (colons allowed)",
+          "type": "string",
+          "maxLength": 128,
+          "pattern": "^[0-9a-fA-F:\\s]+$"
+        }
+      },
+      {
         "name": "sort",
         "required": false,
         "description": "default created_at",
@@ -6165,6 +6198,22 @@ export const operationSpecs = [
           "type": "string",
           "minLength": 1,
           "maxLength": 128
+        }
+      },
+      {
+        "name": "completed_after",
+        "required": false,
+        "description": "finished at or after (RFC 3339)",
+        "schema": {
+          "description": "finished at or after (RFC 3339)",
+          "anyOf": [
+            {},
+            {
+              "type": "string",
+              "format": "date-time",
+              "pattern": "^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
+            }
+          ]
         }
       }
     ],

@@ -1110,6 +1110,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboard/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Expiry timeline by week, certificates by issuer and team, renewals due this week and the renewal success rate of the last 7 days */
+        get: operations["getDashboardOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard/summary": {
         parameters: {
             query?: never;
@@ -9442,6 +9459,8 @@ export interface operations {
                 renewal_policy_id?: string;
                 /** @description case-insensitive substring of name, common_name or any SAN */
                 search?: string;
+                /** @description a serial number some version carries, in hex as openssl prints it (colons allowed) */
+                serial?: string;
                 /** @description default created_at */
                 sort?: "name" | "common_name" | "status" | "expires_at" | "created_at" | "updated_at";
                 /** @description "" selects certificates of unspecified provenance */
@@ -11752,6 +11771,115 @@ export interface operations {
             };
             /** @description a Content-Type other than application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too many failed API keys from this client */
+            429: {
+                headers: {
+                    /** @description seconds until the client may retry */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error; the detail is fixed and the cause is logged with the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description storage or another dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description overview */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        as_of: unknown;
+                        /** @description all certificates per issuer, largest first */
+                        by_issuer: {
+                            /** @description true when the count is the database estimate (more than 1,000 matched) */
+                            estimated: boolean;
+                            id: string;
+                            name: string;
+                            total: number;
+                        }[];
+                        /** @description all certificates per team, largest first */
+                        by_team: {
+                            /** @description true when the count is the database estimate (more than 1,000 matched) */
+                            estimated: boolean;
+                            id: string;
+                            name: string;
+                            total: number;
+                        }[];
+                        /** @description Active, Expiring, RenewalInProgress or Failed certificates whose latest version expires in [starts_at, ends_at), 13 weekly bins from now */
+                        expiry_timeline: {
+                            ends_at: unknown;
+                            /** @description true when the count is the database estimate (more than 1,000 matched) */
+                            estimated: boolean;
+                            starts_at: unknown;
+                            total: number;
+                        }[];
+                        /** @description issuers not counted (beyond the first 12) */
+                        issuers_more: number;
+                        renewals: {
+                            completed_last_7_days: number;
+                            /** @description live certificates expiring within 7 days */
+                            due_this_week: {
+                                /** @description true when the count is the database estimate (more than 1,000 matched) */
+                                estimated: boolean;
+                                total: number;
+                            };
+                            failed_last_7_days: number;
+                            /** @description completed / (completed + failed); null when none finished */
+                            success_rate: number | null;
+                        };
+                        /** @description teams not counted (beyond the first 12) */
+                        teams_more: number;
+                    };
+                };
+            };
+            /** @description missing or wrong API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the caller lacks the permission cert.read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14972,6 +15100,8 @@ export interface operations {
             query?: {
                 agent_id?: string;
                 certificate_id?: string;
+                /** @description finished at or after (RFC 3339) */
+                completed_after?: unknown | string;
                 page?: number;
                 per_page?: number;
                 /** @description comma-separated job statuses */

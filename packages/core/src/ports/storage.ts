@@ -149,6 +149,11 @@ export interface CertificateFilter {
   expiresAfter?: Date;
   /** Case-insensitive substring of name, common_name or any SAN. */
   search?: string;
+  /**
+   * Some version (any issuer) has this serial number: lowercase hex without separators or
+   * leading zeros (a stored serial with zero padding matches too).
+   */
+  serial?: string;
 }
 
 export interface CertificateListQuery extends CertificateFilter, PageRequest {
@@ -493,6 +498,8 @@ export interface JobListQuery extends PageRequest {
   certificate_id?: string;
   target_id?: string;
   agent_id?: string;
+  /** Finished (completed_at set) at or after this instant. */
+  completed_after?: Date;
 }
 
 export interface JobRepository extends Omit<CrudRepository<Job, NewJob, JobPatch>, 'delete'>, Lockable<Job> {

@@ -17,7 +17,7 @@ import type { AuditService } from './audit.js';
 import { decodeCursor, encodeCursor, queryDigest } from './certificate-cursor.js';
 import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
-import { invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
+import { instantSchema, invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
 import { checkRecordNamesAgainstProfile } from './issuance/profile-rules.js';
 import { pageQuerySchema } from './paging.js';
 import type { PolicyEvaluationService } from './policies.js';
@@ -89,8 +89,6 @@ const statusListSchema = z.preprocess(
   z.array(certificateStatusSchema).min(1),
 );
 
-const instantSchema = z.union([z.date(), z.iso.datetime({ offset: true }).transform((s) => new Date(s))]);
-
 export const CERTIFICATE_SORT_FIELDS = [
   'name',
   'common_name',
@@ -117,6 +115,18 @@ export const certificateListSchema = pageQuerySchema.extend({
     .max(255)
     .optional()
     .describe('case-insensitive substring of name, common_name or any SAN'),
+  serial: z
+    .string()
+    .max(128)
+    .regex(/^[0-9a-fA-F:\s]+$/, 'hexadecimal digits, optionally separated by colons')
+    .transform((v) =>
+      v
+        .replace(/[:\s]/g, '')
+        .toLowerCase()
+        .replace(/^0+(?=.)/, ''),
+    )
+    .optional()
+    .describe('a serial number some version carries, in hex as openssl prints it (colons allowed)'),
   sort: z.enum(CERTIFICATE_SORT_FIELDS).optional().describe('default created_at'),
   order: z.enum(['asc', 'desc']).optional().describe('default desc for created_at, asc otherwise'),
   cursor: z
@@ -266,6 +276,7 @@ export class CertificateService {
       expiresBefore: q.expires_before,
       expiresAfter: q.expires_after,
       search: q.search,
+      serial: q.serial,
       sort: q.sort,
       order: q.order,
     };

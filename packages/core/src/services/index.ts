@@ -13,6 +13,7 @@ import { BreakglassService, type BreakglassSettings } from './breakglass.js';
 import { BulkService } from './bulk.js';
 import { CertificateService } from './certificates.js';
 import type { ServiceDeps } from './context.js';
+import { DashboardService } from './dashboard.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery.js';
 import { type HealthCheckOptions, HealthCheckService } from './health-checks.js';
 import { IssuerService } from './issuers.js';
@@ -43,6 +44,8 @@ export interface Services {
   /** Webhook targets of alert notifications, their test action and the private-range allowlist. */
   readonly webhooks: WebhookNotificationService;
   readonly certificates: CertificateService;
+  /** Dashboard figures: expiry timeline, certificates by issuer and team, renewals this week. */
+  readonly dashboard: DashboardService;
   readonly issuers: IssuerService;
   readonly owners: OwnerService;
   /** Names of related records by id, several kinds in one call. */
@@ -153,6 +156,7 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     notifications,
     webhooks: new WebhookNotificationService(deps, audit, notifications, options.webhooks),
     certificates: new CertificateService(deps, audit, policyEvaluation, revocation),
+    dashboard: new DashboardService(deps),
     issuers,
     owners: new OwnerService(deps, audit),
     names: new NameService(deps),

@@ -62,6 +62,12 @@ export const booleanFlag = z.union([
  * A list of values: an array in-process, `a,b` or a repeated parameter in a query string.
  * Empty entries are dropped; at least one value must remain and each must pass `item`.
  */
+/** An instant in a query: a Date, or an RFC 3339 date-time with an offset. */
+export const instantSchema = z.union([
+  z.date(),
+  z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
+]);
+
 export const commaList = <T extends z.ZodType>(item: T) =>
   z.preprocess(
     (value) =>

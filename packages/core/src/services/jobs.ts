@@ -18,7 +18,7 @@ import {
   type ServiceDeps,
   SYSTEM_ACTOR,
 } from './context.js';
-import { commaList, definedFields, parseInput } from './input.js';
+import { commaList, definedFields, instantSchema, parseInput } from './input.js';
 import { AGENT_JOB_TYPES, VALIDATION_KINDS } from './job-kinds.js';
 import type { NotificationService } from './notifications.js';
 import { type Paged, paged, pageQuerySchema, storagePage } from './paging.js';
@@ -58,6 +58,7 @@ export const jobListSchema = pageQuerySchema.extend({
   certificate_id: recordId.optional(),
   target_id: recordId.optional(),
   agent_id: recordId.optional(),
+  completed_after: instantSchema.optional().describe('finished at or after (RFC 3339)'),
 });
 export type JobListRequest = z.input<typeof jobListSchema>;
 

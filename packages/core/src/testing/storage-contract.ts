@@ -524,6 +524,32 @@ export function describeStorageContract(
         expect((await s.certificates.list({ search: name })).total).toBe(0);
       });
 
+      it('finds a certificate by the serial number of any of its versions, padded or not (serial filter)', async () => {
+        const r = await refs();
+        const cert = await s.certificates.create({
+          ...r.base,
+          name: `serial-${r.tag}`,
+          common_name: `serial-${r.tag}.example.test`,
+        });
+        const notAfter = new Date(Date.now() + 30 * DAY);
+        // The tag is hex (a UUID's first 8 digits); one serial stored with DER zero padding.
+        await s.versions.create(versionInput(cert.id, r.issuer.id, notAfter, `00ab${r.tag}`));
+        await s.versions.create(versionInput(cert.id, r.issuer.id, notAfter, `cd${r.tag}`));
+        const found = async (serial: string) =>
+          (await s.certificates.list({ serial })).items.map((c) => c.id);
+        expect(await found(`ab${r.tag}`)).toEqual([cert.id]);
+        expect(await found(`cd${r.tag}`)).toEqual([cert.id]);
+        expect(await found(`ef${r.tag}`)).toEqual([]);
+        expect(await s.certificates.count({ serial: `ab${r.tag}`, issuer_id: r.issuer.id })).toEqual({
+          total: 1,
+          estimated: false,
+        });
+        expect(await s.certificates.count({ serial: `ab${r.tag}`, status: 'Revoked' })).toEqual({
+          total: 0,
+          estimated: false,
+        });
+      });
+
       it('inside a transaction, certificates created with their first version are seen by every later call, stored in order, and a taken serial fails the transaction', async () => {
         const r = await refs();
         const notAfter = new Date(Date.now() + 30 * DAY);
@@ -1418,6 +1444,23 @@ export function describeStorageContract(
             status,
             n: (await s.jobs.list({ status, perPage: 1 })).total,
           });
+      });
+
+      it('lists jobs finished at or after an instant (completed_after)', async () => {
+        const [early, late, open] = await s.jobs.createMany([
+          { type: 'Validation' as const },
+          { type: 'Validation' as const },
+          { type: 'Validation' as const },
+        ]);
+        const at = new Date('2031-03-01T00:00:00Z');
+        await s.jobs.update(early!.id, { status: 'Failed', completed_at: new Date(at.getTime() - 1000) });
+        await s.jobs.update(late!.id, { status: 'Failed', completed_at: at });
+        const ids = (await s.jobs.list({ type: 'Validation', completed_after: at, perPage: 500 })).items.map(
+          (j) => j.id,
+        );
+        expect(ids).toContain(late!.id);
+        expect(ids).not.toContain(early!.id);
+        expect(ids).not.toContain(open!.id);
       });
 
       it('re-claims a job whose lease expired and fails it once attempts are used up', async () => {

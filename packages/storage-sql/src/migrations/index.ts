@@ -27,6 +27,7 @@ import { webhookUrlSealed } from './0028_webhook_url_sealed.js';
 import { undeliverableNotifications } from './0029_undeliverable_notifications.js';
 import { keyring } from './0034_keyring.js';
 import { profileShortLived } from './0037_profile_short_lived.js';
+import { versionSerialIndex } from './0038_version_serial_index.js';
 import { columnTypes, type Migration } from './types.js';
 
 export type { ColumnTypes, Migration } from './types.js';
@@ -63,6 +64,7 @@ export const MIGRATIONS: readonly Migration[] = [
   undeliverableNotifications,
   keyring,
   profileShortLived,
+  versionSerialIndex,
 ];
 
 /** Advisory lock key shared by every certwright instance (PostgreSQL takes a bigint). */

@@ -165,6 +165,17 @@ function applyFilter<O>(
         .where('certificates.search_text', 'like', likeContains(indexedSearch))
         .where(sql<boolean>`strpos(certificates.search_text, ${f.search.toLowerCase()}) > 0`);
   }
+  if (f.serial !== undefined) {
+    // Serials are stored as the DER integer's hex, which may carry one or two padding zeros.
+    const bare = f.serial.replace(/^0+(?=.)/, '');
+    const spellings = [bare, `0${bare}`, `00${bare}`, `000${bare}`];
+    q = q.where('certificates.id', 'in', (eb: ExpressionBuilder<Database, 'certificates'>) =>
+      eb
+        .selectFrom('certificate_versions')
+        .select('certificate_versions.certificate_id')
+        .where('certificate_versions.serial_number', 'in', spellings),
+    );
+  }
   if (f.agent_id !== undefined) {
     const agentId = f.agent_id;
     q = q.where((eb: ExpressionBuilder<Database, 'certificates'>) =>

@@ -123,6 +123,7 @@ export function jobRepository(ctx: Ctx): JobRepository {
       if (query.certificate_id !== undefined) base = base.where('certificate_id', '=', query.certificate_id);
       if (query.target_id !== undefined) base = base.where('target_id', '=', query.target_id);
       if (query.agent_id !== undefined) base = base.where('agent_id', '=', query.agent_id);
+      if (query.completed_after !== undefined) base = base.where('completed_at', '>=', query.completed_after);
       return listPage(base, query, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), toJob);
     },
     countByStatus() {

@@ -27,6 +27,9 @@ function useSettled(value: string, ms = 200): string {
   return settled;
 }
 
+/** Six or more hex digits, optionally in colon-separated pairs: what openssl prints as a serial. */
+const SERIAL = /^(?:[0-9a-f]{6,}|[0-9a-f]{2}(?::[0-9a-f]{2}){2,})$/i;
+
 /** The records matching `term` that the caller may read, a few of each kind. */
 function useRecordHits(term: string, open: boolean): { hits: Hit[]; busy: boolean } {
   const certs = usePermission('cert.read').allowed;
@@ -41,6 +44,12 @@ function useRecordHits(term: string, open: boolean): { hits: Hit[]; busy: boolea
       queryKey: ['palette', 'certificates', term],
       enabled: on && certs,
       queryFn: () => api.get('/api/v1/certificates', { query: { ...page, search: term } }),
+    }),
+    // A term that reads as a serial number (hex, colons allowed) is looked up as one too.
+    bySerial: useQuery({
+      queryKey: ['palette', 'serial', term],
+      enabled: on && certs && SERIAL.test(term),
+      queryFn: () => api.get('/api/v1/certificates', { query: { ...page, serial: term } }),
     }),
     owners: useQuery({
       queryKey: ['palette', 'owners', term],
@@ -74,6 +83,15 @@ function useRecordHits(term: string, open: boolean): { hits: Hit[]; busy: boolea
       to: '/certificates/$id',
       params: { id: c.id },
     })),
+    ...(q.bySerial.data?.data ?? [])
+      .filter((c) => !(q.certs.data?.data ?? []).some((other) => other.id === c.id))
+      .map((c) => ({
+        key: `serial-${c.id}`,
+        label: `${c.name} (serial ${term})`,
+        kind: 'Certificate',
+        to: '/certificates/$id',
+        params: { id: c.id },
+      })),
     ...(q.issuers.data?.data ?? []).map((i) => ({
       key: `issuer-${i.id}`,
       label: i.name,
@@ -106,7 +124,7 @@ function useRecordHits(term: string, open: boolean): { hits: Hit[]; busy: boolea
 
 /**
  * Ctrl-K (⌘K) opens a search over the pages and the records behind them: certificates by name,
- * CN or SAN, issuers, owners, teams and agents. Arrow keys choose, Enter opens, Escape closes.
+ * CN, SAN or serial number, issuers, owners, teams and agents. Arrow keys choose, Enter opens, Escape closes.
  */
 export function CommandPalette({ groups }: { groups: readonly NavGroup[] }) {
   const dialog = useRef<HTMLDialogElement>(null);

@@ -66,14 +66,17 @@ export function Section({
   title,
   children,
   actions,
+  className,
 }: {
   title: string;
   children: ReactNode;
   actions?: ReactNode;
+  /** `wide` spans the whole row of a grid. */
+  className?: string;
 }) {
   const id = useId();
   return (
-    <section className="card" aria-labelledby={id}>
+    <section className={className ? `card ${className}` : 'card'} aria-labelledby={id}>
       <div className="card-head">
         <h2 id={id}>{title}</h2>
         {actions}

@@ -2,8 +2,8 @@ import { useId } from 'react';
 import { formatDate } from '../format';
 
 /**
- * Certificates expiring per week over the next 90 days, as an SVG bar chart with a title,
- * a description and a data table alternative for screen readers (each bar is labelled too).
+ * Certificates expiring per week (the server's bins, GET /api/v1/dashboard/overview), as an SVG
+ * bar chart with a title and a description for screen readers (each bar is labelled too).
  */
 export function ExpiryChart({ bins }: { bins: { start: Date; end: Date; count: number }[] }) {
   const titleId = useId();
@@ -23,9 +23,10 @@ export function ExpiryChart({ bins }: { bins: { start: Date; end: Date; count: n
         aria-labelledby={`${titleId} ${descId}`}
         preserveAspectRatio="xMidYMid meet"
       >
-        <title id={titleId}>Certificates expiring in the next 90 days, by week</title>
+        <title id={titleId}>Certificates expiring in the next {bins.length} weeks, by week</title>
         <desc id={descId}>
-          {total} certificates expire in the next 90 days.{' '}
+          {total === 1 ? '1 certificate expires' : `${total} certificates expire`} in the next {bins.length}{' '}
+          weeks.{' '}
           {bins
             .filter((b) => b.count > 0)
             .map((b) => `${b.count} in the week from ${formatDate(b.start, false)}`)
@@ -73,7 +74,9 @@ export function ExpiryChart({ bins }: { bins: { start: Date; end: Date; count: n
           );
         })}
       </svg>
-      <figcaption className="muted">{total} expiring within 90 days · bars are weeks from today</figcaption>
+      <figcaption className="muted">
+        {total} expiring within {bins.length} weeks · bars are weeks from now
+      </figcaption>
     </figure>
   );
 }

@@ -5,7 +5,7 @@ import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, Loading } from '../components/common';
 import { DataTable, Pager } from '../components/table';
 import { download } from '../download';
-import { Actor, actorRef, kindOfResource, type Ref, Resource, useNames } from '../names';
+import { Actor, auditRefs, Resource, useNames } from '../names';
 
 type Category = 'cert_lifecycle' | 'auth' | 'config';
 const PER_PAGE = 50;
@@ -22,14 +22,7 @@ export default function Audit() {
     queryFn: () =>
       api.get('/api/v1/audit', { query: { page, per_page: PER_PAGE, ...(category ? { category } : {}) } }),
   });
-  const names = useNames(events.data?.data, (e) => {
-    const refs: Ref[] = [];
-    const kind = kindOfResource(e.resource_type);
-    if (kind) refs.push([kind, e.resource_id]);
-    const actor = actorRef(e.actor_type, e.actor);
-    if (actor) refs.push(actor);
-    return refs;
-  });
+  const names = useNames(events.data?.data, auditRefs);
   const exportTrail = async () => {
     setExportError(null);
     try {

@@ -15,6 +15,7 @@ import {
 } from '../components/inventory-columns';
 import { NewCertificate } from '../components/new-certificate';
 import { DataTable, Pager } from '../components/table';
+import { formatDate } from '../format';
 import { INVENTORY_PER_PAGE, inventoryQuery } from '../inventory-query';
 import { useNames } from '../names';
 import { CERT_STATUSES, type InventorySearch } from '../router';
@@ -46,7 +47,9 @@ export default function Certificates() {
     event.preventDefault();
     void update({ search: text.trim() || undefined });
   };
-  const status = search.status?.[0] ?? '';
+  // Several statuses come only from a link (the dashboard's timeline): shown as one choice.
+  const several = (search.status?.length ?? 0) > 1 ? search.status!.join(', ') : null;
+  const status = several ? 'several' : (search.status?.[0] ?? '');
   return (
     <>
       <h1>Certificates</h1>
@@ -62,11 +65,17 @@ export default function Certificates() {
             value={status}
             onChange={(e) =>
               void update({
-                status: e.target.value ? [e.target.value as (typeof CERT_STATUSES)[number]] : undefined,
+                status:
+                  e.target.value === 'several'
+                    ? search.status
+                    : e.target.value
+                      ? [e.target.value as (typeof CERT_STATUSES)[number]]
+                      : undefined,
               })
             }
           >
             <option value="">Any</option>
+            {several ? <option value="several">{several}</option> : null}
             {CERT_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s}
@@ -98,6 +107,31 @@ export default function Certificates() {
         </button>
       </form>
       <RecordFilters search={search} names={names} onRemove={(key) => void update({ [key]: undefined })} />
+      {search.expires_after || search.expires_before ? (
+        <p className="record-filters">
+          Expiring
+          {search.expires_after ? (
+            <>
+              {' '}
+              from <strong>{formatDate(search.expires_after)}</strong>
+            </>
+          ) : null}
+          {search.expires_before ? (
+            <>
+              {' '}
+              before <strong>{formatDate(search.expires_before)}</strong>
+            </>
+          ) : null}{' '}
+          <button
+            type="button"
+            className="button small"
+            aria-label="Remove the expiry filter"
+            onClick={() => void update({ expires_after: undefined, expires_before: undefined })}
+          >
+            ×
+          </button>
+        </p>
+      ) : null}
       <ColumnChooser value={shown} onChange={setColumns} />
       {list.isPending ? <Loading what="Loading certificates" /> : null}
       {list.isError ? <ErrorBox error={list.error} /> : null}

@@ -1,13 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { useMemo } from 'react';
-import { api } from '../api';
+import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
 import { DateTime, ErrorBox, Loading, Section, StatusBadge } from '../components/common';
 import { ExpiryChart } from '../components/expiry-chart';
-import { relativeTime } from '../expiry';
-import { expiryBuckets } from '../format';
-import { CERT_STATUSES } from '../router';
+import { formatDate, iso } from '../format';
+import { Actor, auditRefs, Resource, useNames } from '../names';
+import { CERT_STATUSES, type CertStatus } from '../router';
+
+type Overview = Response200<'/api/v1/dashboard/overview'>;
+type Summary = Response200<'/api/v1/dashboard/summary'>;
+type Health = Response200<'/api/v1/health-checks/summary'>;
+
+/** The statuses the timeline and "due this week" count (the server's LIVE_STATUSES). */
+const LIVE: CertStatus[] = ['Active', 'Expiring', 'RenewalInProgress', 'Failed'];
+const WEEK = 7 * 86_400_000;
 
 function Query<T>({
   query,
@@ -21,14 +28,210 @@ function Query<T>({
   return <>{children(query.data as T)}</>;
 }
 
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+/** "about" where the database estimated a count (more than 1,000 matched). */
+const approx = (c: { total: number; estimated: boolean }) =>
+  `${c.estimated ? 'about ' : ''}${c.total.toLocaleString()}`;
+
+/** One problem, linking to the list that shows exactly what it counts. */
+type Problem = { label: string; count: number; link: (text: string) => React.ReactNode };
+
+/** Problems first: each non-zero count links to its filtered list; nothing shown when all is well. */
+function Problems({ summary, health }: { summary: Summary; health: Health | undefined }) {
+  const all: Problem[] = [
+    {
+      label: 'failed certificates',
+      count: summary.certificates.by_status.Failed ?? 0,
+      link: (text) => (
+        <Link to="/certificates" search={{ status: ['Failed'] }}>
+          {text}
+        </Link>
+      ),
+    },
+    {
+      label: 'failed jobs',
+      count: summary.jobs.Failed ?? 0,
+      link: (text) => (
+        <Link to="/jobs" search={{ status: 'Failed' }}>
+          {text}
+        </Link>
+      ),
+    },
+    {
+      label: 'dead notifications',
+      count: summary.dead_notifications,
+      link: (text) => (
+        <Link to="/notifications" search={{ status: 'dead' }}>
+          {text}
+        </Link>
+      ),
+    },
+    {
+      label: 'undeliverable notifications',
+      count: summary.undeliverable_notifications,
+      link: (text) => (
+        <Link to="/notifications" search={{ status: 'undeliverable' }}>
+          {text}
+        </Link>
+      ),
+    },
+    ...(['down', 'degraded', 'cert_mismatch'] as const).map((status) => ({
+      label: `endpoints ${status.replace('_', ' ')}`,
+      count: health?.by_status[status] ?? 0,
+      link: (text: string) => (
+        <Link to="/health-checks" search={{ status }}>
+          {text}
+        </Link>
+      ),
+    })),
+  ];
+  const problems = all.filter((p) => p.count > 0);
+  if (problems.length === 0) return <p className="ok-note">Nothing needs attention.</p>;
+  return (
+    <ul className="problems">
+      {problems.map((p) => (
+        <li key={p.label}>{p.link(`${p.count.toLocaleString()} ${p.label}`)}</li>
+      ))}
+    </ul>
+  );
+}
+
+function Timeline({ overview }: { overview: Overview }) {
+  const bins = overview.expiry_timeline.map((b) => ({
+    start: new Date(String(b.starts_at)),
+    end: new Date(String(b.ends_at)),
+    count: b.total,
+  }));
+  return (
+    <>
+      <ExpiryChart bins={bins} />
+      <ul className="week-links">
+        {overview.expiry_timeline
+          .filter((b) => b.total > 0)
+          .map((b) => (
+            <li key={iso(b.starts_at)}>
+              <Link
+                to="/certificates"
+                search={{
+                  status: LIVE,
+                  expires_after: iso(b.starts_at) ?? undefined,
+                  expires_before: iso(b.ends_at) ?? undefined,
+                  sort: 'expires_at',
+                  order: 'asc',
+                }}
+              >
+                {formatDate(iso(b.starts_at), false)} – {formatDate(iso(b.ends_at), false)}:{' '}
+                {plural(b.total, 'certificate')}
+                {b.estimated ? ' (estimate)' : ''}
+              </Link>
+            </li>
+          ))}
+      </ul>
+    </>
+  );
+}
+
+function Renewals({ overview }: { overview: Overview }) {
+  const r = overview.renewals;
+  const asOf = new Date(String(overview.as_of));
+  const since = new Date(asOf.getTime() - WEEK).toISOString();
+  return (
+    <dl className="facts">
+      <dt>Due this week</dt>
+      <dd>
+        <Link
+          to="/certificates"
+          search={{
+            status: LIVE,
+            expires_after: asOf.toISOString(),
+            expires_before: new Date(asOf.getTime() + WEEK).toISOString(),
+            sort: 'expires_at',
+            order: 'asc',
+          }}
+        >
+          {approx(r.due_this_week)} expiring within 7 days
+        </Link>
+      </dd>
+      <dt>Renewed in the last 7 days</dt>
+      <dd>
+        <Link to="/jobs" search={{ type: 'Renewal', status: 'Completed', completed_after: since }}>
+          {r.completed_last_7_days.toLocaleString()}
+        </Link>
+      </dd>
+      <dt>Failed in the last 7 days</dt>
+      <dd className={r.failed_last_7_days > 0 ? 'warn' : ''}>
+        <Link to="/jobs" search={{ type: 'Renewal', status: 'Failed', completed_after: since }}>
+          {r.failed_last_7_days.toLocaleString()}
+        </Link>
+      </dd>
+      <dt>Success rate</dt>
+      <dd>{r.success_rate === null ? 'no renewal finished' : `${Math.round(r.success_rate * 100)}%`}</dd>
+    </dl>
+  );
+}
+
+function Groups({
+  rows,
+  more,
+  kind,
+}: {
+  rows: Overview['by_issuer'];
+  more: number;
+  kind: 'issuer' | 'team';
+}) {
+  if (rows.length === 0) return <p className="muted">No {kind}s yet.</p>;
+  return (
+    <>
+      <ol className="plain">
+        {rows.map((g) => (
+          <li key={g.id}>
+            <Link to="/certificates" search={kind === 'issuer' ? { issuer_id: g.id } : { team_id: g.id }}>
+              {g.name}
+            </Link>{' '}
+            <span className="count">{approx(g)}</span>
+          </li>
+        ))}
+      </ol>
+      {more > 0 ? (
+        <p className="muted">
+          {plural(more, `more ${kind}`)} not counted here:{' '}
+          <Link to={kind === 'issuer' ? '/issuers' : '/teams'}>all {kind}s</Link>.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+function RecentAudit() {
+  const audit = useQuery({
+    queryKey: ['dashboard', 'audit'],
+    queryFn: () => api.get('/api/v1/audit', { query: { per_page: 8 } }),
+  });
+  const names = useNames(audit.data?.data, auditRefs);
+  return (
+    <Query query={audit}>
+      {(page) => (
+        <ol className="plain">
+          {page.data.map((event) => (
+            <li key={event.id}>
+              <DateTime value={String(event.occurred_at)} /> <strong>{event.action}</strong>{' '}
+              <span className="muted">
+                <Resource type={event.resource_type} id={event.resource_id} names={names} /> by{' '}
+                <Actor names={names} type={event.actor_type} id={event.actor} />
+              </span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </Query>
+  );
+}
+
 export default function Dashboard() {
   const certRead = usePermission('cert.read');
   const auditRead = usePermission('audit.read');
   const scanRead = usePermission('scan.read');
   const healthRead = usePermission('healthcheck.read');
-  // Taken once per mount, so the query keys stay stable while the page is open.
-  const now = useMemo(() => new Date(), []);
-  const horizon = useMemo(() => new Date(now.getTime() + 90 * 86_400_000), [now]);
 
   const byStatus = useQuery({
     queryKey: ['dashboard', 'by-status'],
@@ -41,20 +244,10 @@ export default function Dashboard() {
         }),
       ),
   });
-  const expiring = useQuery({
-    queryKey: ['dashboard', 'expiring', now.toISOString()],
+  const overview = useQuery({
+    queryKey: ['dashboard', 'overview'],
     enabled: certRead.allowed,
-    queryFn: () =>
-      api.get('/api/v1/certificates', {
-        query: {
-          expires_after: now.toISOString(),
-          expires_before: horizon.toISOString(),
-          status: ['Active', 'Expiring', 'RenewalInProgress', 'Failed'],
-          sort: 'expires_at',
-          order: 'asc',
-          per_page: 200,
-        },
-      }),
+    queryFn: () => api.get('/api/v1/dashboard/overview'),
   });
   const summary = useQuery({
     queryKey: ['dashboard', 'summary'],
@@ -71,16 +264,17 @@ export default function Dashboard() {
     enabled: scanRead.allowed,
     queryFn: () => api.get('/api/v1/discovery/summary'),
   });
-  const audit = useQuery({
-    queryKey: ['dashboard', 'audit'],
-    enabled: auditRead.allowed,
-    queryFn: () => api.get('/api/v1/audit', { query: { per_page: 8 } }),
-  });
 
   return (
     <>
       <h1>Dashboard</h1>
       <div className="grid">
+        <Section title="Needs attention" className="wide">
+          <Query query={summary}>{(s) => <Problems summary={s} health={health.data} />}</Query>
+        </Section>
+        <Section title="Expiry timeline (next 13 weeks)" className="wide">
+          <Query query={overview}>{(o) => <Timeline overview={o} />}</Query>
+        </Section>
         <Section title="Certificates by status">
           <Query query={byStatus}>
             {(rows) => (
@@ -96,51 +290,21 @@ export default function Dashboard() {
             )}
           </Query>
         </Section>
-        <Section title="Expiry timeline (next 90 days)">
-          <Query query={expiring}>
-            {(page) => (
-              <ExpiryChart
-                bins={expiryBuckets(
-                  page.data.map((c) => c.expires_at ?? ''),
-                  now,
-                )}
-              />
-            )}
+        <Section title="Renewals">
+          <Query query={overview}>{(o) => <Renewals overview={o} />}</Query>
+        </Section>
+        <Section title="Certificates by issuer">
+          <Query query={overview}>
+            {(o) => <Groups rows={o.by_issuer} more={o.issuers_more} kind="issuer" />}
           </Query>
         </Section>
-        <Section title="Expiring soon">
-          <Query query={expiring}>
-            {(page) =>
-              page.data.length === 0 ? (
-                <p className="muted">Nothing expires in the next 90 days.</p>
-              ) : (
-                <ol className="plain">
-                  {page.data.slice(0, 10).map((cert) => (
-                    <li key={cert.id}>
-                      <Link to="/certificates/$id" params={{ id: cert.id }}>
-                        {cert.name}
-                      </Link>{' '}
-                      <span className="muted">
-                        {relativeTime(cert.expires_at ?? now, now)} (
-                        <DateTime value={cert.expires_at} withTime={false} />)
-                      </span>
-                    </li>
-                  ))}
-                </ol>
-              )
-            }
-          </Query>
+        <Section title="Certificates by team">
+          <Query query={overview}>{(o) => <Groups rows={o.by_team} more={o.teams_more} kind="team" />}</Query>
         </Section>
-        <Section title="Notifications, jobs and agents">
+        <Section title="Jobs and agents">
           <Query query={summary}>
             {(s) => (
               <dl className="facts">
-                <dt>Dead notifications</dt>
-                <dd className={s.dead_notifications > 0 ? 'warn' : ''}>{s.dead_notifications}</dd>
-                <dt>Undeliverable notifications</dt>
-                <dd className={s.undeliverable_notifications > 0 ? 'warn' : ''}>
-                  {s.undeliverable_notifications}
-                </dd>
                 {Object.entries(s.jobs).map(([k, v]) => (
                   <div key={`job-${k}`} className="fact">
                     <dt>Jobs {k}</dt>
@@ -199,20 +363,7 @@ export default function Dashboard() {
         ) : null}
         {auditRead.allowed ? (
           <Section title="Recent audit">
-            <Query query={audit}>
-              {(page) => (
-                <ol className="plain">
-                  {page.data.map((event) => (
-                    <li key={event.id}>
-                      <DateTime value={String(event.occurred_at)} /> <strong>{event.action}</strong>{' '}
-                      <span className="muted">
-                        {event.resource_type} by {event.actor_type} {event.actor}
-                      </span>
-                    </li>
-                  ))}
-                </ol>
-              )}
-            </Query>
+            <RecentAudit />
           </Section>
         ) : null}
       </div>

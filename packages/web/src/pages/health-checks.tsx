@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
-import { Link } from '@tanstack/react-router';
+import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime, ErrorBox, Loading, Section, StatusBadge } from '../components/common';
 import { CreateForm } from '../components/create-form';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
+import { HEALTH_STATUSES, type HealthCheckSearch } from '../list-search';
 
 type Check = Response200<'/api/v1/health-checks'>['data'][number];
 
@@ -28,13 +29,38 @@ function Summary() {
 }
 
 export default function HealthChecks() {
+  const { status } = useSearch({ from: '/app/health-checks' }) as HealthCheckSearch;
+  const navigate = useNavigate({ from: '/health-checks' });
   return (
     <>
       <ResourceList<Check>
+        key={status ?? ''}
         title="TLS health checks"
         intro={<Summary />}
-        queryKey={['health-checks', 'list']}
-        load={(page, per_page) => api.get('/api/v1/health-checks', { query: { page, per_page } })}
+        queryKey={['health-checks', 'list', status ?? '']}
+        load={(page, per_page) =>
+          api.get('/api/v1/health-checks', { query: { page, per_page, ...(status ? { status } : {}) } })
+        }
+        toolbar={
+          <label>
+            Status
+            <select
+              value={status ?? ''}
+              onChange={(e) =>
+                void navigate({
+                  search: e.target.value ? { status: e.target.value as HealthCheckSearch['status'] } : {},
+                })
+              }
+            >
+              <option value="">Any</option>
+              {HEALTH_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+        }
         rowKey={(c) => c.id}
         empty="No endpoints watched yet."
         columns={[

@@ -1,17 +1,76 @@
+import { useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime, StatusBadge } from '../components/common';
 import { ResourceList } from '../components/resource-list';
+import { formatDate } from '../format';
+import { JOB_STATUSES, JOB_TYPES, type JobSearch } from '../list-search';
 import { Named } from '../names';
 
 type Job = Response200<'/api/v1/jobs'>['data'][number];
 
+/** Jobs, newest first, filtered by the status, type and finish time in the URL. */
 export default function Jobs() {
+  const search = useSearch({ from: '/app/jobs' }) as JobSearch;
+  const navigate = useNavigate({ from: '/jobs' });
+  const update = (next: Partial<JobSearch>) =>
+    navigate({ search: (prev: JobSearch) => ({ ...prev, ...next }) });
   return (
     <ResourceList<Job>
+      // A new filter starts again at page 1.
+      key={JSON.stringify(search)}
       title="Jobs"
-      empty="No jobs yet. Issuing, renewing and deploying certificates queue jobs here; they appear when you issue or renew a certificate."
-      queryKey={['jobs']}
-      load={(page, per_page) => api.get('/api/v1/jobs', { query: { page, per_page } })}
+      empty="No jobs match. Issuing, renewing and deploying certificates queue jobs here; they appear when you issue or renew a certificate."
+      queryKey={['jobs', search]}
+      load={(page, per_page) =>
+        api.get('/api/v1/jobs', {
+          query: { page, per_page, ...search, status: search.status ? [search.status] : undefined },
+        })
+      }
+      toolbar={
+        <>
+          <label>
+            Status
+            <select
+              value={search.status ?? ''}
+              onChange={(e) => void update({ status: (e.target.value || undefined) as JobSearch['status'] })}
+            >
+              <option value="">Any</option>
+              {JOB_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Type
+            <select
+              value={search.type ?? ''}
+              onChange={(e) => void update({ type: (e.target.value || undefined) as JobSearch['type'] })}
+            >
+              <option value="">Any</option>
+              {JOB_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </label>
+          {search.completed_after ? (
+            <p className="record-filters">
+              Finished since <strong>{formatDate(search.completed_after)}</strong>{' '}
+              <button
+                type="button"
+                className="button small"
+                aria-label="Remove the finish time filter"
+                onClick={() => void update({ completed_after: undefined })}
+              >
+                ×
+              </button>
+            </p>
+          ) : null}
+        </>
+      }
       rowKey={(j) => j.id}
       refs={(j) => [
         ['certificate', j.certificate_id],

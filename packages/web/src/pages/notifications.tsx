@@ -1,14 +1,22 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, StatusBadge } from '../components/common';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
+import { NOTIFICATION_STATUSES, type NotificationSearch } from '../list-search';
 import { Named, type Names } from '../names';
 
 type Notification = Response200<'/api/v1/notifications'>['data'][number];
-type Status = 'pending' | 'sent' | 'failed' | 'dead' | 'read' | 'undeliverable';
+const STATUS_LABELS: Record<(typeof NOTIFICATION_STATUSES)[number], string> = {
+  dead: 'Dead',
+  failed: 'Failed',
+  pending: 'Pending',
+  sent: 'Sent',
+  read: 'Read',
+  undeliverable: 'Undeliverable',
+};
 
 /** `webhook:<id>` names a webhook; other channels (`email` …) are shown as they are. */
 const webhookOf = (channel: string): string | null =>
@@ -28,7 +36,8 @@ function Channel({ channel, names }: { channel: string; names: Names | undefined
 export default function Notifications() {
   const client = useQueryClient();
   const write = usePermission('notification.write');
-  const [status, setStatus] = useState<Status | ''>('');
+  const { status } = useSearch({ from: '/app/notifications' }) as NotificationSearch;
+  const navigate = useNavigate({ from: '/notifications' });
   const requeue = useMutation({
     mutationFn: (id: string) => api.post('/api/v1/notifications/{id}/requeue', { params: { id } }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['notifications'] }),
@@ -37,9 +46,10 @@ export default function Notifications() {
     <>
       {requeue.isError ? <ErrorBox error={requeue.error} /> : null}
       <ResourceList<Notification>
+        key={status ?? ''}
         title="Notifications"
         empty="No notifications yet. Expiry warnings, failed renewals and other events are listed here once they are sent to a webhook or an inbox."
-        queryKey={['notifications', status]}
+        queryKey={['notifications', status ?? '']}
         load={(page, per_page) =>
           api.get('/api/v1/notifications', {
             query: { page, per_page, ...(status ? { status: [status] } : {}) },
@@ -48,14 +58,20 @@ export default function Notifications() {
         toolbar={
           <label>
             Status
-            <select value={status} onChange={(e) => setStatus(e.target.value as Status | '')}>
+            <select
+              value={status ?? ''}
+              onChange={(e) =>
+                void navigate({
+                  search: e.target.value ? { status: e.target.value as NotificationSearch['status'] } : {},
+                })
+              }
+            >
               <option value="">Any</option>
-              <option value="dead">Dead</option>
-              <option value="failed">Failed</option>
-              <option value="pending">Pending</option>
-              <option value="sent">Sent</option>
-              <option value="read">Read</option>
-              <option value="undeliverable">Undeliverable</option>
+              {NOTIFICATION_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {STATUS_LABELS[s]}
+                </option>
+              ))}
             </select>
           </label>
         }

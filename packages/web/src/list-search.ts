@@ -1,0 +1,57 @@
+/**
+ * URL filters of the lists the dashboard links to (jobs, notifications, health checks): only
+ * known keys and values survive, as in the inventory's parseInventorySearch.
+ */
+
+export const JOB_STATUSES = [
+  'Pending',
+  'AwaitingCSR',
+  'Running',
+  'Completed',
+  'Failed',
+  'Cancelled',
+] as const;
+export const JOB_TYPES = ['Issuance', 'Renewal', 'Deployment', 'Validation'] as const;
+export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'dead', 'read', 'undeliverable'] as const;
+export const HEALTH_STATUSES = ['healthy', 'degraded', 'down', 'cert_mismatch'] as const;
+
+/** `value` when it is one of `allowed`, else undefined. */
+export function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
+  return (allowed as readonly unknown[]).includes(value) ? (value as T) : undefined;
+}
+
+/** An RFC 3339 instant from the URL, normalised to ISO; anything else is dropped. */
+export function instant(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 40) return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
+
+/** Drops undefined entries, so a URL only carries the filters that are set. */
+function defined<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+export interface JobSearch {
+  status?: (typeof JOB_STATUSES)[number];
+  type?: (typeof JOB_TYPES)[number];
+  completed_after?: string;
+}
+export const parseJobSearch = (s: Record<string, unknown>): JobSearch =>
+  defined({
+    status: oneOf(s.status, JOB_STATUSES),
+    type: oneOf(s.type, JOB_TYPES),
+    completed_after: instant(s.completed_after),
+  });
+
+export interface NotificationSearch {
+  status?: (typeof NOTIFICATION_STATUSES)[number];
+}
+export const parseNotificationSearch = (s: Record<string, unknown>): NotificationSearch =>
+  defined({ status: oneOf(s.status, NOTIFICATION_STATUSES) });
+
+export interface HealthCheckSearch {
+  status?: (typeof HEALTH_STATUSES)[number];
+}
+export const parseHealthCheckSearch = (s: Record<string, unknown>): HealthCheckSearch =>
+  defined({ status: oneOf(s.status, HEALTH_STATUSES) });
