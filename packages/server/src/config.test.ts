@@ -429,6 +429,21 @@ describe('parseConfig', () => {
     );
   });
 
+  it('logs every answer by default; SVC_ACCESS_LOG=off turns it off, the OCSP and CRL shares are 0–1 fractions', () => {
+    expect(parseConfig(base).accessLog).toEqual({ enabled: true, sampleOcsp: 1, sampleCrl: 1 });
+    expect(parseConfig({ ...base, SVC_ACCESS_LOG: 'off' }).accessLog.enabled).toBe(false);
+    expect(
+      parseConfig({ ...base, SVC_ACCESS_LOG_SAMPLE_OCSP: '0.01', SVC_ACCESS_LOG_SAMPLE_CRL: '0' }).accessLog,
+    ).toEqual({ enabled: true, sampleOcsp: 0.01, sampleCrl: 0 });
+    expect(failure({ ...base, SVC_ACCESS_LOG: 'maybe' })).toContain('SVC_ACCESS_LOG: must be on or off');
+    expect(failure({ ...base, SVC_ACCESS_LOG_SAMPLE_OCSP: '2' })).toContain(
+      'SVC_ACCESS_LOG_SAMPLE_OCSP: must be a number from 0 to 1',
+    );
+    expect(failure({ ...base, SVC_ACCESS_LOG_SAMPLE_CRL: 'half' })).toContain(
+      'SVC_ACCESS_LOG_SAMPLE_CRL: must be a number from 0 to 1',
+    );
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

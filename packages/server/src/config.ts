@@ -71,6 +71,12 @@ export interface ServiceConfig {
    */
   metrics: { cacheMs: number; certificateSeriesLimit: number };
   /**
+   * SVC_ACCESS_LOG (on | off, default on): one info line per answer; SVC_ACCESS_LOG_SAMPLE_OCSP
+   * and SVC_ACCESS_LOG_SAMPLE_CRL (0–1, default 1): the share of successful OCSP and CRL answers
+   * logged (docs/operations/observability.md, "Access log").
+   */
+  accessLog: { enabled: boolean; sampleOcsp: number; sampleCrl: number };
+  /**
    * SVC_MAX_CONNECTIONS_PER_CLIENT (128, 0 = off): TLS connections one client address (an IPv6
    * client per /64) may hold open at once; more are closed as they arrive, so one address cannot
    * hold every socket. Trusted proxies (SVC_TRUSTED_PROXIES) are not capped.
@@ -341,6 +347,14 @@ const rangeListWithoutLoopback = rangeList.superRefine((entries, ctx) => {
 const idText = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be a record id such as prof-default');
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const onOff = z
+  .enum(['on', 'off', 'true', 'false', '1', '0'], { message: 'must be on or off' })
+  .transform((v) => v === 'on' || v === 'true' || v === '1');
+/** A share from 0 (none) to 1 (all), e.g. 0.01. */
+const fraction = z.coerce
+  .number({ message: 'must be a number from 0 to 1' })
+  .min(0, 'must be a number from 0 to 1')
+  .max(1, 'must be a number from 0 to 1');
 
 type Env = Record<string, string | undefined>;
 
@@ -430,6 +444,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     metrics: {
       cacheMs: read('SVC_METRICS_CACHE', duration, '15s') as number,
       certificateSeriesLimit: read('SVC_METRICS_CERTIFICATE_SERIES_LIMIT', count, '10000') as number,
+    },
+    accessLog: {
+      enabled: read('SVC_ACCESS_LOG', onOff, 'on') as boolean,
+      sampleOcsp: read('SVC_ACCESS_LOG_SAMPLE_OCSP', fraction, '1') as number,
+      sampleCrl: read('SVC_ACCESS_LOG_SAMPLE_CRL', fraction, '1') as number,
     },
     maxConnectionsPerClient: read('SVC_MAX_CONNECTIONS_PER_CLIENT', count, '128') as number,
     maxValidityDaysWithoutProfile: read(
