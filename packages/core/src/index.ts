@@ -211,6 +211,7 @@ export type {
   AcmeOrderRepository,
   AcmeStorage,
 } from './ports/acme-storage.js';
+export { type AttemptFailure, logAttemptFailure, summaryOf } from './ports/attempt-log.js';
 export { type Clock, ManualClock, systemClock } from './ports/clock.js';
 export type { CrlPublication, CrlPublisher } from './ports/crl-publisher.js';
 export type {
