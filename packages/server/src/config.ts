@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { CertwrightError } from '@certwright/core';
 import { parseAllowlist } from '@certwright/core/net';
 import { z } from 'zod';
@@ -8,6 +9,11 @@ import { z } from 'zod';
  */
 export interface ServiceConfig {
   port: number;
+  /**
+   * SVC_BIND_ADDRESS (alias SVC_LISTEN_ADDR): the address the TLS listener binds to. Default
+   * 0.0.0.0, every IPv4 interface: a server in a container or behind a load balancer must be
+   * reachable from outside its own host; the quick start binds to 127.0.0.1 instead.
+   */
   listenAddr: string;
   tls: { certPath: string; keyPath: string };
   auth: { type: 'api-key'; secret: string } | { type: 'none' };
@@ -358,6 +364,30 @@ const fraction = z.coerce
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * SVC_BIND_ADDRESS, or SVC_LISTEN_ADDR (the name of earlier releases, still accepted) when only
+ * it is set. Both set and different is refused: which one wins would be a guess.
+ */
+function bindAddress(env: Env, problems: string[]): string {
+  const named = env.SVC_BIND_ADDRESS || undefined;
+  const alias = env.SVC_LISTEN_ADDR || undefined;
+  if (named !== undefined && alias !== undefined && named.trim() !== alias.trim()) {
+    problems.push(
+      `SVC_BIND_ADDRESS=${named} and SVC_LISTEN_ADDR=${alias} differ: set SVC_BIND_ADDRESS only (SVC_LISTEN_ADDR is its older name)`,
+    );
+    return '0.0.0.0';
+  }
+  const [name, value] = named !== undefined ? ['SVC_BIND_ADDRESS', named] : ['SVC_LISTEN_ADDR', alias];
+  if (value === undefined) return '0.0.0.0';
+  const address = value.trim().replace(/^\[(.*)\]$/, '$1');
+  // An address, or a host name this host resolves (localhost), as node:net's listen takes.
+  if (isIP(address) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/.test(address)) {
+    problems.push(`${name}: must be an IP address such as 0.0.0.0, 127.0.0.1 or :: (got '${value}')`);
+    return '0.0.0.0';
+  }
+  return address;
+}
+
 export function parseConfig(env: Env): Readonly<ServiceConfig> {
   const problems: string[] = [];
   const read = <T>(name: string, schema: z.ZodType<T>, fallback?: string): T | undefined => {
@@ -390,7 +420,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
 
   const config: ServiceConfig = {
     port: read('SVC_PORT', port, '8443') as number,
-    listenAddr: read('SVC_LISTEN_ADDR', z.string().min(1), '0.0.0.0') as string,
+    listenAddr: bindAddress(env, problems),
     tls: {
       certPath: required('SVC_TLS_CERT_PATH', z.string(), 'the server listens on TLS only') as string,
       keyPath: required('SVC_TLS_KEY_PATH', z.string(), 'the server listens on TLS only') as string,

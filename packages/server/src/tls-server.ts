@@ -125,7 +125,7 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   const explained: Record<string, string> = {
     EADDRINUSE: `SVC_PORT=${port}: ${where} is already in use; stop the process that holds it or choose another port`,
     EACCES: `SVC_PORT=${port}: this process may not listen on ${where} (ports below 1024 need privileges); choose a port above 1023`,
-    EADDRNOTAVAIL: `SVC_LISTEN_ADDR=${host}: no interface of this host has that address`,
+    EADDRNOTAVAIL: `SVC_BIND_ADDRESS=${host}: no interface of this host has that address`,
   };
   const message = error.code ? explained[error.code] : undefined;
   return message ? new CertwrightError('config_invalid', message, { cause: error }) : error;
