@@ -365,6 +365,7 @@ export {
   notificationCreateSchema,
   notificationListSchema,
 } from './services/notifications.js';
+export type { LifecycleOutcome } from './services/outcomes.js';
 export { ownerCreateSchema, ownerListSchema, ownerUpdateSchema } from './services/owners.js';
 export { type Paged, paged, pageQuerySchema, storagePage } from './services/paging.js';
 export { type UserCreate, userCreateSchema } from './services/people.js';

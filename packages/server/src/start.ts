@@ -232,6 +232,8 @@ export async function startServer(
         // Shared CRL/OCSP invalidation across instances (Redis with SVC_REDIS_URL).
         ephemeral: runtime.ephemeral,
         ...(runtime.keyCustody ? { keyCustody: runtime.keyCustody } : {}),
+        // Per-instance counters of what settled here (docs/operations/observability.md, "Counters").
+        onOutcome: (event) => metrics.outcome(event),
         notifications: {
           channels,
           onDead: () => metrics.notificationDead.inc(),

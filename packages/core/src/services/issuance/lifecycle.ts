@@ -15,6 +15,7 @@ import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { NotificationService } from '../notifications.js';
+import { reportOutcome } from '../outcomes.js';
 import type { PolicyEvaluationService } from '../policies.js';
 import {
   DEFAULT_MAX_VALIDITY_DAYS_WITHOUT_PROFILE,
@@ -124,7 +125,7 @@ export class LifecycleService {
   ): Promise<IssueOutcome> {
     const issued = await this.signer.sign(certificate.issuer_id, material, kind);
     const now = this.deps.clock.now();
-    return this.deps.storage.transaction(async (tx) => {
+    const stored = await this.deps.storage.transaction(async (tx) => {
       // A revocation (or archival) may have committed since the status was read: storing now
       // would make a revoked certificate Active again with an unrevoked serial. The row lock
       // orders this transaction with the revocation's update of the same row.
@@ -187,6 +188,12 @@ export class LifecycleService {
       }
       return { certificate: updated, job: done, version };
     });
+    reportOutcome(this.deps, {
+      kind: kind === 'renew' ? 'renewal' : 'issuance',
+      issuerId: certificate.issuer_id,
+      outcome: 'success',
+    });
+    return stored;
   }
 
   #notify(
@@ -261,6 +268,11 @@ export class LifecycleService {
       nextRetryAt: failed.status === 'Pending' ? failed.scheduled_at : null,
       error,
       fields: { job_id: job.id, certificate_id: certificate.id },
+    });
+    reportOutcome(this.deps, {
+      kind: job.type === 'Renewal' ? 'renewal' : 'issuance',
+      issuerId: certificate.issuer_id,
+      outcome: 'failure',
     });
     return failed;
   }
