@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type CertwrightHandler, createHandler } from '@certwright/api';
 import {
   createServices,
@@ -9,11 +11,18 @@ import {
   silentLogger,
   systemClock,
 } from '@certwright/core';
-import { buildCertId, der, readCertificate } from '@certwright/core/pki';
+import {
+  buildCertId,
+  createCertificationRequest,
+  der,
+  generateKeyPair,
+  readCertificate,
+} from '@certwright/core/pki';
 import type { createPgliteStorage } from '@certwright/storage-pg';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AccessLogSettings, createAccessLog } from '../src/access-log.js';
+import { createMetrics, type ServerMetrics } from '../src/metrics.js';
 import {
   type CountingListener,
   listenCountingWebCalls,
@@ -27,6 +36,11 @@ import {
  * listener's own direct connections (OCSP over HTTP/1.1), and node:http asking the direct
  * entry (an HTTP/1.0 OCSP request the direct connections hand over). The request id the
  * answer's X-Request-Id carries (what the CLI and client print) is in the line.
+ *
+ * Then the per-instance counters of the same document ("Counters"): the services wired to the
+ * server's metrics as start.ts wires them issue, renew, revoke and enroll, a handler answers
+ * OCSP, and /metrics' text holds each series with its value. One migrated storage serves both
+ * (each costs seconds of CI).
  */
 
 const SECRET = 'access-log-test-secret-0123456789abcdef';
@@ -35,6 +49,8 @@ let services: Services;
 let handler: CertwrightHandler;
 let issuerId: string;
 let ocspBody: Uint8Array;
+let metrics: ServerMetrics;
+const OBSERVABILITY = fileURLToPath(new URL('../../../docs/operations/observability.md', import.meta.url));
 const lines: Record<string, unknown>[] = [];
 
 const recording: Logger = {
@@ -66,7 +82,20 @@ beforeAll(async () => {
     secretBox: new SecretBox(randomBytes(32)),
     clock: systemClock,
   });
-  services = createServices({ storage, clock: systemClock, logger: silentLogger });
+  metrics = createMetrics();
+  services = createServices({
+    storage,
+    clock: systemClock,
+    logger: silentLogger,
+    onOutcome: (event) => metrics.outcome(event),
+  });
+  metrics.registerPki({
+    storage,
+    clock: systemClock,
+    logger: silentLogger,
+    cacheMs: 0,
+    certificateSeriesLimit: 100,
+  });
   const issuer = await services.issuers.create(SYSTEM_ACTOR, { name: 'access log CA', type: 'Local' });
   issuerId = issuer.id;
   const [issuingPem] = await services.pki.lifecycle.caChain(issuer.id);
@@ -201,5 +230,130 @@ describe('the access log on every entry', () => {
 
   it('SVC_ACCESS_LOG=off: no access log at all', async () => {
     expect(createAccessLog(recording, { enabled: false, sampleOcsp: 1, sampleCrl: 1 })).toBeUndefined();
+  });
+});
+
+/** `name{labels} value` lines of one series name, as label text → value. */
+function series(body: string, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of body.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const space = line.lastIndexOf(' ');
+    out.set(line.slice(name.length, space), Number(line.slice(space + 1)));
+  }
+  return out;
+}
+
+async function csr(names: string[]): Promise<Uint8Array> {
+  const { privateKey } = await generateKeyPair('ECDSA-P256');
+  return createCertificationRequest({
+    subject: names[0] ? [{ type: 'CN', value: names[0] }] : [],
+    privateKey,
+    subjectAltNames: names.map((value) => ({ type: 'dns' as const, value })),
+  });
+}
+
+describe('per-instance lifecycle, enrollment and OCSP counters', () => {
+  it('counts issuance, renewal, revocation and enrollment by issuer or protocol and outcome', async () => {
+    const owner = await services.owners.create(SYSTEM_ACTOR, { name: 'Counter', email: 'c@example.test' });
+    const team = await services.teams.create(SYSTEM_ACTOR, { name: 'Counters' });
+    const created = await services.certificates.create(SYSTEM_ACTOR, {
+      name: 'counted',
+      common_name: 'counted.example.test',
+      renewal_policy_id: 'rp-default',
+      profile_id: 'prof-default',
+      issuer_id: issuerId,
+      owner_id: owner.id,
+      team_id: team.id,
+    });
+    await services.pki.lifecycle.issue(SYSTEM_ACTOR, created.id);
+    expect((await services.certificates.get(created.id)).status).toBe('Active');
+    await services.pki.lifecycle.renew(SYSTEM_ACTOR, created.id);
+    await services.certificates.revoke(SYSTEM_ACTOR, created.id, 'keyCompromise');
+    // Revoking it again is refused: a failure, counted against its issuer.
+    await expect(services.certificates.revoke(SYSTEM_ACTOR, created.id, 'keyCompromise')).rejects.toThrow(
+      /already revoked/,
+    );
+    await services.pki.enrollment.enroll(SYSTEM_ACTOR, {
+      profileId: 'prof-default',
+      csrDer: await csr(['enrolled.example.test']),
+      source: 'EST',
+    });
+    // A CSR that names nothing is refused by the enrollment path: an ACME failure.
+    await expect(
+      services.pki.enrollment.enroll(SYSTEM_ACTOR, {
+        profileId: 'prof-default',
+        csrDer: await csr([]),
+        source: 'ACME',
+      }),
+    ).rejects.toThrow();
+
+    const { body } = await metrics.render();
+    const issuer = `issuer="${issuerId}"`;
+    expect(series(body, 'certwright_certificate_issuances_total')).toEqual(
+      new Map([[`{${issuer},outcome="success"}`, 1]]),
+    );
+    expect(series(body, 'certwright_certificate_renewals_total')).toEqual(
+      new Map([[`{${issuer},outcome="success"}`, 1]]),
+    );
+    expect(series(body, 'certwright_certificate_revocations_total')).toEqual(
+      new Map([
+        [`{${issuer},outcome="success"}`, 1],
+        [`{${issuer},outcome="failure"}`, 1],
+      ]),
+    );
+    const enrollments = series(body, 'certwright_enrollments_total');
+    expect(enrollments.get('{protocol="est",outcome="success"}')).toBe(1);
+    expect(enrollments.get('{protocol="acme",outcome="failure"}')).toBe(1);
+    // Every protocol and outcome is there from the start, at 0 until something happens.
+    expect(enrollments.get('{protocol="scep",outcome="success"}')).toBe(0);
+    expect(enrollments.size).toBe(6);
+  });
+
+  it('counts OCSP answers by RFC 6960 responseStatus with a latency histogram', async () => {
+    const handler = createHandler({
+      auth: { type: 'none' },
+      services,
+      logger: silentLogger,
+      onResponse: (event) => metrics.observe(event),
+    });
+    const [issuingPem] = await services.pki.lifecycle.caChain(issuerId);
+    const certId = buildCertId(readCertificate(issuingPem!), '0badc0de', 'sha1').der;
+    const request = new Uint8Array(der.sequence(der.sequence(der.sequence(der.sequence(certId)))));
+    const ocsp = (body: Uint8Array, issuer = issuerId) =>
+      handler(
+        new Request(`https://127.0.0.1/.well-known/pki/ocsp/${issuer}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/ocsp-request' },
+          body: new Uint8Array(body),
+        }),
+        { remoteAddress: '127.0.0.1' },
+      );
+    expect((await ocsp(request)).status).toBe(200);
+    expect((await ocsp(request)).status).toBe(200);
+    expect((await ocsp(new Uint8Array([1, 2, 3]))).status).toBe(400);
+    expect((await ocsp(request, 'no-such-issuer')).status).toBe(404);
+    const { body } = await metrics.render();
+    expect(series(body, 'certwright_ocsp_responses_total')).toEqual(
+      new Map([
+        ['{status="successful"}', 2],
+        ['{status="malformedRequest"}', 1],
+        ['{status="unauthorized"}', 1],
+        ['{status="tryLater"}', 0],
+        ['{status="internalError"}', 0],
+      ]),
+    );
+    expect(series(body, 'certwright_ocsp_response_duration_seconds_count').get('')).toBe(4);
+  });
+
+  it("names every series /metrics exports in the docs' metrics table", async () => {
+    const { body } = await metrics.render();
+    const exported = [...body.matchAll(/^# TYPE ((?:certwright|svc)_\S+) /gm)].map((m) => m[1]!);
+    expect(exported).toContain('certwright_enrollments_total');
+    const table = readFileSync(OBSERVABILITY, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .join('\n');
+    expect(exported.filter((name) => !table.includes(`| \`${name}\` |`))).toEqual([]);
   });
 });
