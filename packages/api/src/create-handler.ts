@@ -108,6 +108,22 @@ export interface ResponseEvent {
   requestId: string;
   /** The client was over a rate limit: the answer is the 429, nothing ran. */
   rateLimited?: true;
+  /** Who the request authenticated as; absent for public routes and refused requests. */
+  principal?: { kind: Principal['kind']; id: string };
+  /** The client address as the per-client limits see it (the trusted-proxy header's, if any). */
+  client: string;
+}
+
+/** The event of each answer this module produced, for a host that logs it once the bytes are out. */
+const reported = new WeakMap<object, ResponseEvent>();
+
+/**
+ * The {@link ResponseEvent} of an answer a certwright handler (Web or direct entry) returned:
+ * route template, request id, principal. A host's access log reads it after writing the answer,
+ * when it knows the bytes sent; undefined for answers produced elsewhere (static files).
+ */
+export function responseEventOf(answer: Response | PlainResponse): ResponseEvent | undefined {
+  return reported.get(answer);
 }
 
 export interface CertwrightHandler extends Handler {
@@ -129,6 +145,7 @@ interface Outcome {
   rateLimited?: true;
   /** A protocol mount answered: its answer goes out with a Content-Length, never chunked. */
   protocol?: true;
+  principal?: Principal;
 }
 
 /**
@@ -287,7 +304,10 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       outcome.rateLimited = true;
       return { refused: tooManyRequests(requestId, principal, 'too many failed API keys from this client') };
     }
-    if (principal) return { principal };
+    if (principal) {
+      outcome.principal = principal;
+      return { principal };
+    }
     return {
       refused: problem({
         status: 401,
@@ -426,17 +446,21 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     started: number,
     requestId: string,
     outcome: Outcome,
-    status: number,
+    answer: Response | PlainResponse,
   ): void => {
+    const { principal } = outcome;
     const event: ResponseEvent = {
       method: request.method,
       route: outcome.route,
       ...(outcome.operationId ? { operationId: outcome.operationId } : {}),
-      status,
+      status: answer.status,
       durationMs: performance.now() - started,
       requestId,
       ...(outcome.rateLimited ? { rateLimited: true as const } : {}),
+      ...(principal ? { principal: { kind: principal.kind, id: principal.id } } : {}),
+      client: clientAddress(request, transport),
     };
+    reported.set(answer, event);
     options.onResponse?.(event);
     logger.debug({ request_id: requestId, ...event, remote: transport.remoteAddress }, 'request');
   };
@@ -458,7 +482,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
     // something a browser would render or run.
     else response.headers.set('x-content-type-options', 'nosniff');
     response.headers.set('x-request-id', requestId);
-    report(request, transport, started, requestId, outcome, response.status);
+    report(request, transport, started, requestId, outcome, response);
     return response;
   };
 
@@ -500,7 +524,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       } else {
         answer = { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } };
       }
-      report(request, transport, started, requestId, outcome, answer.status);
+      report(request, transport, started, requestId, outcome, answer);
       return answer;
     },
   };

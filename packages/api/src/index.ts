@@ -21,6 +21,7 @@ export {
   createHandler,
   type HandlerOptions,
   type ResponseEvent,
+  responseEventOf,
 } from './create-handler.js';
 export {
   type ClientAddressResolver,

@@ -211,6 +211,7 @@ export type {
   AcmeOrderRepository,
   AcmeStorage,
 } from './ports/acme-storage.js';
+export { type AttemptFailure, logAttemptFailure, summaryOf } from './ports/attempt-log.js';
 export { type Clock, ManualClock, systemClock } from './ports/clock.js';
 export type { CrlPublication, CrlPublisher } from './ports/crl-publisher.js';
 export type {
@@ -364,6 +365,7 @@ export {
   notificationCreateSchema,
   notificationListSchema,
 } from './services/notifications.js';
+export type { LifecycleOutcome } from './services/outcomes.js';
 export { ownerCreateSchema, ownerListSchema, ownerUpdateSchema } from './services/owners.js';
 export { type Paged, paged, pageQuerySchema, storagePage } from './services/paging.js';
 export { type UserCreate, userCreateSchema } from './services/people.js';

@@ -429,6 +429,48 @@ describe('parseConfig', () => {
     );
   });
 
+  it('binds to SVC_BIND_ADDRESS, default 0.0.0.0; SVC_LISTEN_ADDR is its accepted older name', () => {
+    expect(parseConfig(base).listenAddr).toBe('0.0.0.0');
+    expect(parseConfig({ ...base, SVC_BIND_ADDRESS: '127.0.0.1' }).listenAddr).toBe('127.0.0.1');
+    expect(parseConfig({ ...base, SVC_BIND_ADDRESS: '::1' }).listenAddr).toBe('::1');
+    expect(parseConfig({ ...base, SVC_BIND_ADDRESS: '[::1]' }).listenAddr).toBe('::1');
+    expect(parseConfig({ ...base, SVC_LISTEN_ADDR: '127.0.0.2' }).listenAddr).toBe('127.0.0.2');
+    expect(
+      parseConfig({ ...base, SVC_BIND_ADDRESS: '127.0.0.1', SVC_LISTEN_ADDR: '127.0.0.1' }).listenAddr,
+    ).toBe('127.0.0.1');
+    // An empty value is unset, as for every variable.
+    expect(parseConfig({ ...base, SVC_BIND_ADDRESS: '', SVC_LISTEN_ADDR: '127.0.0.3' }).listenAddr).toBe(
+      '127.0.0.3',
+    );
+  });
+
+  it('refuses SVC_BIND_ADDRESS and SVC_LISTEN_ADDR set to different addresses, and a malformed address, naming the variable', () => {
+    expect(failure({ ...base, SVC_BIND_ADDRESS: '127.0.0.1', SVC_LISTEN_ADDR: '0.0.0.0' })).toContain(
+      'SVC_BIND_ADDRESS=127.0.0.1 and SVC_LISTEN_ADDR=0.0.0.0 differ: set SVC_BIND_ADDRESS only',
+    );
+    expect(failure({ ...base, SVC_BIND_ADDRESS: '127.0.0.1:8443' })).toContain(
+      "SVC_BIND_ADDRESS: must be an IP address such as 0.0.0.0, 127.0.0.1 or :: (got '127.0.0.1:8443')",
+    );
+    expect(failure({ ...base, SVC_LISTEN_ADDR: 'https://127.0.0.1' })).toContain(
+      'SVC_LISTEN_ADDR: must be an IP address',
+    );
+  });
+
+  it('logs every answer by default; SVC_ACCESS_LOG=off turns it off, the OCSP and CRL shares are 0–1 fractions', () => {
+    expect(parseConfig(base).accessLog).toEqual({ enabled: true, sampleOcsp: 1, sampleCrl: 1 });
+    expect(parseConfig({ ...base, SVC_ACCESS_LOG: 'off' }).accessLog.enabled).toBe(false);
+    expect(
+      parseConfig({ ...base, SVC_ACCESS_LOG_SAMPLE_OCSP: '0.01', SVC_ACCESS_LOG_SAMPLE_CRL: '0' }).accessLog,
+    ).toEqual({ enabled: true, sampleOcsp: 0.01, sampleCrl: 0 });
+    expect(failure({ ...base, SVC_ACCESS_LOG: 'maybe' })).toContain('SVC_ACCESS_LOG: must be on or off');
+    expect(failure({ ...base, SVC_ACCESS_LOG_SAMPLE_OCSP: '2' })).toContain(
+      'SVC_ACCESS_LOG_SAMPLE_OCSP: must be a number from 0 to 1',
+    );
+    expect(failure({ ...base, SVC_ACCESS_LOG_SAMPLE_CRL: 'half' })).toContain(
+      'SVC_ACCESS_LOG_SAMPLE_CRL: must be a number from 0 to 1',
+    );
+  });
+
   it('accepts the three database URL schemes', () => {
     for (const url of ['postgres://h/db', 'postgresql://h/db', 'mysql://root@h/db']) {
       expect(parseConfig({ ...base, SVC_DATABASE_URL: url }).databaseUrl).toBe(url);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { CertwrightError } from '@certwright/core';
 import { parseAllowlist } from '@certwright/core/net';
 import { z } from 'zod';
@@ -8,6 +9,11 @@ import { z } from 'zod';
  */
 export interface ServiceConfig {
   port: number;
+  /**
+   * SVC_BIND_ADDRESS (alias SVC_LISTEN_ADDR): the address the TLS listener binds to. Default
+   * 0.0.0.0, every IPv4 interface: a server in a container or behind a load balancer must be
+   * reachable from outside its own host; the quick start binds to 127.0.0.1 instead.
+   */
   listenAddr: string;
   tls: { certPath: string; keyPath: string };
   auth: { type: 'api-key'; secret: string } | { type: 'none' };
@@ -70,6 +76,12 @@ export interface ServiceConfig {
    * series only up to this inventory size (docs/operations/observability.md).
    */
   metrics: { cacheMs: number; certificateSeriesLimit: number };
+  /**
+   * SVC_ACCESS_LOG (on | off, default on): one info line per answer; SVC_ACCESS_LOG_SAMPLE_OCSP
+   * and SVC_ACCESS_LOG_SAMPLE_CRL (0–1, default 1): the share of successful OCSP and CRL answers
+   * logged (docs/operations/observability.md, "Access log").
+   */
+  accessLog: { enabled: boolean; sampleOcsp: number; sampleCrl: number };
   /**
    * SVC_MAX_CONNECTIONS_PER_CLIENT (128, 0 = off): TLS connections one client address (an IPv6
    * client per /64) may hold open at once; more are closed as they arrive, so one address cannot
@@ -341,8 +353,40 @@ const rangeListWithoutLoopback = rangeList.superRefine((entries, ctx) => {
 const idText = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be a record id such as prof-default');
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const onOff = z
+  .enum(['on', 'off', 'true', 'false', '1', '0'], { message: 'must be on or off' })
+  .transform((v) => v === 'on' || v === 'true' || v === '1');
+/** A share from 0 (none) to 1 (all), e.g. 0.01. */
+const fraction = z.coerce
+  .number({ message: 'must be a number from 0 to 1' })
+  .min(0, 'must be a number from 0 to 1')
+  .max(1, 'must be a number from 0 to 1');
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * SVC_BIND_ADDRESS, or SVC_LISTEN_ADDR (the name of earlier releases, still accepted) when only
+ * it is set. Both set and different is refused: which one wins would be a guess.
+ */
+function bindAddress(env: Env, problems: string[]): string {
+  const named = env.SVC_BIND_ADDRESS || undefined;
+  const alias = env.SVC_LISTEN_ADDR || undefined;
+  if (named !== undefined && alias !== undefined && named.trim() !== alias.trim()) {
+    problems.push(
+      `SVC_BIND_ADDRESS=${named} and SVC_LISTEN_ADDR=${alias} differ: set SVC_BIND_ADDRESS only (SVC_LISTEN_ADDR is its older name)`,
+    );
+    return '0.0.0.0';
+  }
+  const [name, value] = named !== undefined ? ['SVC_BIND_ADDRESS', named] : ['SVC_LISTEN_ADDR', alias];
+  if (value === undefined) return '0.0.0.0';
+  const address = value.trim().replace(/^\[(.*)\]$/, '$1');
+  // An address, or a host name this host resolves (localhost), as node:net's listen takes.
+  if (isIP(address) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/.test(address)) {
+    problems.push(`${name}: must be an IP address such as 0.0.0.0, 127.0.0.1 or :: (got '${value}')`);
+    return '0.0.0.0';
+  }
+  return address;
+}
 
 export function parseConfig(env: Env): Readonly<ServiceConfig> {
   const problems: string[] = [];
@@ -376,7 +420,7 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
 
   const config: ServiceConfig = {
     port: read('SVC_PORT', port, '8443') as number,
-    listenAddr: read('SVC_LISTEN_ADDR', z.string().min(1), '0.0.0.0') as string,
+    listenAddr: bindAddress(env, problems),
     tls: {
       certPath: required('SVC_TLS_CERT_PATH', z.string(), 'the server listens on TLS only') as string,
       keyPath: required('SVC_TLS_KEY_PATH', z.string(), 'the server listens on TLS only') as string,
@@ -430,6 +474,11 @@ export function parseConfig(env: Env): Readonly<ServiceConfig> {
     metrics: {
       cacheMs: read('SVC_METRICS_CACHE', duration, '15s') as number,
       certificateSeriesLimit: read('SVC_METRICS_CERTIFICATE_SERIES_LIMIT', count, '10000') as number,
+    },
+    accessLog: {
+      enabled: read('SVC_ACCESS_LOG', onOff, 'on') as boolean,
+      sampleOcsp: read('SVC_ACCESS_LOG_SAMPLE_OCSP', fraction, '1') as number,
+      sampleCrl: read('SVC_ACCESS_LOG_SAMPLE_CRL', fraction, '1') as number,
     },
     maxConnectionsPerClient: read('SVC_MAX_CONNECTIONS_PER_CLIENT', count, '128') as number,
     maxValidityDaysWithoutProfile: read(

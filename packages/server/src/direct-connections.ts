@@ -2,6 +2,7 @@ import { type Server as HttpServer, maxHeaderSize as nodeMaxHeaderSize, STATUS_C
 import type { Socket } from 'node:net';
 import type { DirectPath, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import { requestOrigin } from '@certwright/core/node';
+import type { AccessLog } from './access-log.js';
 import { strictTransportSecurity } from './hsts.js';
 import { type HeadRead, type RequestHeadFields, rawHeaderGetter, readRequestHead } from './http1-head.js';
 import { lazyTransport, plainTargetPathname } from './request-listener.js';
@@ -37,9 +38,18 @@ interface Options {
   logger?: Logger;
   /** Every answer carries Strict-Transport-Security (the server's TLS listener sets it). */
   hsts?: boolean;
+  /** Called once per written answer (access-log.ts); absent: SVC_ACCESS_LOG=off. */
+  accessLog?: AccessLog;
 }
 
-export function attachDirectConnections({ server, event, direct, logger, hsts }: Options): DirectConnections {
+export function attachDirectConnections({
+  server,
+  event,
+  direct,
+  logger,
+  hsts,
+  accessLog,
+}: Options): DirectConnections {
   const [nodeListener, ...others] = server.listeners(event) as ((socket: Socket) => void)[];
   if (!nodeListener || others.length > 0) throw new Error(`expected node:http's one '${event}' listener`);
   server.removeListener(event, nodeListener);
@@ -53,6 +63,7 @@ export function attachDirectConnections({ server, event, direct, logger, hsts }:
     open,
     closing: false,
     hsts: hsts === true,
+    accessLog,
   };
   server.on(event, (socket: Socket) => {
     open.add(new DirectConnection(socket, shared));
@@ -78,6 +89,7 @@ interface Shared {
   /** The server is closing: no new request on these connections. */
   closing: boolean;
   hsts: boolean;
+  accessLog: AccessLog | undefined;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -181,6 +193,7 @@ class DirectConnection {
           pathname,
           read.headers,
           this.#unread.subarray(head.headLength, length),
+          this.#requestStarted ?? performance.now(),
         );
         if (this.#done) return;
         // Declined after all: node:http reads this request from its first byte (`#unread`
@@ -236,6 +249,7 @@ class DirectConnection {
     pathname: string,
     headers: ReadHead['headers'],
     body: Buffer,
+    started: number,
   ): Promise<boolean> {
     if (head.host !== this.#host) {
       this.#host = head.host;
@@ -261,11 +275,21 @@ class DirectConnection {
     }
     if (answer === undefined) return false;
     const plain = answer instanceof Response ? await plainOf(answer) : answer;
-    this.#write(plain, head.method === 'HEAD', head.close || this.shared.closing);
+    const bytes = this.#write(plain, head.method === 'HEAD', head.close || this.shared.closing);
+    // The head reader takes HTTP/1.1 requests only (http1-head.ts); others go to node:http.
+    this.shared.accessLog?.(answer, {
+      method: head.method,
+      status: plain.status,
+      bytes,
+      started,
+      protocol: 'HTTP/1.1',
+      remoteAddress: this.socket.remoteAddress,
+    });
     return true;
   }
 
-  #write(answer: PlainResponse, headOnly: boolean, close: boolean): void {
+  /** Writes the answer in one write; returns the body bytes written. */
+  #write(answer: PlainResponse, headOnly: boolean, close: boolean): number {
     let head = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'unknown'}\r\n`;
     for (const name in answer.headers) head += `${name}: ${answer.headers[name]}\r\n`;
     // node:http states no length for HEAD or a status without content (RFC 9110 §8.6).
@@ -284,6 +308,7 @@ class DirectConnection {
     out.write(head, 0, 'latin1');
     if (bodyLength > 0) out.set(answer.body, headLength);
     this.socket.write(out);
+    return bodyLength;
   }
 
   #drained(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { ResponseEvent } from '@certwright/api';
-import type { Logger } from '@certwright/core';
+import type { LifecycleOutcome, Logger } from '@certwright/core';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { answerCollectRequests, scrapeThroughPrimary } from './cluster-metrics.js';
 import { type PkiMetricsOptions, registerPkiMetrics } from './pki-metrics.js';
@@ -16,6 +16,8 @@ export interface ServerMetrics {
   notificationDead: Counter;
   /** Webhook delivery attempts (tests included) by kind and outcome: delivered, retry, failed. */
   webhookDeliveries: Counter;
+  /** Counts an issuance, renewal, revocation or enrollment that settled in this process. */
+  outcome(event: LifecycleOutcome): void;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -67,6 +69,46 @@ export function createMetrics(
     labelNames: ['service', 'outcome'],
     registers: [registry],
   });
+  const counter = (name: string, help: string, labelNames: string[]) =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const lifecycle = {
+    issuance: counter(
+      'certwright_certificate_issuances_total',
+      'Issuance attempts of managed certificates (jobs) by issuer id and outcome: success, failure',
+      ['issuer', 'outcome'],
+    ),
+    renewal: counter(
+      'certwright_certificate_renewals_total',
+      'Renewal attempts by issuer id and outcome: success, failure',
+      ['issuer', 'outcome'],
+    ),
+    revocation: counter(
+      'certwright_certificate_revocations_total',
+      'Certificates revoked (success) and refused or failed revocations (failure) by issuer id',
+      ['issuer', 'outcome'],
+    ),
+  };
+  const enrollments = counter(
+    'certwright_enrollments_total',
+    'Enrollments by protocol (acme, est, scep) and outcome: success, failure',
+    ['protocol', 'outcome'],
+  );
+  // Every protocol and outcome from the start: a rate() over a series that appears late misses its first increase.
+  for (const protocol of ['acme', 'est', 'scep']) {
+    for (const outcome of ['success', 'failure']) enrollments.inc({ protocol, outcome }, 0);
+  }
+  const ocspResponses = counter(
+    'certwright_ocsp_responses_total',
+    'OCSP answers by RFC 6960 responseStatus: successful, malformedRequest, internalError, tryLater, unauthorized',
+    ['status'],
+  );
+  for (const status of new Set(Object.values(OCSP_RESPONSE_STATUS))) ocspResponses.inc({ status }, 0);
+  const ocspDuration = new Histogram({
+    name: 'certwright_ocsp_response_duration_seconds',
+    help: 'Time to answer an OCSP request (POST or GET), from the request to the answer built',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
   let pkiRegistered = false;
   return {
     registry,
@@ -78,15 +120,50 @@ export function createMetrics(
     },
     notificationDead,
     webhookDeliveries,
+    outcome(event) {
+      if (event.kind === 'enrollment') {
+        enrollments.inc({ protocol: event.protocol, outcome: event.outcome });
+        return;
+      }
+      lifecycle[event.kind].inc({ issuer: event.issuerId, outcome: event.outcome }, event.count ?? 1);
+    },
     observe(event) {
       // Route templates, never raw paths, keep label cardinality bounded.
       requests.inc({ method: event.method, route: event.route, status: String(event.status) });
       duration.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
       if (event.rateLimited) rateLimited.inc({ route: event.route });
+      if (event.operationId !== undefined && OCSP_OPERATIONS.has(event.operationId)) {
+        ocspResponses.inc({ status: ocspResponseStatus(event.status) });
+        ocspDuration.observe(event.durationMs / 1000);
+      }
     },
     async render() {
       const body = (options.clusterWorker ? await scrapeThroughPrimary() : undefined) ?? (await local());
       return { contentType: registry.contentType, body };
     },
   };
+}
+
+/** The OCSP operations that answer an OCSPResponse (the `/serial/{hex}` route answers JSON). */
+const OCSP_OPERATIONS = new Set(['postOcspRequest', 'getOcspRequest']);
+
+/**
+ * The RFC 6960 §4.2.1 responseStatus behind each HTTP status the OCSP routes answer with: the
+ * responder maps them one to one (packages/protocols/src/ocsp), a rate-limited client gets 429
+ * with a `tryLater` body.
+ */
+const OCSP_RESPONSE_STATUS: Readonly<Record<number, string>> = {
+  200: 'successful',
+  400: 'malformedRequest',
+  413: 'malformedRequest',
+  // A Content-Type other than application/ocsp-request: refused before parsing, as malformed.
+  415: 'malformedRequest',
+  404: 'unauthorized',
+  429: 'tryLater',
+  503: 'tryLater',
+  500: 'internalError',
+};
+
+function ocspResponseStatus(httpStatus: number): string {
+  return OCSP_RESPONSE_STATUS[httpStatus] ?? (httpStatus < 500 ? 'malformedRequest' : 'internalError');
 }

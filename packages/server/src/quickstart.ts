@@ -20,7 +20,8 @@ async function quickstart(): Promise<void> {
     });
     env.SVC_TLS_CERT_PATH = files.serverCertPath;
     env.SVC_TLS_KEY_PATH = files.serverKeyPath;
-    env.SVC_LISTEN_ADDR ||= '127.0.0.1';
+    // The development bootstrap stays on this host unless an address is chosen (either name).
+    if (!env.SVC_BIND_ADDRESS && !env.SVC_LISTEN_ADDR) env.SVC_BIND_ADDRESS = '127.0.0.1';
     lines.push(
       'WARNING: development bootstrap. Bring your own certificate and key in production.',
       `  CA certificate (trust this):  ${shown(files.caCertPath)}`,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { DirectPath, Handler, Logger, TransportContext } from '@certwright/core';
+import type { DirectPath, Handler, Logger, PlainResponse, TransportContext } from '@certwright/core';
 import {
   declaredBodyLength,
   readDeclaredBody,
@@ -11,11 +11,14 @@ import {
   toWebRequest,
   transportFromSocket,
 } from '@certwright/core/node';
+import type { AccessLog } from './access-log.js';
 import { strictTransportSecurity } from './hsts.js';
 
 export interface RequestListenerOptions {
   /** Every answer carries Strict-Transport-Security (the server's TLS listener sets it). */
   hsts?: boolean;
+  /** Called once per written answer (access-log.ts); absent: SVC_ACCESS_LOG=off. */
+  accessLog?: AccessLog;
 }
 
 /**
@@ -35,6 +38,21 @@ export function createRequestListener(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { direct } = handler;
   const hsts = options.hsts === true;
+  const { accessLog } = options;
+  const logWritten = (
+    req: IncomingMessage,
+    started: number,
+    answer: Response | PlainResponse,
+    bytes: number,
+  ): void =>
+    accessLog?.(answer, {
+      method: req.method ?? 'GET',
+      status: answer.status,
+      bytes,
+      started,
+      protocol: `HTTP/${req.httpVersion}`,
+      remoteAddress: req.socket.remoteAddress,
+    });
 
   const fail = (res: ServerResponse) => (error: unknown) => {
     logger?.error({ err: error }, 'request failed outside the handler error mapping');
@@ -46,11 +64,20 @@ export function createRequestListener(
     }
   };
 
-  const viaWeb = (req: IncomingMessage, res: ServerResponse, origin: string, body?: Uint8Array) =>
+  const viaWeb = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    origin: string,
+    started: number,
+    body?: Uint8Array,
+  ) =>
     handler(
       toWebRequest(req, { origin, ...(body !== undefined ? { body } : {}) }),
       transportFromSocket(req.socket),
-    ).then((response) => sendWebResponse(res, response, req.method));
+    ).then(async (response) => {
+      const bytes = await sendWebResponse(res, response, req.method);
+      logWritten(req, started, response, bytes);
+    });
 
   /** The request's URL when the direct entry takes its kind, with the body length to read. */
   const directTarget = (
@@ -80,11 +107,12 @@ export function createRequestListener(
   return (req, res) => {
     // Set before the handler answers: writeHead keeps it, whichever way the answer is written.
     if (hsts) res.setHeader('strict-transport-security', strictTransportSecurity(req.headers.host));
+    const started = performance.now();
     const origin = requestOrigin('https', req.headers.host, req.socket.localPort);
     const target = directTarget(req, origin);
     if (!target || !direct) {
       Promise.resolve()
-        .then(() => viaWeb(req, res, origin))
+        .then(() => viaWeb(req, res, origin, started))
         .catch(fail(res));
       return;
     }
@@ -96,10 +124,14 @@ export function createRequestListener(
             body,
             lazyTransport(req.socket),
           )
-          .then((answer) => {
-            if (answer === undefined) return viaWeb(req, res, origin, body);
-            if (answer instanceof Response) return sendWebResponse(res, answer, req.method);
+          .then(async (answer) => {
+            if (answer === undefined) return viaWeb(req, res, origin, started, body);
+            if (answer instanceof Response) {
+              logWritten(req, started, answer, await sendWebResponse(res, answer, req.method));
+              return;
+            }
             sendPlainResponse(res, answer, req.method);
+            logWritten(req, started, answer, req.method === 'HEAD' ? 0 : answer.body.byteLength);
           })
           .catch(fail(res)),
       // The client went away before its body was complete: there is no one to answer.

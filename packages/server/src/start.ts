@@ -28,6 +28,7 @@ import {
   type WebhookClientOptions,
 } from '@certwright/core/net';
 import { createSmtpChannel, type SmtpChannel } from '@certwright/notify-smtp';
+import { createAccessLog } from './access-log.js';
 import { acmeValidation } from './acme-validation.js';
 import { readBuildInfo } from './build-info.js';
 import { workerSlot } from './cluster.js';
@@ -200,6 +201,7 @@ export async function startServer(
     port: config.port,
     host: config.listenAddr,
     logger,
+    ...accessLogOption(createAccessLog(logger, config.accessLog)),
   });
   const host = config.listenAddr.includes(':') ? `[${config.listenAddr}]` : config.listenAddr;
   const url = `https://${host}:${tls.port}`;
@@ -230,6 +232,8 @@ export async function startServer(
         // Shared CRL/OCSP invalidation across instances (Redis with SVC_REDIS_URL).
         ephemeral: runtime.ephemeral,
         ...(runtime.keyCustody ? { keyCustody: runtime.keyCustody } : {}),
+        // Per-instance counters of what settled here (docs/operations/observability.md, "Counters").
+        onOutcome: (event) => metrics.outcome(event),
         notifications: {
           channels,
           onDead: () => metrics.notificationDead.inc(),
@@ -373,6 +377,10 @@ export async function startServer(
       logger.info({}, 'certwright-server stopped');
     },
   };
+}
+
+function accessLogOption(accessLog: ReturnType<typeof createAccessLog>) {
+  return accessLog ? { accessLog } : {};
 }
 
 /** While starting, system routes answer and everything else is 503 (retry later). */

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { CertwrightError, type DirectPath, type Handler, type Logger } from '@certwright/core';
+import type { AccessLog } from './access-log.js';
 import { capConnectionsPerClient } from './connection-cap.js';
 import { attachDirectConnections } from './direct-connections.js';
 import { answerClientErrorsWithHsts } from './hsts.js';
@@ -20,6 +21,8 @@ export interface TlsServerOptions {
   maxConnectionsPerClient?: number;
   /** Addresses the cap does not apply to (trusted proxies). */
   uncappedAddress?: (address: string) => boolean;
+  /** One line per answer on both entries (access-log.ts); absent: SVC_ACCESS_LOG=off. */
+  accessLog?: AccessLog;
 }
 
 export interface TlsServer {
@@ -46,7 +49,10 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
       rejectUnauthorized: false,
     },
     // Every answer of this listener tells browsers to keep to HTTPS (RFC 6797).
-    createRequestListener(options.handler, logger, { hsts: true }),
+    createRequestListener(options.handler, logger, {
+      hsts: true,
+      ...(options.accessLog ? { accessLog: options.accessLog } : {}),
+    }),
   );
   answerClientErrorsWithHsts(server);
   capConnectionsPerClient(server, {
@@ -63,6 +69,7 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsServ
         direct: options.handler.direct,
         logger,
         hsts: true,
+        ...(options.accessLog ? { accessLog: options.accessLog } : {}),
       })
     : undefined;
   server.on('tlsClientError', (error, socket) => {
@@ -118,7 +125,7 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   const explained: Record<string, string> = {
     EADDRINUSE: `SVC_PORT=${port}: ${where} is already in use; stop the process that holds it or choose another port`,
     EACCES: `SVC_PORT=${port}: this process may not listen on ${where} (ports below 1024 need privileges); choose a port above 1023`,
-    EADDRNOTAVAIL: `SVC_LISTEN_ADDR=${host}: no interface of this host has that address`,
+    EADDRNOTAVAIL: `SVC_BIND_ADDRESS=${host}: no interface of this host has that address`,
   };
   const message = error.code ? explained[error.code] : undefined;
   return message ? new CertwrightError('config_invalid', message, { cause: error }) : error;

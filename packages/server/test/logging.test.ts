@@ -4,6 +4,7 @@ import {
   CertwrightError,
   type DeploymentTargetWithConfig,
   type IssuerWithConfig,
+  logAttemptFailure,
   type NewAgent,
   type NewCertificateVersion,
   type WebhookWithHeaders,
@@ -171,5 +172,84 @@ describe('the server logger', () => {
     expect(info[0]!.err.message).toBe('connect ECONNREFUSED 127.0.0.1:9');
     expect(info[2]!.err.stack).toContain('TypeError: x is undefined');
     expect(capture('debug').map((line) => line.err.stack === undefined)).toEqual([false, false, false]);
+  });
+
+  it('logs each failed attempt of a job or delivery as one line with attempt and next retry, no stack and no secret', () => {
+    const password = secret('dbpw');
+    const token = secret('bearer');
+    const capture = (level: string) => {
+      let output = '';
+      const logger = createLogger(level, {
+        write(line: string) {
+          output += line;
+        },
+      });
+      // A failure whose message and cause carry a credential, as a driver or receiver may echo.
+      const cause = Object.assign(
+        new Error(`connect ECONNREFUSED for postgres://app:${password}@127.0.0.1:9/db`),
+        {
+          code: 'ECONNREFUSED',
+        },
+      );
+      const failure = new CertwrightError('unavailable', `receiver refused Authorization: Bearer ${token}`, {
+        cause,
+      });
+      const nextRetryAt = new Date('2026-12-03T15:00:00.000Z');
+      for (const attempt of [1, 2, 3]) {
+        logAttemptFailure(logger, {
+          message: 'notification delivery failed',
+          attempt,
+          maxAttempts: 5,
+          nextRetryAt,
+          error: failure,
+          fields: { notification_id: 'ntf-1', channel: 'webhook:wh-1' },
+        });
+      }
+      // A bug is summarized the same way: the stack is for debug.
+      logAttemptFailure(logger, {
+        message: 'job is dead after its last attempt',
+        level: 'error',
+        attempt: 5,
+        nextRetryAt: null,
+        error: new TypeError('x is undefined'),
+        fields: { job_id: 'job-1', outcome: 'dead' },
+      });
+      return {
+        output,
+        lines: output
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line)),
+      };
+    };
+    const info = capture('info');
+    expect(info.lines).toHaveLength(4);
+    expect(info.lines.map((line) => [line.msg, line.attempt, line.next_retry_at])).toEqual([
+      ['notification delivery failed', 1, '2026-12-03T15:00:00.000Z'],
+      ['notification delivery failed', 2, '2026-12-03T15:00:00.000Z'],
+      ['notification delivery failed', 3, '2026-12-03T15:00:00.000Z'],
+      ['job is dead after its last attempt', 5, null],
+    ]);
+    expect(info.lines[0]).toMatchObject({
+      level: 40,
+      max_attempts: 5,
+      notification_id: 'ntf-1',
+      error: { type: 'CertwrightError', code: 'unavailable' },
+    });
+    expect(info.lines[0].error.message).toContain('ECONNREFUSED');
+    expect(info.lines[3]).toMatchObject({
+      level: 50,
+      error: { type: 'TypeError', message: 'x is undefined' },
+    });
+    expect(info.output).not.toMatch(/\n\s+at /);
+    expect(info.output).not.toContain('"stack"');
+    const debug = capture('debug');
+    // At debug each attempt adds its details line, stack included.
+    expect(debug.lines).toHaveLength(8);
+    expect(debug.output).toContain('"stack"');
+    for (const { output } of [info, debug]) {
+      expect(output).not.toContain(password);
+      expect(output).not.toContain(token);
+    }
   });
 });

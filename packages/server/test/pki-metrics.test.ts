@@ -115,6 +115,35 @@ describe('/metrics reports the inventory from storage', () => {
     ]);
   });
 
+  it("logs every answer in the access log: a refused call's request id is in the server's output", async () => {
+    const refused = await httpsCall(server.port, ca, '/api/v1/certificates', {
+      headers: bearer('not-the-secret-of-this-server-000'),
+    });
+    expect(refused.status).toBe(401);
+    const id = refused.headers['x-request-id'] as string;
+    expect(refused.json.request_id).toBe(id);
+    // pino writes asynchronously: read the output until the line is there (bounded).
+    let line: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !line; i++) {
+      line = server
+        .output()
+        .split('\n')
+        .filter((text) => text.includes(`"request_id":"${id}"`) && text.includes('"msg":"access"'))
+        .map((text) => JSON.parse(text) as Record<string, unknown>)[0];
+      if (!line) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(line).toMatchObject({
+      level: 30,
+      method: 'GET',
+      route: '/api/v1/certificates',
+      status: 401,
+      client: '127.0.0.1',
+      principal_kind: null,
+      protocol: 'HTTP/1.1',
+    });
+    expect(server.output()).not.toContain('not-the-secret-of-this-server');
+  });
+
   it('ships alerting rules promtool accepts and a dashboard, both reading only series the server exports', async () => {
     const exported = new Set([...(await scrape()).matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
     const rules = readFileSync(`${MONITORING}certwright.rules.yml`, 'utf8');

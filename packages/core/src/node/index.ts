@@ -113,12 +113,15 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   );
 }
 
-/** Writes a Web Response to a Node response, streaming the body with back-pressure. */
+/**
+ * Writes a Web Response to a Node response, streaming the body with back-pressure. Resolves to
+ * the body bytes written (0 for HEAD and bodiless answers), which an access log reports.
+ */
 export async function sendWebResponse(
   res: ServerResponse,
   response: Response,
   method = 'GET',
-): Promise<void> {
+): Promise<number> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, key) => {
     if (key !== 'set-cookie') headers[key] = value;
@@ -137,13 +140,15 @@ export async function sendWebResponse(
   if (response.body === null || method === 'HEAD') {
     await response.body?.cancel();
     res.end();
-    return;
+    return 0;
   }
   const reader = response.body.getReader();
+  let sent = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      sent += value.byteLength;
       if (!res.write(value)) {
         await new Promise<void>((resolve) => {
           const finish = () => {
@@ -157,7 +162,7 @@ export async function sendWebResponse(
       }
       if (res.destroyed) {
         await reader.cancel().catch(() => {});
-        return;
+        return sent;
       }
     }
   } catch (error) {
@@ -167,6 +172,7 @@ export async function sendWebResponse(
     throw error;
   }
   res.end();
+  return sent;
 }
 
 /**

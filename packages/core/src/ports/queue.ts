@@ -1,4 +1,5 @@
 import { CertwrightError } from '../errors.js';
+import { logAttemptFailure } from './attempt-log.js';
 import { type Logger, silentLogger } from './logger.js';
 
 /**
@@ -298,14 +299,19 @@ export function runQueueWorker<P>(
           logger.warn({ job_id: job.id }, 'job finished after losing its lease');
         return;
       }
-      const outcome = await queue.fail(
-        job,
-        errorMessage(failure),
-        backoffDelay(job.attempts, options.backoff),
-      );
-      const fields = { job_id: job.id, attempt: job.attempts, err: failure, outcome };
-      if (outcome === 'dead') logger.error(fields, 'job is dead after its last attempt');
-      else logger.warn(fields, 'job attempt failed');
+      const delay = backoffDelay(job.attempts, options.backoff);
+      const outcome = await queue.fail(job, errorMessage(failure), delay);
+      // One line per attempt, no stack (the stack at debug): a job failing against a service
+      // that is down fails alike on every attempt.
+      logAttemptFailure(logger, {
+        message: outcome === 'dead' ? 'job is dead after its last attempt' : 'job attempt failed',
+        level: outcome === 'dead' ? 'error' : 'warn',
+        attempt: job.attempts,
+        maxAttempts: job.maxAttempts,
+        nextRetryAt: outcome === 'retry' ? new Date(Date.now() + delay) : null,
+        error: failure,
+        fields: { job_id: job.id, outcome },
+      });
     } catch (error) {
       // Recording the outcome failed (backend unreachable): the lease will expire and the job
       // will be delivered again, which is the at-least-once contract.

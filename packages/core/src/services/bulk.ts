@@ -112,7 +112,7 @@ export class BulkService {
     if (options.est) data.source = 'EST';
     const filter = criteriaFilter(data);
     const reason: RevocationReason = data.reason ?? 'unspecified';
-    const { result, issuerIds, revokedIds } = await this.deps.storage.transaction(async (tx) => {
+    const { result, issuerIds, revokedIds, byIssuer } = await this.deps.storage.transaction(async (tx) => {
       const errors = await unknownIds(tx, data.certificate_ids);
       const alreadyRevoked = (await tx.certificates.list({ ...filter, status: 'Revoked', perPage: 1 })).total;
       const selection: CertificateFilter = { ...filter, notStatus: ['Revoked'] };
@@ -122,10 +122,13 @@ export class BulkService {
       const at = this.deps.clock.now();
       let revoked = 0;
       const revokedIds: string[] = [];
+      const byIssuer: Record<string, number> = {};
       const notices = new RevocationNotices();
       await eachBatch(tx, selection, async (ids) => {
         // One read per batch for the owners' notifications (names and owners of these ids).
-        notices.add((await tx.certificates.list({ ids, perPage: ids.length })).items);
+        const items = (await tx.certificates.list({ ids, perPage: ids.length })).items;
+        notices.add(items);
+        for (const c of items) byIssuer[c.issuer_id] = (byIssuer[c.issuer_id] ?? 0) + 1;
         await this.revocation.revokeSelected(tx, ids, reason, at);
         revoked += ids.length;
         revokedIds.push(...ids);
@@ -143,8 +146,9 @@ export class BulkService {
         bulkEvent(options.est ? 'est_bulk_revoke' : 'certificates_bulk_revoked', { ...data, reason }, result),
         tx,
       );
-      return { result, issuerIds: issuers, revokedIds };
+      return { result, issuerIds: issuers, revokedIds, byIssuer };
     });
+    this.revocation.reportRevoked(byIssuer);
     await this.revocation.notify({
       issuer_ids: issuerIds,
       revoked: result.total_revoked,

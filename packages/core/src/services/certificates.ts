@@ -19,6 +19,7 @@ import { assertRecordNames } from './certificate-names.js';
 import type { Actor, ServiceDeps } from './context.js';
 import { instantSchema, invalidReference, type Paged, parseInput, stillReferenced } from './input.js';
 import { checkRecordNamesAgainstProfile } from './issuance/profile-rules.js';
+import { reportOutcome } from './outcomes.js';
 import { pageQuerySchema } from './paging.js';
 import type { PolicyEvaluationService } from './policies.js';
 import type { RevocationService } from './revocation.js';
@@ -377,12 +378,17 @@ export class CertificateService {
   /** Revokes one certificate (any non-revoked status → Revoked). */
   async revoke(actor: Actor, id: string, reason: RevocationReason): Promise<ManagedCertificate> {
     const certificate = await this.get(id);
-    if (certificate.status === 'Revoked') {
-      throw fail('already_revoked', `certificate '${id}' is already revoked`, {
-        extra: { resource: 'certificate', id },
-      });
+    try {
+      if (certificate.status === 'Revoked') {
+        throw fail('already_revoked', `certificate '${id}' is already revoked`, {
+          extra: { resource: 'certificate', id },
+        });
+      }
+      await this.revocation.revokeCertificates([id], reason, actor);
+    } catch (error) {
+      reportOutcome(this.deps, { kind: 'revocation', issuerId: certificate.issuer_id, outcome: 'failure' });
+      throw error;
     }
-    await this.revocation.revokeCertificates([id], reason, actor);
     return this.get(id);
   }
 

@@ -7,6 +7,7 @@ import type { KeyCustody } from '../ports/key-custody.js';
 import type { Logger } from '../ports/logger.js';
 import type { Queue } from '../ports/queue.js';
 import type { Storage } from '../ports/storage.js';
+import type { LifecycleOutcome } from './outcomes.js';
 
 /** Who performs an operation; recorded on every audit event it causes. */
 export interface Actor {
@@ -44,6 +45,11 @@ export interface ServiceDeps {
    * keys need none.
    */
   keyCustody?: KeyCustody;
+  /**
+   * Told once each issuance or renewal attempt, revocation or enrollment has settled (the
+   * server's per-instance counters); see {@link LifecycleOutcome}.
+   */
+  onOutcome?: (event: LifecycleOutcome) => void;
 }
 
 /** A source of random bytes (tests pass a seeded one). */

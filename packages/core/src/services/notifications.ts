@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ManagedCertificate } from '../domain/certificate.js';
 import {
+  NOTIFICATION_RETRY_BUDGET,
   type NotificationEvent,
   type NotificationStatus,
   type NotificationType,
@@ -12,6 +13,7 @@ import { type ChannelOutcome, NotificationChannelRegistry } from '../notify/chan
 import { enqueueDeliveryAfterCommit } from '../notify/immediate-delivery.js';
 import { afterFailedAttempt } from '../notify/retry-schedule.js';
 import { webhookChannelName } from '../notify/webhooks/channel.js';
+import { logAttemptFailure } from '../ports/attempt-log.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from './context.js';
@@ -433,15 +435,6 @@ export class NotificationService {
       // last_error is readable through the API: it carries the channel's safe sentence, the
       // cause (a transport's own message) is logged under the notification's id.
       const error = publicMessage(failure.error);
-      this.deps.logger.warn(
-        {
-          err: failure.error,
-          notification_id: event.id,
-          channel: event.channel,
-          attempt: event.retry_count + 1,
-        },
-        'notification delivery failed',
-      );
       const extra = isCertwrightError(failure.error) ? failure.error.extra : undefined;
       // A failure the channel calls permanent (a receiver's 4xx, a refused destination) would
       // fail the same way on every retry: it goes dead at once, visible and requeueable.
@@ -453,6 +446,18 @@ export class NotificationService {
         const wait = typeof extra?.retry_after_ms === 'number' ? extra.retry_after_ms : 0;
         const asked = new Date(now.getTime() + wait);
         if (asked > next.next_retry_at) next.next_retry_at = asked;
+      }
+      // One line per attempt with when the next one runs, no stack (at debug only): a receiver
+      // that is down fails alike on every attempt. The cause goes under the notification's id.
+      logAttemptFailure(this.deps.logger, {
+        message: 'notification delivery failed',
+        attempt: event.retry_count + 1,
+        maxAttempts: NOTIFICATION_RETRY_BUDGET,
+        nextRetryAt: next.next_retry_at,
+        error: failure.error,
+        fields: { notification_id: event.id, channel: event.channel },
+      });
+      if (next.status === 'failed') {
         await storage.notifications.update(event.id, { ...next, last_error: error });
         report.failed += 1;
         return;

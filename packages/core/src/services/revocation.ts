@@ -3,6 +3,7 @@ import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import type { Actor, ServiceDeps } from './context.js';
 import type { NotificationService } from './notifications.js';
+import { reportOutcome } from './outcomes.js';
 import { refuseShortLivedRevocation } from './short-lived-revocation.js';
 
 /** Told after a revocation commits, e.g. to rebuild the CRL and OCSP cache of those issuers. */
@@ -27,6 +28,8 @@ export interface RevokeOutcome {
   /** Certificates that became Revoked (ids that were already revoked or unknown are left out). */
   revoked: string[];
   issuer_ids: string[];
+  /** How many of `revoked` each issuer signed (the revocation counters). */
+  revoked_by_issuer: Record<string, number>;
 }
 
 /** Rows per statement; also the page limit of `certificates.list`. */
@@ -79,6 +82,13 @@ export class RevocationService {
     for (const listener of listeners) this.#listeners.add(listener);
   }
 
+  /** Counts committed revocations, per issuer (call after the transaction committed). */
+  reportRevoked(byIssuer: Readonly<Record<string, number>>): void {
+    for (const [issuerId, count] of Object.entries(byIssuer)) {
+      reportOutcome(this.deps, { kind: 'revocation', issuerId, outcome: 'success', count });
+    }
+  }
+
   /** Registers a listener; returns the function that removes it. */
   onRevoked(listener: RevocationListener): () => void {
     this.#listeners.add(listener);
@@ -111,6 +121,7 @@ export class RevocationService {
       }
       return result;
     });
+    this.reportRevoked(outcome.revoked_by_issuer);
     await this.notify({
       issuer_ids: outcome.issuer_ids,
       revoked: outcome.revoked.length,
@@ -129,6 +140,7 @@ export class RevocationService {
   async revokeWithin(tx: Storage, ids: readonly string[], reason: RevocationReason): Promise<RevokeOutcome> {
     const revoked: string[] = [];
     const issuers = new Set<string>();
+    const byIssuer: Record<string, number> = {};
     const notices = new RevocationNotices();
     const at = this.deps.clock.now();
     const unique = [...new Set(ids)];
@@ -142,13 +154,16 @@ export class RevocationService {
       if (page.items.length === 0) continue;
       await refuseShortLivedRevocation(tx, page.items, at);
       const batch = page.items.map((c) => c.id);
-      for (const c of page.items) issuers.add(c.issuer_id);
+      for (const c of page.items) {
+        issuers.add(c.issuer_id);
+        byIssuer[c.issuer_id] = (byIssuer[c.issuer_id] ?? 0) + 1;
+      }
       notices.add(page.items);
       await this.revokeSelected(tx, batch, reason, at);
       revoked.push(...batch);
     }
     await this.raiseNotices(tx, notices, reason);
-    return { revoked, issuer_ids: [...issuers].sort() };
+    return { revoked, issuer_ids: [...issuers].sort(), revoked_by_issuer: byIssuer };
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import type { CertwrightHandler } from '@certwright/api';
+import type { AccessLog } from '../../src/access-log.js';
 import { attachDirectConnections, type DirectConnections } from '../../src/direct-connections.js';
 import { createRequestListener } from '../../src/request-listener.js';
 
@@ -26,7 +27,10 @@ export interface CountingListener {
   close(): Promise<void>;
 }
 
-export async function listenCountingWebCalls(handler: CertwrightHandler): Promise<CountingListener> {
+export async function listenCountingWebCalls(
+  handler: CertwrightHandler,
+  options: { accessLog?: AccessLog } = {},
+): Promise<CountingListener> {
   const listener = { webCalls: 0 } as CountingListener;
   const counted = Object.assign(
     (req: Request, transport: Parameters<CertwrightHandler>[1]) => {
@@ -35,8 +39,13 @@ export async function listenCountingWebCalls(handler: CertwrightHandler): Promis
     },
     { direct: handler.direct },
   );
-  const server = createServer(createRequestListener(counted));
-  const connections = attachDirectConnections({ server, event: 'connection', direct: handler.direct });
+  const server = createServer(createRequestListener(counted, undefined, options));
+  const connections = attachDirectConnections({
+    server,
+    event: 'connection',
+    direct: handler.direct,
+    ...options,
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return Object.assign(listener, {
     server,

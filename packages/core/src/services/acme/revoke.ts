@@ -108,6 +108,7 @@ export class AcmeRevocationService {
         tx,
       );
     });
+    this.revocation.reportRevoked({ [version.issuer_id]: 1 });
     await this.revocation.notify({
       issuer_ids: [version.issuer_id],
       revoked: 1,

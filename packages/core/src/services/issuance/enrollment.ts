@@ -14,6 +14,7 @@ import { namesToSign, sanKey } from '../certificate-names.js';
 import type { Actor, ServiceDeps } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
+import { reportOutcome } from '../outcomes.js';
 import type { PolicyEvaluationService } from '../policies.js';
 import { RevisionedCache } from '../revisioned-cache.js';
 import { GroupCommit } from './group-commit.js';
@@ -39,6 +40,7 @@ const MAX_BACKDATE_MS = 3_600_000;
 const MAX_METADATA_KEYS = 100;
 
 export const ENROLLMENT_SOURCES = ['ACME', 'EST', 'SCEP'] as const;
+const PROTOCOL_LABEL = { ACME: 'acme', EST: 'est', SCEP: 'scep' } as const;
 
 export const enrollInputSchema = z.object({
   profileId: idSchema,
@@ -156,6 +158,23 @@ export class EnrollmentService {
 
   async enroll(actor: Actor, input: EnrollInput, hooks: EnrollHooks = {}): Promise<EnrollResult> {
     const data = parseInput(enrollInputSchema, input);
+    const protocol = PROTOCOL_LABEL[data.source];
+    try {
+      const result = await this.#enroll(actor, data, hooks);
+      reportOutcome(this.deps, { kind: 'enrollment', protocol, outcome: 'success' });
+      return result;
+    } catch (error) {
+      // A refused CSR, a profile that forbids the names, a signing or storage failure.
+      reportOutcome(this.deps, { kind: 'enrollment', protocol, outcome: 'failure' });
+      throw error;
+    }
+  }
+
+  async #enroll(
+    actor: Actor,
+    data: z.output<typeof enrollInputSchema>,
+    hooks: EnrollHooks,
+  ): Promise<EnrollResult> {
     const target = await this.#subject(data.profileId, data.renewsCertificateId, hooks.profile);
     const csr = parseCertificationRequest(data.csrDer); // bounded, signature verified
     const ekus = checkCsrAgainstProfile(target.profile, csr);

@@ -8,12 +8,14 @@ import { fail, isCertwrightError, notFound, publicMessage } from '../../errors.j
 import type { IssuerConnectorRegistry } from '../../issuers/connector.js';
 import { defaultIssuerConnectors } from '../../issuers/index.js';
 import { type CertificateDetails, describeEach } from '../../pki/certificate-details.js';
+import { logAttemptFailure } from '../../ports/attempt-log.js';
 import type { Storage } from '../../ports/storage.js';
 import type { AuditService } from '../audit.js';
 import { type Actor, type ServiceDeps, SYSTEM_ACTOR } from '../context.js';
 import { parseInput } from '../input.js';
 import type { JobService } from '../jobs.js';
 import type { NotificationService } from '../notifications.js';
+import { reportOutcome } from '../outcomes.js';
 import type { PolicyEvaluationService } from '../policies.js';
 import {
   DEFAULT_MAX_VALIDITY_DAYS_WITHOUT_PROFILE,
@@ -123,7 +125,7 @@ export class LifecycleService {
   ): Promise<IssueOutcome> {
     const issued = await this.signer.sign(certificate.issuer_id, material, kind);
     const now = this.deps.clock.now();
-    return this.deps.storage.transaction(async (tx) => {
+    const stored = await this.deps.storage.transaction(async (tx) => {
       // A revocation (or archival) may have committed since the status was read: storing now
       // would make a revoked certificate Active again with an unrevoked serial. The row lock
       // orders this transaction with the revocation's update of the same row.
@@ -186,6 +188,12 @@ export class LifecycleService {
       }
       return { certificate: updated, job: done, version };
     });
+    reportOutcome(this.deps, {
+      kind: kind === 'renew' ? 'renewal' : 'issuance',
+      issuerId: certificate.issuer_id,
+      outcome: 'success',
+    });
+    return stored;
   }
 
   #notify(
@@ -203,12 +211,8 @@ export class LifecycleService {
     // The job, the audit event and the owner's notification carry the safe sentence; the cause
     // (a connector's or the storage's own message) goes to the log under the job's id.
     const message = publicMessage(error);
-    this.deps.logger.warn(
-      { err: error, job_id: job.id, certificate_id: certificate.id, attempt: job.attempts },
-      `${job.type === 'Renewal' ? 'renewal' : 'issuance'} attempt failed`,
-    );
     const now = this.deps.clock.now();
-    return this.deps.storage.transaction(async (tx) => {
+    const failed = await this.deps.storage.transaction(async (tx) => {
       const policy = await tx.renewalPolicies.get(certificate.renewal_policy_id);
       const retry =
         job.attempts < job.max_attempts && !(isCertwrightError(error) && error.code === 'validation_failed');
@@ -256,6 +260,21 @@ export class LifecycleService {
       );
       return updated;
     });
+    // One line per attempt with the next one's time, no stack (docs/operations/configuration.md, "Logs").
+    logAttemptFailure(this.deps.logger, {
+      message: `${job.type === 'Renewal' ? 'renewal' : 'issuance'} attempt failed`,
+      attempt: job.attempts,
+      maxAttempts: job.max_attempts,
+      nextRetryAt: failed.status === 'Pending' ? failed.scheduled_at : null,
+      error,
+      fields: { job_id: job.id, certificate_id: certificate.id },
+    });
+    reportOutcome(this.deps, {
+      kind: job.type === 'Renewal' ? 'renewal' : 'issuance',
+      issuerId: certificate.issuer_id,
+      outcome: 'failure',
+    });
+    return failed;
   }
 
   /**
