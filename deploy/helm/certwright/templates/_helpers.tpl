@@ -54,7 +54,7 @@ spec:
       env:
         - name: SVC_PORT
           value: "8443"
-        - name: SVC_LISTEN_ADDR
+        - name: SVC_BIND_ADDRESS
           value: "0.0.0.0"
         - name: SVC_TLS_CERT_PATH
           value: /etc/certwright/tls/tls.crt
