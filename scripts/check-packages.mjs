@@ -5,7 +5,8 @@
 //      replaces `workspace:` ranges there, as `pnpm publish` does; check:examples installs these
 //      same tarballs).
 //   2. Each tarball must hold LICENSE (the root's, byte for byte), README.md and CHANGELOG.md;
-//      its package.json must have no `workspace:` range left.
+//      its package.json must have no `source` export condition (docs/development.md, "What is
+//      published") and no `workspace:` range left.
 //   3. publint (strict: warnings fail too) on the tarball's bytes, and are-the-types-wrong
 //      (ESM-only profile) on the tarball file, for the packages that ship types.
 // The per-package checks run two at a time: the machine has two cores and attw is CPU-bound.
@@ -57,6 +58,24 @@ export async function packAll() {
   });
 }
 
+/** Paths listed in a condition tree (`exports`) under the `source` condition, at any depth. */
+function sourceConditions(value, path = 'exports') {
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]) =>
+    key === 'source' ? [`${path}.source`] : sourceConditions(inner, `${path}["${key}"]`),
+  );
+}
+
+/** The condition tree with every `source` condition removed, keys in their order. */
+function withoutSource(value) {
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'source')
+      .map(([key, inner]) => [key, withoutSource(inner)]),
+  );
+}
+
 function workspaceRanges(manifest) {
   const found = [];
   for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
@@ -82,6 +101,13 @@ async function checkTarball({ manifest }, rootLicense) {
       problems.push('LICENSE differs from the repository root LICENSE');
     }
     const packed = readJson(join(dir, 'package.json'));
+    for (const path of sourceConditions(packed.exports)) problems.push(`published manifest keeps ${path}`);
+    // publishConfig.exports is a second copy of the map: it must say what `exports` says, less `source`.
+    if (JSON.stringify(packed.exports) !== JSON.stringify(withoutSource(manifest.exports))) {
+      problems.push(
+        'published exports are not the workspace exports without `source` (update publishConfig.exports)',
+      );
+    }
     for (const range of workspaceRanges(packed)) problems.push(`published manifest keeps ${range}`);
   } finally {
     rmSync(unpacked, { recursive: true, force: true });
