@@ -8,7 +8,7 @@ import { AgentHttpError } from './http.js';
 import type { AgentKeyStore } from './keys.js';
 import { type AgentLogger, silentAgentLogger } from './logger.js';
 
-export const AGENT_VERSION = '2.0.0';
+export const AGENT_VERSION = '3.0.0';
 
 export interface AgentOptions {
   connection: AgentConnection;

@@ -15,7 +15,7 @@ import type {
   RequestOptions,
 } from './types.js';
 
-export const CLIENT_VERSION = '2.0.0';
+export const CLIENT_VERSION = '3.0.0';
 
 /** Every operation of the REST API, by operationId, as generated from the OpenAPI document. */
 export const operations: ReadonlyMap<string, OperationSpec> = new Map(

@@ -20,7 +20,7 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Where the insecure-verification warning goes; default `process.emitWarning`. */
   warn?: (message: string) => void;
-  /** Added to the User-Agent, e.g. `certwright-cli/2.0.0`. */
+  /** Added to the User-Agent, e.g. `certwright-cli/3.0.0`. */
   userAgent?: string;
 }
 

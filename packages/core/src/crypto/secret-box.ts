@@ -34,7 +34,7 @@ export interface SecretBoxOptions {
  *
  * Two text formats, so every SQL engine stores a sealed value in a plain text column:
  * - `v2.<key id>.<base64url(iv ‖ ciphertext ‖ tag)>` names the key that sealed it (the key id is
- *   {@link keyIdOf}: 16 hex digits derived from the key, never the key);
+ *   `keyIdOf`: 16 hex digits derived from the key, never the key);
  * - `v1.<base64url(iv ‖ ciphertext ‖ tag)>`, the format before keyrings, names none: opening
  *   tries the current key, then each previous one (a failed AES-GCM tag check costs microseconds).
  * The optional `context` is bound as additional authenticated data, so a sealed value copied into

@@ -36,7 +36,7 @@ function sansOf(info: CertificateInfo): string[] {
 /**
  * What a discovery record holds about a served chain (leaf first, DER). The leaf passes our
  * bounded parser (`malformed`, `too_large`, `key_rejected` otherwise); chain certificates are
- * kept as PEM up to {@link MAX_CHAIN_CERTIFICATES}.
+ * kept as PEM up to `MAX_CHAIN_CERTIFICATES`.
  */
 export function describeChain(chain: readonly Uint8Array[]): NewDiscoveredCertificate {
   const leaf = chain[0]!;

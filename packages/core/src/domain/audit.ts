@@ -155,7 +155,7 @@ export function auditEventMessage(event: Omit<AuditEvent, 'hash'>): string {
   return `certwright-audit-event\n${eventBody(event)}`;
 }
 
-/** The hash of a keyed event: HMAC-SHA-256 of {@link auditEventMessage} under the chain key. */
+/** The hash of a keyed event: HMAC-SHA-256 of `auditEventMessage` under the chain key. */
 export function computeAuditHash(event: Omit<AuditEvent, 'hash'>, key: AuditChainKey): Promise<string> {
   return key.mac(auditEventMessage(event));
 }

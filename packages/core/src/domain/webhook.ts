@@ -59,7 +59,7 @@ export function maskWebhookUrl(url: string): string {
 export const webhookSchema = z.object({
   id: idSchema,
   name: z.string().min(1).max(255),
-  /** The URL as it may be shown: origin plus {@link WEBHOOK_URL_MASK}. */
+  /** The URL as it may be shown: origin plus `WEBHOOK_URL_MASK`. */
   url_masked: z.string().min(1).max(4096),
   method: webhookMethodSchema,
   service: webhookServiceSchema,

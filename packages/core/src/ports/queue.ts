@@ -165,7 +165,7 @@ export interface Queue {
 
   /**
    * Starts a worker loop for one topic: claims due jobs up to `concurrency`, runs `handler`,
-   * records completion, or on throw schedules a retry after {@link backoffDelay} of the attempt
+   * records completion, or on throw schedules a retry after `backoffDelay` of the attempt
    * number, or marks the job `dead` (keeping the error message) once `attempts` reaches
    * `maxAttempts`. Backend errors while polling are logged and retried; they do not stop it.
    */

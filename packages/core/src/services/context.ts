@@ -23,7 +23,7 @@ export interface ServiceDeps {
   storage: Storage;
   clock: Clock;
   logger: Logger;
-  /** Agent liveness thresholds and job timeouts; defaults in {@link DEFAULT_AGENT_SETTINGS}. */
+  /** Agent liveness thresholds and job timeouts; defaults in `DEFAULT_AGENT_SETTINGS`. */
   agentSettings?: Partial<AgentSettings>;
   /** Notification delivery: the channels of this process and the dead-letter hook. */
   notifications?: NotificationDeps;

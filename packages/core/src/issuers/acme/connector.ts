@@ -32,7 +32,7 @@ import { type AcmeIssuerSettings, readAcmeSettings } from './settings.js';
  * - Issue / renew: a new order for the request's names (with `replaces`, RFC 9773, when the
  *   request replaces a version and the CA offers renewalInfo; with `profile` when configured),
  *   each authorization answered by http-01 (the service's own responder) or dns-01 (a
- *   {@link DnsProvider}), finalize with the requester's CSR — or one made with the key the
+ *   `DnsProvider`), finalize with the requester's CSR — or one made with the key the
  *   service generated — then the chain downloaded and returned to the pipeline.
  * - Revoke: revokeCert signed by the account key, for a certificate this issuer issued.
  *
