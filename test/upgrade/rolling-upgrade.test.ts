@@ -23,7 +23,13 @@ import { ensureRelease, RELEASE_COMMIT, RELEASE_VERSION, releaseSkipReason } fro
  * N's migrations while the 2.0.0 instances keep serving), joins the balancer, and a 2.0.0 instance
  * is drained (out of rotation, its open connections finished, SIGTERM) and stopped.
  */
-const skip = (await postgresSkipReason()) ?? redisServerSkipReason() ?? releaseSkipReason();
+// Opt-in: about two and a half minutes on the 2-core machine, which `.ci/run` (near its budget)
+// does not pay on every run; the lead decides whether CI sets it (docs/operations/upgrades.md).
+const optIn =
+  process.env.CERTWRIGHT_TEST_UPGRADE === '1'
+    ? undefined
+    : 'opt-in: set CERTWRIGHT_TEST_UPGRADE=1 to run the rolling-upgrade test';
+const skip = optIn ?? (await postgresSkipReason()) ?? redisServerSkipReason() ?? releaseSkipReason();
 if (skip) console.warn(`skipping the rolling-upgrade test: ${skip}`);
 
 const CURRENT_MAIN = fileURLToPath(new URL('../../packages/server/src/main.ts', import.meta.url));
