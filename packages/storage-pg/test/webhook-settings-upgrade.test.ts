@@ -76,4 +76,58 @@ describe('upgrading webhooks to notification types and per-kind options (PGlite)
       await storage.close();
     }
   });
+  it('takes a URL a 2.0.0 instance changed in clear during a rolling upgrade, and seals it at the next start', async () => {
+    const storage = await createPgliteStorage(
+      { memory: true },
+      { secretBox: new SecretBox(SecretBox.generateKey()) },
+    );
+    try {
+      await storage.migrate();
+      const hook = await storage.webhooks.create({
+        name: 'changed by 2.0.0',
+        url: 'https://hooks.example.test/services/T0/B0/first-token',
+        service: 'slack',
+      });
+      const bare = await storage.webhooks.create({ name: 'bare', url: 'https://ntfy.example.test/first' });
+      // What 2.0.0 writes when its API changes a URL: the new one in `url`, in clear; it has
+      // never heard of url_sealed, which keeps the old one.
+      await sql`update webhooks set url = 'https://hooks.example.test/services/T0/B0/second-token' where id = ${hook.id}`.execute(
+        storage.db,
+      );
+      await sql`update webhooks set url = 'https://ntfy.example.test' where id = ${bare.id}`.execute(
+        storage.db,
+      );
+
+      // Deliveries by this release go to the newer URL; listings never show it in clear.
+      expect((await storage.webhooks.getWithHeaders(hook.id))?.url).toBe(
+        'https://hooks.example.test/services/T0/B0/second-token',
+      );
+      expect((await storage.webhooks.getWithHeaders(bare.id))?.url).toBe('https://ntfy.example.test');
+      expect((await storage.webhooks.require(hook.id)).url_masked).toBe(
+        'https://hooks.example.test/********',
+      );
+
+      // The next start seals them again; nothing is left in clear.
+      await storage.migrate();
+      const rows = await sql<{ url: string }>`select url from webhooks where id = ${hook.id}`.execute(
+        storage.db,
+      );
+      expect(rows.rows[0]?.url).toBe('https://hooks.example.test/********');
+      expect((await storage.webhooks.getWithHeaders(hook.id))?.url).toBe(
+        'https://hooks.example.test/services/T0/B0/second-token',
+      );
+      expect((await storage.webhooks.getWithHeaders(bare.id))?.url).toBe('https://ntfy.example.test');
+      // An unchanged row is left as it is.
+      const before = await sql<{
+        url_sealed: string;
+      }>`select url_sealed from webhooks where id = ${hook.id}`.execute(storage.db);
+      await storage.migrate();
+      const after = await sql<{
+        url_sealed: string;
+      }>`select url_sealed from webhooks where id = ${hook.id}`.execute(storage.db);
+      expect(after.rows[0]?.url_sealed).toBe(before.rows[0]?.url_sealed);
+    } finally {
+      await storage.close();
+    }
+  });
 });

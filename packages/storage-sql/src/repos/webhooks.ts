@@ -33,7 +33,9 @@ function toWebhook(r: Pick<Selectable<WebhooksTable>, (typeof COLUMNS)[number]>)
   return {
     id: r.id,
     name: r.name,
-    url_masked: r.url,
+    // Masked again on the way out: a 2.0.0 instance during a rolling upgrade writes the URL in
+    // clear (see storedUrl), and masking a masked URL leaves it as it is.
+    url_masked: maskWebhookUrl(r.url),
     method: r.method as Webhook['method'],
     service: r.service as Webhook['service'],
     enabled: toBool(r.enabled),
@@ -61,10 +63,7 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
       const r = await ctx.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
       if (!r) return null;
       const headers = JSON.parse(await ctx.box.open(r.headers_sealed, headersContext(id))) as WebhookHeaders;
-      // A row not sealed yet holds its URL in clear (only between migration 28 and the sealing
-      // that follows it in the same start).
-      const url = r.url_sealed === null ? r.url : await ctx.box.open(r.url_sealed, urlContext(id));
-      return { ...toWebhook(r), url, headers };
+      return { ...toWebhook(r), url: await storedUrl(ctx.box, r), headers };
     },
     async create(input) {
       const now = input.created_at ?? ctx.clock.now();
@@ -127,23 +126,49 @@ export function webhookRepository(ctx: Ctx): WebhookRepository {
 }
 
 /**
+ * The webhook's URL. A row not sealed yet holds it in clear (stored before migration 28, or
+ * written by a 2.0.0 instance). A 2.0.0 instance sharing the database during a rolling upgrade
+ * (docs/operations/upgrades.md) knows nothing of `url_sealed`: when it changes a URL it writes
+ * the new one to `url` in clear and leaves the sealed one as it was. This release always writes
+ * `url` as the masked form of the sealed URL, so a `url` that is not that masked form is a newer
+ * URL written by 2.0.0, and it wins.
+ */
+async function storedUrl(
+  box: SecretBox,
+  r: Pick<Selectable<WebhooksTable>, 'id' | 'url' | 'url_sealed'>,
+): Promise<string> {
+  if (r.url_sealed === null) return r.url;
+  const sealed = await box.open(r.url_sealed, urlContext(r.id));
+  return r.url === maskWebhookUrl(sealed) ? sealed : r.url;
+}
+
+/**
  * Seals the URL of every webhook stored before migration 28 (or left unsealed by a start that
- * died after it) and keeps only its masked form in clear. Runs under the migration lock at every
- * start; a database with every row sealed costs one query.
+ * died after it, or created or changed by a 2.0.0 instance during a rolling upgrade: see
+ * storedUrl) and keeps only its masked form in clear. Runs under the migration lock at every
+ * start; it opens every sealed URL, and deployments keep tens of webhooks, not thousands.
  */
 export async function sealWebhookUrls(db: Kysely<Database>, box: SecretBox): Promise<number> {
-  const rows = await db
-    .selectFrom('webhooks')
-    .select(['id', 'url'])
-    .where('url_sealed', 'is', null)
-    .execute();
+  const rows = await db.selectFrom('webhooks').select(['id', 'url', 'url_sealed']).execute();
+  let sealed = 0;
   for (const row of rows) {
+    if (row.url_sealed !== null) {
+      // Sealed, and the clear column its masked form: as this release leaves it.
+      // One no key of the ring opens is left as it is: the key check and the re-seal name such
+      // rows (docs/operations/key-rotation.md); a start is not the place to fail on them.
+      const current = await box.open(row.url_sealed, urlContext(row.id)).catch(() => null);
+      if (current === null || row.url === maskWebhookUrl(current)) continue;
+    }
+    // Otherwise the clear column holds the URL (storedUrl).
+    const url = row.url;
+    // Only if the row is still as read: an instance serving meanwhile may have changed it.
     await db
       .updateTable('webhooks')
-      .set({ url: maskWebhookUrl(row.url), url_sealed: await box.seal(row.url, urlContext(row.id)) })
+      .set({ url: maskWebhookUrl(url), url_sealed: await box.seal(url, urlContext(row.id)) })
       .where('id', '=', row.id)
-      .where('url_sealed', 'is', null)
+      .where('url', '=', row.url)
       .execute();
+    sealed += 1;
   }
-  return rows.length;
+  return sealed;
 }
