@@ -214,7 +214,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
       : []),
     ...(options.protocols ?? []),
   ]);
-  openapi = buildOpenApiDocument(routes, mounts.all, { version: options.version?.version ?? '2.0.0' });
+  openapi = buildOpenApiDocument(routes, mounts.all, { version: options.version?.version ?? '3.0.0' });
   const router = new Router(routes);
   const limiter = new RateLimiter(
     options.ephemeral ?? services?.deps.ephemeral ?? new MemoryEphemeralStore(),

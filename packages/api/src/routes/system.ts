@@ -36,7 +36,7 @@ export const versionSchema = z.object({
 /** Health, readiness, auth info, version, OpenAPI and metrics. */
 export function systemRoutes(options: SystemRouteOptions): RouteSpec[] {
   const version: z.infer<typeof versionSchema> = {
-    version: options.version.version ?? '2.0.0',
+    version: options.version.version ?? '3.0.0',
     commit: options.version.commit ?? 'unknown',
     modified: options.version.modified ?? false,
     build_time: options.version.build_time ?? 'unknown',
