@@ -2,18 +2,44 @@
  * URL filters of the lists the dashboard links to (jobs, notifications, health checks): only
  * known keys and values survive, as in the inventory's parseInventorySearch.
  */
+import type { Paths } from './api';
 
-export const JOB_STATUSES = [
+type Query<P extends keyof Paths> = NonNullable<NonNullable<Paths[P]['get']>['parameters']['query']>;
+type Element<T> = T extends readonly (infer E)[] ? E : T;
+type JobStatus = Element<NonNullable<Query<'/api/v1/jobs'>['status']>>;
+type JobType = NonNullable<Query<'/api/v1/jobs'>['type']>;
+type NotificationStatus = Element<NonNullable<Query<'/api/v1/notifications'>['status']>>;
+type HealthStatus = NonNullable<Query<'/api/v1/health-checks'>['status']>;
+
+/**
+ * Every value of `T`, each once: the browser bundle does not import core, so the lists are written
+ * here and checked against the OpenAPI document's enums — a value added or removed there fails the
+ * type check until it is here too.
+ */
+type AllOf<T extends string, L extends readonly T[]> = [Exclude<T, L[number]>] extends [never] ? L : never;
+const allOf =
+  <T extends string>() =>
+  <const L extends readonly T[]>(values: AllOf<T, L>): L =>
+    values;
+
+export const JOB_STATUSES = allOf<JobStatus>()([
   'Pending',
   'AwaitingCSR',
   'Running',
   'Completed',
   'Failed',
   'Cancelled',
-] as const;
-export const JOB_TYPES = ['Issuance', 'Renewal', 'Deployment', 'Validation'] as const;
-export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'dead', 'read', 'undeliverable'] as const;
-export const HEALTH_STATUSES = ['healthy', 'degraded', 'down', 'cert_mismatch'] as const;
+]);
+export const JOB_TYPES = allOf<JobType>()(['Issuance', 'Renewal', 'Deployment', 'Validation']);
+export const NOTIFICATION_STATUSES = allOf<NotificationStatus>()([
+  'pending',
+  'sent',
+  'failed',
+  'dead',
+  'read',
+  'undeliverable',
+]);
+export const HEALTH_STATUSES = allOf<HealthStatus>()(['healthy', 'degraded', 'down', 'cert_mismatch']);
 
 /** `value` when it is one of `allowed`, else undefined. */
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {

@@ -239,6 +239,29 @@ describe.skipIf(!haveChromium)('the console names, decodes and configures in Chr
     await page.waitForURL((url) => !url.searchParams.has('owner_id'));
   });
 
+  it('counts certificates by status on the dashboard from the one summary request, each count linking to its list', async () => {
+    const active = page.locator('.status-counts li').filter({ hasText: 'Active' });
+    const shown = async () => (await active.locator('.count').textContent())?.trim();
+    // Issuance from the test before may still be finishing: reload until the count holds still.
+    await expect
+      .poll(async () => {
+        await go('/');
+        await active.locator('.count').waitFor();
+        const summary = await api('GET', '/api/v1/dashboard/summary');
+        return (await shown()) === String(summary.certificates.by_status.Active);
+      })
+      .toBe(true);
+    asked();
+    await go('/');
+    await active.locator('.count').waitFor();
+    // The panel reads the summary the "needs attention" panel also reads: no list request per status.
+    const paths = asked();
+    expect(paths.filter((p) => p === '/api/v1/certificates')).toEqual([]);
+    expect(paths.filter((p) => p === '/api/v1/dashboard/summary')).toHaveLength(1);
+    await active.getByRole('link').click();
+    await page.waitForURL((url) => url.pathname === '/certificates' && url.search.includes('Active'));
+  });
+
   it('shows the certificate’s, the jobs’ and the audit trail’s related records by name, the actor once', async () => {
     const cert = (await api('GET', '/api/v1/certificates?search=named-1')).data[0];
     asked();

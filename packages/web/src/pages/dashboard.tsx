@@ -233,17 +233,6 @@ export default function Dashboard() {
   const scanRead = usePermission('scan.read');
   const healthRead = usePermission('healthcheck.read');
 
-  const byStatus = useQuery({
-    queryKey: ['dashboard', 'by-status'],
-    enabled: certRead.allowed,
-    queryFn: async () =>
-      Promise.all(
-        CERT_STATUSES.map(async (status) => {
-          const page = await api.get('/api/v1/certificates', { query: { status: [status], per_page: 1 } });
-          return { status, total: page.total };
-        }),
-      ),
-  });
   const overview = useQuery({
     queryKey: ['dashboard', 'overview'],
     enabled: certRead.allowed,
@@ -276,13 +265,14 @@ export default function Dashboard() {
           <Query query={overview}>{(o) => <Timeline overview={o} />}</Query>
         </Section>
         <Section title="Certificates by status">
-          <Query query={byStatus}>
-            {(rows) => (
+          <Query query={summary}>
+            {(s) => (
               <ul className="status-counts">
-                {rows.map(({ status, total }) => (
+                {CERT_STATUSES.map((status) => (
                   <li key={status}>
                     <Link to="/certificates" search={{ status: [status] }}>
-                      <StatusBadge status={status} /> <span className="count">{total}</span>
+                      <StatusBadge status={status} />{' '}
+                      <span className="count">{s.certificates.by_status[status] ?? 0}</span>
                     </Link>
                   </li>
                 ))}

@@ -3,6 +3,7 @@ import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime, ErrorBox, Loading, Section, StatusBadge } from '../components/common';
 import { CreateForm } from '../components/create-form';
+import { FilterSelect } from '../components/filter-select';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
 import { HEALTH_STATUSES, type HealthCheckSearch } from '../list-search';
@@ -42,24 +43,12 @@ export default function HealthChecks() {
           api.get('/api/v1/health-checks', { query: { page, per_page, ...(status ? { status } : {}) } })
         }
         toolbar={
-          <label>
-            Status
-            <select
-              value={status ?? ''}
-              onChange={(e) =>
-                void navigate({
-                  search: e.target.value ? { status: e.target.value as HealthCheckSearch['status'] } : {},
-                })
-              }
-            >
-              <option value="">Any</option>
-              {HEALTH_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Status"
+            value={status}
+            options={HEALTH_STATUSES}
+            onChange={(next) => void navigate({ search: next ? { status: next } : {} })}
+          />
         }
         rowKey={(c) => c.id}
         empty="No endpoints watched yet."

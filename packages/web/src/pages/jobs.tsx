@@ -1,6 +1,7 @@
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { DateTime, StatusBadge } from '../components/common';
+import { FilterSelect } from '../components/filter-select';
 import { ResourceList } from '../components/resource-list';
 import { formatDate } from '../format';
 import { JOB_STATUSES, JOB_TYPES, type JobSearch } from '../list-search';
@@ -28,34 +29,18 @@ export default function Jobs() {
       }
       toolbar={
         <>
-          <label>
-            Status
-            <select
-              value={search.status ?? ''}
-              onChange={(e) => void update({ status: (e.target.value || undefined) as JobSearch['status'] })}
-            >
-              <option value="">Any</option>
-              {JOB_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Type
-            <select
-              value={search.type ?? ''}
-              onChange={(e) => void update({ type: (e.target.value || undefined) as JobSearch['type'] })}
-            >
-              <option value="">Any</option>
-              {JOB_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Status"
+            value={search.status}
+            options={JOB_STATUSES}
+            onChange={(status) => void update({ status })}
+          />
+          <FilterSelect
+            label="Type"
+            value={search.type}
+            options={JOB_TYPES}
+            onChange={(type) => void update({ type })}
+          />
           {search.completed_after ? (
             <p className="record-filters">
               Finished since <strong>{formatDate(search.completed_after)}</strong>{' '}

@@ -3,6 +3,7 @@ import { useNavigate, useSearch } from '@tanstack/react-router';
 import { api, type Response200 } from '../api';
 import { usePermission } from '../auth';
 import { ActionButton, DateTime, ErrorBox, StatusBadge } from '../components/common';
+import { FilterSelect } from '../components/filter-select';
 import { ResourceList } from '../components/resource-list';
 import { iso } from '../format';
 import { NOTIFICATION_STATUSES, type NotificationSearch } from '../list-search';
@@ -56,24 +57,13 @@ export default function Notifications() {
           })
         }
         toolbar={
-          <label>
-            Status
-            <select
-              value={status ?? ''}
-              onChange={(e) =>
-                void navigate({
-                  search: e.target.value ? { status: e.target.value as NotificationSearch['status'] } : {},
-                })
-              }
-            >
-              <option value="">Any</option>
-              {NOTIFICATION_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {STATUS_LABELS[s]}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Status"
+            value={status}
+            options={NOTIFICATION_STATUSES}
+            labels={STATUS_LABELS}
+            onChange={(next) => void navigate({ search: next ? { status: next } : {} })}
+          />
         }
         rowKey={(n) => n.id}
         refs={(n) => [
