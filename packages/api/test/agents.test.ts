@@ -194,6 +194,11 @@ describe('agent listing', { timeout: 30_000 }, () => {
     expect(ids).toContain(active.id);
     expect(ids).not.toContain(retired.id);
     expect(ids).toEqual(expect.arrayContaining([...SENTINEL_AGENT_IDS]));
+    // The server's own agents say so; a registered one does not (the console offers no Retire for them).
+    const builtIn = (id: string) => list.data.find((a: { id: string }) => a.id === id).built_in;
+    for (const id of SENTINEL_AGENT_IDS) expect(builtIn(id)).toBe(true);
+    expect(builtIn(active.id)).toBe(false);
+    expect((await (await app.call('GET', `/api/v1/agents/${active.id}`)).json()).built_in).toBe(false);
 
     const retiredList = await (await app.call('GET', '/api/v1/agents/retired')).json();
     const entry = retiredList.data.find((a: { id: string }) => a.id === retired.id);

@@ -119,6 +119,7 @@ const ROOT_NAMES = [
   'hostReportSchema',
   'isCertwrightError',
   'isPermission',
+  'isSentinelAgentId',
   'issueRequestSchema',
   'issuerCreateSchema',
   'issuerListSchema',

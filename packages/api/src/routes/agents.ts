@@ -8,6 +8,7 @@ import {
   agentRetireSchema,
   agentSchema,
   CertwrightError,
+  isSentinelAgentId,
   jobSchema,
   type Services,
 } from '@certwright/core';
@@ -31,7 +32,16 @@ export const AGENT_OPERATION_IDS: ReadonlySet<string> = new Set([
 
 const jobParams = z.object({ id: z.string().min(1).max(128), job_id: z.string().min(1).max(128) });
 
-const registeredSchema = agentSchema.extend({
+/** The agent as the API shows it: the record, and whether the server itself runs it. */
+const agentViewSchema = agentSchema.extend({
+  built_in: z
+    .boolean()
+    .describe('run by the server itself (its scanner, the cloud discovery sources): never retired'),
+});
+const view = (agent: Agent) => ({ ...agent, built_in: isSentinelAgentId(agent.id) });
+const viewPage = <P extends { data: Agent[] }>(page: P) => ({ ...page, data: page.data.map(view) });
+
+const registeredSchema = agentViewSchema.extend({
   api_key: z.string().describe('shown once; only its SHA-256 is stored'),
 });
 
@@ -91,7 +101,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       responses: { 201: { description: 'registered', schema: registeredSchema } },
       handle: async ({ body, principal }) => {
         const { agent, api_key } = await agents.register(actorOf(principal), body);
-        return { status: 201, body: { ...agent, api_key }, headers: { 'cache-control': 'no-store' } };
+        return { status: 201, body: { ...view(agent), api_key }, headers: { 'cache-control': 'no-store' } };
       },
     }),
     defineRoute({
@@ -102,8 +112,8 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Active (unretired) agents, newest first',
       tags: ['agents'],
       query: agentListSchema,
-      responses: { 200: { description: 'agents', schema: envelope(agentSchema) } },
-      handle: async ({ query }) => ({ status: 200, body: await agents.list(query) }),
+      responses: { 200: { description: 'agents', schema: envelope(agentViewSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: viewPage(await agents.list(query)) }),
     }),
     defineRoute({
       method: 'GET',
@@ -113,8 +123,8 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'Retired agents; page < 1 becomes 1, per_page < 1 becomes 50',
       tags: ['agents'],
       query: agentListSchema,
-      responses: { 200: { description: 'retired agents', schema: envelope(agentSchema) } },
-      handle: async ({ query }) => ({ status: 200, body: await agents.listRetired(query) }),
+      responses: { 200: { description: 'retired agents', schema: envelope(agentViewSchema) } },
+      handle: async ({ query }) => ({ status: 200, body: viewPage(await agents.listRetired(query)) }),
     }),
     defineRoute({
       method: 'GET',
@@ -124,8 +134,8 @@ export function agentRoutes(services: Services): RouteSpec[] {
       summary: 'One agent',
       tags: ['agents'],
       params: idParams,
-      responses: { 200: { description: 'the agent', schema: agentSchema } },
-      handle: async ({ params }) => ({ status: 200, body: await agents.get(params.id) }),
+      responses: { 200: { description: 'the agent', schema: agentViewSchema } },
+      handle: async ({ params }) => ({ status: 200, body: view(await agents.get(params.id)) }),
     }),
     defineRoute({
       method: 'DELETE',
@@ -137,7 +147,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       params: idParams,
       query: agentRetireSchema,
       responses: {
-        200: { description: 'retired by this call', schema: agentSchema },
+        200: { description: 'retired by this call', schema: agentViewSchema },
         204: { description: 'already retired; nothing changed' },
         403: { description: 'sentinel agent (even with force), or not admin' },
         404: { description: 'unknown agent' },
@@ -149,7 +159,7 @@ export function agentRoutes(services: Services): RouteSpec[] {
       handle: async ({ params, query, principal }) => {
         const outcome = await agents.retire(actorOf(principal), params.id, query);
         if (!outcome.changed) return { status: 204 };
-        return { status: 200, body: outcome.agent };
+        return { status: 200, body: view(outcome.agent) };
       },
     }),
     defineRoute({
@@ -162,13 +172,13 @@ export function agentRoutes(services: Services): RouteSpec[] {
       params: idParams,
       body: agentHeartbeatSchema.optional(),
       responses: {
-        200: { description: 'recorded', schema: agentSchema },
+        200: { description: 'recorded', schema: agentViewSchema },
         403: { description: "not this agent's key" },
         410: { description: 'the agent is retired; it should shut down' },
       },
       handle: async (input) => {
         const agent = await callingAgent(input);
-        return { status: 200, body: await agents.heartbeat(agent.id, input.body ?? {}) };
+        return { status: 200, body: view(await agents.heartbeat(agent.id, input.body ?? {})) };
       },
     }),
     defineRoute({

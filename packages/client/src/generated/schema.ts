@@ -4569,6 +4569,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             architecture: string;
+                            /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                            built_in: boolean;
                             hostname: string;
                             id: string;
                             ip_address: string;
@@ -4676,6 +4678,8 @@ export interface operations {
                         /** @description shown once; only its SHA-256 is stored */
                         api_key: string;
                         architecture: string;
+                        /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                        built_in: boolean;
                         hostname: string;
                         id: string;
                         ip_address: string;
@@ -4787,6 +4791,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         architecture: string;
+                        /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                        built_in: boolean;
                         hostname: string;
                         id: string;
                         ip_address: string;
@@ -4892,6 +4898,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         architecture: string;
+                        /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                        built_in: boolean;
                         hostname: string;
                         id: string;
                         ip_address: string;
@@ -5169,6 +5177,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         architecture: string;
+                        /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                        built_in: boolean;
                         hostname: string;
                         id: string;
                         ip_address: string;
@@ -5788,6 +5798,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             architecture: string;
+                            /** @description run by the server itself (its scanner, the cloud discovery sources): never retired */
+                            built_in: boolean;
                             hostname: string;
                             id: string;
                             ip_address: string;

@@ -87,12 +87,6 @@ function RetireDialog({ agent, onClose }: { agent: Agent | null; onClose: () => 
   );
 }
 
-/**
- * The server's own discovery sources (network scanner, cloud secret stores): seeded at start-up,
- * never retired, so no Retire action is offered for them.
- */
-const BUILT_IN_AGENTS = new Set(['server-scanner', 'cloud-aws-sm', 'cloud-azure-kv', 'cloud-gcp-sm']);
-
 export default function Agents() {
   const retire = usePermission('agent.retire');
   const [retiring, setRetiring] = useState<Agent | null>(null);
@@ -121,10 +115,11 @@ export default function Agents() {
           {
             key: 'retired',
             header: 'Retired',
+            // The server's own discovery sources (built_in) are never retired: no Retire action.
             render: (a) =>
               a.retired_at ? (
                 <DateTime value={iso(a.retired_at)} />
-              ) : BUILT_IN_AGENTS.has(a.id) ? (
+              ) : a.built_in ? (
                 <span className="muted">Built in (cannot be retired)</span>
               ) : (
                 // Secondary, not red: the confirmation dialog is where the destructive step is.
