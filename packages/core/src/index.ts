@@ -25,7 +25,13 @@ export {
   type AcmeProblem,
   type PublicJwk,
 } from './domain/acme.js';
-export { type Agent, type AgentStatus, agentSchema, isSentinelAgentId, SENTINEL_AGENT_IDS } from './domain/agent.js';
+export {
+  type Agent,
+  type AgentStatus,
+  agentSchema,
+  isSentinelAgentId,
+  SENTINEL_AGENT_IDS,
+} from './domain/agent.js';
 export {
   type ActorType,
   AUDIT_GENESIS_HASH,
