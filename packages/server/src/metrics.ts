@@ -1,8 +1,9 @@
 import type { ResponseEvent } from '@certwright/api';
 import type { LifecycleOutcome, Logger } from '@certwright/core';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { answerCollectRequests, scrapeThroughPrimary } from './cluster-metrics.js';
 import { type PkiMetricsOptions, registerPkiMetrics } from './pki-metrics.js';
+import type { SchedulerTick } from './schedulers/index.js';
 
 export interface ServerMetrics {
   /** This process's series: requests, deliveries, the runtime; a worker's carry its slot. */
@@ -18,6 +19,8 @@ export interface ServerMetrics {
   webhookDeliveries: Counter;
   /** Counts an issuance, renewal, revocation or enrollment that settled in this process. */
   outcome(event: LifecycleOutcome): void;
+  /** Counts a scheduler tick of this process: run (ok, failed) or skipped for another instance's lease. */
+  scheduler(tick: SchedulerTick): void;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -109,6 +112,24 @@ export function createMetrics(
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  const schedulerTicks = counter(
+    'certwright_scheduler_ticks_total',
+    'Scheduler ticks of this process by scheduler and outcome: ok, failed, skipped (another instance held the lease)',
+    ['scheduler', 'outcome'],
+  );
+  const schedulerDuration = new Histogram({
+    name: 'certwright_scheduler_tick_duration_seconds',
+    help: 'Duration of the scheduler ticks this process ran, by scheduler',
+    labelNames: ['scheduler'],
+    buckets: [0.01, 0.05, 0.25, 1, 5, 30, 120, 600],
+    registers: [registry],
+  });
+  const schedulerLastOk = new Gauge({
+    name: 'certwright_scheduler_last_success_timestamp_seconds',
+    help: 'When a tick of the scheduler last ended without error in this process (Unix seconds); max over instances is the fleet’s',
+    labelNames: ['scheduler'],
+    registers: [registry],
+  });
   let pkiRegistered = false;
   return {
     registry,
@@ -126,6 +147,14 @@ export function createMetrics(
         return;
       }
       lifecycle[event.kind].inc({ issuer: event.issuerId, outcome: event.outcome }, event.count ?? 1);
+    },
+    scheduler(tick) {
+      // `scheduler:renewal-scan` → `renewal-scan`: the lease prefix says nothing to a dashboard.
+      const scheduler = tick.name.replace(/^scheduler:/, '');
+      schedulerTicks.inc({ scheduler, outcome: tick.ran ? (tick.ok ? 'ok' : 'failed') : 'skipped' });
+      if (!tick.ran) return;
+      schedulerDuration.observe({ scheduler }, tick.seconds);
+      if (tick.ok) schedulerLastOk.set({ scheduler }, Date.now() / 1000);
     },
     observe(event) {
       // Route templates, never raw paths, keep label cardinality bounded.

@@ -38,6 +38,7 @@ import { openRuntime, type Runtime } from './runtime.js';
 import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
 import {
   type LeasedTask,
+  type SchedulerTick,
   startDiscoveryScans,
   startEndpointHealth,
   startIssuanceWorker,
@@ -311,7 +312,13 @@ export async function startServer(
     apiSegments = apiSegmentsOf(full);
     const opened = runtime.opened;
     const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const scheduled = { services, ephemeral: runtime.ephemeral, logger, holder };
+    const scheduled = {
+      services,
+      ephemeral: runtime.ephemeral,
+      logger,
+      holder,
+      onTick: (t: SchedulerTick) => metrics.scheduler(t),
+    };
     const tick = options.discovery?.tickMs ? { intervalMs: options.discovery.tickMs } : {};
     // A SIGTERM during start-up: start no work that close() would have to chase.
     if (stopping) return;

@@ -15,6 +15,7 @@ import { createPgliteStorage } from '@certwright/storage-pg';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.js';
+import { createMetrics } from '../src/metrics.js';
 import {
   startJobTimeouts,
   startLeasedTask,
@@ -84,6 +85,49 @@ describe('leased scheduler tasks', () => {
     expect(await second).toBe(true);
     expect(runs).toBe(2);
     await task.stop();
+  });
+
+  it('reports every tick to /metrics: ok, failed and skipped by scheduler, the last success and the duration', async () => {
+    const clock = new ManualClock();
+    const ephemeral = new MemoryEphemeralStore({ clock });
+    const metrics = createMetrics();
+    let fail = false;
+    const make = (holder: string) =>
+      startLeasedTask({
+        name: 'scheduler:renewal-scan',
+        holder,
+        intervalMs: HOUR,
+        ephemeral,
+        logger: silentLogger,
+        onTick: (t) => metrics.scheduler(t),
+        run: async () => {
+          if (fail) throw new Error('database down');
+        },
+      });
+    const a = make('instance-a');
+    const b = make('instance-b');
+    const before = Date.now() / 1000;
+    expect(await a.tick()).toBe(true);
+    expect(await b.tick()).toBe(false); // a holds the lease
+    clock.advance(HOUR);
+    fail = true;
+    expect(await a.tick()).toBe(false);
+    const { body } = await metrics.render();
+    const line = (series: string) => {
+      const found = body.split('\n').find((l) => l.startsWith(series));
+      return found === undefined ? undefined : Number(found.slice(found.lastIndexOf(' ') + 1));
+    };
+    expect(line('certwright_scheduler_ticks_total{scheduler="renewal-scan",outcome="ok"}')).toBe(1);
+    expect(line('certwright_scheduler_ticks_total{scheduler="renewal-scan",outcome="skipped"}')).toBe(1);
+    expect(line('certwright_scheduler_ticks_total{scheduler="renewal-scan",outcome="failed"}')).toBe(1);
+    // The failed tick leaves the last success where the ok one put it.
+    const lastOk = line('certwright_scheduler_last_success_timestamp_seconds{scheduler="renewal-scan"}');
+    expect(lastOk).toBeGreaterThanOrEqual(Math.floor(before));
+    expect(lastOk).toBeLessThanOrEqual(Date.now() / 1000);
+    // Both ticks that ran were timed; the skipped one was not.
+    expect(line('certwright_scheduler_tick_duration_seconds_count{scheduler="renewal-scan"}')).toBe(2);
+    await a.stop();
+    await b.stop();
   });
 
   it('wires the notification sweep and the job-timeout sweep to the services', async () => {

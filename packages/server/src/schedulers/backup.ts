@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type Clock, type EphemeralStore, type Logger, type SecretBox, systemClock } from '@certwright/core';
 import type { SqlStorage } from '@certwright/storage-sql';
 import { writeBackupFile } from '../ops/backup-file.js';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /** How often an instance looks whether a backup is due; the interval itself spaces the backups. */
 export const BACKUP_CHECK_EVERY_MS = 60_000;
@@ -22,6 +22,8 @@ export interface ScheduledBackupOptions {
   release: string;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   /** Names the backups and judges their age (tests). */
   clock?: Clock;
@@ -59,6 +61,7 @@ export function startScheduledBackups(options: ScheduledBackupOptions): LeasedTa
     leaseMs: options.intervalMs,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => backupNow(options, log),
   });
 }

@@ -1,5 +1,5 @@
 import { type EphemeralStore, type Logger, type Services, SYSTEM_ACTOR } from '@certwright/core';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /** Endpoint health tick: every enabled check whose interval elapsed is checked (60 s). */
 export const ENDPOINT_HEALTH_INTERVAL_MS = 60_000;
@@ -16,6 +16,8 @@ interface Scheduled {
   services: Services;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs?: number;
 }
@@ -28,6 +30,7 @@ export function startEndpointHealth(options: Scheduled): LeasedTask {
     intervalMs: options.intervalMs ?? ENDPOINT_HEALTH_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => options.services.healthChecks.tick(),
   });
 }
@@ -40,6 +43,7 @@ export function startDiscoveryScans(options: Scheduled): LeasedTask {
     intervalMs: options.intervalMs ?? DISCOVERY_SCAN_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: async () => {
       const failed = await options.services.discovery.failStaleScans(STALE_SCAN_MS);
       const scans = await options.services.discovery.runDueScans(SYSTEM_ACTOR);

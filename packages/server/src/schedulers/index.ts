@@ -14,7 +14,13 @@ export {
   startEndpointHealth,
 } from './discovery.js';
 export { JOB_TIMEOUT_INTERVAL_MS, startJobTimeouts } from './job-timeouts.js';
-export { type LeasedTask, type LeasedTaskOptions, startLeasedTask } from './lease-runner.js';
+export {
+  type LeasedTask,
+  type LeasedTaskOptions,
+  type SchedulerTick,
+  startLeasedTask,
+  type TickObserver,
+} from './lease-runner.js';
 export { startNotificationRetry } from './notification-retry.js';
 export { REKEY_INTERVAL_MS, startRekeyJob } from './rekey.js';
 export {

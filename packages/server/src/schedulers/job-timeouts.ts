@@ -1,5 +1,5 @@
 import type { EphemeralStore, Logger, Services } from '@certwright/core';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /** Default tick of the job-timeout sweep. */
 export const JOB_TIMEOUT_INTERVAL_MS = 60_000;
@@ -12,6 +12,8 @@ export function startJobTimeouts(options: {
   services: Services;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs?: number;
 }): LeasedTask {
@@ -21,6 +23,7 @@ export function startJobTimeouts(options: {
     intervalMs: options.intervalMs ?? JOB_TIMEOUT_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: async () => ({ failed: (await options.services.jobs.failTimedOutJobs()).length }),
   });
 }

@@ -15,7 +15,22 @@ export interface LeasedTaskOptions {
   logger: Logger;
   /** The work of one tick; its result is logged at debug level. */
   run(): Promise<unknown>;
+  /** Told of every tick: whether this instance ran it (it held the lease), how it ended. */
+  onTick?: TickObserver;
 }
+
+/** One tick of a leased task as {@link TickObserver}s see it. */
+export interface SchedulerTick {
+  /** The lease name, e.g. `scheduler:renewal-scan`. */
+  name: string;
+  /** False when another instance held the lease: this one skipped the tick. */
+  ran: boolean;
+  /** The work ended without throwing (always false when it did not run). */
+  ok: boolean;
+  /** The work's duration; 0 when it did not run. */
+  seconds: number;
+}
+export type TickObserver = (tick: SchedulerTick) => void;
 
 export interface LeasedTask {
   /**
@@ -39,11 +54,24 @@ export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
   const leaseMs = Math.max(1000, Math.floor(options.leaseMs ?? options.intervalMs));
   let running: Promise<boolean> | null = null;
   let stopped = false;
+  // An observer's own failure must not turn a finished tick into a failed one.
+  const observe = (t: SchedulerTick) => {
+    try {
+      options.onTick?.(t);
+    } catch (error) {
+      log.warn({ err: error }, 'scheduler tick observer failed');
+    }
+  };
 
   const once = async (): Promise<boolean> => {
     let heartbeat: NodeJS.Timeout | undefined;
+    let started: number | undefined;
     try {
-      if (!(await options.ephemeral.acquireLease(options.name, options.holder, leaseMs))) return false;
+      if (!(await options.ephemeral.acquireLease(options.name, options.holder, leaseMs))) {
+        observe({ name: options.name, ran: false, ok: false, seconds: 0 });
+        return false;
+      }
+      started = performance.now();
       // A tick that outlasts its lease keeps it: renewed every third of it while the work runs,
       // so a slow tick (a loaded machine, a long scan) is never joined by another instance.
       heartbeat = setInterval(
@@ -61,9 +89,12 @@ export function startLeasedTask(options: LeasedTaskOptions): LeasedTask {
       heartbeat.unref();
       const result = await options.run();
       log.debug({ result }, 'scheduler tick done');
+      observe({ name: options.name, ran: true, ok: true, seconds: (performance.now() - started) / 1000 });
       return true;
     } catch (error) {
       log.error({ err: error }, 'scheduler tick failed; retrying next tick');
+      const seconds = started === undefined ? 0 : (performance.now() - started) / 1000;
+      observe({ name: options.name, ran: started !== undefined, ok: false, seconds });
       return false;
     } finally {
       clearInterval(heartbeat);

@@ -1,5 +1,5 @@
 import type { EphemeralStore, Logger, Services } from '@certwright/core';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /**
  * The notification loop: every SVC_NOTIFICATION_RETRY_INTERVAL (default 2m),
@@ -9,6 +9,8 @@ export function startNotificationRetry(options: {
   services: Services;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   intervalMs: number;
   holder: string;
 }): LeasedTask {
@@ -18,6 +20,7 @@ export function startNotificationRetry(options: {
     intervalMs: options.intervalMs,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => options.services.notifications.sweep(),
   });
 }

@@ -1,6 +1,6 @@
 import type { EphemeralStore, Logger } from '@certwright/core';
 import type { SqlStorage } from '@certwright/storage-sql';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /** Default tick of the background re-seal while SVC_ENCRYPTION_KEY_PREVIOUS is set. */
 export const REKEY_INTERVAL_MS = 10_000;
@@ -17,6 +17,8 @@ export function startRekeyJob(options: {
   storage: SqlStorage;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs?: number;
 }): LeasedTask | undefined {
@@ -29,6 +31,7 @@ export function startRekeyJob(options: {
     intervalMs: options.intervalMs ?? REKEY_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     async run() {
       if (reported) return { finished: true };
       const result = await options.storage.rekey({

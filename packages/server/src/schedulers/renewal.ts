@@ -1,5 +1,5 @@
 import type { EphemeralStore, Logger, Services } from '@certwright/core';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /** Default tick of the renewal scan (windows are in days; minutes of latency are fine). */
 export const RENEWAL_SCAN_INTERVAL_MS = 5 * 60_000;
@@ -14,6 +14,8 @@ interface SchedulerOptions {
   services: Services;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs?: number;
 }
@@ -30,6 +32,7 @@ export function startRenewalScan(options: SchedulerOptions): LeasedTask {
     intervalMs: options.intervalMs ?? RENEWAL_SCAN_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => options.services.pki.renewal.runRenewalScan(),
   });
 }
@@ -47,6 +50,7 @@ export function startIssuanceWorker(options: SchedulerOptions): LeasedTask {
     intervalMs: options.intervalMs ?? ISSUANCE_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: async () => ({ jobs: await options.services.pki.lifecycle.processDueJobs() }),
   });
 }

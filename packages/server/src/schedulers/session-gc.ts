@@ -1,5 +1,5 @@
 import type { EphemeralStore, Logger, Services } from '@certwright/core';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /**
  * Removes sessions past their idle or absolute end every SVC_SESSION_GC_INTERVAL. Ended
@@ -9,6 +9,8 @@ export function startSessionGc(options: {
   services: Services;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs: number;
 }): LeasedTask {
@@ -18,6 +20,7 @@ export function startSessionGc(options: {
     intervalMs: options.intervalMs,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => options.services.sessions.gc(),
   });
 }

@@ -1,6 +1,6 @@
 import type { EphemeralStore, Logger } from '@certwright/core';
 import type { MaintenanceReport } from '@certwright/storage-pg';
-import { type LeasedTask, startLeasedTask } from './lease-runner.js';
+import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
 
 /**
  * Default tick of storage maintenance. Statistics only need to follow the data's shape, which
@@ -17,6 +17,8 @@ export function startStorageMaintenance(options: {
   maintain: () => Promise<MaintenanceReport>;
   ephemeral: EphemeralStore;
   logger: Logger;
+  /** Told of every tick (the server's scheduler metrics). */
+  onTick?: TickObserver;
   holder: string;
   intervalMs?: number;
 }): LeasedTask {
@@ -26,6 +28,7 @@ export function startStorageMaintenance(options: {
     intervalMs: options.intervalMs ?? STORAGE_MAINTENANCE_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
+    onTick: options.onTick,
     run: () => options.maintain(),
   });
 }
