@@ -39,6 +39,7 @@ import { endOfLife, RECOMMENDED_NODE_MAJOR } from './runtime-support.js';
 import {
   type LeasedTask,
   type SchedulerTick,
+  startCrlRefresh,
   startDiscoveryScans,
   startEndpointHealth,
   startIssuanceWorker,
@@ -346,6 +347,8 @@ export async function startServer(
       ...(options.rekeyIntervalMs ? { intervalMs: options.rekeyIntervalMs } : {}),
     });
     if (rekey) schedulers.push(rekey);
+    // Published CRLs are rebuilt when due even if nobody fetches or revokes (docs/pki.md).
+    if (config.crlPublishDir) schedulers.push(startCrlRefresh(scheduled));
     if (config.backups.dir) {
       schedulers.push(
         startScheduledBackups({

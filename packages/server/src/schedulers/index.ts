@@ -6,6 +6,7 @@ export {
   startScheduledBackups,
   takenAt,
 } from './backup.js';
+export { CRL_REFRESH_INTERVAL_MS, refreshCrls, startCrlRefresh } from './crl-refresh.js';
 export {
   DISCOVERY_SCAN_INTERVAL_MS,
   ENDPOINT_HEALTH_INTERVAL_MS,
