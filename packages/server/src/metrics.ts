@@ -112,6 +112,27 @@ export function createMetrics(
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  // The CRLs this process built: with several instances each reports its own (max over them is
+  // the freshest a relying party can get).
+  const crlGauge = (name: string, help: string) =>
+    new Gauge({ name, help, labelNames: ['issuer', 'crl'], registers: [registry] });
+  const crlBytes = crlGauge(
+    'certwright_crl_bytes',
+    'Size (DER bytes) of the last CRL this process built, by issuer id and crl (crl, delta)',
+  );
+  const crlThisUpdate = crlGauge(
+    'certwright_crl_this_update_timestamp_seconds',
+    'thisUpdate of the last CRL this process built (Unix seconds), by issuer id and crl (crl, delta)',
+  );
+  const crlNextUpdate = crlGauge(
+    'certwright_crl_next_update_timestamp_seconds',
+    'nextUpdate of the last CRL this process built (Unix seconds), by issuer id and crl (crl, delta)',
+  );
+  const crlPublications = counter(
+    'certwright_crl_publications_total',
+    'CRLs handed to the publishing target (SVC_CRL_PUBLISH_DIR) by issuer id, crl (crl, delta) and outcome after retries',
+    ['issuer', 'crl', 'outcome'],
+  );
   const schedulerTicks = counter(
     'certwright_scheduler_ticks_total',
     'Scheduler ticks of this process by scheduler and outcome: ok, failed, skipped (another instance held the lease)',
@@ -144,6 +165,17 @@ export function createMetrics(
     outcome(event) {
       if (event.kind === 'enrollment') {
         enrollments.inc({ protocol: event.protocol, outcome: event.outcome });
+        return;
+      }
+      if (event.kind === 'crl_built') {
+        const labels = { issuer: event.issuerId, crl: event.crl };
+        crlBytes.set(labels, event.bytes);
+        crlThisUpdate.set(labels, event.thisUpdate.getTime() / 1000);
+        crlNextUpdate.set(labels, event.nextUpdate.getTime() / 1000);
+        return;
+      }
+      if (event.kind === 'crl_publication') {
+        crlPublications.inc({ issuer: event.issuerId, crl: event.crl, outcome: event.outcome });
         return;
       }
       lifecycle[event.kind].inc({ issuer: event.issuerId, outcome: event.outcome }, event.count ?? 1);

@@ -15,6 +15,7 @@ import {
 } from '@certwright/core';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../src/metrics.js';
 import { startCrlRefresh } from '../src/schedulers/index.js';
 
 const HOUR = 3_600_000;
@@ -22,6 +23,7 @@ const clock = new ManualClock('2026-01-01T00:00:00Z');
 let dir: string;
 let storage: Awaited<ReturnType<typeof createMigratedPgliteStorage>>;
 let services: ReturnType<typeof createServices>;
+const metrics = createMetrics();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cw-crl-refresh-'));
@@ -31,6 +33,7 @@ beforeAll(async () => {
       storage,
       clock,
       logger: silentLogger,
+      onOutcome: (event) => metrics.outcome(event),
       notifications: { channels: new NotificationChannelRegistry() },
     },
     {
@@ -82,6 +85,19 @@ describe('the CRL refresh scheduler', () => {
       await services.pki.revocationStatus.publications!.settled();
       const first = publishedThisUpdate(issuer.id);
       expect(first).toBe('lastUpdate=Jan  1 00:00:00 2026 GMT');
+      // /metrics tells the CRL's size and dates, and that it was published.
+      const gauge = async (series: string) => {
+        const line = (await metrics.render()).body.split('\n').find((l) => l.startsWith(series));
+        return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+      };
+      const labels = `{issuer="${issuer.id}",crl="crl"`;
+      expect(await gauge(`certwright_crl_bytes${labels}}`)).toBe(
+        readFileSync(join(dir, issuer.id, 'crl.crl')).length,
+      );
+      const thisUpdate = Date.parse('2026-01-01T00:00:00Z') / 1000;
+      expect(await gauge(`certwright_crl_this_update_timestamp_seconds${labels}}`)).toBe(thisUpdate);
+      expect(await gauge(`certwright_crl_next_update_timestamp_seconds${labels}}`)).toBe(thisUpdate + 86_400);
+      expect(await gauge(`certwright_crl_publications_total${labels},outcome="success"}`)).toBe(1);
       // A disabled issuer is not rebuilt or published.
       expect(() => readFileSync(join(dir, disabled.id, 'crl.crl'))).toThrow();
 
@@ -96,6 +112,7 @@ describe('the CRL refresh scheduler', () => {
       expect(await task.tick()).toBe(true);
       await services.pki.revocationStatus.publications!.settled();
       expect(publishedThisUpdate(issuer.id)).toBe('lastUpdate=Jan  1 01:30:00 2026 GMT');
+      expect(await gauge(`certwright_crl_publications_total${labels},outcome="success"}`)).toBe(2);
     } finally {
       await task.stop();
     }

@@ -161,7 +161,7 @@ describe('/metrics reports the inventory from storage', () => {
       const checked = spawnSync('promtool', ['check', 'rules', `${MONITORING}certwright.rules.yml`], {
         encoding: 'utf8',
       });
-      expect(checked.stdout + checked.stderr).toContain('SUCCESS: 11 rules found');
+      expect(checked.stdout + checked.stderr).toContain('SUCCESS: 12 rules found');
       expect(checked.status).toBe(0);
     }
   });

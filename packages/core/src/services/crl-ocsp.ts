@@ -8,6 +8,7 @@ import type { EphemeralStore } from '../ports/ephemeral.js';
 import type { ServiceDeps } from './context.js';
 import type { CrlPublications } from './crl-publishing/publications.js';
 import type { IssuerConnectorCache } from './issuance.js';
+import { reportOutcome } from './outcomes.js';
 import type { RevocationEvent } from './revocation.js';
 
 /**
@@ -414,13 +415,24 @@ export class RevocationStatusService {
     }
   }
 
-  /** Hands a freshly built CRL to the publisher, off the caller's path (see CrlPublications). */
+  /**
+   * Reports a freshly built CRL (the server's CRL gauges) and hands it to the publisher, off
+   * the caller's path (see CrlPublications).
+   */
   #publish(
     issuerId: string,
     kind: 'crl' | 'delta',
     snapshot: CrlSnapshot,
     signer: NonNullable<IssuerConnector['revocationSigner']>,
   ): void {
+    reportOutcome(this.deps, {
+      kind: 'crl_built',
+      issuerId,
+      crl: kind,
+      bytes: snapshot.der.length,
+      thisUpdate: snapshot.thisUpdate,
+      nextUpdate: snapshot.nextUpdate,
+    });
     if (!this.publications) return;
     void this.publications.enqueue({
       issuerId,

@@ -1,6 +1,7 @@
 import type { CrlPublication, CrlPublisher } from '../../ports/crl-publisher.js';
 import type { AuditService } from '../audit.js';
 import { type ServiceDeps, SYSTEM_ACTOR } from '../context.js';
+import { reportOutcome } from '../outcomes.js';
 
 /**
  * Hands every regenerated CRL to the configured {@link CrlPublisher}, off the request path:
@@ -105,6 +106,7 @@ export class CrlPublications {
         outcome.last_error = null;
         outcome.last_error_at = null;
         await this.#record('crl_published', publication, { attempts: attempt });
+        this.#report(publication, 'success');
         return;
       } catch (error) {
         lastError = error;
@@ -120,6 +122,16 @@ export class CrlPublications {
     await this.#record('crl_publication_failed', publication, {
       attempts: this.#attempts,
       error: outcome.last_error,
+    });
+    this.#report(publication, 'failure');
+  }
+
+  #report(publication: CrlPublication, outcome: 'success' | 'failure'): void {
+    reportOutcome(this.deps, {
+      kind: 'crl_publication',
+      issuerId: publication.issuerId,
+      crl: publication.kind,
+      outcome,
     });
   }
 
