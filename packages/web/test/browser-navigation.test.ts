@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestPki } from '../../server/test/support/openssl-pki.js';
+import { NAV_GROUPS } from '../src/navigation.js';
 import { CHROMIUM, haveChromium, launchChromium } from './support/chromium.js';
 import { accessible, type ConsoleServer, signInWithKey, startConsoleServer } from './support/console.js';
 
@@ -162,7 +163,7 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
   });
 
-  it('follows the system’s dark preference, lets the operator choose, and passes axe in both themes', async () => {
+  it('follows the system’s dark preference, lets the operator choose, and passes axe on every page in both themes', async () => {
     const background = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     await page.emulateMedia({ colorScheme: 'light' });
     await go('/');
@@ -171,11 +172,23 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     const dark = await background();
     expect(dark).not.toBe(light);
-    for (const path of ['/', '/certificates', `/certificates/${certificateId}`, '/no-such-page']) {
-      await go(path);
-      await page.getByRole('heading', { level: 1 }).first().waitFor();
-      await accessible(page, `dark${path.replaceAll('/', '-')}`);
+    // Every page the navigation offers, a certificate's page and the unknown address, in both themes.
+    const paths = [
+      ...NAV_GROUPS.flatMap((g) => g.items.map((i) => i.to)),
+      `/certificates/${certificateId}`,
+      '/no-such-page',
+    ];
+    for (const scheme of ['dark', 'light'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const path of paths) {
+        await go(path);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        // Lists answer after the heading: check the page with its rows (or its empty state).
+        await page.waitForLoadState('networkidle');
+        await accessible(page, `${scheme}${path.replaceAll('/', '-')}`);
+      }
     }
+    await page.emulateMedia({ colorScheme: 'dark' });
 
     // The toggle overrides the system (light while the system is dark), and the choice survives a reload.
     await go('/');
