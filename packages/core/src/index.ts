@@ -407,7 +407,6 @@ export {
   type DirectPath,
   type Handler,
   type PlainResponse,
-  type ProtocolDirect,
   pathnameOf,
   type RequestHead,
   type TransportContext,
