@@ -24,7 +24,7 @@ describe('non-public protocol mounts', () => {
     prefix: '/embedded-admin',
     route: '/embedded-admin/{path}',
     permission: 'admin.est.reload',
-    handler: async (request) => {
+    answer: async (request) => {
       reached.push(`${request.method} ${new URL(request.url).pathname}`);
       return new Response('done', { headers: { 'content-type': 'text/plain' } });
     },

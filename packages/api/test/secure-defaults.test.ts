@@ -133,7 +133,7 @@ describe('every route is authenticated unless its own definition says public', (
 
 describe('protocol mounts', () => {
   const echo =
-    (name: string): ProtocolMount['handler'] =>
+    (name: string): ProtocolMount['answer'] =>
     async (request) =>
       new Response(`${name} ${new URL(request.url).pathname}`, { headers: { 'content-type': 'text/plain' } });
 
@@ -143,13 +143,13 @@ describe('protocol mounts', () => {
         {
           prefix: '/scep',
           route: '/scep/{path}',
-          handler: echo('scep'),
+          answer: echo('scep'),
           public: { why: 'challenge password', rateLimit: 'enrollment' },
         },
         {
           prefix: '/scep-mtls',
           route: '/scep-mtls/{path}',
-          handler: echo('scep-mtls'),
+          answer: echo('scep-mtls'),
           permission: 'system.read',
         },
       ],
@@ -165,7 +165,7 @@ describe('protocol mounts', () => {
   });
 
   it('refuses two mounts on one prefix and a prefix with a trailing slash', () => {
-    const mount = { prefix: '/acme', route: '/acme', handler: echo('a'), permission: 'system.read' as const };
+    const mount = { prefix: '/acme', route: '/acme', answer: echo('a'), permission: 'system.read' as const };
     expect(() => embedder({ protocols: [mount, mount] })).toThrow(/two protocol mounts claim '\/acme'/);
     expect(() => embedder({ protocols: [{ ...mount, prefix: '/acme/' }] })).toThrow(/must start with '\/'/);
   });

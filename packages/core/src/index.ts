@@ -413,7 +413,6 @@ export {
   type DirectPath,
   type Handler,
   type PlainResponse,
-  type ProtocolDirect,
   pathnameOf,
   type RequestHead,
   type TransportContext,

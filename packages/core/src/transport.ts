@@ -69,20 +69,3 @@ export interface DirectPath {
     transport: TransportContext,
   ): Promise<PlainResponse | Response | undefined>;
 }
-
-/**
- * A protocol's side of a direct path (OCSP, SCEP, ACME): which requests it takes and, for one
- * of them, the producer of its answer. `createHandler` wraps it into the handler's
- * `DirectPath` (rate limit, request id, metrics) for the host.
- */
-export interface ProtocolDirect {
-  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
-  bodyLimit(method: string, pathname: string): number | undefined;
-  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
-  prepare(
-    head: RequestHead,
-    body: Uint8Array,
-    pathname: string,
-    transport: TransportContext,
-  ): (() => Promise<PlainResponse>) | undefined;
-}

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHead } from '@certwright/core';
 
 /**
  * The session cookie. `__Host-` makes browsers refuse it unless it is Secure, has Path=/ and no
@@ -30,7 +31,7 @@ export function parseCookies(header: string | null): Map<string, string> {
 }
 
 /** The session token a request carries in its cookie, if any. */
-export function sessionTokenOf(request: Request): string | null {
+export function sessionTokenOf(request: RequestHead): string | null {
   const value = parseCookies(request.headers.get('cookie')).get(SESSION_COOKIE);
   return value && /^[A-Za-z0-9_-]{16,128}$/.test(value) ? value : null;
 }
@@ -41,7 +42,7 @@ export function csrfTokenFor(sessionToken: string): string {
 }
 
 /** Whether the request's `X-CSRF-Token` matches the session's, compared in constant time. */
-export function csrfMatches(request: Request, sessionToken: string): boolean {
+export function csrfMatches(request: RequestHead, sessionToken: string): boolean {
   const presented = request.headers.get(CSRF_HEADER);
   if (!presented) return false;
   const expected = Buffer.from(csrfTokenFor(sessionToken));

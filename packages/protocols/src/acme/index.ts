@@ -23,7 +23,6 @@ export type {
 } from './wire/context.js';
 export {
   ACME_BASE_PATH,
-  type AcmeDirect,
   type AcmeHandler,
   type AcmeHandlerOptions,
   createAcmeHandler,

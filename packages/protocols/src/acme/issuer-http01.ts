@@ -28,7 +28,7 @@ export function acmeChallengeMount(store: Pick<Http01Store, 'answer'>): Protocol
       rateLimit: 'public',
     },
     rateLimited: tooManyRequestsText,
-    handler: async (request) => {
+    answer: async (request) => {
       if (request.method !== 'GET' && request.method !== 'HEAD') return plain(405, 'method not allowed\n');
       const rest = new URL(request.url).pathname.slice(ACME_CHALLENGE_PATH.length + 1);
       if (!TOKEN.test(rest)) return plain(404, 'no such challenge\n');

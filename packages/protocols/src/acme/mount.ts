@@ -7,8 +7,8 @@ export function acmeMount(options: AcmeHandlerOptions): ProtocolMount {
   return {
     prefix: ACME_BASE_PATH,
     route: `${ACME_BASE_PATH}/{path}`,
-    handler,
-    direct: handler.direct,
+    answer: handler.answer,
+    bodyLimit: handler.bodyLimit,
     public: {
       why: 'ACME clients authenticate with JWS signed by their account key, with nonces',
       rateLimit: 'enrollment',

@@ -1,4 +1,5 @@
-import { type Handler, withFixedLength } from '@certwright/core';
+import { type Handler, pathnameOf, type RequestHead } from '@certwright/core';
+import { type ProtocolEntry, withWebHandler } from '../shared/entry.js';
 import { binaryResponse, isIssuerId, pathSegments, segmentsAfter, textResponse } from '../shared/http.js';
 import type { ProtocolMount } from '../shared/mount.js';
 import { issuerIdParam, PKI_ACCESS, REVOCATION_STATUS_TAG } from './mount.js';
@@ -17,9 +18,12 @@ export interface CaCertificateSource {
 
 export const CA_ISSUERS_BASE_PATH = '/.well-known/pki/ca';
 
-export function createCaIssuersHandler(source: CaCertificateSource): Handler {
-  return async (request) => {
-    const segments = segmentsAfter(new URL(request.url).pathname, CA_ISSUERS_BASE_PATH);
+/** Its Web handler, and its `ProtocolEntry` for createHandler's mount (GET only: no direct requests). */
+export function createCaIssuersHandler(source: CaCertificateSource): Handler & ProtocolEntry {
+  return withWebHandler({ answer });
+
+  async function answer(request: RequestHead): Promise<Response> {
+    const segments = segmentsAfter(pathnameOf(request), CA_ISSUERS_BASE_PATH);
     if (segments?.length !== 1 || !isIssuerId(segments[0]!)) {
       return textResponse(404, 'no such CA certificate');
     }
@@ -28,12 +32,11 @@ export function createCaIssuersHandler(source: CaCertificateSource): Handler {
     }
     const ca = await source.caCertificate(segments[0]!);
     if (!ca) return textResponse(404, `issuer '${segments[0]}' does not exist or signs nothing here`);
-    const response = binaryResponse(200, ca.der, 'application/pkix-cert', {
+    return binaryResponse(200, ca.der, 'application/pkix-cert', {
       // The CA certificate changes only with a CA rotation; a day of caching is harmless.
       'cache-control': 'public, max-age=86400',
     });
-    return withFixedLength(response, request.method);
-  };
+  }
 }
 
 export function caIssuersMount({ source }: { source: CaCertificateSource }): ProtocolMount {
@@ -41,7 +44,7 @@ export function caIssuersMount({ source }: { source: CaCertificateSource }): Pro
   return {
     prefix: CA_ISSUERS_BASE_PATH,
     route: path,
-    handler: createCaIssuersHandler(source),
+    answer: createCaIssuersHandler(source).answer,
     public: { ...PKI_ACCESS, why: 'relying parties fetch the issuing CA certificate anonymously' },
     operations: {
       [path]: {

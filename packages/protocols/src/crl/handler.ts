@@ -1,5 +1,6 @@
-import { type Handler, withFixedLength } from '@certwright/core';
+import { type Handler, pathnameOf, type RequestHead } from '@certwright/core';
 import { crlToPem } from '@certwright/core/pki';
+import { type ProtocolEntry, withWebHandler } from '../shared/entry.js';
 import { accepts, binaryResponse, isIssuerId, segmentsAfter, textResponse } from '../shared/http.js';
 
 /**
@@ -36,10 +37,13 @@ export interface CrlHandlerOptions {
 
 export const CRL_BASE_PATH = '/.well-known/pki/crl';
 
-export function createCrlHandler(options: CrlHandlerOptions): Handler {
+/** Its Web handler, and its `ProtocolEntry` for createHandler's mount (GET only: no direct requests). */
+export function createCrlHandler(options: CrlHandlerOptions): Handler & ProtocolEntry {
   const basePath = (options.basePath ?? CRL_BASE_PATH).replace(/\/+$/, '');
-  return async (request) => {
-    const segments = segmentsAfter(new URL(request.url).pathname, basePath);
+  return withWebHandler({ answer });
+
+  async function answer(request: RequestHead): Promise<Response> {
+    const segments = segmentsAfter(pathnameOf(request), basePath);
     const delta = segments?.length === 2 && segments[1] === 'delta';
     if (!segments || !(segments.length === 1 || delta) || !isIssuerId(segments[0]!)) {
       return textResponse(404, 'no such CRL');
@@ -64,9 +68,8 @@ export function createCrlHandler(options: CrlHandlerOptions): Handler {
       expires: crl.nextUpdate.toUTCString(),
       etag: `"${crl.crlNumber.toString(16)}"`,
     };
-    const response = accepts(request, 'application/x-pem-file')
+    return accepts(request, 'application/x-pem-file')
       ? binaryResponse(200, Buffer.from(crlToPem(crl.der)), 'application/x-pem-file', headers)
       : binaryResponse(200, crl.der, 'application/pkix-crl', headers);
-    return withFixedLength(response, request.method);
-  };
+  }
 }

@@ -36,7 +36,7 @@ export function crlMount({ source }: CrlMountOptions): ProtocolMount {
   return {
     prefix: CRL_BASE_PATH,
     route: path,
-    handler: createCrlHandler({ source }),
+    answer: createCrlHandler({ source }).answer,
     public: PKI_ACCESS,
     operations: {
       [path]: {

@@ -162,11 +162,11 @@ function estMount(context: EstMountOptions, mtls: boolean): ProtocolMount {
   return {
     prefix,
     route: `${prefix}/{operation}`,
-    handler: createEstHandler({
+    answer: createEstHandler({
       authority: context.authority,
       mtls,
       onError: (error) => context.logger.error({ err: error }, 'EST request failed'),
-    }),
+    }).answer,
     public: ACCESS,
     operations,
     operationOf: (request) => {

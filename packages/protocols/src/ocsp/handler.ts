@@ -2,9 +2,8 @@ import {
   type Handler,
   isCertwrightError,
   type PlainResponse,
+  pathnameOf,
   type RequestHead,
-  readBodyBytes,
-  withFixedLength,
 } from '@certwright/core';
 import {
   buildOcspErrorResponse,
@@ -14,14 +13,9 @@ import {
   parseOcspRequest,
   type RevocationReason,
 } from '@certwright/core/pki';
-import {
-  accepts,
-  binaryResponse,
-  isIssuerId,
-  secondsUntil,
-  segmentsAfter,
-  textResponse,
-} from '../shared/http.js';
+import type { BodyReader, ProtocolEntry } from '../shared/entry.js';
+import { withWebHandler } from '../shared/entry.js';
+import { accepts, isIssuerId, secondsUntil, segmentsAfter, textResponse } from '../shared/http.js';
 
 /**
  * OCSP responder endpoints (RFC 6960), one responder per issuer, no authentication:
@@ -112,29 +106,16 @@ const frozen = (plain: PlainResponse): PlainResponse => {
 const malformedPlain = (status: number): PlainResponse =>
   ocspPlain(status, buildOcspErrorResponse('malformedRequest'));
 
-const toResponse = (plain: PlainResponse): Response =>
-  binaryResponse(plain.status, plain.body, plain.headers['content-type']!, plain.headers);
-
-const malformed = (status: number): Response => toResponse(malformedPlain(status));
-
 /** A Content-Type a POSTed request may carry: none (some clients omit it) or application/ocsp-request. */
 const isRequestType = (type: string | null): boolean =>
   type === null || type.split(';')[0]!.trim().toLowerCase() === 'application/ocsp-request';
 
 /**
- * The direct entry of the responder (see `DirectPath` in @certwright/core): the answers to
- * OCSP requests proper, POST and GET, for a host that has read the body and built no Web
- * Request. The same functions answer them on the Web path; everything else (the serial route,
- * HEAD, wrong methods or types) is left to it.
+ * The responder's entry (`ProtocolEntry`): every route, for the Web handler and for a host that
+ * reads the body itself. `bodyLimit` names the OCSP requests proper (POST and GET), the ones
+ * relying parties send again and again; the serial route and the rest are left to the Web path.
  */
-export interface OcspDirect {
-  /** Body bytes to read for a request to `pathname`; undefined: the Web path answers it. */
-  bodyLimit(method: string, pathname: string): number | undefined;
-  /** The answer's producer, or undefined when the Web path must answer. Nothing runs before it is called. */
-  prepare(head: RequestHead, body: Uint8Array, pathname: string): (() => Promise<PlainResponse>) | undefined;
-}
-
-export type OcspHandler = Handler & { readonly direct: OcspDirect };
+export type OcspHandler = Handler & Required<ProtocolEntry>;
 
 /**
  * RFC 5019 §5 has clients use GET only for requests under 255 bytes; 512 bytes hold a
@@ -320,32 +301,23 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
   /** The serial route is `{issuer}/serial/{hex}`; every other longer path is a GET request. */
   const isSerialRoute = (rest: readonly string[]) => rest[0] === 'serial' && rest.length === 2;
 
-  const direct: OcspDirect = {
-    bodyLimit(method, pathname) {
-      const segments = segmentsAfter(pathname, basePath);
-      if (!segments || segments.length === 0) return undefined;
-      if (method === 'POST' && segments.length === 1) return limits.maxBytes;
-      if (method === 'GET' && segments.length > 1 && !isSerialRoute(segments.slice(1))) return 0;
-      return undefined;
-    },
-    prepare(head, body, pathname) {
-      const segments = segmentsAfter(pathname, basePath);
-      if (!segments || segments.length === 0 || !isIssuerId(segments[0]!)) return undefined;
-      const issuerId = segments[0]!;
-      const rest = segments.slice(1);
-      if (head.method === 'POST' && rest.length === 0) {
-        if (!isRequestType(head.headers.get('content-type')) || body.length === 0) return undefined;
-        return () => handleParsed(issuerId, body, false);
-      }
-      if (head.method === 'GET' && rest.length > 0 && !isSerialRoute(rest)) {
-        return () => handleGet(issuerId, rest);
-      }
-      return undefined;
-    },
+  const bodyLimit = (
+    method: string,
+    pathname: string,
+    headers?: RequestHead['headers'],
+  ): number | undefined => {
+    const segments = segmentsAfter(pathname, basePath);
+    if (!segments || segments.length === 0) return undefined;
+    if (method === 'POST' && segments.length === 1) {
+      // The Web path answers the 415 of another type.
+      return headers && !isRequestType(headers.get('content-type')) ? undefined : limits.maxBytes;
+    }
+    if (method === 'GET' && segments.length > 1 && !isSerialRoute(segments.slice(1))) return 0;
+    return undefined;
   };
 
-  const route = async (request: Request): Promise<Response> => {
-    const segments = segmentsAfter(new URL(request.url).pathname, basePath);
+  const route = async (request: RequestHead, readBody: BodyReader): Promise<PlainResponse | Response> => {
+    const segments = segmentsAfter(pathnameOf(request), basePath);
     if (!segments || segments.length === 0 || !isIssuerId(segments[0]!)) {
       return textResponse(404, 'no such OCSP responder');
     }
@@ -363,13 +335,13 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
       }
       let body: Uint8Array;
       try {
-        body = await readBodyBytes(request, limits.maxBytes);
+        body = await readBody(limits.maxBytes);
       } catch (error) {
-        if (isCertwrightError(error) && error.code === 'payload_too_large') return malformed(413);
+        if (isCertwrightError(error) && error.code === 'payload_too_large') return malformedPlain(413);
         throw error;
       }
-      if (body.length === 0) return malformed(400);
-      return toResponse(await handleParsed(issuerId, body, false));
+      if (body.length === 0) return malformedPlain(400);
+      return handleParsed(issuerId, body, false);
     }
 
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -379,7 +351,7 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
       const hex = rest[1]!;
       if (!SERIAL_HEX.test(hex)) return textResponse(400, 'the serial must be 1 to 40 hex digits');
       if (accepts(request, OCSP_RESPONSE)) {
-        return toResponse(answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, 'get'));
+        return answer(await source.respondToSerial(issuerId, hex.toLowerCase()), issuerId, 'get');
       }
       const status = await source.serialStatus(issuerId, hex.toLowerCase());
       if (!status) return textResponse(404, `issuer '${issuerId}' does not exist or runs no OCSP responder`);
@@ -396,15 +368,17 @@ export function createOcspHandler(options: OcspHandlerOptions): OcspHandler {
         { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } },
       );
     }
-    return toResponse(await handleGet(issuerId, rest));
+    return handleGet(issuerId, rest);
   };
 
-  const handler: Handler = async (request) => {
-    try {
-      return await withFixedLength(await route(request), request.method);
-    } catch (error) {
-      return withFixedLength(toResponse(failed(error)), request.method);
-    }
-  };
-  return Object.assign(handler, { direct });
+  return withWebHandler({
+    bodyLimit,
+    async answer(head, readBody) {
+      try {
+        return await route(head, readBody);
+      } catch (error) {
+        return failed(error);
+      }
+    },
+  });
 }

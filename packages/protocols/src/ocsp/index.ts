@@ -6,7 +6,6 @@ export {
   OCSP_BASE_PATH,
   OCSP_GET_MAX_REQUEST_BYTES,
   type OcspAnswer,
-  type OcspDirect,
   type OcspHandler,
   type OcspHandlerOptions,
   type OcspSource,

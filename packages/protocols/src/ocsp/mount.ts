@@ -56,9 +56,9 @@ export function ocspMount({ source, now, maxBodyBytes, logger }: OcspMountOption
   return {
     prefix: OCSP_BASE_PATH,
     route: base,
-    handler,
-    // OCSP requests proper skip the Web Request/Response objects on the server's own listener.
-    direct: handler.direct,
+    // OCSP requests proper (its bodyLimit) skip the Web Request/Response on the server's own listener.
+    answer: handler.answer,
+    bodyLimit: handler.bodyLimit,
     public: PKI_ACCESS,
     // HTTP 429 (RFC 6585 §4) with Retry-After, like every other over-limit answer, so load
     // balancers, monitoring and operators see the refusal; the body is the unsigned RFC 6960

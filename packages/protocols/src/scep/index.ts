@@ -90,7 +90,6 @@ export {
   SCEP_MTLS_BASE_PATH,
   SCEP_OPERATIONS,
   SCEP_PKI_MESSAGE,
-  type ScepDirect,
   type ScepHandler,
   type ScepHandlerOptions,
   type ScepOperation,

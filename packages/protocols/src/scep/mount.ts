@@ -122,9 +122,9 @@ function scepMount(context: ScepMountOptions, mtls: boolean): ProtocolMount {
   return {
     prefix,
     route: `${prefix}/{path_id}`,
-    handler,
-    // GetCACaps, GetCACert and PKIOperation skip the Web Request/Response on the server's own listener.
-    direct: handler.direct,
+    // GetCACaps, GetCACert and PKIOperation (its bodyLimit) skip the Web Request/Response on the server's own listener.
+    answer: handler.answer,
+    bodyLimit: handler.bodyLimit,
     public: ACCESS,
     operations: {
       [prefix]: operations(family, false),

@@ -56,7 +56,7 @@ function splitAfterSlashes(path: string, start: number): string[] {
 }
 
 /** Whether `Accept` asks for `type` explicitly (no q-value weighing: these clients send one type). */
-export function accepts(request: Request, type: string): boolean {
+export function accepts(request: RequestHead, type: string): boolean {
   const accept = request.headers.get('accept');
   if (!accept) return false;
   return accept

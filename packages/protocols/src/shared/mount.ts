@@ -1,11 +1,13 @@
-import {
-  CertwrightError,
-  type Handler,
-  isPermission,
-  type Permission,
-  type ProtocolDirect,
-  type RequestHead,
-} from '@certwright/core';
+import { CertwrightError, isPermission, type Permission, type RequestHead } from '@certwright/core';
+import type { ProtocolEntry } from './entry.js';
+
+export {
+  type BodyReader,
+  type ProtocolEntry,
+  toWebResponse,
+  webHandlerOf,
+  withWebHandler,
+} from './entry.js';
 
 /**
  * Which per-client budget an unauthenticated request spends. Each public route and protocol
@@ -34,14 +36,14 @@ export type OpenApiOperation = Record<string, unknown> & { operationId: string }
 
 /**
  * A wire protocol (CRL, OCSP, ACME, EST, SCEP) served under a path prefix by its own
- * handler, in its own formats. createHandler dispatches to a mount before REST routing.
+ * {@link ProtocolEntry}, in its own formats. createHandler dispatches to a mount before REST
+ * routing, and offers the mount's `bodyLimit` requests on its direct entry when it is public.
  */
-export interface ProtocolMount {
+export interface ProtocolMount extends ProtocolEntry {
   /** The mount owns `prefix` and every path below `prefix/`; no trailing slash. */
   prefix: string;
   /** Route template for metrics and logs; never the raw path. */
   route: string;
-  handler: Handler;
   /**
    * Why the protocol answers without an API key (it authenticates in its own way, or not at
    * all) and the per-client rate limit it runs under. Absent: the caller authenticates like on
@@ -63,12 +65,6 @@ export interface ProtocolMount {
   operations?: Record<string, Partial<Record<'get' | 'post' | 'put' | 'delete', OpenApiOperation>>>;
   /** Which of `operations` a request is, for metrics, logs and conformance checks. */
   operationOf?: (request: RequestHead) => string | undefined;
-  /**
-   * A public mount's entry for hosts that read small bodies themselves (core's `DirectPath`):
-   * createHandler admits the request (rate limit), runs the answer `prepare` returned, and
-   * reports it like any other. `prepare` decides from the request alone and runs nothing.
-   */
-  direct?: ProtocolDirect;
 }
 
 /** Longest-prefix lookup over the mounts; refuses malformed or duplicate prefixes at start-up. */

@@ -3,13 +3,13 @@ import {
   type Handler,
   type Logger,
   type PlainResponse,
-  type ProtocolDirect,
   type RequestHead,
   readBodyBytes,
   silentLogger,
   type TransportContext,
   withFixedLength,
 } from '@certwright/core';
+import type { BodyReader, ProtocolEntry } from '../../shared/entry.js';
 import { accountRequestSpender } from './account-limit.js';
 import type { AcmeAuthority } from './authority.js';
 import { AccountKeyCache, type AcmeContext, type AcmeServerSettings, authenticator } from './context.js';
@@ -29,9 +29,9 @@ import { ACME_ROUTES, type AcmeRoute, matchRoute } from './routes.js';
  *   `Cache-Control: no-store`; failures are RFC 8555 §6.7 problem documents.
  *
  * Endpoints are one file each (see `routes.ts` and the {@link AcmeEndpoint} interface in
- * `context.ts`); the wire contract is docs/protocols/acme.md. The handler's `direct` entry
- * answers the built-in routes for a host that has read the (small) body itself, with the same
- * function and without a Web Request or Response (docs/architecture.md, "Direct path").
+ * `context.ts`); the wire contract is docs/protocols/acme.md. The handler's `ProtocolEntry`
+ * (`answer`, `bodyLimit`) is the same function; `bodyLimit` offers the built-in routes to a host
+ * that reads the (small) body itself (docs/architecture.md, "The request pipeline").
  */
 
 export interface AcmeHandlerOptions {
@@ -58,22 +58,15 @@ export interface AcmeHandlerOptions {
   routes?: readonly AcmeRoute[];
 }
 
-/**
- * The direct entry (`ProtocolDirect` in @certwright/core): the built-in routes, for a host that
- * has read the body and built no Web Request. Everything else — another path, a JWS that is not
- * `application/jose+json`, a body on a GET — is left to the Web path, which answers it.
- */
-export type AcmeDirect = ProtocolDirect;
-
-export type AcmeHandler = Handler & {
-  readonly direct: AcmeDirect;
-  /**
-   * The answer to a client its host refused for its rate limit, before the handler ran: a
-   * `rateLimited` problem with `Retry-After`, a fresh nonce and the index link, like every
-   * other answer (RFC 8555 §6.5, §6.6, §7.1).
-   */
-  readonly rateLimited: (request: RequestHead, retryAfterSeconds: number) => Promise<Response>;
-};
+export type AcmeHandler = Handler &
+  Required<ProtocolEntry> & {
+    /**
+     * The answer to a client its host refused for its rate limit, before the handler ran: a
+     * `rateLimited` problem with `Retry-After`, a fresh nonce and the index link, like every
+     * other answer (RFC 8555 §6.5, §6.6, §7.1).
+     */
+    readonly rateLimited: (request: RequestHead, retryAfterSeconds: number) => Promise<Response>;
+  };
 
 export const ACME_BASE_PATH = '/acme';
 
@@ -106,16 +99,6 @@ function locate(pathname: string, mount: string): Located | null {
   return { profileSegment: null, rest: segments, basePath: mount };
 }
 
-/** The body as the listener read it, held to the same limit a Web Request's stream is read to. */
-const readBytes =
-  (body: Uint8Array) =>
-  async (maxBytes: number): Promise<Uint8Array> => {
-    if (body.byteLength > maxBytes) {
-      throw acmeProblem('malformed', `the JWS is larger than ${maxBytes} bytes`, { status: 413 });
-    }
-    return body;
-  };
-
 export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const mount = (options.basePath ?? ACME_BASE_PATH).replace(/\/+$/, '');
   const limits: JwsLimits = { ...DEFAULT_JWS_LIMITS, ...options.limits };
@@ -146,7 +129,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   const route = async (
     request: RequestHead,
     url: URL,
-    readBody: (maxBytes: number) => Promise<Uint8Array>,
+    readBody: BodyReader,
     transport: TransportContext,
     origin: string,
     set: (links: AcmeLinks) => void,
@@ -201,7 +184,7 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
   /** Every request, on either path: the endpoint's answer or problem, completed with the common headers. */
   const answer = async (
     request: RequestHead,
-    readBody: (maxBytes: number) => Promise<Uint8Array>,
+    readBody: BodyReader,
     transport: TransportContext,
   ): Promise<PlainResponse> => {
     const url = new URL(request.url);
@@ -236,25 +219,20 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
     return withFixedLength(toWebResponse(plain), request.method);
   };
 
-  const directRoute = (method: string, pathname: string): boolean => {
+  /** The built-in routes; an embedder's extra `routes` are answered on the Web path only. */
+  const bodyLimit = (
+    method: string,
+    pathname: string,
+    headers?: RequestHead['headers'],
+  ): number | undefined => {
     const located = locate(pathname, mount);
-    return located !== null && matchRoute(ACME_ROUTES, method, located.rest).kind === 'route';
-  };
-
-  const direct: AcmeDirect = {
-    bodyLimit(method, pathname) {
-      if (!directRoute(method, pathname)) return undefined;
-      return method === 'POST' ? limits.maxBytes : 0;
-    },
-    prepare(head, body, pathname, transport) {
-      if (!directRoute(head.method, pathname)) return undefined;
-      if (head.method === 'POST') {
-        // The Web path answers the 415 of a JWS in another content type.
-        const type = head.headers.get('content-type');
-        if (type === null || type.split(';')[0]!.trim().toLowerCase() !== JOSE_JSON) return undefined;
-      } else if (body.byteLength > 0) return undefined;
-      return () => answer(head, readBytes(body), transport);
-    },
+    if (located === null || matchRoute(ACME_ROUTES, method, located.rest).kind !== 'route') return undefined;
+    if (method !== 'POST') return 0;
+    // The Web path answers the 415 of a JWS in another content type.
+    const type = headers?.get('content-type');
+    if (type === null || (type !== undefined && type.split(';')[0]!.trim().toLowerCase() !== JOSE_JSON))
+      return undefined;
+    return limits.maxBytes;
   };
 
   const rateLimited = async (request: RequestHead, retryAfterSeconds: number): Promise<Response> => {
@@ -281,5 +259,5 @@ export function createAcmeHandler(options: AcmeHandlerOptions): AcmeHandler {
     return toWebResponse(plain);
   };
 
-  return Object.assign(handler, { direct, rateLimited });
+  return Object.assign(handler, { answer, bodyLimit, rateLimited });
 }

@@ -1,11 +1,12 @@
 import {
   type Handler,
   isCertwrightError,
+  pathnameOf,
   publicMessage,
-  readBodyBytes,
+  type RequestHead,
   type TransportContext,
-  withFixedLength,
 } from '@certwright/core';
+import { type BodyReader, type ProtocolEntry, withWebHandler } from '../../shared/entry.js';
 import { segmentsAfter, textResponse } from '../../shared/http.js';
 import type { EstClient } from '../server/enrollment.js';
 import type { EstAuthority } from './authority.js';
@@ -64,14 +65,15 @@ export function parseEstPath(
   return null;
 }
 
-export function createEstHandler(options: EstHandlerOptions): Handler {
+/** Its Web handler, and its `ProtocolEntry` for createHandler's mount (no direct requests). */
+export function createEstHandler(options: EstHandlerOptions): Handler & ProtocolEntry {
   const mtls = options.mtls ?? false;
   const basePath = (options.basePath ?? (mtls ? EST_MTLS_BASE_PATH : EST_BASE_PATH)).replace(/\/+$/, '');
   const maxBodyBytes = options.maxBodyBytes ?? EST_MAX_BODY_BYTES;
   const realm = (options.realm ?? 'certwright EST').replace(/["\\]/g, '');
   const { authority } = options;
 
-  const clientOf = (request: Request, transport: TransportContext): EstClient => {
+  const clientOf = (request: RequestHead, transport: TransportContext): EstClient => {
     const basic = basicCredentials(request.headers.get('authorization'));
     const tls = transport.tls;
     return {
@@ -86,8 +88,12 @@ export function createEstHandler(options: EstHandlerOptions): Handler {
     };
   };
 
-  const route = async (request: Request, transport: TransportContext): Promise<Response> => {
-    const segments = segmentsAfter(new URL(request.url).pathname, basePath);
+  const route = async (
+    request: RequestHead,
+    readBody: BodyReader,
+    transport: TransportContext,
+  ): Promise<Response> => {
+    const segments = segmentsAfter(pathnameOf(request), basePath);
     const target = segments ? parseEstPath(segments) : null;
     if (!target) return textResponse(404, 'no such EST resource');
     const { pathId, operation } = target;
@@ -100,22 +106,22 @@ export function createEstHandler(options: EstHandlerOptions): Handler {
     if (request.method !== 'POST') {
       return textResponse(405, `${request.method} is not allowed here`, { allow: 'POST' });
     }
-    const body = await readBodyBytes(request, maxBodyBytes);
+    const body = await readBody(maxBodyBytes);
     const client = clientOf(request, transport);
     return operation === 'serverkeygen'
       ? serverKeygen(authority, pathId, client, body)
       : simpleEnroll(authority, pathId, operation, client, body);
   };
 
-  return async (request, transport) => {
-    let response: Response;
-    try {
-      response = await route(request, transport);
-    } catch (error) {
-      response = failure(error, realm, options.onError);
-    }
-    return withFixedLength(response, request.method);
-  };
+  return withWebHandler({
+    async answer(request, readBody, transport) {
+      try {
+        return await route(request, readBody, transport);
+      } catch (error) {
+        return failure(error, realm, options.onError);
+      }
+    },
+  });
 }
 
 function failure(error: unknown, realm: string, onError?: (error: unknown) => void): Response {

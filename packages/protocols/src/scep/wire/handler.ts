@@ -2,14 +2,12 @@ import {
   type Handler,
   isCertwrightError,
   type PlainResponse,
-  type ProtocolDirect,
   publicMessage,
-  readBodyBytes,
   type TransportContext,
-  withFixedLength,
 } from '@certwright/core';
 import { buildCertRep, buildCertsOnly, type ScepFailInfo } from '@certwright/core/pki';
-import { binaryResponse, segmentsAfter } from '../../shared/http.js';
+import { type ProtocolEntry, withWebHandler } from '../../shared/entry.js';
+import { segmentsAfter } from '../../shared/http.js';
 import type { ScepClient, ScepOperationResult } from '../server/service.js';
 import type { ScepAuthority } from './authority.js';
 import { scepFailInfo } from './fail-info.js';
@@ -73,13 +71,11 @@ function messageParameter(url: URL, maxBytes: number): Uint8Array | null {
 }
 
 /**
- * The direct entry (see `DirectPath` in @certwright/core): GET and POST on a SCEP route, for a
- * host that has read the body and built no Web Request. The same function answers them on the
- * Web path; everything else (HEAD, other methods, paths outside a profile) is left to it.
+ * The server's entry (`ProtocolEntry`): every request, for the Web handler and for a host that
+ * reads the body itself. `bodyLimit` names GET and POST on a profile's route; HEAD, other
+ * methods and paths outside a profile are left to the Web path.
  */
-export type ScepDirect = ProtocolDirect;
-
-export type ScepHandler = Handler & { readonly direct: ScepDirect };
+export type ScepHandler = Handler & Required<ProtocolEntry>;
 
 const NO_STORE: Readonly<Record<string, string>> = Object.freeze({ 'cache-control': 'no-store' });
 
@@ -98,9 +94,6 @@ function plain(
 
 const plainText = (status: number, text: string, headers: Record<string, string> = {}): PlainResponse =>
   plain(status, Buffer.from(`${text}\n`), 'text/plain; charset=utf-8', headers);
-
-const toResponse = (answer: PlainResponse): Response =>
-  binaryResponse(answer.status, answer.body, answer.headers['content-type']!, answer.headers);
 
 /** GetCACaps' reply per capability list (the authority returns the same list every time). */
 const capsBodies = new WeakMap<readonly string[], Buffer>();
@@ -199,40 +192,25 @@ export function createScepHandler(options: ScepHandlerOptions): ScepHandler {
   const guarded = (run: () => Promise<PlainResponse>): Promise<PlainResponse> =>
     run().catch((error: unknown) => failure(error, options.onError));
 
-  const route = async (request: Request, transport: TransportContext): Promise<PlainResponse> => {
-    const url = new URL(request.url);
-    const found = target(url.pathname);
-    if (!found) return plainText(404, 'no such SCEP resource');
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'POST') {
-      return plainText(405, `${request.method} is not allowed here`, { allow: 'GET, HEAD, POST' });
-    }
-    const body = request.method === 'POST' ? await readBodyBytes(request, maxBodyBytes) : null;
-    return answer(request.method, url, found.pathId, body, transport);
-  };
-
-  const direct: ScepDirect = {
+  return withWebHandler({
     bodyLimit(method, pathname) {
       if (!target(pathname)) return undefined;
       if (method === 'POST') return maxBodyBytes;
       return method === 'GET' ? 0 : undefined;
     },
-    prepare(head, body, pathname, transport) {
-      const found = target(pathname);
-      if (!found || (head.method !== 'GET' && head.method !== 'POST')) return undefined;
-      if (head.method === 'GET' && body.length > 0) return undefined;
-      const method = head.method;
-      return () =>
-        guarded(() =>
-          answer(method, new URL(head.url), found.pathId, method === 'POST' ? body : null, transport),
-        );
+    answer(head, readBody, transport) {
+      return guarded(async () => {
+        const url = new URL(head.url);
+        const found = target(url.pathname);
+        if (!found) return plainText(404, 'no such SCEP resource');
+        if (head.method !== 'GET' && head.method !== 'HEAD' && head.method !== 'POST') {
+          return plainText(405, `${head.method} is not allowed here`, { allow: 'GET, HEAD, POST' });
+        }
+        const body = head.method === 'POST' ? await readBody(maxBodyBytes) : null;
+        return answer(head.method, url, found.pathId, body, transport);
+      });
     },
-  };
-
-  const handler: Handler = async (request, transport) => {
-    const response = toResponse(await guarded(() => route(request, transport)));
-    return withFixedLength(response, request.method);
-  };
-  return Object.assign(handler, { direct });
+  });
 }
 
 /**
