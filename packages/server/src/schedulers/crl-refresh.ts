@@ -1,5 +1,5 @@
-import type { EphemeralStore, Logger, Services } from '@certwright/core';
-import { type LeasedTask, startLeasedTask, type TickObserver } from './lease-runner.js';
+import type { Logger, Services } from '@certwright/core';
+import { type LeasedTask, type SchedulerContext, startLeasedTask } from './lease-runner.js';
 
 /**
  * Default tick of the CRL refresh. A CRL is due again after the service's CRL refresh (1 h) or
@@ -16,22 +16,16 @@ const PAGE = 100;
  * cached ones and rebuilds (and so publishes) those that are due. The server starts it only
  * when SVC_CRL_PUBLISH_DIR is set. One instance per tick.
  */
-export function startCrlRefresh(options: {
-  services: Services;
-  ephemeral: EphemeralStore;
-  logger: Logger;
-  /** Told of every tick (the server's scheduler metrics). */
-  onTick?: TickObserver;
-  holder: string;
-  intervalMs?: number;
-}): LeasedTask {
+export function startCrlRefresh(
+  options: SchedulerContext & { services: Services; intervalMs?: number },
+): LeasedTask {
   return startLeasedTask({
-    name: 'scheduler:crl-refresh',
     holder: options.holder,
-    intervalMs: options.intervalMs ?? CRL_REFRESH_INTERVAL_MS,
     ephemeral: options.ephemeral,
     logger: options.logger,
     onTick: options.onTick,
+    name: 'scheduler:crl-refresh',
+    intervalMs: options.intervalMs ?? CRL_REFRESH_INTERVAL_MS,
     run: () => refreshCrls(options.services, options.logger),
   });
 }

@@ -32,6 +32,9 @@ export interface SchedulerTick {
 }
 export type TickObserver = (tick: SchedulerTick) => void;
 
+/** What each of the server's schedulers is started with, beside its own settings. */
+export type SchedulerContext = Pick<LeasedTaskOptions, 'holder' | 'ephemeral' | 'logger' | 'onTick'>;
+
 export interface LeasedTask {
   /**
    * One tick: takes the lease (or skips when another instance holds it), runs the work, and
