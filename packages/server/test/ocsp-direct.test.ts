@@ -16,6 +16,7 @@ import {
   type CountingListener,
   comparable,
   listenCountingWebCalls,
+  maxAge,
   openRaw,
   type Reply,
   requestBytes,
@@ -142,6 +143,9 @@ describe("the server's listener answering OCSP directly", () => {
     expect(get.status).toBe(200);
     expect(get.headers['cache-control']).toMatch(/^max-age=\d+, public, no-transform, must-revalidate$/);
     expect(comparable(get.headers)).toEqual(comparable(getWeb.headers));
+    // The same nextUpdate: the Web answer came at most a second later.
+    expect(maxAge(get.headers) - maxAge(getWeb.headers)).toBeGreaterThanOrEqual(0);
+    expect(maxAge(get.headers) - maxAge(getWeb.headers)).toBeLessThanOrEqual(1);
     expect(get.body.equals(getWeb.body)).toBe(true);
     // Both listener requests went the direct way (the comparisons call the handler itself).
     expect(listener.webCalls).toBe(0);

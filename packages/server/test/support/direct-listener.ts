@@ -100,7 +100,19 @@ export function sendRaw(
 /** Headers both entries must agree on (date and request id differ per answer by design). */
 export function comparable(headers: Record<string, unknown>): Record<string, unknown> {
   const { date: _date, 'x-request-id': _id, connection: _c, 'keep-alive': _k, ...rest } = headers;
+  // max-age counts down to the answer's nextUpdate: two answers a moment apart may differ by a
+  // second. maxAge() reads the number for the tests that compare it.
+  const cacheControl = rest['cache-control'];
+  if (typeof cacheControl === 'string')
+    rest['cache-control'] = cacheControl.replace(/max-age=\d+/, 'max-age=…');
   return rest;
+}
+
+/** The max-age of a Cache-Control header, in seconds. */
+export function maxAge(headers: Record<string, unknown>): number {
+  const match = /max-age=(\d+)/.exec(String(headers['cache-control']));
+  if (!match) throw new Error(`no max-age in ${String(headers['cache-control'])}`);
+  return Number(match[1]);
 }
 
 /** A raw keep-alive connection: bytes written as given, replies read in order (Content-Length or chunked bodies). */
