@@ -112,6 +112,17 @@ export function ocspSignedParts(der: Uint8Array): SignedParts {
   return partsOf(basic, tbs!, alg!, sig!);
 }
 
+/** The first certificate of a BasicOCSPResponse's `certs` (the delegated responder's), DER. */
+export function ocspResponderCertificate(der: Uint8Array): Uint8Array {
+  const [, bytesNode] = children(der, readRoot(der));
+  const octets = children(der, children(der, bytesNode!)[0]!)[1]!;
+  const basic = der.subarray(octets.contentStart, octets.end);
+  const certs = children(basic, readRoot(basic))[3];
+  if (certs?.tag !== 0xa0) throw new Error('the OCSP response carries no certificates');
+  const first = children(basic, children(basic, certs)[0]!)[0]!;
+  return raw(basic, first);
+}
+
 /** Verifies a post-quantum signature with @noble/post-quantum; the key's set must match. */
 export function nobleVerifies(parts: SignedParts, issuerSpki: Uint8Array): boolean {
   const { set, key } = rawPublicKey(issuerSpki);
