@@ -10469,7 +10469,7 @@ export interface operations {
                      * @description server-side key generation; default the first algorithm the profile allows, else ECDSA-P256
                      * @enum {string}
                      */
-                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519";
+                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519" | "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87" | "SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F";
                     /** @description default the profile's max_validity_days, else 90; without a profile at most 397 unless the server sets another cap */
                     validity_days?: number;
                 };
@@ -10753,7 +10753,7 @@ export interface operations {
                      * @description server-side key generation; default the first algorithm the profile allows, else ECDSA-P256
                      * @enum {string}
                      */
-                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519";
+                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519" | "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87" | "SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F";
                     /** @description default the profile's max_validity_days, else 90; without a profile at most 397 unless the server sets another cap */
                     validity_days?: number;
                 };
@@ -11260,9 +11260,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -11333,9 +11335,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -12470,9 +12474,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -12542,9 +12548,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -14884,9 +14892,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -18634,6 +18644,14 @@ export interface operations {
                             } | {
                                 /** @constant */
                                 algorithm: "Ed25519";
+                            } | {
+                                /** @constant */
+                                algorithm: "ML-DSA";
+                                parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                            } | {
+                                /** @constant */
+                                algorithm: "SLH-DSA";
+                                parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                             })[];
                             /** Format: date-time */
                             created_at: string;
@@ -18784,6 +18802,14 @@ export interface operations {
                     } | {
                         /** @constant */
                         algorithm: "Ed25519";
+                    } | {
+                        /** @constant */
+                        algorithm: "ML-DSA";
+                        parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                    } | {
+                        /** @constant */
+                        algorithm: "SLH-DSA";
+                        parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                     })[];
                     description?: string | null;
                     enrollment?: {
@@ -18864,6 +18890,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;
@@ -19048,6 +19082,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;
@@ -19206,6 +19248,14 @@ export interface operations {
                     } | {
                         /** @constant */
                         algorithm: "Ed25519";
+                    } | {
+                        /** @constant */
+                        algorithm: "ML-DSA";
+                        parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                    } | {
+                        /** @constant */
+                        algorithm: "SLH-DSA";
+                        parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                     })[];
                     description?: string | null;
                     enrollment?: {
@@ -19286,6 +19336,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;
