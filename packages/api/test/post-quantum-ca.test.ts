@@ -1,7 +1,10 @@
 import { ManualClock } from '@certwright/core';
 import {
+  certificateToPem,
   certificationRequestToPem,
   createCertificationRequest,
+  createSelfSignedCertificate,
+  exportPkcs8Pem,
   exportSpkiDer,
   generateKeyPair,
   importPkcs8Pem,
@@ -199,6 +202,33 @@ describe.skipIf(postQuantumSkip !== undefined)(
         new Uint8Array(await exported.arrayBuffer()),
         readCertificate(issuing!).spki,
         'ML-DSA-44',
+      );
+    });
+
+    it('imports an existing SLH-DSA CA (certificate and PKCS#8 key) and signs with it', async () => {
+      const { privateKey } = await generateKeyPair('SLH-DSA-SHA2-128F');
+      const now = clock.now().getTime();
+      const ca = createSelfSignedCertificate(
+        {
+          subject: [{ type: 'CN', value: 'Imported SLH-DSA CA' }],
+          notBefore: new Date(now - 60_000),
+          notAfter: new Date(now + 3650 * 86_400_000),
+          basicConstraints: { ca: true, pathLength: 0 },
+        },
+        privateKey,
+      );
+      const issuerId = await createIssuer('Imported SLH-DSA CA', {
+        certificate_pem: certificateToPem(ca.der),
+        private_key_pem: exportPkcs8Pem(privateKey),
+      });
+      const cert = await app.createCertificate({ issuer_id: issuerId });
+      const issued = await app.json('POST', `/api/v1/certificates/${cert.id}/issue`, {});
+      expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+      const exported = await app.call('GET', `/api/v1/certificates/${cert.id}/export?format=der`);
+      expectPostQuantumSigned(
+        new Uint8Array(await exported.arrayBuffer()),
+        readCertificate(ca.der).spki,
+        'SLH-DSA-SHA2-128F',
       );
     });
 

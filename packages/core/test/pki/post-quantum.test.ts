@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isCertwrightError } from '../../src/errors.js';
 import { createSelfSignedCertificate, issueCertificate, prepareIssuer } from '../../src/pki/certificate.js';
@@ -175,6 +175,29 @@ describe.skipIf(postQuantumSkip !== undefined)('post-quantum keys and signatures
       const flipped = Buffer.from(signature);
       flipped[7]! ^= 1;
       expect(verifySignature(p.oid, spki, data, flipped)).toBe(false);
+    }
+  });
+
+  it('derives from the RFC 9881 §6 seed form the key @noble/post-quantum derives (known answers for seed 00…1f)', async () => {
+    const { ml_dsa44, ml_dsa65, ml_dsa87 } = await import('@noble/post-quantum/ml-dsa.js');
+    const seed = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+    const cases = [
+      ['ML-DSA-44', ml_dsa44, '837832708c5236d951581f1fddf2b79991b3424a0486d16da1ddad0fd69701be'],
+      ['ML-DSA-65', ml_dsa65, 'b8b62131bfbe84433efb2273d7f5b87f7a22854a2cfd366fc2aead86d837c52d'],
+      ['ML-DSA-87', ml_dsa87, '07e57c4f14dbad1267f621ec3777b4e2e6c4fbc4c22fbb87510ff8e0b3c6a642'],
+    ] as const;
+    for (const [set, noble, spkiSha256] of cases) {
+      const p = postQuantumByName(set)!;
+      const pkcs8 = sequence(
+        Buffer.from([0x02, 0x01, 0x00]),
+        algorithmIdentifier(p.oid),
+        octetString(tlv(0x80, seed)),
+      );
+      const spki = exportSpkiDer(importPkcs8Der(pkcs8));
+      expect(createHash('sha256').update(spki).digest('hex')).toBe(spkiSha256);
+      expect(
+        spki.subarray(spki.length - p.publicKeyBytes).equals(Buffer.from(noble.keygen(seed).publicKey)),
+      ).toBe(true);
     }
   });
 
