@@ -24,6 +24,7 @@ import {
   fuzzTarget,
   mutatedText,
 } from '../packages/core/src/testing/fuzz.js';
+import { postQuantumTargets } from '../packages/core/test/pki/fuzz/post-quantum-targets.js';
 import { pkiTargets } from '../packages/core/test/pki/fuzz/targets.js';
 import { decodeGetRequest, OCSP_GET_MAX_REQUEST_BYTES } from '../packages/protocols/src/ocsp/index.js';
 
@@ -101,6 +102,7 @@ const webhookRequest: FuzzTarget<{ template: string; url: string }> = {
 
 const targets = [
   ...pkiTargets(),
+  ...postQuantumTargets(),
   ocspGet as FuzzTarget<unknown>,
   webhookRequest as FuzzTarget<unknown>,
 ].filter((t) => !only || only.includes(t.name));

@@ -1,9 +1,10 @@
 /**
  * core/pki benchmark: raw node:crypto signing next to what certwright builds on top of it.
- * Run: node --import tsx bench/pki.ts  (not a test; no thresholds). Figures go to docs/pki.md.
+ * Run: node --import tsx bench/pki.ts  (not a test; no thresholds). Figures go to docs/pki.md;
+ * the post-quantum rows (ML-DSA, SLH-DSA: Node.js 24) to docs/pki/post-quantum.md.
  */
 
-import { type KeyObject, sign, webcrypto } from 'node:crypto';
+import { type KeyObject, sign, verify, webcrypto } from 'node:crypto';
 import { cpus } from 'node:os';
 import {
   buildCertId,
@@ -20,19 +21,20 @@ import {
   prepareIssuer,
   prepareOcspResponder,
 } from '../packages/core/src/pki/index.js';
+import { postQuantumRuntime } from '../packages/core/src/pki/post-quantum-runtime.js';
 
 const DAY = 86_400_000;
 const now = new Date();
 const rows: [string, string][] = [];
 
-function measure(name: string, fn: () => void, ms = 2000): number {
-  for (let i = 0; i < 20; i++) fn(); // warm-up
+function measure(name: string, fn: () => void, ms = 2000, batch = 10): number {
+  for (let i = 0; i < 2 * batch; i++) fn(); // warm-up
   let n = 0;
   const start = performance.now();
   let elapsed = 0;
   while (elapsed < ms) {
-    for (let i = 0; i < 10; i++) fn();
-    n += 10;
+    for (let i = 0; i < batch; i++) fn();
+    n += batch;
     elapsed = performance.now() - start;
   }
   const perSec = (n / elapsed) * 1000;
@@ -249,6 +251,85 @@ for (const n of [10_000, 1_000_000]) {
       entries: list,
     }),
   );
+}
+
+// Post-quantum CAs: sign/verify cost, issuance and fresh OCSP signing rates, and what the larger
+// signatures do to certificate, CRL and OCSP response sizes (P-256 and RSA-2048 rows above).
+const pq = postQuantumRuntime();
+if (!pq.supported) {
+  rows.push([
+    'post-quantum rows',
+    `skipped: Node.js ${pq.node} / OpenSSL ${pq.openssl} has no ML-DSA/SLH-DSA`,
+  ]);
+} else {
+  const sizes: [string, string][] = [];
+  for (const alg of [
+    'ECDSA-P256',
+    'ML-DSA-44',
+    'ML-DSA-65',
+    'ML-DSA-87',
+    'SLH-DSA-SHA2-128S',
+    'SLH-DSA-SHA2-128F',
+  ] as const) {
+    // SLH-DSA signs in tens to hundreds of milliseconds: one signature per batch.
+    const batch = alg.startsWith('SLH') ? 1 : 10;
+    const keys = await generateKeyPair(alg);
+    if (alg !== 'ECDSA-P256') {
+      const signature = sign(null, message, keys.privateKey);
+      measure(`raw node:crypto sign, ${alg}`, () => sign(null, message, keys.privateKey), 2000, batch);
+      measure(
+        `raw node:crypto verify, ${alg}`,
+        () => verify(null, message, keys.publicKey, signature),
+        2000,
+        batch,
+      );
+    }
+    const ca = await makeCa(alg);
+    if (alg !== 'ECDSA-P256')
+      measure(`leaf issuance (certwright DER), ${alg} CA`, () => issueCertificate(fromCsr, ca), 2000, batch);
+    const respKey = await generateKeyPair(alg);
+    const respCert = issueCertificate(
+      {
+        ...leafTemplate,
+        subject: 'CN=responder',
+        publicKey: respKey.publicKey,
+        extendedKeyUsage: ['OCSPSigning'],
+        ocspNoCheck: true,
+      },
+      ca,
+    );
+    const responder = prepareOcspResponder(respCert.der, respKey.privateKey);
+    const certId = buildCertId(ca.certificate, '0102030405060708090a0b0c0d0e0f10');
+    const ocsp = () =>
+      buildOcspResponse({
+        responder,
+        producedAt: new Date(),
+        responses: [
+          {
+            certId,
+            certStatus: { status: 'good' },
+            thisUpdate: new Date(),
+            nextUpdate: new Date(Date.now() + DAY),
+          },
+        ],
+      });
+    if (alg !== 'ECDSA-P256') measure(`OCSP response signing, ${alg} responder`, ocsp, 2000, batch);
+    const crl = (n: number) =>
+      buildCrl({
+        issuerCert: ca.certificate,
+        issuerKey: ca.privateKey,
+        thisUpdate: now,
+        nextUpdate: new Date(now.getTime() + DAY),
+        crlNumber: 1,
+        entries: entries(n),
+      }).length;
+    const ownLeaf = issueCertificate({ ...leafTemplate, publicKey: keys.publicKey }, ca).der.length;
+    sizes.push([
+      `sizes, ${alg} CA (bytes)`,
+      `CA certificate ${ca.certificate.der.length}, P-256 leaf ${issueCertificate(fromCsr, ca).der.length}, ${alg} leaf ${ownLeaf}, empty CRL ${crl(0)}, CRL of 1,000 ${crl(1000)}, OCSP response with responder certificate ${ocsp().length}`,
+    ]);
+  }
+  rows.push(...sizes);
 }
 
 console.log(

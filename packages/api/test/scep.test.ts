@@ -15,6 +15,7 @@ import {
 } from '@certwright/core/pki';
 import { scepFailInfo } from '@certwright/protocols/scep';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postQuantumSkip, printPostQuantumSkip } from '../../core/test/pki/post-quantum-support.js';
 import { conformance } from './support/openapi-conformance.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -24,6 +25,8 @@ import { createTestApp, type TestApp } from './support/test-app.js';
  * replay, the mutual-TLS route and the admin snapshot. Real clients are in
  * test/interop/scep.test.ts.
  */
+
+printPostQuantumSkip('scep.test.ts');
 
 let app: TestApp;
 let dir: string;
@@ -360,6 +363,26 @@ describe('SCEP refusals: CertRep FAILURE with the failInfo, nothing issued', () 
     expect(rep3).toMatchObject({ status: 'FAILURE', failInfo: 'badTime' });
     expect(await scepCount()).toBe(before + 1);
   });
+
+  it.skipIf(postQuantumSkip !== undefined)(
+    'a post-quantum key in the request: badAlg, the audit saying SCEP needs an RSA key',
+    async () => {
+      const ra = await raCertificate();
+      const before = await scepCount();
+      const d = await device('pq.scep.test');
+      const pq = await generateKeyPair('ML-DSA-44');
+      const csr = createCertificationRequest({
+        subject: [{ type: 'CN', value: 'pq.scep.test' }],
+        privateKey: pq.privateKey,
+        challengePassword: CHALLENGE,
+      });
+      const res = await scep('POST', '/scep?operation=PKIOperation', message({ ...d, csr }, ra).der);
+      expect(reply(res.body, ra, d)).toMatchObject({ status: 'FAILURE', failInfo: 'badAlg' });
+      expect(await scepCount()).toBe(before);
+      const audit = await app.storage.audit.list({ action: 'scep_pkcsreq', page: 1, perPage: 100 });
+      expect(JSON.stringify(audit.items)).toContain('SCEP needs an RSA key');
+    },
+  );
 
   it('RenewalReq signed by a certificate this server did not issue: badCertId', async () => {
     const ra = await raCertificate();

@@ -658,7 +658,7 @@ function addOneShotCommands(program: Command, io: CliIo, onExit: (code: number) 
     )
     .option(
       '--key-algorithm <algorithm>',
-      'ECDSA-P256 (default), ECDSA-P384, Ed25519, RSA-2048, RSA-3072, RSA-4096',
+      'ECDSA-P256 (default), ECDSA-P384, Ed25519, RSA-2048, RSA-3072, RSA-4096; on Node.js 24 ML-DSA-44/65/87, SLH-DSA-SHA2-128S …',
     );
   ONE_SHOT_FLAGS(certificate)
     .addHelpText(

@@ -66,6 +66,8 @@ export const REASON_CODES = {
   address_refused: 'validation_failed',
   /** A destination answered, but not what was required (an ACME challenge's response did not match). */
   incorrect_response: 'validation_failed',
+  /** A feature this Node.js runtime lacks (post-quantum keys before Node.js 24 with OpenSSL 3.5). */
+  runtime_unsupported: 'validation_failed',
 
   // bad_request: input that cannot be read at all.
   malformed: 'bad_request',

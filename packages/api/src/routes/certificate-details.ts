@@ -18,9 +18,10 @@ export const certificateDetailsJson = z.object({
   not_after: timestamp,
   signature_algorithm: z.string(),
   public_key: z.object({
-    algorithm: z.enum(['RSA', 'EC', 'Ed25519', 'Ed448']),
-    size: z.number().int().describe('bits'),
+    algorithm: z.enum(['RSA', 'EC', 'Ed25519', 'Ed448', 'ML-DSA', 'SLH-DSA']),
+    size: z.number().int().describe('bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key'),
     curve: z.string().nullable(),
+    parameter_set: z.string().nullable().describe('ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys'),
   }),
   fingerprint_sha256: z.string().describe('lower-case hex of the DER'),
   fingerprint_sha1: z.string().describe('lower-case hex of the DER'),

@@ -1797,6 +1797,65 @@ export const operationSpecs = [
                   "required": [
                     "algorithm"
                   ]
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "algorithm": {
+                      "type": "string",
+                      "const": "ML-DSA"
+                    },
+                    "parameter_sets": {
+                      "minItems": 1,
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "enum": [
+                          "ML-DSA-44",
+                          "ML-DSA-65",
+                          "ML-DSA-87"
+                        ]
+                      }
+                    }
+                  },
+                  "required": [
+                    "algorithm",
+                    "parameter_sets"
+                  ]
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "algorithm": {
+                      "type": "string",
+                      "const": "SLH-DSA"
+                    },
+                    "parameter_sets": {
+                      "minItems": 1,
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "enum": [
+                          "SLH-DSA-SHA2-128S",
+                          "SLH-DSA-SHA2-128F",
+                          "SLH-DSA-SHA2-192S",
+                          "SLH-DSA-SHA2-192F",
+                          "SLH-DSA-SHA2-256S",
+                          "SLH-DSA-SHA2-256F",
+                          "SLH-DSA-SHAKE-128S",
+                          "SLH-DSA-SHAKE-128F",
+                          "SLH-DSA-SHAKE-192S",
+                          "SLH-DSA-SHAKE-192F",
+                          "SLH-DSA-SHAKE-256S",
+                          "SLH-DSA-SHAKE-256F"
+                        ]
+                      }
+                    }
+                  },
+                  "required": [
+                    "algorithm",
+                    "parameter_sets"
+                  ]
                 }
               ]
             }
@@ -4914,7 +4973,22 @@ export const operationSpecs = [
               "RSA-4096",
               "ECDSA-P256",
               "ECDSA-P384",
-              "Ed25519"
+              "Ed25519",
+              "ML-DSA-44",
+              "ML-DSA-65",
+              "ML-DSA-87",
+              "SLH-DSA-SHA2-128S",
+              "SLH-DSA-SHA2-128F",
+              "SLH-DSA-SHA2-192S",
+              "SLH-DSA-SHA2-192F",
+              "SLH-DSA-SHA2-256S",
+              "SLH-DSA-SHA2-256F",
+              "SLH-DSA-SHAKE-128S",
+              "SLH-DSA-SHAKE-128F",
+              "SLH-DSA-SHAKE-192S",
+              "SLH-DSA-SHAKE-192F",
+              "SLH-DSA-SHAKE-256S",
+              "SLH-DSA-SHAKE-256F"
             ]
           },
           "validity_days": {
@@ -7395,7 +7469,22 @@ export const operationSpecs = [
               "RSA-4096",
               "ECDSA-P256",
               "ECDSA-P384",
-              "Ed25519"
+              "Ed25519",
+              "ML-DSA-44",
+              "ML-DSA-65",
+              "ML-DSA-87",
+              "SLH-DSA-SHA2-128S",
+              "SLH-DSA-SHA2-128F",
+              "SLH-DSA-SHA2-192S",
+              "SLH-DSA-SHA2-192F",
+              "SLH-DSA-SHA2-256S",
+              "SLH-DSA-SHA2-256F",
+              "SLH-DSA-SHAKE-128S",
+              "SLH-DSA-SHAKE-128F",
+              "SLH-DSA-SHAKE-192S",
+              "SLH-DSA-SHAKE-192F",
+              "SLH-DSA-SHAKE-256S",
+              "SLH-DSA-SHAKE-256F"
             ]
           },
           "validity_days": {
@@ -9163,6 +9252,65 @@ export const operationSpecs = [
                   },
                   "required": [
                     "algorithm"
+                  ]
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "algorithm": {
+                      "type": "string",
+                      "const": "ML-DSA"
+                    },
+                    "parameter_sets": {
+                      "minItems": 1,
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "enum": [
+                          "ML-DSA-44",
+                          "ML-DSA-65",
+                          "ML-DSA-87"
+                        ]
+                      }
+                    }
+                  },
+                  "required": [
+                    "algorithm",
+                    "parameter_sets"
+                  ]
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "algorithm": {
+                      "type": "string",
+                      "const": "SLH-DSA"
+                    },
+                    "parameter_sets": {
+                      "minItems": 1,
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "enum": [
+                          "SLH-DSA-SHA2-128S",
+                          "SLH-DSA-SHA2-128F",
+                          "SLH-DSA-SHA2-192S",
+                          "SLH-DSA-SHA2-192F",
+                          "SLH-DSA-SHA2-256S",
+                          "SLH-DSA-SHA2-256F",
+                          "SLH-DSA-SHAKE-128S",
+                          "SLH-DSA-SHAKE-128F",
+                          "SLH-DSA-SHAKE-192S",
+                          "SLH-DSA-SHAKE-192F",
+                          "SLH-DSA-SHAKE-256S",
+                          "SLH-DSA-SHAKE-256F"
+                        ]
+                      }
+                    }
+                  },
+                  "required": [
+                    "algorithm",
+                    "parameter_sets"
                   ]
                 }
               ]

@@ -10481,7 +10481,7 @@ export interface operations {
                      * @description server-side key generation; default the first algorithm the profile allows, else ECDSA-P256
                      * @enum {string}
                      */
-                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519";
+                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519" | "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87" | "SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F";
                     /** @description default the profile's max_validity_days, else 90; without a profile at most 397 unless the server sets another cap */
                     validity_days?: number;
                 };
@@ -10765,7 +10765,7 @@ export interface operations {
                      * @description server-side key generation; default the first algorithm the profile allows, else ECDSA-P256
                      * @enum {string}
                      */
-                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519";
+                    key_algorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384" | "Ed25519" | "ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87" | "SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F";
                     /** @description default the profile's max_validity_days, else 90; without a profile at most 397 unless the server sets another cap */
                     validity_days?: number;
                 };
@@ -11272,9 +11272,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -11345,9 +11347,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -12482,9 +12486,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -12554,9 +12560,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -14896,9 +14904,11 @@ export interface operations {
                             policies: string[];
                             public_key: {
                                 /** @enum {string} */
-                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448";
+                                algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | "ML-DSA" | "SLH-DSA";
                                 curve: string | null;
-                                /** @description bits */
+                                /** @description ML-DSA-65, SLH-DSA-SHA2-128S …; null for other keys */
+                                parameter_set: string | null;
+                                /** @description bits: the modulus, the curve, or the encoded ML-DSA/SLH-DSA key */
                                 size: number;
                             };
                             self_signed: boolean;
@@ -18646,6 +18656,14 @@ export interface operations {
                             } | {
                                 /** @constant */
                                 algorithm: "Ed25519";
+                            } | {
+                                /** @constant */
+                                algorithm: "ML-DSA";
+                                parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                            } | {
+                                /** @constant */
+                                algorithm: "SLH-DSA";
+                                parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                             })[];
                             /** Format: date-time */
                             created_at: string;
@@ -18796,6 +18814,14 @@ export interface operations {
                     } | {
                         /** @constant */
                         algorithm: "Ed25519";
+                    } | {
+                        /** @constant */
+                        algorithm: "ML-DSA";
+                        parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                    } | {
+                        /** @constant */
+                        algorithm: "SLH-DSA";
+                        parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                     })[];
                     description?: string | null;
                     enrollment?: {
@@ -18876,6 +18902,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;
@@ -19060,6 +19094,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;
@@ -19218,6 +19260,14 @@ export interface operations {
                     } | {
                         /** @constant */
                         algorithm: "Ed25519";
+                    } | {
+                        /** @constant */
+                        algorithm: "ML-DSA";
+                        parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                    } | {
+                        /** @constant */
+                        algorithm: "SLH-DSA";
+                        parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                     })[];
                     description?: string | null;
                     enrollment?: {
@@ -19298,6 +19348,14 @@ export interface operations {
                         } | {
                             /** @constant */
                             algorithm: "Ed25519";
+                        } | {
+                            /** @constant */
+                            algorithm: "ML-DSA";
+                            parameter_sets: ("ML-DSA-44" | "ML-DSA-65" | "ML-DSA-87")[];
+                        } | {
+                            /** @constant */
+                            algorithm: "SLH-DSA";
+                            parameter_sets: ("SLH-DSA-SHA2-128S" | "SLH-DSA-SHA2-128F" | "SLH-DSA-SHA2-192S" | "SLH-DSA-SHA2-192F" | "SLH-DSA-SHA2-256S" | "SLH-DSA-SHA2-256F" | "SLH-DSA-SHAKE-128S" | "SLH-DSA-SHAKE-128F" | "SLH-DSA-SHAKE-192S" | "SLH-DSA-SHAKE-192F" | "SLH-DSA-SHAKE-256S" | "SLH-DSA-SHAKE-256F")[];
                         })[];
                         /** Format: date-time */
                         created_at: string;

@@ -18,6 +18,8 @@ function keyOf(info: CertificateInfo): { key_algorithm: string; key_size: number
   const key = info.publicKey;
   if (key.type === 'RSA') return { key_algorithm: 'RSA', key_size: key.bits };
   if (key.type === 'EC') return { key_algorithm: 'ECDSA', key_size: Number(key.curve.slice(2)) };
+  if (key.type === 'ML-DSA' || key.type === 'SLH-DSA')
+    return { key_algorithm: key.parameterSet, key_size: 0 };
   return { key_algorithm: key.type, key_size: 0 };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ML_DSA_PARAMETER_SETS, SLH_DSA_PARAMETER_SETS } from '../pki/post-quantum.js';
 import { idSchema, timestampSchema } from './common.js';
 
 export const EXTENDED_KEY_USAGES = [
@@ -11,17 +12,25 @@ export const EXTENDED_KEY_USAGES = [
 export const extendedKeyUsageSchema = z.enum(EXTENDED_KEY_USAGES);
 export type ExtendedKeyUsage = z.infer<typeof extendedKeyUsageSchema>;
 
-export const KEY_ALGORITHMS = ['RSA', 'ECDSA', 'Ed25519'] as const;
+export const KEY_ALGORITHMS = ['RSA', 'ECDSA', 'Ed25519', 'ML-DSA', 'SLH-DSA'] as const;
 export const keyAlgorithmSchema = z.enum(KEY_ALGORITHMS);
 export type KeyAlgorithm = z.infer<typeof keyAlgorithmSchema>;
 
 export const EC_CURVES = ['P-256', 'P-384', 'P-521'] as const;
 
-/** One allowed algorithm with its permitted parameters (RSA sizes or EC curves). */
+/**
+ * One allowed algorithm with its permitted parameters (RSA sizes, EC curves, ML-DSA or SLH-DSA
+ * parameter sets). A profile allowing only ML-DSA/SLH-DSA requires post-quantum subject keys.
+ */
 export const allowedKeyAlgorithmSchema = z.discriminatedUnion('algorithm', [
   z.object({ algorithm: z.literal('RSA'), sizes: z.array(z.number().int().min(2048).max(16384)).min(1) }),
   z.object({ algorithm: z.literal('ECDSA'), curves: z.array(z.enum(EC_CURVES)).min(1) }),
   z.object({ algorithm: z.literal('Ed25519') }),
+  z.object({ algorithm: z.literal('ML-DSA'), parameter_sets: z.array(z.enum(ML_DSA_PARAMETER_SETS)).min(1) }),
+  z.object({
+    algorithm: z.literal('SLH-DSA'),
+    parameter_sets: z.array(z.enum(SLH_DSA_PARAMETER_SETS)).min(1),
+  }),
 ]);
 export type AllowedKeyAlgorithm = z.infer<typeof allowedKeyAlgorithmSchema>;
 

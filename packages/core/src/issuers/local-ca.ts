@@ -14,6 +14,8 @@ import { buildCrl } from '../pki/crl.js';
 import { KEY_ALGORITHMS, type KeyAlgorithm } from '../pki/keys.js';
 import { type OcspResponder, prepareOcspResponder } from '../pki/ocsp-response.js';
 import { pemDecodeCertificates } from '../pki/pem.js';
+import { isPostQuantumParameterSet } from '../pki/post-quantum.js';
+import { assertPostQuantumRuntime } from '../pki/post-quantum-runtime.js';
 import type { SigningKey } from '../pki/signing-key.js';
 import type { KeyCustody } from '../ports/key-custody.js';
 import type {
@@ -38,7 +40,9 @@ import { certificatePointers, pointerConfigShape } from './local-ca-urls.js';
  * - imported: `certificate_pem` + `private_key_pem` (PKCS#8) [+ `chain_pem` above it] given at
  *   issuer creation; checked with prepareIssuer on first use and moved under `ca`;
  * - generated on demand: with no material, the first use creates a root and an issuing
- *   intermediate (`key_algorithm`, default ECDSA-P256; `common_name`, default the issuer name);
+ *   intermediate (`key_algorithm`, default ECDSA-P256, any of KEY_ALGORITHMS including ML-DSA and
+ *   SLH-DSA; `root_key_algorithm` for a root of another algorithm than the intermediate, a mixed
+ *   chain, docs/pki/post-quantum.md; `common_name`, default the issuer name);
  * - generated at creation (`root_private_key: 'return'` on the create request, see
  *   {@link generateLocalCaWithRootKey}): the same, and the root's key is handed to the caller.
  *
@@ -82,6 +86,7 @@ export const LOCAL_CA_CREATION_ONLY_CONFIG_KEYS: readonly string[] = Object.free
   'key_custody',
   'private_key_label',
   'key_algorithm',
+  'root_key_algorithm',
   'common_name',
   'root_validity_days',
   'issuing_validity_days',
@@ -100,6 +105,8 @@ export const localCaConfigSchema = z
     private_key_pem: pem.optional(),
     chain_pem: pem.optional(),
     key_algorithm: z.enum(KEY_ALGORITHMS as [KeyAlgorithm, ...KeyAlgorithm[]]).optional(),
+    /** A generated root's algorithm when it differs from the issuing CA's (`key_algorithm`). */
+    root_key_algorithm: z.enum(KEY_ALGORITHMS as [KeyAlgorithm, ...KeyAlgorithm[]]).optional(),
     /** Where the CA's keys live: `software` (sealed in this config) or `pkcs11` (a token). */
     key_custody: z.enum(['software', 'pkcs11']).optional(),
     /** Import of a CA whose key is already on the token: the key's label there. */
@@ -156,6 +163,11 @@ export function validateLocalCaSettings(config: Record<string, unknown>): void {
     ? []
     : parsed.error.issues.map((i) => ({ field: ['config', ...i.path].join('.'), message: i.message }));
   if (parsed.success) {
+    for (const key of ['key_algorithm', 'root_key_algorithm'] as const) {
+      const algorithm = parsed.data[key];
+      if (algorithm && isPostQuantumParameterSet(algorithm))
+        assertPostQuantumRuntime(`a Local CA with ${algorithm} keys`, `config.${key}`);
+    }
     const root = parsed.data.root_validity_days ?? LOCAL_CA_DEFAULTS.rootValidityDays;
     const issuing = parsed.data.issuing_validity_days ?? LOCAL_CA_DEFAULTS.issuingValidityDays;
     if (issuing > root) {
@@ -260,12 +272,13 @@ async function generateMaterial(
   custody: KeyCustody,
 ): Promise<GeneratedCa> {
   const algorithm = config.key_algorithm ?? 'ECDSA-P256';
+  const rootAlgorithm = config.root_key_algorithm ?? algorithm;
   const cn = (config.common_name ?? issuer.name).slice(0, 48);
   const notBefore = new Date(now.getTime() - 60_000);
   const software = custody instanceof SoftwareKeyCustody;
   const rootLabel = software ? 'root' : keyLabel(issuer.id, 'root', now);
   const issuingLabel = software ? 'issuing' : keyLabel(issuer.id, 'issuing', now);
-  await custody.createKey({ algorithm, label: rootLabel, extractable: software });
+  await custody.createKey({ algorithm: rootAlgorithm, label: rootLabel, extractable: software });
   const rootKey = { privateKey: await custody.signingKey(rootLabel) };
   const root = createSelfSignedCertificate(
     {
@@ -445,6 +458,15 @@ export async function generateLocalCaWithRootKey(
 
 type ResponderMaterial = NonNullable<LocalCaConfig['ocsp_responder']>;
 
+/**
+ * The responder's key: ECDSA P-256, or the issuing CA's own parameter set under a post-quantum
+ * CA, so that its OCSP responses are post-quantum signed like its certificates and CRLs.
+ */
+function responderAlgorithm(authority: IssuingAuthority): KeyAlgorithm {
+  const name = authority.signatureAlgorithm.name;
+  return isPostQuantumParameterSet(name) ? name : 'ECDSA-P256';
+}
+
 async function issueResponder(
   issuerId: string,
   authority: IssuingAuthority,
@@ -453,7 +475,7 @@ async function issueResponder(
 ): Promise<{ material: ResponderMaterial; key: SigningKey; label: string }> {
   const software = custody instanceof SoftwareKeyCustody;
   const label = software ? `ocsp ${now.getTime()}` : keyLabel(issuerId, 'ocsp', now);
-  await custody.createKey({ algorithm: 'ECDSA-P256', label, extractable: software });
+  await custody.createKey({ algorithm: responderAlgorithm(authority), label, extractable: software });
   const key = await custody.signingKey(label);
   const notAfter = new Date(
     Math.min(

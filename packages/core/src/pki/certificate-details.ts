@@ -23,9 +23,11 @@ import {
   decodeSubjectAltName,
   decodeSubjectKeyIdentifier,
 } from './extensions.js';
+import type { PublicKeyDescription } from './key-check.js';
 import { decodeName } from './name.js';
 import { OID } from './oids.js';
 import { pemDecodeCertificates } from './pem.js';
+import { POST_QUANTUM_PARAMETER_SETS, postQuantumByName } from './post-quantum.js';
 
 /** A distinguished name as shown: the RFC 4514 text and its attributes, most specific first. */
 export interface NameDetails {
@@ -56,7 +58,16 @@ export interface CertificateDetails {
   not_before: Date;
   not_after: Date;
   signature_algorithm: string;
-  public_key: { algorithm: 'RSA' | 'EC' | 'Ed25519' | 'Ed448'; size: number; curve: string | null };
+  /**
+   * `size` is the modulus, curve or encoded key in bits; `parameter_set` names the ML-DSA or
+   * SLH-DSA parameter set (`ML-DSA-65` …), null for other keys.
+   */
+  public_key: {
+    algorithm: 'RSA' | 'EC' | 'Ed25519' | 'Ed448' | 'ML-DSA' | 'SLH-DSA';
+    size: number;
+    curve: string | null;
+    parameter_set: string | null;
+  };
   fingerprint_sha256: string;
   fingerprint_sha1: string;
   /** Subject and issuer are the same name. */
@@ -92,7 +103,29 @@ const SIGNATURE_NAMES: Record<string, string> = {
   [OID.ecdsaWithSHA512]: 'ecdsaWithSHA512',
   [OID.idEd25519]: 'Ed25519',
   [OID.idEd448]: 'Ed448',
+  ...Object.fromEntries(POST_QUANTUM_PARAMETER_SETS.map((name) => [postQuantumByName(name)!.oid, name])),
 };
+
+function publicKeyDetails(key: PublicKeyDescription): CertificateDetails['public_key'] {
+  switch (key.type) {
+    case 'RSA':
+      return { algorithm: 'RSA', size: key.bits, curve: null, parameter_set: null };
+    case 'EC':
+      return { algorithm: 'EC', size: Number(key.curve.slice(2)), curve: key.curve, parameter_set: null };
+    case 'Ed25519':
+    case 'Ed448':
+      return {
+        algorithm: key.type,
+        size: key.type === 'Ed25519' ? 256 : 456,
+        curve: null,
+        parameter_set: null,
+      };
+    default: {
+      const size = 8 * postQuantumByName(key.parameterSet)!.publicKeyBytes;
+      return { algorithm: key.type, size, curve: null, parameter_set: key.parameterSet };
+    }
+  }
+}
 
 const EXTENSION_NAMES: Record<string, string> = {
   [OID.subjectKeyIdentifier]: 'subjectKeyIdentifier',
@@ -195,12 +228,7 @@ function describe(info: CertificateInfo): CertificateDetails {
     not_before: info.notBefore,
     not_after: info.notAfter,
     signature_algorithm: signatureAlgorithmOf(der),
-    public_key:
-      key.type === 'RSA'
-        ? { algorithm: 'RSA', size: key.bits, curve: null }
-        : key.type === 'EC'
-          ? { algorithm: 'EC', size: Number(key.curve.slice(2)), curve: key.curve }
-          : { algorithm: key.type, size: key.type === 'Ed25519' ? 256 : 456, curve: null },
+    public_key: publicKeyDetails(key),
     fingerprint_sha256: createHash('sha256').update(der).digest('hex'),
     fingerprint_sha1: createHash('sha1').update(der).digest('hex'),
     self_signed: Buffer.from(info.subject.der).equals(Buffer.from(info.issuer.der)),

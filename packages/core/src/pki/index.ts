@@ -232,6 +232,19 @@ export {
   type Pkcs12Options,
   pkcs12Kdf,
 } from './pkcs12.js';
+export {
+  isPostQuantumParameterSet,
+  ML_DSA_PARAMETER_SETS,
+  type MlDsaParameterSet,
+  POST_QUANTUM_PARAMETER_SETS,
+  type PostQuantumParameterSet,
+  type PostQuantumParameters,
+  postQuantumByName,
+  postQuantumByOid,
+  SLH_DSA_PARAMETER_SETS,
+  type SlhDsaParameterSet,
+} from './post-quantum.js';
+export { type PostQuantumRuntime, postQuantumRuntime } from './post-quantum-runtime.js';
 export { buildCertRep, type CertRepOptions } from './scep/cert-rep.js';
 export { buildScepRequest, type CertRep, readCertRep, type ScepRequestOptions } from './scep/client.js';
 export { assertAnswerable, parseScepRequest, SCEP_MESSAGE_LIMITS, type ScepRequest } from './scep/message.js';

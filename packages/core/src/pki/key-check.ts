@@ -13,6 +13,13 @@ import {
   readSmallInteger,
 } from './der-reader.js';
 import { OID } from './oids.js';
+import {
+  ML_DSA_SEED_BYTES,
+  type MlDsaParameterSet,
+  type PostQuantumParameters,
+  postQuantumByOid,
+  type SlhDsaParameterSet,
+} from './post-quantum.js';
 
 /**
  * Checks a key from its bytes, with our own DER reader, before node:crypto sees it.
@@ -30,11 +37,13 @@ export type PublicKeyDescription =
   | { type: 'RSA'; bits: number }
   | { type: 'EC'; curve: 'P-256' | 'P-384' | 'P-521' }
   | { type: 'Ed25519' }
-  | { type: 'Ed448' };
+  | { type: 'Ed448' }
+  | { type: 'ML-DSA'; parameterSet: MlDsaParameterSet }
+  | { type: 'SLH-DSA'; parameterSet: SlhDsaParameterSet };
 
 /** Bounds every key check applies; policy sizes (RSA ≥ 2048 …) are enforced by profiles. */
 export const KEY_CHECK_LIMITS = Object.freeze({
-  /** An RSA-16384 SubjectPublicKeyInfo is about 2.1 KiB. */
+  /** An RSA-16384 SubjectPublicKeyInfo is about 2.1 KiB, an ML-DSA-87 one 2,614 bytes. */
   maxSpkiBytes: 4096,
   /** An RSA-16384 PKCS#8 key is about 9.5 KiB. */
   maxPrivateKeyBytes: 16 * 1024,
@@ -227,7 +236,11 @@ function checkRsaPublicKey(der: Uint8Array): number {
 // ---------------------------------------------------------------------------------------------
 // Algorithm identifiers
 
-type KeyAlgorithm = { kind: 'RSA' } | { kind: 'EC'; curve: Curve } | { kind: 'Edwards'; curve: Edwards };
+type KeyAlgorithm =
+  | { kind: 'RSA' }
+  | { kind: 'EC'; curve: Curve }
+  | { kind: 'Edwards'; curve: Edwards }
+  | { kind: 'PQ'; params: PostQuantumParameters };
 
 const REFUSED_ALGORITHMS: Record<string, string> = {
   '1.2.840.10040.4.1': 'DSA keys are not supported',
@@ -266,23 +279,74 @@ function readKeyAlgorithm(buf: Uint8Array, node: DerNode | undefined, field: str
       // RFC 8410 §3: the parameters MUST be absent.
       if (params) reject(`${algorithm === OID.idEd25519 ? 'Ed25519' : 'Ed448'} parameters must be absent`);
       return { kind: 'Edwards', curve: algorithm === OID.idEd25519 ? ED25519 : ED448 };
-    default:
+    default: {
+      const pq = postQuantumByOid(algorithm);
+      // RFC 9881 §2 and RFC 9909 §3: the parameters MUST be absent.
+      if (pq && params) reject(`${pq.name} parameters must be absent`);
+      if (pq) return { kind: 'PQ', params: pq };
       return reject(REFUSED_ALGORITHMS[algorithm] ?? `unsupported public key algorithm ${algorithm}`);
+    }
   }
 }
 
-const describe = (alg: KeyAlgorithm, rsaBits: number): PublicKeyDescription =>
-  alg.kind === 'RSA'
-    ? { type: 'RSA', bits: rsaBits }
-    : alg.kind === 'EC'
-      ? { type: 'EC', curve: alg.curve.name }
-      : { type: alg.curve.name };
+function describe(alg: KeyAlgorithm, rsaBits: number): PublicKeyDescription {
+  switch (alg.kind) {
+    case 'RSA':
+      return { type: 'RSA', bits: rsaBits };
+    case 'EC':
+      return { type: 'EC', curve: alg.curve.name };
+    case 'Edwards':
+      return { type: alg.curve.name };
+    case 'PQ':
+      return alg.params.family === 'ML-DSA'
+        ? { type: 'ML-DSA', parameterSet: alg.params.name as MlDsaParameterSet }
+        : { type: 'SLH-DSA', parameterSet: alg.params.name as SlhDsaParameterSet };
+  }
+}
 
 function checkPublicKeyBits(alg: KeyAlgorithm, key: Uint8Array): PublicKeyDescription {
   if (alg.kind === 'RSA') return describe(alg, checkRsaPublicKey(key));
   if (alg.kind === 'EC') checkEcPoint(alg.curve, key);
-  else checkEdwardsPoint(alg.curve, key);
+  else if (alg.kind === 'Edwards') checkEdwardsPoint(alg.curve, key);
+  // Any octets of the right length are a key of these schemes (FIPS 204 pkDecode, FIPS 205 §9.1).
+  else if (key.length !== alg.params.publicKeyBytes)
+    reject(`an ${alg.params.name} public key must be ${alg.params.publicKeyBytes} octets, not ${key.length}`);
   return describe(alg, 0);
+}
+
+/**
+ * ML-DSA-PrivateKey (RFC 9881 §6): the 32-octet seed ([0] IMPLICIT), the expanded key, or both
+ * in a SEQUENCE (what OpenSSL 3.5 writes). SLH-DSA (RFC 9909 §6): the raw 4n-octet key.
+ */
+function checkPostQuantumPrivateKey(params: PostQuantumParameters, key: Uint8Array): void {
+  if (params.family === 'SLH-DSA') {
+    if (key.length !== params.privateKeyBytes)
+      reject(`an ${params.name} private key must be ${params.privateKeyBytes} octets`);
+    return;
+  }
+  const root = readRoot(key);
+  const seed = (node: DerNode | undefined): void => {
+    if (content(key, node!).length !== ML_DSA_SEED_BYTES)
+      reject(`an ${params.name} seed must be ${ML_DSA_SEED_BYTES} octets`);
+  };
+  const expanded = (node: DerNode | undefined): void => {
+    if (
+      content(key, expectTag(node, Tag.OCTET_STRING, 'ML-DSA expandedKey')).length !== params.privateKeyBytes
+    )
+      reject(`an ${params.name} expanded private key must be ${params.privateKeyBytes} octets`);
+  };
+  if (root.tag === 0x80) {
+    seed(root);
+    return;
+  }
+  if (root.tag === Tag.OCTET_STRING) {
+    expanded(root);
+    return;
+  }
+  const parts = children(key, expectTag(root, Tag.SEQUENCE, 'ML-DSA-PrivateKey'));
+  if (parts.length !== 2) throw malformed('ML-DSA-PrivateKey', 'both must hold a seed and an expanded key');
+  seed(expectTag(parts[0], Tag.OCTET_STRING, 'ML-DSA seed'));
+  expanded(parts[1]);
 }
 
 /**
@@ -373,6 +437,9 @@ export function checkPrivateKeyInfo(pkcs8: Uint8Array): PublicKeyDescription {
       checkEcPrivateKey(inner, alg.curve, curveOid);
       return describe(alg, 0);
     }
+    case 'PQ':
+      checkPostQuantumPrivateKey(alg.params, inner);
+      return describe(alg, 0);
     case 'Edwards': {
       // RFC 8410 §7: CurvePrivateKey ::= OCTET STRING of the key's size.
       const seed = content(inner, expectTag(readRoot(inner), Tag.OCTET_STRING, 'CurvePrivateKey'));

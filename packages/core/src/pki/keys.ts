@@ -9,11 +9,27 @@ import { CertwrightError, fail, isCertwrightError } from '../errors.js';
 import { children, readBitStringBytes, readPositiveInteger, readRoot } from './der-reader.js';
 import { checkPrivateKeyInfo, checkSubjectPublicKeyInfo, type PublicKeyDescription } from './key-check.js';
 import { pemDecode, pemEncode } from './pem.js';
+import {
+  POST_QUANTUM_PARAMETER_SETS,
+  type PostQuantumParameterSet,
+  postQuantumByName,
+} from './post-quantum.js';
+import { assertPostQuantumRuntime } from './post-quantum-runtime.js';
 
 const generate = promisify(generateKeyPairCb);
 
-/** Key algorithms certwright generates (spec: RSA 2048/3072/4096, ECDSA P-256/P-384, Ed25519). */
-export type KeyAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384' | 'Ed25519';
+/**
+ * Key algorithms certwright generates: RSA 2048/3072/4096, ECDSA P-256/P-384, Ed25519, and the
+ * post-quantum ML-DSA and SLH-DSA parameter sets (Node.js 24 and later, post-quantum.ts).
+ */
+export type KeyAlgorithm =
+  | 'RSA-2048'
+  | 'RSA-3072'
+  | 'RSA-4096'
+  | 'ECDSA-P256'
+  | 'ECDSA-P384'
+  | 'Ed25519'
+  | PostQuantumParameterSet;
 
 export const KEY_ALGORITHMS: readonly KeyAlgorithm[] = [
   'RSA-2048',
@@ -22,6 +38,7 @@ export const KEY_ALGORITHMS: readonly KeyAlgorithm[] = [
   'ECDSA-P256',
   'ECDSA-P384',
   'Ed25519',
+  ...POST_QUANTUM_PARAMETER_SETS,
 ];
 
 export interface KeyPair {
@@ -44,10 +61,17 @@ export async function generateKeyPair(algorithm: KeyAlgorithm): Promise<KeyPair>
       return generate('ec', { namedCurve: 'P-384' });
     case 'Ed25519':
       return generate('ed25519');
-    default:
+    default: {
+      const pq = postQuantumByName(algorithm);
+      if (pq) {
+        assertPostQuantumRuntime(`a ${pq.name} key`);
+        // node:crypto's typings predate these key types.
+        return generate(pq.nodeType as 'ed25519');
+      }
       throw new CertwrightError('validation_failed', `unsupported key algorithm '${String(algorithm)}'`, {
         fields: [{ field: 'key_algorithm', message: `must be one of ${KEY_ALGORITHMS.join(', ')}` }],
       });
+    }
   }
 }
 
@@ -73,10 +97,11 @@ export function describePublicKey(key: KeyObject | Uint8Array): PublicKeyDescrip
  */
 const descriptions = new WeakMap<KeyObject, Readonly<PublicKeyDescription>>();
 
-/** Short text form of a description, e.g. `RSA-2048`, `ECDSA-P256`, `Ed25519`. */
+/** Short text form of a description, e.g. `RSA-2048`, `ECDSA-P256`, `Ed25519`, `ML-DSA-65`. */
 export function keyAlgorithmName(d: PublicKeyDescription): string {
   if (d.type === 'RSA') return `RSA-${d.bits}`;
   if (d.type === 'EC') return `ECDSA-${d.curve.replace('-', '')}`;
+  if (d.type === 'ML-DSA' || d.type === 'SLH-DSA') return d.parameterSet;
   return d.type;
 }
 
@@ -115,13 +140,16 @@ export const exportPkcs8Pem = (key: KeyObject): string => pemEncode('PRIVATE KEY
  * checks the public half node:crypto derives from it as well.
  */
 export function importPkcs8Der(der: Uint8Array): KeyObject {
+  let description: PublicKeyDescription;
   try {
-    checkPrivateKeyInfo(der);
+    description = checkPrivateKeyInfo(der);
   } catch (cause) {
     if (isCertwrightError(cause) && cause.reason === 'malformed')
       throw fail('malformed', `not a valid PKCS#8 private key: ${cause.message}`, { cause });
     throw cause;
   }
+  if (description.type === 'ML-DSA' || description.type === 'SLH-DSA')
+    assertPostQuantumRuntime(`an ${description.parameterSet} key`);
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
@@ -159,6 +187,8 @@ export function importSpkiDer(der: Uint8Array): KeyObject {
 
 function importCheckedSpki(der: Uint8Array): KeyObject {
   const description = checkSubjectPublicKeyInfo(der);
+  if (description.type === 'ML-DSA' || description.type === 'SLH-DSA')
+    assertPostQuantumRuntime(`an ${description.parameterSet} key`);
   try {
     // An uncompressed EC key goes in as its point (RFC 7518 §6.2.1): the same key, and about
     // half the import cost of node:crypto's DER decoder, which every CSR and enrollment pays.

@@ -3,6 +3,7 @@ import { fail } from '../errors.js';
 import { algorithmIdentifier, NULL } from './der.js';
 import { describePublicKey, exportSpkiDer, importSpkiDer } from './keys.js';
 import { OID } from './oids.js';
+import { POST_QUANTUM_PARAMETER_SETS, postQuantumByName } from './post-quantum.js';
 import { isSigningKey, type SigningKey, type SignMechanism } from './signing-key.js';
 
 /**
@@ -16,7 +17,7 @@ export interface SignatureAlgorithm {
   /** RFC name, e.g. `sha256WithRSAEncryption`, `ecdsa-with-SHA384`, `Ed25519`. */
   name: string;
   oid: string;
-  /** node:crypto digest name; null for Ed25519/Ed448, which hash internally. */
+  /** node:crypto digest name; null for Ed25519/Ed448, ML-DSA and SLH-DSA, which sign the message itself. */
   hash: HashName | null;
   /** DER AlgorithmIdentifier as it appears in certificates, CRLs and OCSP responses. */
   identifier: Buffer;
@@ -81,6 +82,18 @@ export function signatureAlgorithmFor(
         identifier: algorithmIdentifier(OID.idEd25519),
         mechanism: 'Ed25519',
       };
+    case 'ML-DSA':
+    case 'SLH-DSA': {
+      // RFC 9881 §3 and RFC 9909 §3: pure mode, empty context, parameters absent.
+      const pq = postQuantumByName(description.parameterSet)!;
+      return {
+        name: pq.name,
+        oid: pq.oid,
+        hash: null,
+        identifier: algorithmIdentifier(pq.oid),
+        mechanism: pq.name,
+      };
+    }
     default:
       throw fail('key_rejected', `cannot sign with an ${description.type} key`);
   }
@@ -93,18 +106,25 @@ export function signData(alg: SignatureAlgorithm, key: PrivateSigningKey, data: 
 }
 
 /** Verification parameters for signature OIDs accepted in requests (PKCS#10). */
-const VERIFY: Record<string, { name: string; hash: HashName | null; key: string }> = {
-  [OID.sha1WithRSAEncryption]: { name: 'sha1WithRSAEncryption', hash: 'sha1', key: 'rsa' },
-  [OID.sha256WithRSAEncryption]: { name: 'sha256WithRSAEncryption', hash: 'sha256', key: 'rsa' },
-  [OID.sha384WithRSAEncryption]: { name: 'sha384WithRSAEncryption', hash: 'sha384', key: 'rsa' },
-  [OID.sha512WithRSAEncryption]: { name: 'sha512WithRSAEncryption', hash: 'sha512', key: 'rsa' },
-  [OID.ecdsaWithSHA1]: { name: 'ecdsa-with-SHA1', hash: 'sha1', key: 'ec' },
-  [OID.ecdsaWithSHA256]: { name: 'ecdsa-with-SHA256', hash: 'sha256', key: 'ec' },
-  [OID.ecdsaWithSHA384]: { name: 'ecdsa-with-SHA384', hash: 'sha384', key: 'ec' },
-  [OID.ecdsaWithSHA512]: { name: 'ecdsa-with-SHA512', hash: 'sha512', key: 'ec' },
-  [OID.idEd25519]: { name: 'Ed25519', hash: null, key: 'ed25519' },
-  [OID.idEd448]: { name: 'Ed448', hash: null, key: 'ed448' },
-};
+const VERIFY: Record<string, { name: string; hash: HashName | null; key: string; signatureBytes?: number }> =
+  {
+    [OID.sha1WithRSAEncryption]: { name: 'sha1WithRSAEncryption', hash: 'sha1', key: 'rsa' },
+    [OID.sha256WithRSAEncryption]: { name: 'sha256WithRSAEncryption', hash: 'sha256', key: 'rsa' },
+    [OID.sha384WithRSAEncryption]: { name: 'sha384WithRSAEncryption', hash: 'sha384', key: 'rsa' },
+    [OID.sha512WithRSAEncryption]: { name: 'sha512WithRSAEncryption', hash: 'sha512', key: 'rsa' },
+    [OID.ecdsaWithSHA1]: { name: 'ecdsa-with-SHA1', hash: 'sha1', key: 'ec' },
+    [OID.ecdsaWithSHA256]: { name: 'ecdsa-with-SHA256', hash: 'sha256', key: 'ec' },
+    [OID.ecdsaWithSHA384]: { name: 'ecdsa-with-SHA384', hash: 'sha384', key: 'ec' },
+    [OID.ecdsaWithSHA512]: { name: 'ecdsa-with-SHA512', hash: 'sha512', key: 'ec' },
+    [OID.idEd25519]: { name: 'Ed25519', hash: null, key: 'ed25519' },
+    [OID.idEd448]: { name: 'Ed448', hash: null, key: 'ed448' },
+    ...Object.fromEntries(
+      POST_QUANTUM_PARAMETER_SETS.map((name) => {
+        const pq = postQuantumByName(name)!;
+        return [pq.oid, { name, hash: null, key: pq.nodeType, signatureBytes: pq.signatureBytes }];
+      }),
+    ),
+  };
 
 /** Name of a signature algorithm OID, or undefined when certwright cannot verify it. */
 export const signatureAlgorithmName = (oid: string): string | undefined => VERIFY[oid]?.name;
@@ -123,6 +143,8 @@ export function verifySignature(
 ): boolean {
   const v = VERIFY[oid];
   if (!v) throw fail('signature_algorithm_not_allowed', `unsupported signature algorithm ${oid}`);
+  // A post-quantum signature has one length per parameter set (FIPS 204 Table 2, FIPS 205 Table 2).
+  if (v.signatureBytes !== undefined && signature.length !== v.signatureBytes) return false;
   const key = spki instanceof Uint8Array ? importSpkiDer(spki) : spki;
   if (key.asymmetricKeyType !== v.key) {
     throw fail(

@@ -1,9 +1,11 @@
 import type { KeyObject } from 'node:crypto';
+import { POST_QUANTUM_PARAMETER_SETS, type PostQuantumParameterSet } from './post-quantum.js';
 
 /**
  * The signature mechanisms a CA key is asked for: ECDSA over P-256/P-384 with SHA-256/384
  * (RFC 5758 §3.2), RSA PKCS#1 v1.5 and RSASSA-PSS with SHA-256/384 (RFC 8017 §8), Ed25519
- * (RFC 8032). ECDSA signatures are DER Ecdsa-Sig-Value, as X.509, CRLs and OCSP carry them.
+ * (RFC 8032), and pure ML-DSA / SLH-DSA with the empty context (RFC 9881, RFC 9909), named by
+ * their parameter set. ECDSA signatures are DER Ecdsa-Sig-Value, as X.509, CRLs and OCSP carry them.
  */
 export type SignMechanism =
   | 'ECDSA-SHA256'
@@ -13,7 +15,8 @@ export type SignMechanism =
   | 'RSA-PKCS1-SHA512'
   | 'RSA-PSS-SHA256'
   | 'RSA-PSS-SHA384'
-  | 'Ed25519';
+  | 'Ed25519'
+  | PostQuantumParameterSet;
 
 export const SIGN_MECHANISMS: readonly SignMechanism[] = [
   'ECDSA-SHA256',
@@ -24,6 +27,7 @@ export const SIGN_MECHANISMS: readonly SignMechanism[] = [
   'RSA-PSS-SHA256',
   'RSA-PSS-SHA384',
   'Ed25519',
+  ...POST_QUANTUM_PARAMETER_SETS,
 ];
 
 /**

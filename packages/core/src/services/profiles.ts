@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hashPassword } from '../crypto/password-hash.js';
 import {
+  type AllowedKeyAlgorithm,
   acmeSettingsSchema,
   allowedKeyAlgorithmSchema,
   type CertificateProfile,
@@ -18,6 +19,7 @@ import {
 } from '../domain/profile.js';
 import { conflict, type FieldIssue, notFound, validationError } from '../errors.js';
 import { csrAttributesFor } from '../pki/csr-attributes.js';
+import { assertPostQuantumRuntime } from '../pki/post-quantum-runtime.js';
 import type { Storage } from '../ports/storage.js';
 import type { AuditService } from './audit.js';
 import { configEvent } from './audit.js';
@@ -134,6 +136,7 @@ export class ProfileService {
 
   async create(actor: Actor, input: ProfileCreate): Promise<CertificateProfile> {
     const data = parseInput(profileCreateSchema, input);
+    assertKeyAlgorithmsRunnable(data.allowed_key_algorithms);
     const secrets = await hashedSecrets(data);
     return this.#changing(() => this.#create(actor, data, secrets));
   }
@@ -188,6 +191,7 @@ export class ProfileService {
 
   async update(actor: Actor, id: string, input: ProfileUpdate): Promise<CertificateProfile> {
     const data = parseInput(profileUpdateSchema, input);
+    assertKeyAlgorithmsRunnable(data.allowed_key_algorithms);
     const secrets = await hashedSecrets(data);
     return this.#changing(() => this.#update(actor, id, data, secrets));
   }
@@ -366,4 +370,10 @@ function redacted(data: z.output<typeof profileUpdateSchema>): object {
     out = { ...out, scep: { ...scep, challenge_password_set: challenge_password !== null } };
   }
   return out;
+}
+
+/** A profile allowing post-quantum keys is refused on a runtime that cannot verify them. */
+function assertKeyAlgorithmsRunnable(allowed: readonly AllowedKeyAlgorithm[] | undefined): void {
+  const pq = allowed?.find((a) => a.algorithm === 'ML-DSA' || a.algorithm === 'SLH-DSA');
+  if (pq) assertPostQuantumRuntime(`a profile allowing ${pq.algorithm} keys`, 'allowed_key_algorithms');
 }

@@ -12,6 +12,7 @@ import {
   prepareIssuer,
   readCertificate,
 } from '../../src/pki/index.js';
+import { isPostQuantumParameterSet } from '../../src/pki/post-quantum.js';
 import { days, issueLeaf, makeHierarchy } from './fixtures.js';
 import { openssl, workdir } from './openssl.js';
 
@@ -24,7 +25,8 @@ afterAll(async () => {
 });
 
 describe('certificate builder, verified by openssl', () => {
-  for (const alg of KEY_ALGORITHMS) {
+  // The system openssl (3.0) has no ML-DSA/SLH-DSA: post-quantum.test.ts verifies those chains.
+  for (const alg of KEY_ALGORITHMS.filter((a) => !isPostQuantumParameterSet(a))) {
     it(`issues a root → intermediate → leaf chain that openssl verify -x509_strict accepts (${alg})`, async () => {
       const h = await makeHierarchy(alg);
       const leaf = await issueLeaf(h.intermediate, alg);

@@ -4,6 +4,7 @@ import type { CertificationRequest } from '../../pki/csr.js';
 import type { SubjectAltName } from '../../pki/extensions.js';
 import type { KeyAlgorithm, PublicKeyDescription } from '../../pki/keys.js';
 import { type ExtendedKeyUsage, NAME_ATTRIBUTE_OIDS, OID } from '../../pki/oids.js';
+import type { MlDsaParameterSet, SlhDsaParameterSet } from '../../pki/post-quantum.js';
 import { sanOf } from '../certificate-names.js';
 
 /**
@@ -30,15 +31,30 @@ export function keyAllowed(profile: CertificateProfile | null, key: PublicKeyDes
     return { reason: 'key_rejected', message: `RSA-${key.bits} is outside 2048–16384 bits` };
   if (key.type === 'Ed448') return { reason: 'key_rejected', message: 'Ed448 keys are not supported' };
   if (!profile || profile.allowed_key_algorithms.length === 0) return null;
-  const ok = profile.allowed_key_algorithms.some((a) =>
-    a.algorithm === 'RSA'
-      ? key.type === 'RSA' && a.sizes.includes(key.bits)
-      : a.algorithm === 'ECDSA'
-        ? key.type === 'EC' && a.curves.includes(key.curve)
-        : key.type === 'Ed25519',
-  );
+  const ok = profile.allowed_key_algorithms.some((a) => {
+    switch (a.algorithm) {
+      case 'RSA':
+        return key.type === 'RSA' && a.sizes.includes(key.bits);
+      case 'ECDSA':
+        return key.type === 'EC' && a.curves.includes(key.curve);
+      case 'Ed25519':
+        return key.type === 'Ed25519';
+      case 'ML-DSA':
+      case 'SLH-DSA':
+        return key.type === a.algorithm && (a.parameter_sets as string[]).includes(key.parameterSet);
+      default:
+        return false;
+    }
+  });
   if (ok) return null;
-  const name = key.type === 'RSA' ? `RSA-${key.bits}` : key.type === 'EC' ? `ECDSA ${key.curve}` : key.type;
+  const name =
+    key.type === 'RSA'
+      ? `RSA-${key.bits}`
+      : key.type === 'EC'
+        ? `ECDSA ${key.curve}`
+        : key.type === 'ML-DSA' || key.type === 'SLH-DSA'
+          ? key.parameterSet
+          : key.type;
   return { reason: 'key_not_allowed', message: `${name} is not allowed by profile '${profile.name}'` };
 }
 
@@ -52,7 +68,11 @@ export function serverKeyAlgorithm(
       ? { type: 'RSA', bits: Number(a.slice(4)) }
       : a === 'Ed25519'
         ? { type: 'Ed25519' }
-        : { type: 'EC', curve: a === 'ECDSA-P384' ? 'P-384' : 'P-256' };
+        : a.startsWith('ECDSA')
+          ? { type: 'EC', curve: a === 'ECDSA-P384' ? 'P-384' : 'P-256' }
+          : a.startsWith('ML-DSA')
+            ? { type: 'ML-DSA', parameterSet: a as MlDsaParameterSet }
+            : { type: 'SLH-DSA', parameterSet: a as SlhDsaParameterSet };
   if (requested) {
     const problem = keyAllowed(profile, describe(requested));
     if (problem) throw refuse('key_algorithm', problem.message, problem.reason);
@@ -61,6 +81,7 @@ export function serverKeyAlgorithm(
   const first = profile?.allowed_key_algorithms[0];
   if (!first) return 'ECDSA-P256';
   if (first.algorithm === 'Ed25519') return 'Ed25519';
+  if (first.algorithm === 'ML-DSA' || first.algorithm === 'SLH-DSA') return first.parameter_sets[0]!;
   if (first.algorithm === 'ECDSA') {
     const curve = first.curves.find((c) => c === 'P-256' || c === 'P-384');
     if (!curve)

@@ -194,7 +194,13 @@ export class CertificateSigner {
       issuer_id: issuerId,
       serial_number: issued.serialNumber,
       fingerprint_sha256: createHash('sha256').update(issued.der).digest('hex'),
-      key_algorithm: key.type === 'EC' ? 'ECDSA' : key.type,
+      // A post-quantum key is named by its parameter set (ML-DSA-65 …): it has no other size.
+      key_algorithm:
+        key.type === 'EC'
+          ? 'ECDSA'
+          : key.type === 'ML-DSA' || key.type === 'SLH-DSA'
+            ? key.parameterSet
+            : key.type,
       key_size: key.type === 'RSA' ? key.bits : key.type === 'EC' ? Number(key.curve.slice(2)) : 0,
       subject: info.subject.text,
       issued_at: this.deps.clock.now(),

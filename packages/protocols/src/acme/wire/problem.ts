@@ -69,6 +69,7 @@ export function problemForReason(reason: FailureReason, context: ProblemContext 
       return { type: 'malformed', status: 400 };
     case 'key_rejected':
     case 'key_not_allowed':
+    case 'runtime_unsupported':
       return { type: 'badPublicKey', status: 400 };
     case 'signature_algorithm_not_allowed':
       return { type: 'badSignatureAlgorithm', status: 400 };

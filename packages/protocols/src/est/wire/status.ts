@@ -10,6 +10,7 @@ export function estStatus(reason: FailureReason): number {
     case 'invalid_input':
     case 'key_rejected':
     case 'key_not_allowed':
+    case 'runtime_unsupported':
     case 'signature_algorithm_not_allowed':
     case 'name_rejected':
     case 'name_not_allowed':

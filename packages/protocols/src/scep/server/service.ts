@@ -21,6 +21,7 @@ import {
   type CmsDigest,
   certificateInfo,
   openEnvelopedData,
+  type PublicKeyDescription,
   parseCertificationRequest,
   parseScepRequest,
   pemDecodeCertificates,
@@ -533,6 +534,7 @@ export class ScepService {
   ): Promise<Buffer[]> {
     const type = request.messageType as 'PKCSReq' | 'RenewalReq';
     const csr = parseCertificationRequest(inner);
+    refusePostQuantumKey(csr.publicKey);
     const renews = type === 'RenewalReq' ? await this.#certificateToRenew(issuerId, request) : undefined;
     const verdict = await checkScepChallenge(
       this.deps,
@@ -743,3 +745,16 @@ function issuerOf(profile: CertificateProfile): string {
 const fingerprint = (der: Uint8Array) => createHash('sha256').update(der).digest('hex');
 
 const cryptoRandom = (length: number): Uint8Array => randomBytes(length);
+
+/**
+ * SCEP's replies are encrypted to the requester's key by RSA key transport (RFC 8894 §3.2.2),
+ * so a post-quantum key cannot enroll here: it is refused, pointing to the protocols that can.
+ */
+function refusePostQuantumKey(key: PublicKeyDescription): void {
+  if (key.type !== 'ML-DSA' && key.type !== 'SLH-DSA') return;
+  throw fail(
+    'key_not_allowed',
+    `SCEP needs an RSA key (its replies are encrypted to the requester's key, RFC 8894 §3.2.2): enroll ${key.parameterSet} keys over EST, ACME or the REST API`,
+    { fields: [{ field: 'csr', message: 'SCEP needs an RSA key' }] },
+  );
+}

@@ -16,6 +16,7 @@ export function scepFailInfo(reason: FailureReason): ScepFailInfo | ScepHttpFail
   switch (reason) {
     case 'key_rejected':
     case 'key_not_allowed':
+    case 'runtime_unsupported':
     case 'signature_algorithm_not_allowed':
       return 'badAlg';
     case 'signature_invalid':
