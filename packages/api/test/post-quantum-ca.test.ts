@@ -78,6 +78,11 @@ function expectPostQuantumSigned(
   expect(nobleVerifies(parts, issuerSpki)).toBe(true);
 }
 
+if (postQuantumSkip === undefined) {
+  console.warn(
+    'post-quantum-ca.test.ts: the refusal on a runtime without ML-DSA/SLH-DSA is skipped here; it runs in the Node 20 smoke set (pnpm test:smoke)',
+  );
+}
 describe.runIf(postQuantumSkip !== undefined)(
   'post-quantum Local CA on a runtime without ML-DSA/SLH-DSA',
   () => {
