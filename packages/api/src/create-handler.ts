@@ -38,8 +38,8 @@ import type { JsonResult, PublicAccess, RouteSpec } from './http/route.js';
 import { Router } from './http/router.js';
 import { isJsonMediaType, parseJsonBody, parsePart, queryObject } from './http/validate.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document.js';
-import type { AcmeMountOptions } from './protocols/acme.js';
 import {
+  type AcmeMountOptions,
   createProtocolServers,
   type ProtocolServerOptions,
   type ProtocolServers,
@@ -172,7 +172,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   });
   const clientAddress = options.clientAddress ?? socketClientAddress;
   const servers = services
-    ? createProtocolServers(services, { est: options.est, scep: options.scep })
+    ? createProtocolServers(services, { acme: options.acme, est: options.est, scep: options.scep })
     : undefined;
   if (services && servers) {
     routes.push(...featureRoutes(services, servers));

@@ -1,15 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import {
-  ACME_VALIDATION_TOPICS,
-  type AcmeAccount,
-  type AcmeChallengeValidator,
-  AcmeOrderService,
-  fail,
-  isCertwrightError,
-  ManualClock,
-  SYSTEM_ACTOR,
-  spkiThumbprint,
-} from '@certwright/core';
+import { type AcmeAccount, fail, isCertwrightError, ManualClock, SYSTEM_ACTOR } from '@certwright/core';
 import {
   createCertificationRequest,
   exportSpkiDer,
@@ -18,6 +8,12 @@ import {
   pemDecode,
   readCertificate,
 } from '@certwright/core/pki';
+import {
+  ACME_VALIDATION_TOPICS,
+  type AcmeChallengeValidator,
+  AcmeOrderService,
+  spkiThumbprint,
+} from '@certwright/protocols/acme';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -34,7 +30,7 @@ let trustProfile: string;
 beforeAll(async () => {
   app = await createTestApp({
     clock,
-    services: {
+    handler: {
       acme: {
         queue: {
           async enqueue<P>(topic: string, payload: P) {
@@ -89,7 +85,7 @@ async function reasonOf(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-const acme = () => app.services.acmeOrders;
+const acme = () => app.servers.acme;
 const ok: AcmeChallengeValidator = async () => {};
 
 describe('ACME new orders', () => {
@@ -614,10 +610,10 @@ describe('ACME revocation and renewal information', () => {
     const info = readCertificate(leafDer);
     const aki = readCertificate(issuerDer).keyIdentifier;
     const certId = formatAcmeCertId(aki, info.serialNumber);
-    const window = await acme().renewalInfo.get(certId);
+    const window = await acme().renewalInfo(certId);
     expect(window.suggestedWindow.start.getTime()).toBeLessThan(window.suggestedWindow.end.getTime());
     expect(window.suggestedWindow.end.getTime()).toBeLessThanOrEqual(info.notAfter.getTime());
-    expect(await reasonOf(acme().renewalInfo.get(`${Buffer.from(aki).toString('base64url')}.AQ`))).toBe(
+    expect(await reasonOf(acme().renewalInfo(`${Buffer.from(aki).toString('base64url')}.AQ`))).toBe(
       'not_found',
     );
 
