@@ -1,5 +1,15 @@
 import { X509Certificate } from 'node:crypto';
-import { type AcmeAccount, fail, isCertwrightError, ManualClock, SYSTEM_ACTOR } from '@certwright/core';
+import {
+  type AcmeAccount,
+  createServices,
+  fail,
+  isCertwrightError,
+  ManualClock,
+  SecretBox,
+  type Services,
+  SYSTEM_ACTOR,
+  silentLogger,
+} from '@certwright/core';
 import {
   createCertificationRequest,
   exportSpkiDer,
@@ -8,39 +18,45 @@ import {
   pemDecode,
   readCertificate,
 } from '@certwright/core/pki';
-import {
-  ACME_VALIDATION_TOPICS,
-  type AcmeChallengeValidator,
-  AcmeOrderService,
-  spkiThumbprint,
-} from '@certwright/protocols/acme';
+import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './support/test-app.js';
+import { type AcmeServer, createAcmeServer } from './acme-server.js';
+import type { AcmeChallengeValidator } from './challenges.js';
+import { AcmeOrderService } from './orders.js';
+import { spkiThumbprint } from './revoke.js';
+import { ACME_VALIDATION_TOPICS } from './validation-queue.js';
 
 /**
- * The order side of the ACME server in-process (services on PGlite, no HTTP): orders,
+ * The order side of the ACME server in-process (core services on PGlite, no HTTP): orders,
  * authorizations, challenge responses and their validation topic, expiry, rate limits.
  */
 
 const clock = new ManualClock('2026-03-01T00:00:00Z');
 const enqueued: { topic: string; payload: { id: string } }[] = [];
-let app: TestApp;
+let app: {
+  services: Services;
+  storage: Awaited<ReturnType<typeof createMigratedPgliteStorage>>;
+  acme: AcmeServer;
+  close(): Promise<void>;
+};
 let trustProfile: string;
 
 beforeAll(async () => {
-  app = await createTestApp({
+  const storage = await createMigratedPgliteStorage({
+    secretBox: new SecretBox(SecretBox.generateKey()),
     clock,
-    handler: {
-      acme: {
-        queue: {
-          async enqueue<P>(topic: string, payload: P) {
-            enqueued.push({ topic, payload: payload as { id: string } });
-            return `job-${enqueued.length}`;
-          },
-        },
+    logger: silentLogger,
+  });
+  const services = createServices({ storage, clock, logger: silentLogger });
+  const acme = createAcmeServer(services, {
+    queue: {
+      async enqueue<P>(topic: string, payload: P) {
+        enqueued.push({ topic, payload: payload as { id: string } });
+        return `job-${enqueued.length}`;
       },
     },
   });
+  app = { services, storage, acme, close: () => storage.close() };
   const profile = await app.services.profiles.create(SYSTEM_ACTOR, {
     name: 'Trusted ACME',
     allow_ip_sans: true, // orders below name IP addresses
@@ -85,7 +101,7 @@ async function reasonOf(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-const acme = () => app.servers.acme;
+const acme = () => app.acme;
 const ok: AcmeChallengeValidator = async () => {};
 
 describe('ACME new orders', () => {
