@@ -90,10 +90,10 @@ describe('ACME validation topics', () => {
     const dns = order.authorizations[0]!.challenges.find((c) => c.type === 'dns-01')!;
     const host = startWorkers(queue, topics, silentLogger, { pollIntervalMs: 50 });
     try {
-      await acme.challenges.respond(account, dns.id);
+      await acme.challenges.respondToChallenge(account, dns.id);
       await vi.waitFor(
         async () => {
-          const view = await acme.orders.getOrder(account, order.order.id);
+          const view = await acme.orders.order(account, order.order.id);
           expect(view.order.status).toBe('ready');
         },
         { timeout: 60_000, interval: 100 },

@@ -232,13 +232,15 @@ describe('ACME objects belong to their account', () => {
       identifiers: [{ type: 'dns', value: 'mine.example.com' }],
     });
     const authz = view.authorizations[0]!;
-    expect(await reasonOf(acme().orders.getOrder(stranger, view.order.id))).toBe('not_found');
-    expect(await reasonOf(acme().authorizations.get(stranger, authz.id))).toBe('not_found');
-    expect(await reasonOf(acme().challenges.respond(stranger, authz.challenges[0]!.id))).toBe('not_found');
+    expect(await reasonOf(acme().orders.order(stranger, view.order.id))).toBe('not_found');
+    expect(await reasonOf(acme().authorizations.authorization(stranger, authz.id))).toBe('not_found');
+    expect(await reasonOf(acme().challenges.respondToChallenge(stranger, authz.challenges[0]!.id))).toBe(
+      'not_found',
+    );
     expect(await reasonOf(acme().orders.finalize(stranger, view.order.id, new Uint8Array([0x30, 0])))).toBe(
       'not_found',
     );
-    expect((await acme().orders.getOrder(owner, view.order.id)).order.id).toBe(view.order.id);
+    expect((await acme().orders.order(owner, view.order.id)).order.id).toBe(view.order.id);
   });
 });
 
@@ -255,29 +257,29 @@ describe('ACME challenge validation', () => {
     const { acct, view } = await pendingOrder(['http.example.com']);
     const http = view.authorizations[0]!.challenges.find((c) => c.type === 'http-01')!;
     enqueued.length = 0;
-    const answered = await acme().challenges.respond(acct, http.id);
+    const answered = await acme().challenges.respondToChallenge(acct, http.id);
     expect(answered.challenge.status).toBe('processing');
     expect(answered.retryAfterSeconds).toBeGreaterThan(0);
     expect(enqueued).toEqual([{ topic: ACME_VALIDATION_TOPICS['http-01'], payload: { id: http.id } }]);
     // Responding again changes nothing and enqueues nothing.
-    expect((await acme().challenges.respond(acct, http.id)).challenge.status).toBe('processing');
+    expect((await acme().challenges.respondToChallenge(acct, http.id)).challenge.status).toBe('processing');
     expect(enqueued).toHaveLength(1);
     // Another challenge of the same authorization cannot start meanwhile.
     const dns = view.authorizations[0]!.challenges.find((c) => c.type === 'dns-01')!;
-    expect(await reasonOf(acme().challenges.respond(acct, dns.id))).toBe('invalid_state');
+    expect(await reasonOf(acme().challenges.respondToChallenge(acct, dns.id))).toBe('invalid_state');
   });
 
   it('enqueues a lost validation again when the processing challenge is read a minute later', async () => {
     const { acct, view } = await pendingOrder(['lost.example.com']);
     const http = view.authorizations[0]!.challenges.find((c) => c.type === 'http-01')!;
-    await acme().challenges.respond(acct, http.id);
+    await acme().challenges.respondToChallenge(acct, http.id);
     enqueued.length = 0; // the enqueue after commit was lost
-    await acme().challenges.get(acct, http.id);
+    await acme().challenges.challenge(acct, http.id);
     expect(enqueued).toEqual([]);
     clock.advance(61_000);
     try {
-      await acme().authorizations.get(acct, view.authorizations[0]!.id);
-      await acme().challenges.get(acct, http.id);
+      await acme().authorizations.authorization(acct, view.authorizations[0]!.id);
+      await acme().challenges.challenge(acct, http.id);
       expect(enqueued).toEqual([
         { topic: ACME_VALIDATION_TOPICS['http-01'], payload: { id: http.id } },
         { topic: ACME_VALIDATION_TOPICS['http-01'], payload: { id: http.id } },
@@ -294,7 +296,7 @@ describe('ACME challenge validation', () => {
       seen.push(challenge);
     };
     const [first, second] = view.authorizations.map((a) => a.challenges.find((c) => c.type === 'http-01')!);
-    await acme().challenges.respond(acct, first!.id);
+    await acme().challenges.respondToChallenge(acct, first!.id);
     await acme().challenges.validate(first!.id, validator);
     expect(seen).toEqual([
       {
@@ -304,31 +306,31 @@ describe('ACME challenge validation', () => {
         keyAuthorization: `${first!.token}.${acct.jwk_thumbprint}`,
       },
     ]);
-    expect((await acme().challenges.get(acct, first!.id)).challenge).toMatchObject({ status: 'valid' });
-    expect((await acme().orders.getOrder(acct, view.order.id)).order.status).toBe('pending');
-    await acme().challenges.respond(acct, second!.id);
+    expect((await acme().challenges.challenge(acct, first!.id)).challenge).toMatchObject({ status: 'valid' });
+    expect((await acme().orders.order(acct, view.order.id)).order.status).toBe('pending');
+    await acme().challenges.respondToChallenge(acct, second!.id);
     await acme().challenges.validate(second!.id, validator);
-    const after = await acme().orders.getOrder(acct, view.order.id);
+    const after = await acme().orders.order(acct, view.order.id);
     expect(after.order.status).toBe('ready');
     expect(after.authorizations.map((a) => a.status)).toEqual(['valid', 'valid']);
     // A second delivery of the same job changes nothing.
     await acme().challenges.validate(second!.id, async () => {
       throw new Error('must not be called again');
     });
-    expect((await acme().challenges.get(acct, second!.id)).challenge.status).toBe('valid');
+    expect((await acme().challenges.challenge(acct, second!.id)).challenge.status).toBe('valid');
   });
 
   it('stores the failure class as the problem and invalidates authorization and order', async () => {
     const { acct, view } = await pendingOrder(['down.example.com', 'other.example.com']);
     const tls = view.authorizations[0]!.challenges.find((c) => c.type === 'tls-alpn-01')!;
-    await acme().challenges.respond(acct, tls.id);
+    await acme().challenges.respondToChallenge(acct, tls.id);
     await acme().challenges.validate(tls.id, async () => {
       throw fail('tls_failed', 'the TLS handshake with 192.0.2.1:443 failed');
     });
-    const { challenge } = await acme().challenges.get(acct, tls.id);
+    const { challenge } = await acme().challenges.challenge(acct, tls.id);
     expect(challenge.status).toBe('invalid');
     expect(challenge.error).toEqual({ type: 'tls', detail: 'the TLS handshake with 192.0.2.1:443 failed' });
-    const order = await acme().orders.getOrder(acct, view.order.id);
+    const order = await acme().orders.order(acct, view.order.id);
     expect(order.order.status).toBe('invalid');
     expect(order.authorizations.map((a) => a.status)).toEqual(['invalid', 'pending']);
   });
@@ -336,39 +338,39 @@ describe('ACME challenge validation', () => {
   it('keeps internal causes out of the stored problem', async () => {
     const { acct, view } = await pendingOrder(['bug.example.com']);
     const http = view.authorizations[0]!.challenges[0]!;
-    await acme().challenges.respond(acct, http.id);
+    await acme().challenges.respondToChallenge(acct, http.id);
     await acme().challenges.validate(http.id, async () => {
       throw new Error('ECONNRESET at /srv/secret/path.js:12');
     });
-    const { challenge } = await acme().challenges.get(acct, http.id);
+    const { challenge } = await acme().challenges.challenge(acct, http.id);
     expect(challenge.error).toEqual({ type: 'serverInternal', detail: 'internal error' });
   });
 
   it('leaves the challenge processing when the worker stops, so the job runs again', async () => {
     const { acct, view } = await pendingOrder(['stop.example.com']);
     const http = view.authorizations[0]!.challenges[0]!;
-    await acme().challenges.respond(acct, http.id);
+    await acme().challenges.respondToChallenge(acct, http.id);
     const stop = new AbortController();
     const validator: AcmeChallengeValidator = async () => {
       stop.abort();
       throw fail('timed_out', 'aborted');
     };
     expect(await reasonOf(acme().challenges.validate(http.id, validator, stop.signal))).toBe('timed_out');
-    expect((await acme().challenges.get(acct, http.id)).challenge.status).toBe('processing');
+    expect((await acme().challenges.challenge(acct, http.id)).challenge.status).toBe('processing');
     await acme().challenges.validate(http.id, ok);
-    expect((await acme().challenges.get(acct, http.id)).challenge.status).toBe('valid');
+    expect((await acme().challenges.challenge(acct, http.id)).challenge.status).toBe('valid');
   });
 
   it('expires pending orders and authorizations after their lifetime and refuses late responses', async () => {
     const { acct, view } = await pendingOrder(['late.example.com']);
     clock.advance(8 * 86_400_000);
     try {
-      const order = await acme().orders.getOrder(acct, view.order.id);
+      const order = await acme().orders.order(acct, view.order.id);
       expect(order.order.status).toBe('invalid');
       expect(order.authorizations[0]!.status).toBe('expired');
-      expect(await reasonOf(acme().challenges.respond(acct, view.authorizations[0]!.challenges[0]!.id))).toBe(
-        'invalid_state',
-      );
+      expect(
+        await reasonOf(acme().challenges.respondToChallenge(acct, view.authorizations[0]!.challenges[0]!.id)),
+      ).toBe('invalid_state');
       expect(await reasonOf(acme().orders.finalize(acct, view.order.id, new Uint8Array([0x30, 0])))).toBe(
         'invalid_state',
       );
@@ -379,9 +381,9 @@ describe('ACME challenge validation', () => {
 
   it('deactivates an authorization on request and invalidates its pending order', async () => {
     const { acct, view } = await pendingOrder(['gone.example.com']);
-    const authz = await acme().authorizations.deactivate(acct, view.authorizations[0]!.id);
+    const authz = await acme().authorizations.deactivateAuthorization(acct, view.authorizations[0]!.id);
     expect(authz.status).toBe('deactivated');
-    expect((await acme().orders.getOrder(acct, view.order.id)).order.status).toBe('invalid');
+    expect((await acme().orders.order(acct, view.order.id)).order.status).toBe('invalid');
   });
 
   it('refuses to finalize an order that is not ready', async () => {
@@ -483,9 +485,9 @@ describe('ACME finalize and certificate download', () => {
 
   it('answers an authorization deactivated after a ready new-order as deactivated, and refuses its finalize', async () => {
     const { acct, order } = await readyOrder([{ type: 'dns', value: 'withdrawn.example.com' }]);
-    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
-    await acme().authorizations.deactivate(acct, authzId);
-    expect((await acme().authorizations.get(acct, authzId)).status).toBe('deactivated');
+    const authzId = (await acme().orders.order(acct, order.id)).authorizations[0]!.id;
+    await acme().authorizations.deactivateAuthorization(acct, authzId);
+    expect((await acme().authorizations.authorization(acct, authzId)).status).toBe('deactivated');
     const { der } = await csrFor({ dns: ['withdrawn.example.com'] });
     expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('invalid_state');
     expect(await app.storage.acmeOrders.get(order.id)).toMatchObject({ status: 'invalid', version_id: null });
@@ -493,17 +495,19 @@ describe('ACME finalize and certificate download', () => {
 
   it("answers a ready order's authorization as valid, and another account's as not found", async () => {
     const { acct, order } = await readyOrder([{ type: 'dns', value: 'shown.example.com' }]);
-    const authzId = (await acme().orders.getOrder(acct, order.id)).authorizations[0]!.id;
-    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), authzId))).toBe('not_found');
-    expect(await acme().authorizations.get(acct, authzId)).toMatchObject({
+    const authzId = (await acme().orders.order(acct, order.id)).authorizations[0]!.id;
+    expect(await reasonOf(acme().authorizations.authorization(await account(trustProfile), authzId))).toBe(
+      'not_found',
+    );
+    expect(await acme().authorizations.authorization(acct, authzId)).toMatchObject({
       status: 'valid',
       identifier: { type: 'dns', value: 'shown.example.com' },
       challenges: [],
     });
     const second = await readyOrder([{ type: 'dns', value: 'shown-first.example.com' }], acct);
-    const secondId = (await acme().orders.getOrder(acct, second.order.id)).authorizations[0]!.id;
-    expect((await acme().authorizations.get(acct, secondId)).status).toBe('valid');
-    expect(await reasonOf(acme().authorizations.get(await account(trustProfile), secondId))).toBe(
+    const secondId = (await acme().orders.order(acct, second.order.id)).authorizations[0]!.id;
+    expect((await acme().authorizations.authorization(acct, secondId)).status).toBe('valid');
+    expect(await reasonOf(acme().authorizations.authorization(await account(trustProfile), secondId))).toBe(
       'not_found',
     );
   });
@@ -539,10 +543,10 @@ describe('ACME finalize and certificate download', () => {
     const { acct, order } = await readyOrder([{ type: 'dns', value: 'crash.example.com' }]);
     // The state a finalize leaves when the process dies after claiming the order.
     await app.storage.acmeOrders.update(order.id, { status: 'processing' });
-    expect((await acme().orders.getOrder(acct, order.id)).retryAfterSeconds).toBeGreaterThan(0);
+    expect((await acme().orders.order(acct, order.id)).retryAfterSeconds).toBeGreaterThan(0);
     const extra = await csrFor({ dns: ['crash.example.com', 'extra.example.com'] });
     expect(await reasonOf(acme().orders.finalize(acct, order.id, extra.der))).toBe('names_mismatch');
-    expect((await acme().orders.getOrder(acct, order.id)).order.status).toBe('ready');
+    expect((await acme().orders.order(acct, order.id)).order.status).toBe('ready');
     const missing = await csrFor({ dns: [], ip: ['192.0.2.1'] });
     expect(await reasonOf(acme().orders.finalize(acct, order.id, missing.der))).toBe('names_mismatch');
     const good = await csrFor({ dns: ['crash.example.com'] });
@@ -562,7 +566,7 @@ describe('ACME finalize and certificate download', () => {
       subjectAltNames: [{ type: 'dns', value: 'weak.example.com' }],
     });
     expect(await reasonOf(acme().orders.finalize(acct, order.id, der))).toBe('key_rejected');
-    expect((await acme().orders.getOrder(acct, order.id)).order.status).toBe('ready');
+    expect((await acme().orders.order(acct, order.id)).order.status).toBe('ready');
   });
 });
 

@@ -99,7 +99,7 @@ export class AcmeServer implements AcmeAuthority {
     );
   }
 
-  // The endpoints' calls, each answered by the part that owns it.
+  // The endpoints' calls, each answered by the part that implements it under the same name.
 
   account(id: string): Promise<AcmeAccount | null> {
     return this.accounts.account(id);
@@ -126,7 +126,7 @@ export class AcmeServer implements AcmeAuthority {
     return this.orders.newOrder(account, payload, profile);
   }
   order(account: AcmeAccount, id: string): Promise<AcmeOrderView> {
-    return this.orders.getOrder(account, id);
+    return this.orders.order(account, id);
   }
   finalize(account: AcmeAccount, id: string, csrDer: Uint8Array): Promise<AcmeOrderView> {
     return this.orders.finalize(account, id, csrDer);
@@ -135,22 +135,22 @@ export class AcmeServer implements AcmeAuthority {
     return this.orders.certificateChain(account, orderId);
   }
   authorization(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
-    return this.authorizations.get(account, id);
+    return this.authorizations.authorization(account, id);
   }
   deactivateAuthorization(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
-    return this.authorizations.deactivate(account, id);
+    return this.authorizations.deactivateAuthorization(account, id);
   }
   challenge(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
-    return this.challenges.get(account, id);
+    return this.challenges.challenge(account, id);
   }
   respondToChallenge(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
-    return this.challenges.respond(account, id);
+    return this.challenges.respondToChallenge(account, id);
   }
   revoke(input: AcmeRevokeInput, by: AcmeRevoker): Promise<void> {
     return this.revocation.revoke(input, by);
   }
   renewalInfo(certId: string): Promise<AcmeRenewalInfo> {
-    return this.renewal.get(certId);
+    return this.renewal.renewalInfo(certId);
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   Storage,
 } from '@certwright/core';
 import { fail } from '@certwright/core';
+import type { AcmeOrderAuthority } from '../wire/order-authority.js';
 import { authorizationView, effectiveAuthorizationStatus, ownedBy } from './common.js';
 import type { AcmeRecent } from './recent.js';
 import { requeueStaleValidations } from './validation-queue.js';
@@ -36,7 +37,9 @@ export async function advanceOrder(tx: Storage, order: AcmeOrder, now: Date): Pr
 }
 
 /** Authorizations of the ACME server (RFC 8555 §7.5): POST-as-GET and deactivation. */
-export class AcmeAuthorizationService {
+export class AcmeAuthorizationService
+  implements Pick<AcmeOrderAuthority, 'authorization' | 'deactivateAuthorization'>
+{
   constructor(
     private readonly deps: ServiceDeps,
     private readonly queue?: Pick<Queue, 'enqueue'>,
@@ -44,7 +47,7 @@ export class AcmeAuthorizationService {
     private readonly recent?: AcmeRecent,
   ) {}
 
-  async get(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
+  async authorization(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
     const authz = ownedBy(
       this.recent?.validAuthorizations.take(id) ?? (await this.deps.storage.acmeAuthorizations.get(id)),
       account,
@@ -60,7 +63,7 @@ export class AcmeAuthorizationService {
    * pending or valid one can be deactivated (`invalid_state` otherwise); its pending order
    * becomes invalid.
    */
-  async deactivate(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
+  async deactivateAuthorization(account: AcmeAccount, id: string): Promise<AcmeAuthorizationWithChallenges> {
     const { storage, clock } = this.deps;
     const found = ownedBy(await storage.acmeAuthorizations.get(id), account, 'ACME authorization', id);
     this.recent?.forgetAuthorization(id, found.order_id);
@@ -76,6 +79,6 @@ export class AcmeAuthorizationService {
       if (order.status === 'pending' || order.status === 'ready')
         await tx.acmeOrders.update(order.id, { status: 'invalid' });
     });
-    return this.get(account, id);
+    return this.authorization(account, id);
   }
 }

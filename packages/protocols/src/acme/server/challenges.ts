@@ -1,6 +1,7 @@
 import type { AcmeAccount, AcmeChallenge, AcmeProblem, Queue, ServiceDeps } from '@certwright/core';
 import { fail, isCertwrightError, publicMessage } from '@certwright/core';
 import type { ChallengeValidator } from '../validation/types.js';
+import type { AcmeOrderAuthority } from '../wire/order-authority.js';
 import { advanceOrder } from './authorizations.js';
 import { type AcmeChallengeView, challengeView, effectiveAuthorizationStatus, ownedBy } from './common.js';
 import { enqueueValidation, requeueStaleValidations } from './validation-queue.js';
@@ -47,13 +48,13 @@ export interface AcmeChallengeOptions {
  * `processing` at once and enqueues its validation after the commit; the topic handler
  * (`validate`) proves it and moves challenge, authorization and order on.
  */
-export class AcmeChallengeService {
+export class AcmeChallengeService implements Pick<AcmeOrderAuthority, 'challenge' | 'respondToChallenge'> {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly options: AcmeChallengeOptions = {},
   ) {}
 
-  async get(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
+  async challenge(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
     const view = await this.#owned(account, id);
     requeueStaleValidations(this.deps, this.options.queue, [view.challenge]);
     return view;
@@ -77,7 +78,7 @@ export class AcmeChallengeService {
    * so a repeated POST changes nothing. Refused (`invalid_state`) when the authorization is no
    * longer pending or another of its challenges is already being validated.
    */
-  async respond(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
+  async respondToChallenge(account: AcmeAccount, id: string): Promise<AcmeChallengeView> {
     const { storage, clock } = this.deps;
     const queue = this.options.queue;
     if (!queue) throw fail('unavailable', 'challenge validation is not configured on this server');

@@ -17,6 +17,7 @@ import {
 } from '@certwright/core';
 import { MAX_CERT_ID_LENGTH, parseAcmeCertId } from '@certwright/core/pki';
 import { z } from 'zod';
+import type { AcmeOrderAuthority } from '../wire/order-authority.js';
 import {
   ACME_ORDER_LIFETIME_MS,
   type AcmeEnrollment,
@@ -70,7 +71,9 @@ class AlreadyFinalized extends Error {}
  * certificate download. Authorization reuse: none — each order gets fresh authorizations, so a
  * proof is never older than the order it admits (docs/protocols/acme.md).
  */
-export class AcmeOrderService {
+export class AcmeOrderService
+  implements Pick<AcmeOrderAuthority, 'newOrder' | 'order' | 'finalize' | 'certificateChain'>
+{
   constructor(
     private readonly deps: ServiceDeps,
     private readonly enrollment: AcmeEnrollment,
@@ -146,7 +149,7 @@ export class AcmeOrderService {
     return orderView(created.order, created.authorizations, now);
   }
 
-  async getOrder(account: AcmeAccount, orderId: string): Promise<AcmeOrderView> {
+  async order(account: AcmeAccount, orderId: string): Promise<AcmeOrderView> {
     const { order, authorizations } = await this.#read(account, orderId, 'ACME order');
     return orderView(order, authorizations, this.deps.clock.now());
   }
@@ -235,7 +238,7 @@ export class AcmeOrderService {
         error instanceof AlreadyFinalized ||
         (isCertwrightError(error) && error.cause instanceof AlreadyFinalized)
       )
-        return this.getOrder(account, orderId);
+        return this.order(account, orderId);
       // A remembered order may have been left `processing` since by a crash elsewhere.
       if (order.status === 'processing' || recent) await this.#release(order.id);
       throw error;
@@ -250,7 +253,7 @@ export class AcmeOrderService {
         chainPem: issued.chain_pem,
       });
     // The authorizations were read with the order: a ready order's are valid and stay so.
-    return finalized ? orderView(finalized, authorizations, clock.now()) : this.getOrder(account, orderId);
+    return finalized ? orderView(finalized, authorizations, clock.now()) : this.order(account, orderId);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '@certwright/core';
 import { fail } from '@certwright/core';
 import { parseAcmeCertId } from '@certwright/core/pki';
+import type { AcmeOrderAuthority } from '../wire/order-authority.js';
 import { findByCertId } from './issued.js';
 
 const DAY_MS = 86_400_000;
@@ -38,10 +39,10 @@ export function renewalWindow(
 }
 
 /** renewalInfo (RFC 9773 §4): unauthenticated, by certID. */
-export class AcmeRenewalInfoService {
+export class AcmeRenewalInfoService implements Pick<AcmeOrderAuthority, 'renewalInfo'> {
   constructor(private readonly deps: ServiceDeps) {}
 
-  async get(certId: string): Promise<AcmeRenewalInfo> {
+  async renewalInfo(certId: string): Promise<AcmeRenewalInfo> {
     const { storage, clock } = this.deps;
     const version = await findByCertId(storage, parseAcmeCertId(certId));
     if (!version) throw fail('not_found', 'no certificate of this server has that identifier');

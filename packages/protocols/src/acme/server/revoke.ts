@@ -7,6 +7,7 @@ import type {
 } from '@certwright/core';
 import { fail } from '@certwright/core';
 import { jwkThumbprint, readCertificate, spkiToPublicJwk } from '@certwright/core/pki';
+import type { AcmeOrderAuthority } from '../wire/order-authority.js';
 import { acmeActor } from './common.js';
 import { findByDer, issuedToAccount } from './issued.js';
 
@@ -60,7 +61,7 @@ export interface AcmeRevokeInput {
  * revokeCert (RFC 8555 §7.6) through the service's one revocation pipeline, so CRL, OCSP,
  * notifications and the audit trail follow as for any revocation.
  */
-export class AcmeRevocationService {
+export class AcmeRevocationService implements Pick<AcmeOrderAuthority, 'revoke'> {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly audit: AuditService,
