@@ -29,7 +29,7 @@ beforeAll(async () => {
     },
   });
   await ca.services.pki.lifecycle.caChain('iss-local');
-  const created = await ca.services.acme.accounts.createEabKey(SYSTEM_ACTOR, {
+  const created = await ca.handler.servers!.acme.accounts.createEabKey(SYSTEM_ACTOR, {
     profile_id: 'prof-default',
     name: 'certwright client',
   });
@@ -162,7 +162,7 @@ describe('ACME issuer against certwright’s own ACME server (EAB required)', ()
       acme: { rate_limits: { orders_per_account_per_hour: 1, accounts_per_ip_per_hour: null } },
     });
     try {
-      const key = await ca.services.acme.accounts.createEabKey(SYSTEM_ACTOR, {
+      const key = await ca.handler.servers!.acme.accounts.createEabKey(SYSTEM_ACTOR, {
         profile_id: 'prof-default',
         name: 'rate-limited client',
       });

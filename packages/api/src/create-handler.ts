@@ -48,7 +48,7 @@ export function createHandler(options: HandlerOptions): CertwrightHandler {
   const { services } = options;
   const clientAddress = options.clientAddress ?? socketClientAddress;
   const servers = services
-    ? createProtocolServers(services, { est: options.est, scep: options.scep })
+    ? createProtocolServers(services, { acme: options.acme, est: options.est, scep: options.scep })
     : undefined;
   let openapi: OpenApiDocument;
   const routes = appRoutes({ options, services, servers, clientAddress, logger, openapi: () => openapi });

@@ -7,8 +7,7 @@ import type { ClientAddressResolver } from './http/client-address.js';
 import type { RateLimitSettings } from './http/rate-limit.js';
 import type { RouteSpec } from './http/route.js';
 import type { ResponseEvent } from './pipeline/report.js';
-import type { AcmeMountOptions } from './protocols/acme.js';
-import type { ProtocolServerOptions } from './protocols/servers.js';
+import type { AcmeMountOptions, ProtocolServerOptions } from './protocols/servers.js';
 import type { ReadinessCheck, VersionInfo } from './routes/system.js';
 
 export interface HandlerOptions {

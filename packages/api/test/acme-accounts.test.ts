@@ -204,7 +204,7 @@ describe('ACME account resource', () => {
     const { key, url } = await account();
     // Read (and remembered) by the handler just now.
     expect((await client.post(url, '', { key, kid: url })).status).toBe(200);
-    await app.services.acme.accounts.deactivate(url.split('/').pop()!);
+    await app.servers.acme.accounts.deactivateAccount(url.split('/').pop()!);
     expectProblem(await client.post(url, '', { key, kid: url }), 403, 'unauthorized');
   });
 

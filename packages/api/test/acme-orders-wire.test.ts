@@ -2,7 +2,7 @@ import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AcmeAccount, ManualClock } from '@certwright/core';
-import { type ChallengeValidator, createChallengeValidator, staticResolver } from '@certwright/core/net';
+import { staticResolver } from '@certwright/core/net';
 import {
   createCertificationRequest,
   formatAcmeCertId,
@@ -11,6 +11,7 @@ import {
   type KeyPair,
   readCertificate,
 } from '@certwright/core/pki';
+import { type ChallengeValidator, createChallengeValidator } from '@certwright/protocols/acme';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountKey, AcmeTestClient, newAccountKey, ORIGIN } from './support/acme-client.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -47,8 +48,8 @@ beforeAll(async () => {
   app = await createTestApp({
     clock,
     // The manual clock never moves the per-client window on; the limit is not the point here.
-    handler: { rateLimits: { enrollment: 0 } },
-    services: {
+    handler: {
+      rateLimits: { enrollment: 0 },
       acme: {
         queue: {
           async enqueue<P>(topic: string, payload: P) {
@@ -99,7 +100,7 @@ async function csr(names: { dns?: string[]; ip?: string[] }, pair?: KeyPair): Pr
 
 /** Runs the validation jobs the challenge responses enqueued, as the server's workers would. */
 async function runValidations(): Promise<void> {
-  for (const job of jobs.splice(0)) await app.services.acmeOrders.challenges.validate(job.id, validator);
+  for (const job of jobs.splice(0)) await app.servers.acme.challenges.validate(job.id, validator);
 }
 
 /** A new order for `names`, each authorization proven through http-01 on the loopback server. */

@@ -19,10 +19,14 @@ export {
   ACME_ACCOUNT_STATUSES,
   type AcmeAccount,
   type AcmeAuthorization,
+  type AcmeAuthorizationStatus,
   type AcmeChallenge,
   type AcmeEabKey,
+  type AcmeIdentifier,
   type AcmeOrder,
+  type AcmeOrderStatus,
   type AcmeProblem,
+  acmeIdentifierSchema,
   type PublicJwk,
 } from './domain/acme.js';
 export {
@@ -60,6 +64,7 @@ export {
 } from './domain/certificate.js';
 export {
   DEFAULT_PER_PAGE,
+  idSchema,
   MAX_PER_PAGE,
   newId,
   type PageRequest,
@@ -216,6 +221,7 @@ export type {
   AcmeEabKeyRepository,
   AcmeOrderRepository,
   AcmeStorage,
+  NewAcmeAuthorization,
 } from './ports/acme-storage.js';
 export { type AttemptFailure, logAttemptFailure, summaryOf } from './ports/attempt-log.js';
 export { type Clock, ManualClock, systemClock } from './ports/clock.js';
@@ -296,30 +302,12 @@ export type {
 } from './ports/storage.js';
 export { CREDENTIAL_QUERY_PARAMETERS, redactUrl } from './redact-url.js';
 export {
-  ACME_MAX_CONTACTS,
-  acmeAccountListSchema,
-  acmeContactIssue,
-  eabKeyCreateSchema,
-  eabKeyListSchema,
-} from './services/acme/accounts.js';
-export type { AcmeChallengeValidator } from './services/acme/challenges.js';
-export type { AcmeChallengeView, AcmeOrderView } from './services/acme/common.js';
-export { AcmeOrderService } from './services/acme/orders.js';
-export type { AcmeRenewalInfo } from './services/acme/renewal-info.js';
-export {
-  type AcmeRevokeInput,
-  type AcmeRevoker,
-  acmeRevocationReason,
-  spkiThumbprint,
-} from './services/acme/revoke.js';
-export { ACME_VALIDATION_TOPICS, type AcmeValidationJob } from './services/acme/validation-queue.js';
-export {
   agentHeartbeatSchema,
   agentListSchema,
   agentRegistrationSchema,
   agentRetireSchema,
 } from './services/agents.js';
-export type { AuditService } from './services/audit.js';
+export { type AuditService, configEvent } from './services/audit.js';
 export { bulkReassignSchema, bulkRenewSchema, bulkRevokeSchema } from './services/bulk.js';
 export { namesToSign, sanKey } from './services/certificate-names.js';
 export {
@@ -354,9 +342,11 @@ export {
   healthCheckUpdateSchema,
 } from './services/health-checks.js';
 export { createServices, type ServiceOptions, type Services } from './services/index.js';
+export { invalidReference, parseInput } from './services/input.js';
 export { IssuerConnectorCache } from './services/issuance/connector-cache.js';
 export { EnrollmentService } from './services/issuance/enrollment.js';
 export type { IssueOutcome } from './services/issuance/lifecycle.js';
+export { checkNamesAgainstProfile } from './services/issuance/profile-rules.js';
 export { exportFormatSchema, issueRequestSchema, pkcs12ExportSchema } from './services/issuance/schemas.js';
 export {
   type IssuerCreated,
@@ -390,7 +380,7 @@ export {
   renewalPolicyUpdateSchema,
 } from './services/renewal-policies.js';
 export { RevisionedCache } from './services/revisioned-cache.js';
-export type { RevocationEvent } from './services/revocation.js';
+export type { RevocationEvent, RevocationService } from './services/revocation.js';
 export {
   ScepProbeService,
   scepProbeHistorySchema,

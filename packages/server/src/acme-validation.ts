@@ -1,5 +1,6 @@
 import type { Logger } from '@certwright/core';
-import { createChallengeValidator, parseAllowlist } from '@certwright/core/net';
+import { parseAllowlist } from '@certwright/core/net';
+import { createChallengeValidator } from '@certwright/protocols/acme';
 import type { ServiceConfig } from './config.js';
 import type { WorkTopicOptions } from './workers.js';
 
@@ -11,7 +12,7 @@ import type { WorkTopicOptions } from './workers.js';
 export function acmeValidation(
   config: Pick<ServiceConfig, 'acmeValidation'>,
   logger: Logger,
-): NonNullable<WorkTopicOptions['acmeValidation']> {
+): Omit<NonNullable<WorkTopicOptions['acmeValidation']>, 'challenges'> {
   const settings = config.acmeValidation;
   const loopback = parseAllowlist(
     settings.allowedRanges,

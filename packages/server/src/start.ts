@@ -249,8 +249,6 @@ export async function startServer(
           maxValidityDaysWithoutProfile: config.maxValidityDaysWithoutProfile,
           ...(config.crlPublishDir ? { crlPublisher: new DirectoryCrlPublisher(config.crlPublishDir) } : {}),
         },
-        // Challenge responses enqueue their validation on the same queue the workers read.
-        acme: { queue: runtime.queue },
         ...(options.administratorLoopback
           ? { acmeIssuer: { outbound: createAdministratorClient({ loopbackForTests: true }) } }
           : {}),
@@ -304,6 +302,8 @@ export async function startServer(
     const checks = runtime.checks;
     full = createHandler({
       ...common,
+      // Challenge responses enqueue their validation on the same queue the workers read.
+      acme: { ...common.acme, queue: runtime.queue },
       services,
       readiness: async () =>
         Object.fromEntries(
@@ -325,7 +325,9 @@ export async function startServer(
     if (stopping) return;
     workers = startWorkers(
       runtime.queue,
-      workTopics(services, { acmeValidation: acmeValidation(config, logger) }),
+      workTopics(services, {
+        acmeValidation: { ...acmeValidation(config, logger), challenges: full.servers!.acme.challenges },
+      }),
       logger,
     );
     schedulers = [

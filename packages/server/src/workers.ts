@@ -1,7 +1,5 @@
 import {
-  ACME_VALIDATION_TOPICS,
   type AcmeChallengeType,
-  type AcmeValidationJob,
   CertwrightError,
   type DeliveryJob,
   type JobContext,
@@ -11,7 +9,12 @@ import {
   type QueueWorker,
   type Services,
 } from '@certwright/core';
-import type { ChallengeValidator } from '@certwright/core/net';
+import {
+  ACME_VALIDATION_TOPICS,
+  type AcmeChallengeService,
+  type AcmeValidationJob,
+  type ChallengeValidator,
+} from '@certwright/protocols/acme';
 
 /**
  * One kind of asynchronous work the server runs from its Queue (docs/architecture.md,
@@ -35,6 +38,8 @@ export interface WorkTopic<P = unknown> {
 export interface WorkTopicOptions {
   /** ACME challenge validation: absent → no validation topics (nothing validates challenges). */
   acmeValidation?: {
+    /** The ACME server's challenges (the handler's `servers.acme`), which record each outcome. */
+    challenges: Pick<AcmeChallengeService, 'validate'>;
     validator: ChallengeValidator;
     /** Validations of each type running at once in one instance. */
     concurrency: Record<AcmeChallengeType, number>;
@@ -66,7 +71,7 @@ export function workTopics(services: Services, options: WorkTopicOptions = {}): 
         concurrency: acme.concurrency[type],
         leaseMs: ACME_VALIDATION_LEASE_MS,
         handle: async (job, { signal }) => {
-          await services.acmeOrders.challenges.validate(job.id, acme.validator, signal);
+          await acme.challenges.validate(job.id, acme.validator, signal);
         },
       };
       topics.push(validation as WorkTopic);

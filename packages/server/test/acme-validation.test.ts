@@ -1,11 +1,5 @@
-import {
-  type AcmeChallengeValidator,
-  createServices,
-  type Logger,
-  ManualClock,
-  SecretBox,
-  silentLogger,
-} from '@certwright/core';
+import { createServices, type Logger, ManualClock, SecretBox, silentLogger } from '@certwright/core';
+import { type AcmeChallengeValidator, createAcmeServer } from '@certwright/protocols/acme';
 import type { createPgliteStorage } from '@certwright/storage-pg';
 import { createMigratedPgliteStorage } from '@certwright/storage-pg/testing';
 import { SqlQueue } from '@certwright/storage-sql';
@@ -60,13 +54,18 @@ describe('ACME validation topics', () => {
 
   it('registers one topic per challenge type with its pool, and a responded challenge is validated by the worker', async () => {
     const queue = new SqlQueue(storage.db);
-    const services = createServices({ storage, clock, logger: silentLogger }, { acme: { queue } });
+    const services = createServices({ storage, clock, logger: silentLogger });
+    const acme = createAcmeServer(services, { queue });
     const seen: string[] = [];
     const validator: AcmeChallengeValidator = async (challenge) => {
       seen.push(`${challenge.type} ${challenge.identifier.value}`);
     };
     const topics = workTopics(services, {
-      acmeValidation: { validator, concurrency: { 'http-01': 4, 'dns-01': 2, 'tls-alpn-01': 3 } },
+      acmeValidation: {
+        challenges: acme.challenges,
+        validator,
+        concurrency: { 'http-01': 4, 'dns-01': 2, 'tls-alpn-01': 3 },
+      },
     });
     expect(Object.fromEntries(topics.map((t) => [t.topic, t.concurrency]))).toMatchObject({
       'acme.validate.http-01': 4,
@@ -85,16 +84,16 @@ describe('ACME validation topics', () => {
       eab_key_id: null,
       created_ip: null,
     });
-    const order = await services.acmeOrders.orders.newOrder(account, {
+    const order = await acme.orders.newOrder(account, {
       identifiers: [{ type: 'dns', value: 'worker.example.com' }],
     });
     const dns = order.authorizations[0]!.challenges.find((c) => c.type === 'dns-01')!;
     const host = startWorkers(queue, topics, silentLogger, { pollIntervalMs: 50 });
     try {
-      await services.acmeOrders.challenges.respond(account, dns.id);
+      await acme.challenges.respondToChallenge(account, dns.id);
       await vi.waitFor(
         async () => {
-          const view = await services.acmeOrders.orders.getOrder(account, order.order.id);
+          const view = await acme.orders.order(account, order.order.id);
           expect(view.order.status).toBe('ready');
         },
         { timeout: 60_000, interval: 100 },

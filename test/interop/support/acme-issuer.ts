@@ -8,7 +8,7 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { startPebble } from '../../../bench/support/pebble.js';
-import { createHandler } from '../../../packages/api/src/index.js';
+import { type CertwrightHandler, createHandler } from '../../../packages/api/src/index.js';
 import {
   type AcmeConnectorDeps,
   type Clock,
@@ -92,7 +92,8 @@ export async function startRealPebble(options: {
 
 export interface CertwrightApp {
   services: Services;
-  handler: Handler;
+  /** The composed handler; its `servers.acme` holds the EAB keys. */
+  handler: CertwrightHandler;
   ids: { owner: string; team: string };
   close(): Promise<void>;
 }

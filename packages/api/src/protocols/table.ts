@@ -1,14 +1,12 @@
-import { ephemeralHttp01Store, type Logger, type Services } from '@certwright/core';
-import { acmeChallengeMount } from '@certwright/protocols/acme';
+import { ephemeralHttp01Store, type Logger, MemoryEphemeralStore, type Services } from '@certwright/core';
+import { acmeChallengeMount, acmeMount } from '@certwright/protocols/acme';
 import { caIssuersMount, crlMount } from '@certwright/protocols/crl';
 import { estMounts } from '@certwright/protocols/est';
 import type { ProtocolMount } from '@certwright/protocols/mount';
 import { ocspMount } from '@certwright/protocols/ocsp';
 import { scepMounts } from '@certwright/protocols/scep';
 import type { ClientAddressResolver } from '../http/client-address.js';
-import type { AcmeMountOptions } from './acme.js';
-import { acmeMount } from './acme.js';
-import type { ProtocolServers } from './servers.js';
+import type { AcmeMountOptions, ProtocolServers } from './servers.js';
 
 export interface MountContext {
   services: Services;
@@ -28,13 +26,21 @@ export interface MountContext {
  * class, its over-limit answer and its OpenAPI operations (docs/architecture.md, "Protocols").
  */
 export function protocolMounts(context: MountContext): ProtocolMount[] {
-  const { services, servers, maxBodyBytes, logger } = context;
+  const { services, servers, maxBodyBytes, logger, acme = {}, clientAddress } = context;
   const revocationStatus = services.pki.revocationStatus;
   return [
     crlMount({ source: revocationStatus }),
     caIssuersMount({ source: revocationStatus }),
     ocspMount({ source: revocationStatus, now: () => services.deps.clock.now(), maxBodyBytes, logger }),
-    acmeMount(context),
+    acmeMount({
+      authority: servers.acme,
+      ephemeral: services.deps.ephemeral ?? new MemoryEphemeralStore({ clock: services.deps.clock }),
+      ...(acme.baseUrl ? { baseUrl: acme.baseUrl } : {}),
+      ...(acme.settings ? { settings: acme.settings } : {}),
+      ...(clientAddress ? { clientAddress } : {}),
+      now: () => services.deps.clock.now(),
+      logger,
+    }),
     acmeChallengeMount(ephemeralHttp01Store(services.deps.ephemeral!)),
     ...estMounts({ authority: servers.est, logger }),
     ...scepMounts({ authority: servers.scep.scep, logger }),

@@ -1,12 +1,9 @@
-import {
-  ACME_ACCOUNT_STATUSES,
-  type AcmeAccount,
-  acmeAccountListSchema,
-  type Services,
-} from '@certwright/core';
+import { ACME_ACCOUNT_STATUSES, type AcmeAccount, type Services } from '@certwright/core';
+import { acmeAccountListSchema } from '@certwright/protocols/acme';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { envelope, idParams, pageOf, timestamp } from './crud.js';
 
 /**
@@ -49,8 +46,8 @@ const view = (a: AcmeAccount) => ({
   updated_at: a.updated_at,
 });
 
-export function acmeAccountRoutes(services: Services): RouteSpec[] {
-  const accounts = services.acme.accounts;
+export function acmeAccountRoutes(_services: Services, { acme }: ProtocolServers): RouteSpec[] {
+  const accounts = acme.accounts;
   return [
     defineRoute({
       method: 'GET',
@@ -99,7 +96,7 @@ export function acmeAccountRoutes(services: Services): RouteSpec[] {
       },
       handle: async ({ params, principal }) => ({
         status: 200,
-        body: view(await accounts.deactivate(params.id, actorOf(principal))),
+        body: view(await accounts.deactivateAccount(params.id, actorOf(principal))),
       }),
     }),
   ];

@@ -1,7 +1,9 @@
-import { type AcmeEabKey, eabKeyCreateSchema, eabKeyListSchema, type Services } from '@certwright/core';
+import type { AcmeEabKey, Services } from '@certwright/core';
+import { eabKeyCreateSchema, eabKeyListSchema } from '@certwright/protocols/acme';
 import { z } from 'zod';
 import { actorOf } from '../auth/principal.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
+import type { ProtocolServers } from '../protocols/servers.js';
 import { envelope, idParams, pageOf, timestamp } from './crud.js';
 
 /**
@@ -32,8 +34,8 @@ const view = (key: AcmeEabKey) => ({
   updated_at: key.updated_at,
 });
 
-export function acmeEabRoutes(services: Services): RouteSpec[] {
-  const accounts = services.acme.accounts;
+export function acmeEabRoutes(_services: Services, { acme }: ProtocolServers): RouteSpec[] {
+  const accounts = acme.accounts;
   return [
     defineRoute({
       method: 'GET',

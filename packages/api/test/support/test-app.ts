@@ -52,7 +52,7 @@ export interface CallResult<T = any> {
 export interface TestApp {
   handler: CertwrightHandler;
   services: Services;
-  /** The enrollment protocol servers the handler built (EST, SCEP). */
+  /** The enrollment protocol servers the handler built (ACME, EST, SCEP). */
   servers: ProtocolServers;
   storage: SqlStorage;
   clock: Clock;

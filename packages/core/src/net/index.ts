@@ -1,28 +1,9 @@
 /**
- * `@certwright/core/net`: the outbound address guard, the guarded HTTP(S) and TLS client, and
- * the ACME challenge validators built on them. Policy and API:
- * docs/operations/outbound-connections.md, docs/protocols/acme-validation.md.
+ * `@certwright/core/net`: the outbound address guard and the guarded HTTP(S) and TLS client
+ * (the ACME challenge validators built on them are in `@certwright/protocols/acme`). Policy
+ * and API: docs/operations/outbound-connections.md.
  */
-export {
-  ACME_IDENTIFIER_OID,
-  acmeIdentifierExtension,
-  dns01TxtValue,
-  keyAuthorizationDigest,
-} from './acme-challenges/key-authorization.js';
-export { reverseDnsName } from './acme-challenges/reverse-name.js';
-export { ACME_TLS_ALPN_PROTOCOL } from './acme-challenges/tls-alpn-01.js';
-export type {
-  AcmeChallengeType,
-  ChallengeToValidate,
-  ChallengeValidator,
-  ChallengeValidatorOptions,
-} from './acme-challenges/types.js';
-export {
-  createChallengeValidator,
-  DEFAULT_CHALLENGE_TIMEOUT_MS,
-  DEFAULT_DNS01_RESOLVER,
-} from './acme-challenges/validator.js';
-export { type AddressCategory, type AddressClass, parseAddress } from './address-ranges.js';
+export { type AddressCategory, type AddressClass, type IpAddress, parseAddress } from './address-ranges.js';
 export {
   type AdministratorClientOptions,
   administratorFetchFailed,

@@ -1,12 +1,5 @@
 import { MemoryEphemeralStore } from '../ephemeral/memory-ephemeral-store.js';
 import { type AcmeConnectorDeps, defaultIssuerConnectors, ephemeralHttp01Store } from '../issuers/index.js';
-import {
-  type AcmeOrderOptions,
-  type AcmeOrderServices,
-  type AcmeServices,
-  createAcmeOrderServices,
-  createAcmeServices,
-} from './acme/index.js';
 import { AgentService } from './agents.js';
 import { AuditService } from './audit.js';
 import { BreakglassService, type BreakglassSettings } from './breakglass.js';
@@ -60,10 +53,6 @@ export interface Services {
   readonly bulk: BulkService;
   /** Issuing, renewal, export, CRL and OCSP (issuer connectors). */
   readonly pki: PkiServices;
-  /** The ACME server: accounts and EAB keys. */
-  readonly acme: AcmeServices;
-  /** The order side of the ACME server (RFC 8555 §7.4–7.6, RFC 9773). */
-  readonly acmeOrders: AcmeOrderServices;
   /** SCEP probes: GetCACaps and GetCACert of a named server, through the address guard. */
   readonly scepProbes: ScepProbeService;
   /** Network scan targets, scans and discovered certificates. */
@@ -89,8 +78,6 @@ export interface ServiceOptions {
    * answers go to the ephemeral store, where `/.well-known/acme-challenge/` reads them.
    */
   acmeIssuer?: AcmeConnectorDeps;
-  /** ACME orders: the queue that carries challenge validation (docs/protocols/acme.md). */
-  acme?: AcmeOrderOptions;
   /** SCEP probes: the guarded client, timeout, body cap (docs/protocols/scep-probe.md). */
   scepProbe?: ScepProbeOptions;
   /** Webhooks: resolver, timeouts, `.Instance`/`.Node` of alerts (docs/notifications/webhooks.md). */
@@ -169,16 +156,6 @@ export function createServices(given: ServiceDeps, options: ServiceOptions = {})
     revocation,
     bulk: new BulkService(deps, audit, revocation, pki.lifecycle.jobOpener),
     pki,
-    acmeOrders: createAcmeOrderServices(
-      deps,
-      {
-        audit,
-        revocation,
-        enrollment: pki.enrollment,
-      },
-      options.acme,
-    ),
-    acme: createAcmeServices(deps, audit),
     scepProbes: new ScepProbeService(deps, options.scepProbe),
     discovery: new DiscoveryService(deps, audit, options.discovery),
     healthChecks: new HealthCheckService(deps, audit, notifications, options.healthChecks),

@@ -1,5 +1,6 @@
 import type { AcmeAccount } from '@certwright/core';
-import { acmeContactIssue, isCertwrightError } from '@certwright/core';
+import { isCertwrightError } from '@certwright/core';
+import { acmeContactIssue } from '../server/accounts.js';
 import type { AcmeLinks } from './links.js';
 import { acmeProblem } from './problem.js';
 

@@ -1,4 +1,4 @@
-import { ACME_MAX_CONTACTS } from '@certwright/core';
+import { ACME_MAX_CONTACTS } from '../server/accounts.js';
 import { accountObject, readContacts } from './account-object.js';
 import type { AcmeContext, AcmeEndpoint } from './context.js';
 import { acmeProblem } from './problem.js';

@@ -3,8 +3,8 @@ import type { AcmeOrderAuthority } from './order-authority.js';
 
 /**
  * What the ACME endpoints need from the rest of certwright, and nothing more (the pattern of
- * `OcspSource`): the api package adapts `Services` to it when it builds the mount; an embedder
- * may implement it over anything. Every method throws `CertwrightError`s; the endpoints map
+ * `OcspSource`): `AcmeServer` (`createAcmeServer`, `server/`) implements it over core's
+ * services; an embedder may implement it over anything. Every method throws `CertwrightError`s; the endpoints map
  * their reasons with `problem.ts`.
  */
 

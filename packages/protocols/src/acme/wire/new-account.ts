@@ -1,4 +1,5 @@
-import { ACME_MAX_CONTACTS, type PlainResponse } from '@certwright/core';
+import type { PlainResponse } from '@certwright/core';
+import { ACME_MAX_CONTACTS } from '../server/accounts.js';
 import { accountObject, readContacts, takenBy } from './account-object.js';
 import type { ExternalAccountBinding } from './authority.js';
 import type { AcmeContext, AcmeEndpoint } from './context.js';

@@ -1,17 +1,11 @@
-import type {
-  AcmeAccount,
-  AcmeAuthorizationWithChallenges,
-  AcmeChallengeView,
-  AcmeOrderView,
-  AcmeRenewalInfo,
-  AcmeRevokeInput,
-  AcmeRevoker,
-  CertificateProfile,
-} from '@certwright/core';
+import type { AcmeAccount, AcmeAuthorizationWithChallenges, CertificateProfile } from '@certwright/core';
+import type { AcmeChallengeView, AcmeOrderView } from '../server/common.js';
+import type { AcmeRenewalInfo } from '../server/renewal-info.js';
+import type { AcmeRevokeInput, AcmeRevoker } from '../server/revoke.js';
 
 /**
  * What the order-side endpoints (new-order, order, finalize, authz, challenge, cert,
- * revoke-cert, renewal-info) call: `services.acmeOrders` adapted by the api package. The
+ * revoke-cert, renewal-info) call; `AcmeServer` (`server/`) implements it. The
  * account is the one `authenticate()` returned; every method answers only for objects of it.
  */
 export interface AcmeOrderAuthority {

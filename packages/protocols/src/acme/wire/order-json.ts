@@ -2,9 +2,9 @@ import type {
   AcmeAuthorizationWithChallenges,
   AcmeChallenge,
   AcmeOrder,
-  AcmeOrderView,
   AcmeProblem,
 } from '@certwright/core';
+import type { AcmeOrderView } from '../server/common.js';
 import type { AcmeLinks } from './links.js';
 import { ACME_ERROR_PREFIX, storedProblemStatus } from './problem.js';
 

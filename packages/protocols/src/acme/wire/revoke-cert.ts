@@ -1,5 +1,6 @@
-import { acmeRevocationReason, isCertwrightError } from '@certwright/core';
+import { isCertwrightError } from '@certwright/core';
 import { decodeBase64Url } from '@certwright/core/pki';
+import { acmeRevocationReason } from '../server/revoke.js';
 import type { AcmeEndpoint } from './context.js';
 import { requirePayload, stringMember } from './payload.js';
 import { acmeProblem } from './problem.js';
