@@ -1,6 +1,6 @@
 /**
- * URL filters of the lists the dashboard links to (jobs, notifications, health checks): only
- * known keys and values survive, as in the inventory's parseInventorySearch.
+ * URL filters of the lists the dashboard links to (jobs, notifications, health checks, policy
+ * violations): only known keys and values survive, as in the inventory's parseInventorySearch.
  */
 import type { Paths } from './api';
 
@@ -10,6 +10,7 @@ type JobStatus = Element<NonNullable<Query<'/api/v1/jobs'>['status']>>;
 type JobType = NonNullable<Query<'/api/v1/jobs'>['type']>;
 type NotificationStatus = Element<NonNullable<Query<'/api/v1/notifications'>['status']>>;
 type HealthStatus = NonNullable<Query<'/api/v1/health-checks'>['status']>;
+type Severity = NonNullable<Query<'/api/v1/violations'>['severity']>;
 
 /**
  * Every value of `T`, each once: the browser bundle does not import core, so the lists are written
@@ -40,6 +41,7 @@ export const NOTIFICATION_STATUSES = allOf<NotificationStatus>()([
   'undeliverable',
 ]);
 export const HEALTH_STATUSES = allOf<HealthStatus>()(['healthy', 'degraded', 'down', 'cert_mismatch']);
+export const SEVERITIES = allOf<Severity>()(['Critical', 'Error', 'Warning']);
 
 /** `value` when it is one of `allowed`, else undefined. */
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
@@ -81,3 +83,9 @@ export interface HealthCheckSearch {
 }
 export const parseHealthCheckSearch = (s: Record<string, unknown>): HealthCheckSearch =>
   defined({ status: oneOf(s.status, HEALTH_STATUSES) });
+
+export interface ViolationSearch {
+  severity?: (typeof SEVERITIES)[number];
+}
+export const parseViolationSearch = (s: Record<string, unknown>): ViolationSearch =>
+  defined({ severity: oneOf(s.severity, SEVERITIES) });

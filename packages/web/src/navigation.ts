@@ -24,6 +24,7 @@ export const NAV_GROUPS: readonly NavGroup[] = [
       { to: '/teams', label: 'Teams', permission: 'team.read' },
       { to: '/renewal-policies', label: 'Renewal policies', permission: 'renewal_policy.read' },
       { to: '/policies', label: 'Policy rules', permission: 'policy.read' },
+      { to: '/policies/violations', label: 'Policy violations', permission: 'policy.read' },
     ],
   },
   {

@@ -7,7 +7,13 @@ import {
 } from '@tanstack/react-router';
 import { Shell } from './components/shell';
 import { inventoryQuery } from './inventory-query';
-import { instant, parseHealthCheckSearch, parseJobSearch, parseNotificationSearch } from './list-search';
+import {
+  instant,
+  parseHealthCheckSearch,
+  parseJobSearch,
+  parseNotificationSearch,
+  parseViolationSearch,
+} from './list-search';
 import { queryClient } from './query-client';
 
 // Every page is its own chunk (src/pages/<name>.tsx, default export), loaded on first visit.
@@ -175,6 +181,13 @@ const policiesRoute = createRoute({
   component: page(() => import('./pages/policies')),
 });
 
+const violationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/policies/violations',
+  validateSearch: parseViolationSearch,
+  component: page(() => import('./pages/violations')),
+});
+
 const renewalPoliciesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/renewal-policies',
@@ -313,6 +326,7 @@ const routeTree = rootRoute.addChildren([
     jobsRoute,
     notificationListRoute,
     policiesRoute,
+    violationsRoute,
     renewalPoliciesRoute,
     profilesRoute,
     issuersRoute,

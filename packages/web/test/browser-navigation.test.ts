@@ -78,6 +78,7 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
       'Teams',
       'Renewal policies',
       'Policy rules',
+      'Policy violations',
     ]);
     await group('Alerts').getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Alerts → Notifications', level: 1 }).waitFor();
@@ -149,6 +150,39 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
       .click();
     await page.waitForURL(/\/jobs\?.*type=Renewal/);
     expect(await page.getByLabel('Type').inputValue()).toBe('Renewal');
+  });
+
+  it('puts policy violations among the problems, linking to their list with each certificate and rule named', async () => {
+    const rule = await api('POST', '/api/v1/policies', {
+      name: 'Staging only',
+      type: 'AllowedEnvironments',
+      config: { allowed: ['staging'] },
+      severity: 'Critical',
+    });
+    await api('POST', '/api/v1/policies/evaluate');
+    try {
+      await go('/');
+      // Both certificates are in prod: two violations, the count the list shows.
+      await page
+        .getByRole('region', { name: 'Needs attention' })
+        .getByRole('link', { name: '2 policy violations' })
+        .click();
+      await page.waitForURL((url) => url.pathname === '/policies/violations');
+      await page.getByRole('heading', { name: 'Policy violations', level: 1 }).waitFor();
+      const row = page.getByRole('row').filter({ hasText: 'palette-web' });
+      await row.getByRole('link', { name: 'palette-web' }).waitFor();
+      await row.getByRole('link', { name: 'Staging only' }).waitFor();
+      expect(await row.getByText('Critical', { exact: true }).count()).toBe(1);
+      // Two rows and the header: the number the dashboard gave.
+      await expect.poll(() => page.getByRole('row').count()).toBe(3);
+      // The severity filter is in the URL and narrows the list.
+      await page.getByLabel('Severity').selectOption('Warning');
+      await page.waitForURL(/severity=Warning/);
+      await page.getByText('No certificate breaks a policy rule.').waitFor();
+      await accessible(page, 'policy-violations');
+    } finally {
+      await api('DELETE', `/api/v1/policies/${rule.id}`);
+    }
   });
 
   it('shows an unknown address inside the shell, with the way back to the dashboard', async () => {

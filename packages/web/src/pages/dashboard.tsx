@@ -37,7 +37,16 @@ const approx = (c: { total: number; estimated: boolean }) =>
 type Problem = { label: string; count: number; link: (text: string) => React.ReactNode };
 
 /** Problems first: each non-zero count links to its filtered list; nothing shown when all is well. */
-function Problems({ summary, health }: { summary: Summary; health: Health | undefined }) {
+function Problems({
+  summary,
+  health,
+  violations,
+}: {
+  summary: Summary;
+  health: Health | undefined;
+  /** Open policy violations; undefined without `policy.read`. */
+  violations: number | undefined;
+}) {
   const all: Problem[] = [
     {
       label: 'failed certificates',
@@ -74,6 +83,11 @@ function Problems({ summary, health }: { summary: Summary; health: Health | unde
           {text}
         </Link>
       ),
+    },
+    {
+      label: 'policy violations',
+      count: violations ?? 0,
+      link: (text) => <Link to="/policies/violations">{text}</Link>,
     },
     ...(['down', 'degraded', 'cert_mismatch'] as const).map((status) => ({
       label: `endpoints ${status.replace('_', ' ')}`,
@@ -232,6 +246,7 @@ export default function Dashboard() {
   const auditRead = usePermission('audit.read');
   const scanRead = usePermission('scan.read');
   const healthRead = usePermission('healthcheck.read');
+  const policyRead = usePermission('policy.read');
 
   const overview = useQuery({
     queryKey: ['dashboard', 'overview'],
@@ -242,6 +257,11 @@ export default function Dashboard() {
     queryKey: ['dashboard', 'summary'],
     enabled: certRead.allowed,
     queryFn: () => api.get('/api/v1/dashboard/summary'),
+  });
+  const violations = useQuery({
+    queryKey: ['dashboard', 'violations'],
+    enabled: policyRead.allowed,
+    queryFn: () => api.get('/api/v1/violations', { query: { per_page: 1 } }),
   });
   const health = useQuery({
     queryKey: ['dashboard', 'health'],
@@ -259,7 +279,9 @@ export default function Dashboard() {
       <h1>Dashboard</h1>
       <div className="grid">
         <Section title="Needs attention" className="wide">
-          <Query query={summary}>{(s) => <Problems summary={s} health={health.data} />}</Query>
+          <Query query={summary}>
+            {(s) => <Problems summary={s} health={health.data} violations={violations.data?.total} />}
+          </Query>
         </Section>
         <Section title="Expiry timeline (next 13 weeks)" className="wide">
           <Query query={overview}>{(o) => <Timeline overview={o} />}</Query>
