@@ -108,12 +108,7 @@ describe.skipIf(!haveChromium)('finding one’s way in the console', () => {
     const serial: string = versions.data[0].serial_number;
     // openssl prints whole bytes: an odd number of hex digits (a leading zero nibble) gets its 0 back.
     const bytes = serial.length % 2 === 1 ? `0${serial}` : serial;
-    await search.fill(
-      bytes
-        .toUpperCase()
-        .match(/.{2}/g)!
-        .join(':'),
-    );
+    await search.fill(bytes.toUpperCase().match(/.{2}/g)!.join(':'));
     await page.getByRole('option', { name: /palette-web \(serial .*Certificate/ }).waitFor();
     await search.fill('scan targets');
     await page.getByRole('option', { name: /Scan targets.*Monitoring/ }).waitFor();
